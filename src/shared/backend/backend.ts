@@ -1,0 +1,64 @@
+// The storage contract every repository backend fulfils (filesystem, S3, in-memory, and the wrappers).
+// Files are immutable once saved and are named by the SHA-256 of their content, except `config`.
+// The repository engine speaks only to this interface; nothing below it knows about encryption or packs.
+
+export type FileType = 'config' | 'key' | 'lock' | 'snapshot' | 'index' | 'pack';
+
+export interface Handle {
+  type: FileType;
+  /** hex id of the file; ignored for `config` */
+  name: string;
+}
+
+export interface FileInfo {
+  name: string;
+  size: number;
+}
+
+export interface Backend {
+  /** Where the repository lives, for messages (never contains credentials). */
+  readonly location: string;
+  /** Prepare an empty location for a new repository (directories, bucket check). Fails if a config already exists. */
+  create(): Promise<void>;
+  /**
+   * Store a file atomically: readers see either nothing or the whole file.
+   * Saving a name that already exists with the same content is success (steps re-run after a crash).
+   */
+  save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void>;
+  /**
+   * Read `length` bytes at `offset` (length 0: to the end). May be retried by wrappers, so it is idempotent.
+   * A missing file rejects with an error for which `isNotExist` is true.
+   */
+  load(h: Handle, offset?: number, length?: number, signal?: AbortSignal): Promise<Uint8Array>;
+  stat(h: Handle): Promise<FileInfo>;
+  /** Removing a missing file is success. */
+  remove(h: Handle): Promise<void>;
+  list(type: FileType, signal?: AbortSignal): AsyncIterable<FileInfo>;
+  isNotExist(err: unknown): boolean;
+  close(): Promise<void>;
+}
+
+/** Errors that retrying cannot fix (wrong credentials, missing bucket) carry this mark. */
+export class PermanentError extends Error {
+  readonly permanent = true;
+}
+
+export function isPermanent(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { permanent?: unknown }).permanent === true;
+}
+
+/** restic's layout: one folder per type, packs fanned out under data/ by their first two hex digits. */
+export function objectPath(h: Handle): string {
+  switch (h.type) {
+    case 'config': return 'config';
+    case 'key': return `keys/${h.name}`;
+    case 'lock': return `locks/${h.name}`;
+    case 'snapshot': return `snapshots/${h.name}`;
+    case 'index': return `index/${h.name}`;
+    case 'pack': return `data/${h.name.slice(0, 2)}/${h.name}`;
+  }
+}
+
+export const typeFolders: Record<Exclude<FileType, 'config'>, string> = {
+  key: 'keys', lock: 'locks', snapshot: 'snapshots', index: 'index', pack: 'data',
+};
