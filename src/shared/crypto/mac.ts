@@ -1,0 +1,25 @@
+// Poly1305-AES as restic uses it: r from the master key, s = AES-128_k(IV), tag over the ciphertext only.
+
+import { createCipheriv, timingSafeEqual } from 'node:crypto';
+import type { MasterKey } from './key.ts';
+import { poly1305JS } from './poly1305-js.ts';
+
+export const macSize = 16;
+export const ivSize = 16;
+
+/** r || AES-128_k(iv): the per-message Poly1305 key. */
+export function poly1305AESKey(key: MasterKey, iv: Uint8Array): Uint8Array {
+  const oneTime = new Uint8Array(32);
+  oneTime.set(key.macR, 0);
+  const aes = createCipheriv('aes-128-ecb', key.macK, null).setAutoPadding(false);
+  oneTime.set(aes.update(iv.subarray(0, ivSize)), 16);
+  return oneTime;
+}
+
+export function computeMAC(key: MasterKey, iv: Uint8Array, ciphertext: Uint8Array): Uint8Array {
+  return poly1305JS(ciphertext, poly1305AESKey(key, iv));
+}
+
+export function macMatches(key: MasterKey, iv: Uint8Array, ciphertext: Uint8Array, tag: Uint8Array): boolean {
+  return tag.length === macSize && timingSafeEqual(computeMAC(key, iv, ciphertext), tag);
+}

@@ -1,0 +1,38 @@
+// Authenticated encryption of every repository file and blob: IV(16) || AES-256-CTR(plaintext) || MAC(16).
+// Sync and self-contained so worker threads can call it directly on the data path.
+
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import type { MasterKey } from './key.ts';
+import { computeMAC, ivSize, macMatches, macSize } from './mac.ts';
+
+export const sealOverhead = ivSize + macSize;
+
+/** The data was not produced by this key, or was altered since: the MAC does not match. */
+export class CiphertextError extends Error {
+  override name = 'CiphertextError';
+}
+
+export function seal(key: MasterKey, plaintext: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafe(plaintext.length + sealOverhead);
+  const iv = randomFillSync(out, 0, ivSize).subarray(0, ivSize);
+  // Node's aes-256-ctr increments the whole 16-byte block as one big-endian counter, exactly as Go's cipher.NewCTR.
+  const ctr = createCipheriv('aes-256-ctr', key.encrypt, iv);
+  const ciphertext = out.subarray(ivSize, ivSize + plaintext.length);
+  ciphertext.set(ctr.update(plaintext));
+  out.set(computeMAC(key, iv, ciphertext), ivSize + plaintext.length);
+  return out;
+}
+
+/** Verifies before decrypting, so a forged or damaged input never yields plaintext. */
+export function open(key: MasterKey, sealed: Uint8Array): Uint8Array {
+  if (sealed.length < sealOverhead) {
+    throw new CiphertextError(`Ciphertext of ${sealed.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
+  }
+  const iv = sealed.subarray(0, ivSize);
+  const ciphertext = sealed.subarray(ivSize, sealed.length - macSize);
+  const tag = sealed.subarray(sealed.length - macSize);
+  if (!macMatches(key, iv, ciphertext, tag)) {
+    throw new CiphertextError('Ciphertext verification failed: wrong key or corrupted data.');
+  }
+  return createDecipheriv('aes-256-ctr', key.encrypt, iv).update(ciphertext);
+}
