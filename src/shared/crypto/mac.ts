@@ -2,7 +2,7 @@
 
 import { createCipheriv, timingSafeEqual } from 'node:crypto';
 import type { MasterKey } from './key.ts';
-import { poly1305JS } from './poly1305-js.ts';
+import { poly1305Wasm } from './poly1305-wasm.ts';
 
 export const macSize = 16;
 export const ivSize = 16;
@@ -17,7 +17,7 @@ export function poly1305AESKey(key: MasterKey, iv: Uint8Array): Uint8Array {
 }
 
 export function computeMAC(key: MasterKey, iv: Uint8Array, ciphertext: Uint8Array): Uint8Array {
-  return poly1305JS(ciphertext, poly1305AESKey(key, iv));
+  return poly1305Wasm(ciphertext, poly1305AESKey(key, iv));
 }
 
 export function macMatches(key: MasterKey, iv: Uint8Array, ciphertext: Uint8Array, tag: Uint8Array): boolean {
