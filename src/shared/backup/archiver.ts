@@ -1,0 +1,255 @@
+// Backup of directory trees into a repository: walks the tree (sorted, byte-wise names), stores file contents
+// through the worker pool, writes one tree blob per directory once its children are stored, and finally the
+// snapshot. The walk never waits for file contents, so many files are in flight even in narrow, deep trees,
+// while a semaphore bounds how many.
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { hashID, type ID } from '../ids/id.ts';
+import { Semaphore } from '../concurrency/semaphore.ts';
+import { prepareBlob } from '../pack/prepare.ts';
+import { formatPolynomial } from '../chunker/polynomial.ts';
+import { minChunkSize } from '../chunker/chunker.ts';
+import type { Repository } from '../repository/repository.ts';
+import type { PackWriter } from '../repository/pack-writer.ts';
+import { decodeTree, encodeTree } from '../tree/tree.ts';
+import type { TreeNode } from '../tree/node.ts';
+import { nodeFromStat } from '../fsmeta/read.ts';
+import { BackupPool } from './pool.ts';
+import { newProgress, throttled, type Progress, type ProgressFn } from './progress.ts';
+import { scanTotals } from './scanner.ts';
+import type { Counters } from './summary.ts';
+import { newCounters } from './summary.ts';
+
+export interface ArchiveOptions {
+  /** snapshot whose unchanged files (same size and mtime) are reused without reading */
+  parentTree?: ID;
+  workers?: number;
+  compression?: boolean;
+  signal?: AbortSignal;
+  onProgress?: ProgressFn;
+  /** files at most this big are read and sealed on the main thread; bigger ones go to the workers */
+  smallFile?: number;
+}
+
+export interface ArchiveResult {
+  tree: ID;
+  counters: Counters;
+  progress: Progress;
+}
+
+const pathSep = Buffer.from('/');
+
+function join(dir: Buffer, name: Uint8Array): Buffer {
+  return dir.length === 1 && dir[0] === 0x2f ? Buffer.concat([dir, name]) : Buffer.concat([dir, pathSep, name]);
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  return Buffer.compare(a, b);
+}
+
+export class Archiver {
+  readonly #repo: Repository;
+  readonly #writer: PackWriter;
+  readonly #pool: BackupPool;
+  readonly #opts: ArchiveOptions;
+  readonly #fileSlots: Semaphore;
+  readonly #progress = newProgress();
+  readonly #tick: { tick(): void; flush(): void };
+  readonly #counters = newCounters();
+  readonly #compression: boolean;
+  readonly #smallFile: number;
+
+  constructor(repo: Repository, writer: PackWriter, opts: ArchiveOptions = {}) {
+    this.#repo = repo;
+    this.#writer = writer;
+    this.#opts = opts;
+    this.#compression = opts.compression ?? repo.config.version >= 2;
+    this.#smallFile = Math.min(opts.smallFile ?? 64 * 1024, minChunkSize);
+    const workers = opts.workers ?? Math.max(1, cpus().length);
+    this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: this.#compression }, workers, writer);
+    this.#fileSlots = new Semaphore(workers * 4);
+    this.#tick = throttled(opts.onProgress, this.#progress);
+  }
+
+  /** Archives absolute `paths` under a root tree that mirrors their parent directories, as restic does. */
+  async archive(paths: string[]): Promise<ArchiveResult> {
+    const scan = scanTotals(paths, this.#progress, this.#opts.signal);
+    try {
+      const parentRoot = this.#opts.parentTree ? await this.#loadTree(this.#opts.parentTree) : undefined;
+      const tree = await this.#saveVirtual(buildVirtualTree(paths), Buffer.from('/'), parentRoot);
+      await scan.catch(() => undefined);
+      this.#tick.flush();
+      return { tree, counters: this.#counters, progress: this.#progress };
+    } finally {
+      await this.#pool.close();
+    }
+  }
+
+  async #saveVirtual(v: VirtualDir, path: Buffer, parent: TreeNode[] | undefined): Promise<ID> {
+    const nodes: Promise<TreeNode>[] = [];
+    for (const child of [...v.children.values()].sort((a, b) => compareBytes(a.name, b.name))) {
+      const full = join(path, child.name);
+      const previous = findNode(parent, child.name);
+      if (child.leaf) {
+        nodes.push((await this.#schedule(full, child.name, previous)).done);
+        continue;
+      }
+      const node = await nodeFromStat(child.name, await lstat(full, { bigint: true }), full);
+      node.subtree = await this.#saveVirtual(child, full, await this.#previousTree(previous));
+      nodes.push(Promise.resolve(node));
+    }
+    return this.#saveTree(await Promise.all(nodes));
+  }
+
+  /**
+   * Schedules one entry. Settles once it is admitted (a directory listed, a file given a slot), so the walk is
+   * throttled by the work in flight; `done` settles when its data is stored.
+   */
+  async #schedule(full: Buffer, name: Uint8Array, previous: TreeNode | undefined): Promise<Pending<TreeNode>> {
+    this.#opts.signal?.throwIfAborted();
+    const st = await lstat(full, { bigint: true });
+    const node = await nodeFromStat(name, st, full);
+    if (node.type === 'dir') {
+      const tree = await this.#walkDir(full, await this.#previousTree(previous));
+      return pending(tree.done.then((subtree) => {
+        node.subtree = subtree;
+        if (previous?.subtree === subtree) this.#counters.dirsUnmodified++;
+        else if (previous) this.#counters.dirsChanged++;
+        else this.#counters.dirsNew++;
+        return node;
+      }));
+    }
+    if (node.type !== 'file') return pending(Promise.resolve(node));
+    if (previous && unchanged(previous, node) && previous.content?.every((id) => this.#writer.has('data', id))) {
+      node.content = previous.content;
+      this.#counters.filesUnmodified++;
+      this.#doneFile(Number(node.size));
+      return pending(Promise.resolve(node));
+    }
+    await this.#fileSlots.acquire();
+    return pending(this.#storeFile(full, node, previous).finally(() => this.#fileSlots.release()));
+  }
+
+  async #walkDir(dir: Buffer, parent: TreeNode[] | undefined): Promise<Pending<ID>> {
+    const names = (await readdir(dir, { encoding: 'buffer' })).sort(compareBytes);
+    const nodes: Promise<TreeNode>[] = [];
+    for (const name of names) nodes.push((await this.#schedule(join(dir, name), name, findNode(parent, name))).done);
+    return pending(Promise.all(nodes).then((n) => this.#saveTree(n)));
+  }
+
+  async #storeFile(full: Buffer, node: TreeNode, previous: TreeNode | undefined): Promise<TreeNode> {
+    this.#progress.currentPath = full.toString();
+    let streamed = 0;
+    if (node.size <= BigInt(this.#smallFile)) {
+      node.content = await this.#smallFileContent(full);
+    } else {
+      const r = await this.#pool.backupFile(full, (n) => {
+        streamed += n;
+        this.#progress.bytesDone += n;
+        this.#tick.tick();
+      });
+      node.content = r.content;
+      // the size actually read: a file that grew or shrank since lstat is recorded as it was read
+      node.size = BigInt(r.size);
+    }
+    if (previous) this.#counters.filesChanged++;
+    else this.#counters.filesNew++;
+    this.#doneFile(Number(node.size), streamed);
+    return node;
+  }
+
+  async #previousTree(previous: TreeNode | undefined): Promise<TreeNode[] | undefined> {
+    return previous?.type === 'dir' && previous.subtree ? this.#loadTree(previous.subtree) : undefined;
+  }
+
+  async #smallFileContent(full: Buffer): Promise<string[]> {
+    const data = await readFile(full);
+    if (data.length === 0) return [];
+    const id = hashID(data);
+    if (this.#writer.claim('data', id)) {
+      const blob = prepareBlob(this.#repo.key, 'data', id, data, this.#compression);
+      this.#progress.bytesAdded += data.length;
+      await this.#writer.add(blob, data.length, this.#opts.signal);
+    }
+    return [id];
+  }
+
+  /** `streamed`: bytes of this file already counted while it was read */
+  #doneFile(size: number, streamed = 0): void {
+    this.#progress.filesDone++;
+    this.#progress.bytesDone += size - streamed;
+    this.#counters.totalFiles++;
+    this.#counters.totalBytes += size;
+    this.#tick.tick();
+  }
+
+  async #saveTree(nodes: TreeNode[]): Promise<ID> {
+    const bytes = encodeTree(nodes);
+    const id = hashID(bytes);
+    if (this.#writer.claim('tree', id)) {
+      await this.#writer.add(prepareBlob(this.#repo.key, 'tree', id, bytes, this.#compression), bytes.length, this.#opts.signal);
+    }
+    return id;
+  }
+
+  async #loadTree(id: ID): Promise<TreeNode[]> {
+    return decodeTree(await this.#repo.loadBlob('tree', id, this.#opts.signal));
+  }
+}
+
+/** Work admitted but not finished. A wrapper, because an async function cannot resolve to a bare promise. */
+interface Pending<T> {
+  done: Promise<T>;
+}
+
+function pending<T>(done: Promise<T>): Pending<T> {
+  // failures surface where `done` is awaited; this keeps Node from calling them unhandled in the meantime
+  done.catch(() => undefined);
+  return { done };
+}
+
+function unchanged(prev: TreeNode, cur: TreeNode): boolean {
+  return prev.type === 'file' && prev.size === cur.size && prev.mtime === cur.mtime;
+}
+
+function findNode(nodes: TreeNode[] | undefined, name: Uint8Array): TreeNode | undefined {
+  if (!nodes) return undefined;
+  // tree nodes are sorted by name, so a binary search finds the previous version of an entry
+  let lo = 0;
+  let hi = nodes.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareBytes(nodes[mid].name, name);
+    if (c === 0) return nodes[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
+interface VirtualDir {
+  name: Buffer;
+  leaf: boolean;
+  children: Map<string, VirtualDir>;
+}
+
+/** The directories above each backed-up path become trees of their own, so the snapshot keeps absolute paths. */
+export function buildVirtualTree(paths: string[]): VirtualDir {
+  const root: VirtualDir = { name: Buffer.alloc(0), leaf: false, children: new Map() };
+  for (const p of paths) {
+    if (!p.startsWith('/')) throw new Error(`backup path "${p}" must be absolute`);
+    const parts = p.split('/').filter((s) => s.length > 0);
+    if (parts.length === 0) throw new Error('backing up "/" itself is not supported; name the directories below it');
+    let dir = root;
+    parts.forEach((part, i) => {
+      let next = dir.children.get(part);
+      if (!next) {
+        next = { name: Buffer.from(part), leaf: false, children: new Map() };
+        dir.children.set(part, next);
+      }
+      if (i === parts.length - 1) next.leaf = true;
+      dir = next;
+    });
+  }
+  return root;
+}

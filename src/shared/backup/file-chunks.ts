@@ -1,0 +1,70 @@
+// Reading one file or block device as content-defined chunks. One large buffer holds the unprocessed tail, so a
+// chunk (at most 8 MiB) is always contiguous and handed out without copying; the consumer must finish with it
+// before asking for the next.
+import { open } from 'node:fs/promises';
+import { Chunker, maxChunkSize } from '../chunker/chunker.ts';
+import type { Polynomial } from '../chunker/polynomial.ts';
+
+const bufferSize = 2 * maxChunkSize;
+
+export interface FileChunk {
+  data: Uint8Array;
+  offset: number;
+  /** every byte is zero: sparse regions and empty disk areas, recognised without hashing */
+  zero: boolean;
+}
+
+const zeros = new Uint8Array(maxChunkSize);
+
+export function isAllZero(b: Uint8Array): boolean {
+  return Buffer.compare(b, zeros.subarray(0, b.length)) === 0;
+}
+
+export async function* fileChunks(path: string | Uint8Array, pol: Polynomial, signal?: AbortSignal): AsyncGenerator<FileChunk> {
+  const fh = await open(pathArg(path), 'r');
+  try {
+    const chunker = new Chunker(pol);
+    const buf = Buffer.allocUnsafe(bufferSize);
+    let start = 0; // first byte of the current chunk
+    let scan = 0; // next byte the chunker has not seen
+    let end = 0; // end of data in buf
+    let fileOffset = 0; // file offset of buf[start]
+    let eof = false;
+    for (;;) {
+      if (scan === end) {
+        if (eof) break;
+        if (start > 0) {
+          buf.copy(buf, 0, start, end);
+          end -= start;
+          scan -= start;
+          start = 0;
+        }
+        signal?.throwIfAborted();
+        const { bytesRead } = await fh.read(buf, end, bufferSize - end, null);
+        if (bytesRead === 0) eof = true;
+        end += bytesRead;
+        continue;
+      }
+      const cut = chunker.next(buf.subarray(0, end), scan);
+      if (cut < 0) {
+        scan = end;
+        continue;
+      }
+      const data = buf.subarray(start, cut);
+      yield { data, offset: fileOffset, zero: isAllZero(data) };
+      fileOffset += cut - start;
+      start = cut;
+      scan = cut;
+    }
+    if (end > start) {
+      const data = buf.subarray(start, end);
+      yield { data, offset: fileOffset, zero: isAllZero(data) };
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+function pathArg(p: string | Uint8Array): string | Buffer {
+  return typeof p === 'string' ? p : Buffer.from(p.buffer, p.byteOffset, p.byteLength);
+}

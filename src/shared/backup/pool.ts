@@ -1,0 +1,113 @@
+// The main-thread side of the backup workers: hands out whole files, answers "is this chunk new?" from the
+// index, and passes sealed blobs to the pack writer (whose back-pressure reaches the workers through the replies).
+import { Worker } from 'node:worker_threads';
+import type { PreparedBlob } from '../pack/prepare.ts';
+import type { PackWriter } from '../repository/pack-writer.ts';
+import type { BlobType } from '../pack/blob.ts';
+import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+
+interface Job {
+  worker: PoolWorker;
+  resolve(v: unknown): void;
+  reject(err: Error): void;
+  onBytes?: (n: number) => void;
+}
+
+interface PoolWorker {
+  thread: Worker;
+  jobs: number;
+}
+
+export class FileReadError extends Error {
+  readonly code: string | undefined;
+  constructor(message: string, code?: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export class BackupPool {
+  readonly #workers: PoolWorker[];
+  readonly #writer: PackWriter;
+  readonly #jobs = new Map<number, Job>();
+  #nextJob = 0;
+
+  constructor(init: WorkerInit, size: number, writer: PackWriter) {
+    this.#writer = writer;
+    this.#workers = Array.from({ length: Math.max(1, size) }, () => {
+      const w: PoolWorker = { thread: new Worker(new URL('./worker.ts', import.meta.url), { workerData: init }), jobs: 0 };
+      w.thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
+      w.thread.on('error', (err) => this.#failWorker(w, err));
+      return w;
+    });
+  }
+
+  /** Chunks, deduplicates and stores one file; resolves with its content (blob ids in order) and size. */
+  backupFile(path: Uint8Array, onBytes?: (n: number) => void): Promise<{ content: string[]; size: number }> {
+    return this.#submit((job) => ({ op: 'file', job, path }), [], onBytes) as Promise<{ content: string[]; size: number }>;
+  }
+
+  /** Compresses, seals and verifies small blobs in a worker. */
+  prepare(blobs: { id: string; type: BlobType; data: Uint8Array }[]): Promise<PreparedBlob[]> {
+    return this.#submit((job) => ({ op: 'prepare', job, blobs }), []) as Promise<PreparedBlob[]>;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((w) => w.thread.terminate()));
+  }
+
+  #submit(msg: (job: number) => ToWorker, transfer: ArrayBuffer[], onBytes?: (n: number) => void): Promise<unknown> {
+    const worker = this.#workers.reduce((a, b) => (b.jobs < a.jobs ? b : a));
+    const job = this.#nextJob++;
+    return new Promise((resolve, reject) => {
+      worker.jobs++;
+      this.#jobs.set(job, { worker, resolve, reject, onBytes });
+      worker.thread.postMessage(msg(job), transfer);
+    });
+  }
+
+  #finish(job: number): Job | undefined {
+    const j = this.#jobs.get(job);
+    if (!j) return undefined;
+    this.#jobs.delete(job);
+    j.worker.jobs--;
+    return j;
+  }
+
+  #answer(w: PoolWorker, job: number, ask: number, need: boolean): void {
+    const msg: ToWorker = { op: 'answer', job, ask, need };
+    w.thread.postMessage(msg);
+  }
+
+  async #onMessage(w: PoolWorker, m: FromWorker): Promise<void> {
+    switch (m.op) {
+      case 'chunk': {
+        this.#jobs.get(m.job)?.onBytes?.(m.length);
+        this.#answer(w, m.job, m.ask, this.#writer.claim('data', m.id));
+        return;
+      }
+      case 'sealed': {
+        try {
+          await this.#writer.add(m.blob, m.length);
+          this.#answer(w, m.job, m.ask, true);
+        } catch (err) {
+          this.#finish(m.job)?.reject(err as Error);
+        }
+        return;
+      }
+      case 'fileDone':
+        this.#finish(m.job)?.resolve({ content: m.content, size: m.size });
+        return;
+      case 'prepared':
+        this.#finish(m.job)?.resolve(m.blobs);
+        return;
+      case 'failed':
+        this.#finish(m.job)?.reject(new FileReadError(m.message, m.code));
+        return;
+    }
+  }
+
+  #failWorker(w: PoolWorker, err: Error): void {
+    for (const [job, j] of this.#jobs) if (j.worker === w) this.#finish(job)?.reject(err);
+  }
+}

@@ -1,0 +1,176 @@
+// Repository locks, as restic keeps them: a small unpacked file per holder under locks/. Backups hold shared
+// locks, prune holds an exclusive one. A lock not refreshed for 30 minutes, or held by a dead process on this
+// host, is stale and ignored; holders refresh theirs every 5 minutes by writing a new file and removing the old.
+import { hostname as osHostname, userInfo } from 'node:os';
+import type { ID } from '../ids/id.ts';
+
+export const staleAfterMs = 30 * 60 * 1000;
+export const refreshEveryMs = 5 * 60 * 1000;
+
+export interface LockInfo {
+  time: Date;
+  exclusive: boolean;
+  hostname: string;
+  username: string;
+  pid: number;
+  uid: number;
+  gid: number;
+}
+
+export interface LockStore {
+  list(): AsyncIterable<ID>;
+  load(id: ID): Promise<Uint8Array>;
+  save(plaintext: Uint8Array): Promise<ID>;
+  remove(id: ID): Promise<void>;
+  isNotExist(err: unknown): boolean;
+}
+
+export class LockConflictError extends Error {}
+
+export function newLockInfo(exclusive: boolean, now = new Date()): LockInfo {
+  let username = '';
+  try {
+    username = userInfo().username;
+  } catch {
+    // no passwd entry for our uid (common in containers): leave the name empty
+  }
+  return {
+    time: now, exclusive, hostname: osHostname(), username, pid: process.pid,
+    uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0,
+  };
+}
+
+export function encodeLock(l: LockInfo): Uint8Array {
+  return Buffer.from(JSON.stringify({
+    time: l.time.toISOString(), exclusive: l.exclusive, hostname: l.hostname, username: l.username,
+    pid: l.pid, uid: l.uid, gid: l.gid,
+  }));
+}
+
+export function decodeLock(bytes: Uint8Array): LockInfo {
+  const raw = JSON.parse(Buffer.from(bytes).toString('utf8')) as Partial<Record<keyof LockInfo, unknown>>;
+  return {
+    time: new Date(String(raw.time)), exclusive: raw.exclusive === true, hostname: String(raw.hostname ?? ''),
+    username: String(raw.username ?? ''), pid: Number(raw.pid ?? 0), uid: Number(raw.uid ?? 0), gid: Number(raw.gid ?? 0),
+  };
+}
+
+/** Why a lock is stale, or '' when it is live. `now` is passed in so the policy is testable. */
+export function staleReason(l: LockInfo, now: Date, localHost = osHostname(), alive = processAlive): string {
+  const age = now.getTime() - l.time.getTime();
+  if (Number.isNaN(age)) return 'its time is unreadable';
+  if (age > staleAfterMs) return `it was last refreshed ${Math.round(age / 60000)} minutes ago`;
+  if (l.hostname === localHost && !alive(l.pid)) return `its process ${l.pid} on ${l.hostname} is gone`;
+  return '';
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function describe(l: LockInfo): string {
+  return `${l.exclusive ? 'an exclusive' : 'a shared'} lock held by ${l.username || 'someone'}@${l.hostname} (pid ${l.pid}) since ${l.time.toISOString()}`;
+}
+
+/** Live locks other than `own` that conflict with taking a lock of the given kind. */
+async function conflicts(store: LockStore, exclusive: boolean, own: ID | undefined, now: Date): Promise<string[]> {
+  const found: string[] = [];
+  for await (const id of store.list()) {
+    if (id === own) continue;
+    let info: LockInfo;
+    try {
+      info = decodeLock(await store.load(id));
+    } catch (err) {
+      if (store.isNotExist(err)) continue; // removed while we listed
+      throw err;
+    }
+    if (staleReason(info, now)) continue;
+    if (exclusive || info.exclusive) found.push(describe(info));
+  }
+  return found;
+}
+
+export interface LockOptions {
+  exclusive: boolean;
+  /** keep trying this long while another holder conflicts */
+  waitMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A held lock; `release()` removes it and stops the refresh timer. */
+export class Lock {
+  readonly #store: LockStore;
+  readonly #exclusive: boolean;
+  #id: ID;
+  #timer: NodeJS.Timeout;
+  #refreshing: Promise<void> = Promise.resolve();
+
+  private constructor(store: LockStore, id: ID, exclusive: boolean) {
+    this.#store = store;
+    this.#id = id;
+    this.#exclusive = exclusive;
+    this.#timer = setInterval(() => void this.refresh().catch(() => undefined), refreshEveryMs);
+    this.#timer.unref();
+  }
+
+  get id(): ID {
+    return this.#id;
+  }
+
+  static async acquire(store: LockStore, opts: LockOptions): Promise<Lock> {
+    const deadline = Date.now() + (opts.waitMs ?? 0);
+    for (;;) {
+      opts.signal?.throwIfAborted();
+      // check, take, check again: two takers racing both see each other and back off
+      let found = await conflicts(store, opts.exclusive, undefined, new Date());
+      if (found.length === 0) {
+        const id = await store.save(encodeLock(newLockInfo(opts.exclusive)));
+        found = await conflicts(store, opts.exclusive, id, new Date());
+        if (found.length === 0) return new Lock(store, id, opts.exclusive);
+        await store.remove(id);
+      }
+      if (Date.now() >= deadline) throw new LockConflictError(`the repository is locked: ${found[0]}`);
+      await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
+    }
+  }
+
+  refresh(): Promise<void> {
+    this.#refreshing = this.#refreshing.then(async () => {
+      const old = this.#id;
+      this.#id = await this.#store.save(encodeLock(newLockInfo(this.#exclusive)));
+      await this.#store.remove(old);
+    });
+    return this.#refreshing;
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#refreshing.catch(() => undefined);
+    await this.#store.remove(this.#id);
+  }
+}
+
+/** Removes locks that are stale; returns what was removed and why. */
+export async function removeStaleLocks(store: LockStore, now = new Date()): Promise<{ id: ID; reason: string }[]> {
+  const removed: { id: ID; reason: string }[] = [];
+  for await (const id of store.list()) {
+    let info: LockInfo;
+    try {
+      info = decodeLock(await store.load(id));
+    } catch (err) {
+      if (store.isNotExist(err)) continue;
+      throw err;
+    }
+    const reason = staleReason(info, now);
+    if (reason) {
+      await store.remove(id);
+      removed.push({ id, reason });
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,34 @@
+// Crash resume: packs that reached storage but whose index file was never written are read back from their own
+// headers and indexed, so the next run reuses them instead of uploading the same data again.
+import type { ID } from '../ids/id.ts';
+import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
+import { mapConcurrent } from '../concurrency/map.ts';
+import type { Repository } from './repository.ts';
+
+export interface AdoptResult {
+  packs: number;
+  blobs: number;
+  /** packs whose header could not be read; check and prune deal with them */
+  unreadable: ID[];
+}
+
+export async function adoptUnindexedPacks(repo: Repository, signal?: AbortSignal): Promise<AdoptResult> {
+  const known = new Set(repo.index.packs());
+  const orphans: { id: ID; size: number }[] = [];
+  for await (const f of repo.backend.list('pack', signal)) if (!known.has(f.name)) orphans.push({ id: f.name, size: f.size });
+  const adopted: IndexPack[] = [];
+  const unreadable: ID[] = [];
+  await mapConcurrent(orphans, 8, async (p) => {
+    try {
+      adopted.push({ id: p.id, blobs: await repo.readPackHeader(p.id, p.size, signal) });
+    } catch {
+      unreadable.push(p.id);
+    }
+  });
+  let blobs = 0;
+  for (const p of adopted) for (const b of p.blobs) if (repo.index.add(p.id, b)) blobs++;
+  if (adopted.length > 0) {
+    repo.indexFiles.add(await repo.saveUnpacked('index', encodeIndexFile({ supersedes: [], packs: adopted }), signal));
+  }
+  return { packs: adopted.length, blobs, unreadable };
+}

@@ -1,0 +1,33 @@
+// Errors a person can act on. Each message is one sentence naming what is wrong.
+
+export class RepositoryError extends Error {}
+
+export class NoRepositoryError extends RepositoryError {
+  constructor(location: string) {
+    super(`there is no repository at ${location} (no config file); create one with "ferry repo init"`);
+  }
+}
+
+export class WrongPasswordError extends RepositoryError {
+  constructor(location: string) {
+    super(`wrong password: no key in the repository at ${location} opens with it`);
+  }
+}
+
+export class RepositoryExistsError extends RepositoryError {
+  constructor(location: string) {
+    super(`a repository already exists at ${location}`);
+  }
+}
+
+export class CorruptBlobError extends RepositoryError {
+  constructor(pack: string, blob: string, why: string) {
+    super(`corrupted pack ${pack} holding blob ${blob}: ${why}`);
+  }
+}
+
+export class MissingBlobError extends RepositoryError {
+  constructor(type: string, blob: string) {
+    super(`${type} blob ${blob} is not in any index of the repository`);
+  }
+}

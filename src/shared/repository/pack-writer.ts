@@ -1,0 +1,176 @@
+// Collects prepared blobs into packs (data and trees apart), uploads full packs a few at a time and records them
+// in index files as they complete, so a run killed at any moment re-uploads at most the packs that were in flight.
+import { createHash } from 'node:crypto';
+import type { Backend } from '../backend/backend.ts';
+import type { MasterKey } from '../crypto/key.ts';
+import type { ID } from '../ids/id.ts';
+import type { BlobTable } from '../index/table.ts';
+import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
+import type { BlobType, PackedBlob } from '../pack/blob.ts';
+import { encodeHeader } from '../pack/header.ts';
+import type { PreparedBlob } from '../pack/prepare.ts';
+
+export interface PackWriterOptions {
+  /** a pack is closed once it holds this many bytes (restic's default is 16 MiB) */
+  packSize?: number;
+  /** packs uploading at once */
+  uploads?: number;
+  /** an index file is written after this many packs or this many milliseconds, whichever comes first */
+  packsPerIndex?: number;
+  indexIntervalMs?: number;
+}
+
+export interface WriterStats {
+  dataBlobs: number;
+  treeBlobs: number;
+  /** plaintext bytes of new blobs */
+  dataAdded: number;
+  /** stored bytes of new blobs */
+  dataAddedPacked: number;
+  packs: number;
+  packBytes: number;
+}
+
+interface RepoParts {
+  backend: Backend;
+  key: MasterKey;
+  index: BlobTable;
+  indexFiles: Set<ID>;
+  saveUnpacked(type: 'index', plaintext: Uint8Array, signal?: AbortSignal): Promise<ID>;
+}
+
+class OpenPack {
+  readonly parts: Uint8Array[] = [];
+  readonly blobs: PackedBlob[] = [];
+  size = 0;
+}
+
+export class PackWriter {
+  readonly stats: WriterStats = { dataBlobs: 0, treeBlobs: 0, dataAdded: 0, dataAddedPacked: 0, packs: 0, packBytes: 0 };
+  readonly #repo: RepoParts;
+  readonly #packSize: number;
+  readonly #uploads: number;
+  readonly #packsPerIndex: number;
+  readonly #indexIntervalMs: number;
+  readonly #open: Record<BlobType, OpenPack> = { data: new OpenPack(), tree: new OpenPack() };
+  readonly #pending = new Set<string>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #unindexed: IndexPack[] = [];
+  #firstUnindexedAt = 0;
+  #indexWrite: Promise<void> = Promise.resolve();
+  #failure: unknown;
+
+  constructor(repo: RepoParts, opts: PackWriterOptions = {}) {
+    this.#repo = repo;
+    this.#packSize = opts.packSize ?? 16 << 20;
+    this.#uploads = opts.uploads ?? 4;
+    this.#packsPerIndex = opts.packsPerIndex ?? 32;
+    this.#indexIntervalMs = opts.indexIntervalMs ?? 5000;
+  }
+
+  /** True when the blob is stored or on its way; the caller then need not prepare it. */
+  has(type: BlobType, id: ID): boolean {
+    return this.#pending.has(type + id) || this.#repo.index.has(id, type);
+  }
+
+  /**
+   * Claims a blob for saving: returns false when it is already stored or claimed, so parallel producers of the
+   * same content prepare it once.
+   */
+  claim(type: BlobType, id: ID): boolean {
+    if (this.has(type, id)) return false;
+    this.#pending.add(type + id);
+    return true;
+  }
+
+  /** Adds a prepared blob (claimed before); waits when too many packs are uploading. */
+  async add(b: PreparedBlob, plaintextLength: number, signal?: AbortSignal): Promise<void> {
+    this.#throwIfFailed();
+    this.#pending.add(b.type + b.id);
+    const pack = this.#open[b.type];
+    pack.blobs.push({ id: b.id, type: b.type, offset: pack.size, length: b.sealed.length, uncompressedLength: b.uncompressedLength });
+    pack.parts.push(b.sealed);
+    pack.size += b.sealed.length;
+    if (b.type === 'data') this.stats.dataBlobs++;
+    else this.stats.treeBlobs++;
+    this.stats.dataAdded += plaintextLength;
+    this.stats.dataAddedPacked += b.sealed.length;
+    if (pack.size >= this.#packSize) {
+      this.#open[b.type] = new OpenPack();
+      await this.#startUpload(pack, signal);
+    }
+  }
+
+  /** Uploads the partial packs, waits for every upload and writes the remaining index entries. */
+  async flush(signal?: AbortSignal): Promise<void> {
+    for (const type of ['data', 'tree'] as const) {
+      const pack = this.#open[type];
+      if (pack.blobs.length === 0) continue;
+      this.#open[type] = new OpenPack();
+      await this.#startUpload(pack, signal);
+    }
+    await Promise.all(this.#inFlight);
+    this.#throwIfFailed();
+    await this.#writeIndex(signal);
+  }
+
+  async #startUpload(pack: OpenPack, signal?: AbortSignal): Promise<void> {
+    while (this.#inFlight.size >= this.#uploads) {
+      await Promise.race(this.#inFlight);
+      this.#throwIfFailed();
+    }
+    const p = this.#upload(pack, signal).catch((err: unknown) => {
+      this.#failure ??= err;
+    });
+    this.#inFlight.add(p);
+    void p.finally(() => this.#inFlight.delete(p));
+  }
+
+  async #upload(pack: OpenPack, signal?: AbortSignal): Promise<void> {
+    const header = encodeHeader(this.#repo.key, pack.blobs);
+    const bytes = new Uint8Array(pack.size + header.length);
+    let p = 0;
+    for (const part of pack.parts) {
+      bytes.set(part, p);
+      p += part.length;
+    }
+    bytes.set(header, p);
+    pack.parts.length = 0;
+    const id = createHash('sha256').update(bytes).digest('hex');
+    await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal);
+    this.stats.packs++;
+    this.stats.packBytes += bytes.length;
+    for (const b of pack.blobs) {
+      this.#repo.index.add(id, b);
+      this.#pending.delete(b.type + b.id);
+    }
+    if (this.#unindexed.length === 0) this.#firstUnindexedAt = Date.now();
+    this.#unindexed.push({ id, blobs: pack.blobs });
+    if (this.#unindexed.length >= this.#packsPerIndex || Date.now() - this.#firstUnindexedAt >= this.#indexIntervalMs) {
+      await this.#writeIndex(signal);
+    }
+  }
+
+  /** Index writes are serialised so each pack is recorded exactly once. */
+  #writeIndex(signal?: AbortSignal): Promise<void> {
+    const next = this.#indexWrite.then(async () => {
+      if (this.#unindexed.length === 0) return;
+      const packs = this.#unindexed;
+      this.#unindexed = [];
+      try {
+        const id = await this.#repo.saveUnpacked('index', encodeIndexFile({ supersedes: [], packs }), signal);
+        this.#repo.indexFiles.add(id);
+      } catch (err) {
+        this.#unindexed = packs.concat(this.#unindexed);
+        throw err;
+      }
+    });
+    // a failed write is reported to its caller; the packs stay queued for the next one
+    this.#indexWrite = next.catch(() => undefined);
+    return next;
+  }
+
+  #throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+}

@@ -1,0 +1,151 @@
+// A repository: a backend, the master key, the config and the blob index. Everything above this layer (backup,
+// restore, prune, check) reads and writes through it; nothing here knows about files or Kubernetes.
+import type { Backend, FileType } from '../backend/backend.ts';
+import type { MasterKey } from '../crypto/key.ts';
+import { newMasterKey } from '../crypto/key.ts';
+import { hashID, type ID } from '../ids/id.ts';
+import type { KDFParams } from '../crypto/keyfile.ts';
+import type { Polynomial } from '../chunker/polynomial.ts';
+import { decodeConfig, encodeConfig, newConfig, type RepoConfig } from './config.ts';
+import { decodeUnpacked, encodeUnpacked } from './unpacked.ts';
+import { addKey, findKey } from './keys.ts';
+import { open as openSealed } from '../crypto/seal.ts';
+import { NoRepositoryError, RepositoryExistsError, CorruptBlobError, MissingBlobError } from './errors.ts';
+import { BlobTable } from '../index/table.ts';
+import { decodeIndexFile } from '../index/index-file.ts';
+import type { BlobType, PackedBlob } from '../pack/blob.ts';
+import { openBlob } from '../pack/prepare.ts';
+import { decodeHeader, headerRange } from '../pack/header.ts';
+import { PackWriter, type PackWriterOptions } from './pack-writer.ts';
+import { mapConcurrent } from '../concurrency/map.ts';
+
+export interface InitOptions {
+  polynomial?: Polynomial;
+  kdf?: KDFParams;
+}
+
+export type UnpackedType = Extract<FileType, 'snapshot' | 'index' | 'lock'>;
+
+export class Repository {
+  readonly backend: Backend;
+  readonly config: RepoConfig;
+  readonly key: MasterKey;
+  readonly keyID: string;
+  readonly index = new BlobTable();
+  /** index files whose contents are in `index` */
+  readonly indexFiles = new Set<ID>();
+  #writer: PackWriter | undefined;
+
+  private constructor(backend: Backend, config: RepoConfig, key: MasterKey, keyID: string) {
+    this.backend = backend;
+    this.config = config;
+    this.key = key;
+    this.keyID = keyID;
+  }
+
+  static async init(backend: Backend, password: string, opts: InitOptions = {}): Promise<Repository> {
+    if (await exists(backend, { type: 'config', name: '' })) throw new RepositoryExistsError(backend.location);
+    await backend.create();
+    const key = newMasterKey();
+    const keyID = await addKey(backend, key, password, opts.kdf);
+    const config = newConfig(opts.polynomial);
+    // the config is sealed but never compressed: its version tells readers how to read everything else
+    await backend.save({ type: 'config', name: '' }, encodeUnpacked(key, encodeConfig(config), 1));
+    return new Repository(backend, config, key, keyID);
+  }
+
+  static async open(backend: Backend, password: string): Promise<Repository> {
+    let sealedConfig: Uint8Array;
+    try {
+      sealedConfig = await backend.load({ type: 'config', name: '' });
+    } catch (err) {
+      if (backend.isNotExist(err)) throw new NoRepositoryError(backend.location);
+      throw err;
+    }
+    const { key, keyID } = await findKey(backend, password);
+    const config = decodeConfig(openSealed(key, sealedConfig));
+    return new Repository(backend, config, key, keyID);
+  }
+
+  addKey(password: string, params?: KDFParams): Promise<string> {
+    return addKey(this.backend, this.key, password, params);
+  }
+
+  async *list(type: FileType, signal?: AbortSignal): AsyncGenerator<ID> {
+    for await (const f of this.backend.list(type, signal)) yield f.name;
+  }
+
+  /** Loads an unpacked file, checking that its content still hashes to its name. */
+  async loadUnpacked(type: UnpackedType, id: ID, signal?: AbortSignal): Promise<Uint8Array> {
+    const sealed = await this.backend.load({ type, name: id }, 0, 0, signal);
+    if (type !== 'lock' && hashID(sealed) !== id) throw new Error(`${type} file ${id.slice(0, 8)} is damaged: its content does not match its name`);
+    return decodeUnpacked(this.key, sealed, this.config.version);
+  }
+
+  async saveUnpacked(type: UnpackedType, plaintext: Uint8Array, signal?: AbortSignal): Promise<ID> {
+    const sealed = encodeUnpacked(this.key, plaintext, this.config.version);
+    const id = hashID(sealed);
+    await this.backend.save({ type, name: id }, sealed, signal);
+    return id;
+  }
+
+  /** Loads every index file not loaded yet, a few at a time. */
+  async loadIndex(signal?: AbortSignal): Promise<void> {
+    const ids: ID[] = [];
+    for await (const id of this.list('index', signal)) if (!this.indexFiles.has(id)) ids.push(id);
+    await mapConcurrent(ids, 8, async (id) => {
+      const file = decodeIndexFile(await this.loadUnpacked('index', id, signal), id);
+      for (const p of file.packs) for (const b of p.blobs) this.index.add(p.id, b);
+      this.indexFiles.add(id);
+    });
+  }
+
+  /** Reads, decrypts, decompresses and verifies one blob; a mismatch names the pack and the blob. */
+  async loadBlob(type: BlobType, id: ID, signal?: AbortSignal): Promise<Uint8Array> {
+    const loc = this.index.get(id, type);
+    if (!loc) throw new MissingBlobError(type, id);
+    const sealed = await this.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
+    return this.openPackedBlob(loc.pack, loc, sealed);
+  }
+
+  openPackedBlob(pack: ID, b: PackedBlob, sealed: Uint8Array): Uint8Array {
+    let plain: Uint8Array;
+    try {
+      plain = openBlob(this.key, sealed, b.uncompressedLength);
+    } catch (err) {
+      throw new CorruptBlobError(pack, b.id, (err as Error).message);
+    }
+    if (hashID(plain) !== b.id) throw new CorruptBlobError(pack, b.id, 'its content does not match its id');
+    return plain;
+  }
+
+  /** Reads a pack's own header (the truth when the index is missing or doubted). */
+  async readPackHeader(pack: ID, size?: number, signal?: AbortSignal): Promise<PackedBlob[]> {
+    const packSize = size ?? (await this.backend.stat({ type: 'pack', name: pack })).size;
+    if (packSize < 4) throw new Error(`pack ${pack} is truncated (${packSize} bytes)`);
+    const trailer = await this.backend.load({ type: 'pack', name: pack }, packSize - 4, 4, signal);
+    const range = headerRange(packSize, trailer);
+    const sealed = await this.backend.load({ type: 'pack', name: pack }, range.offset, range.length, signal);
+    return decodeHeader(this.key, sealed, packSize);
+  }
+
+  /** The one writer of packs and index files for this repository handle. */
+  writer(opts?: PackWriterOptions): PackWriter {
+    this.#writer ??= new PackWriter(this, opts);
+    return this.#writer;
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close();
+  }
+}
+
+async function exists(backend: Backend, h: { type: FileType; name: string }): Promise<boolean> {
+  try {
+    await backend.stat(h);
+    return true;
+  } catch (err) {
+    if (backend.isNotExist(err)) return false;
+    throw err;
+  }
+}
