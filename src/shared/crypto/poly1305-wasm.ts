@@ -3,14 +3,21 @@
 
 import { poly1305WasmBase64 } from './poly1305-wasm-bytes.ts';
 
+// The project's TypeScript libs (es2024 + node) do not describe WebAssembly; the little used here is typed here.
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: unknown };
+}
+const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
 interface Kernel {
-  memory: WebAssembly.Memory;
+  memory: { buffer: ArrayBuffer };
   init(keyAt: number): void;
   blocks(at: number, len: number, hibit: number): void;
   finish(outAt: number): void;
 }
 
-const kernel = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(poly1305WasmBase64, 'base64'))).exports as unknown as Kernel;
+const kernel = new wasm.Instance(new wasm.Module(Buffer.from(poly1305WasmBase64, 'base64'))).exports as unknown as Kernel;
 // Fixed layout inside the kernel's two 64 KiB pages: key, tag, padded last block, then a window for message bytes.
 const mem = new Uint8Array(kernel.memory.buffer);
 const keyAt = 0;
