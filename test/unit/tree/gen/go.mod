@@ -1,0 +1,3 @@
+module ferry.dev/test/treegen
+
+go 1.22
