@@ -51,6 +51,16 @@ export class BlobTable {
     return this.#find(idToBytes(id), type === 'tree' ? 1 : 0) !== empty;
   }
 
+  /** The entry's position (0..size-1), stable for the table's life: lets callers keep per-blob marks in a typed array. */
+  position(id: ID, type: BlobType): number {
+    return this.#find(idToBytes(id), type === 'tree' ? 1 : 0);
+  }
+
+  at(position: number): BlobLocation {
+    if (position < 0 || position >= this.#count) throw new RangeError(`no blob at position ${position}`);
+    return this.#at(position);
+  }
+
   get(id: ID, type: BlobType): BlobLocation | undefined {
     const i = this.#find(idToBytes(id), type === 'tree' ? 1 : 0);
     return i === empty ? undefined : this.#at(i);

@@ -2,7 +2,7 @@
 import { hostname, userInfo } from 'node:os';
 import type { Backend } from '../backend/backend.ts';
 import type { MasterKey } from '../crypto/key.ts';
-import { createKeyFile, openKeyFile, WrongPasswordError as KeyFileWrongPassword, type KDFParams } from '../crypto/keyfile.ts';
+import { createKeyFile, InvalidKeyFileError, openKeyFile, WrongPasswordError as KeyFileWrongPassword, type KDFParams } from '../crypto/keyfile.ts';
 import { WrongPasswordError } from './errors.ts';
 
 export interface OpenedKey {
@@ -23,7 +23,7 @@ export async function findKey(backend: Backend, password: string): Promise<Opene
     try {
       return { key: await openKeyFile(bytes, password), keyID: f.name };
     } catch (err) {
-      if (err instanceof KeyFileWrongPassword || err instanceof SyntaxError) continue;
+      if (err instanceof KeyFileWrongPassword || err instanceof InvalidKeyFileError) continue;
       throw err;
     }
   }

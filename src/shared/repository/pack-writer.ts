@@ -18,6 +18,8 @@ export interface PackWriterOptions {
   /** an index file is written after this many packs or this many milliseconds, whichever comes first */
   packsPerIndex?: number;
   indexIntervalMs?: number;
+  /** false: only record new packs in the in-memory index (prune writes its own index files) */
+  writeIndexFiles?: boolean;
 }
 
 export interface WriterStats {
@@ -31,12 +33,20 @@ export interface WriterStats {
   packBytes: number;
 }
 
-interface RepoParts {
+export interface RepoParts {
   backend: Backend;
   key: MasterKey;
   index: BlobTable;
   indexFiles: Set<ID>;
   saveUnpacked(type: 'index', plaintext: Uint8Array, signal?: AbortSignal): Promise<ID>;
+}
+
+/** The parts of a repository a writer needs; `index` may be swapped for another table. */
+export function repoParts(repo: RepoParts): RepoParts {
+  return {
+    backend: repo.backend, key: repo.key, index: repo.index, indexFiles: repo.indexFiles,
+    saveUnpacked: (type, plaintext, signal) => repo.saveUnpacked(type, plaintext, signal),
+  };
 }
 
 class OpenPack {
@@ -52,6 +62,7 @@ export class PackWriter {
   readonly #uploads: number;
   readonly #packsPerIndex: number;
   readonly #indexIntervalMs: number;
+  readonly #writeIndexFiles: boolean;
   readonly #open: Record<BlobType, OpenPack> = { data: new OpenPack(), tree: new OpenPack() };
   readonly #pending = new Set<string>();
   readonly #inFlight = new Set<Promise<void>>();
@@ -66,6 +77,7 @@ export class PackWriter {
     this.#uploads = opts.uploads ?? 4;
     this.#packsPerIndex = opts.packsPerIndex ?? 32;
     this.#indexIntervalMs = opts.indexIntervalMs ?? 5000;
+    this.#writeIndexFiles = opts.writeIndexFiles ?? true;
   }
 
   /** True when the blob is stored or on its way; the caller then need not prepare it. */
@@ -144,6 +156,7 @@ export class PackWriter {
       this.#repo.index.add(id, b);
       this.#pending.delete(b.type + b.id);
     }
+    if (!this.#writeIndexFiles) return;
     if (this.#unindexed.length === 0) this.#firstUnindexedAt = Date.now();
     this.#unindexed.push({ id, blobs: pack.blobs });
     if (this.#unindexed.length >= this.#packsPerIndex || Date.now() - this.#firstUnindexedAt >= this.#indexIntervalMs) {

@@ -1,0 +1,111 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import { Repository } from '../../../src/shared/repository/repository.ts';
+import { CorruptBlobError, NoRepositoryError, RepositoryExistsError, WrongPasswordError } from '../../../src/shared/repository/errors.ts';
+import { hashID } from '../../../src/shared/ids/id.ts';
+import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
+import { PackWriter, repoParts } from '../../../src/shared/repository/pack-writer.ts';
+import { adoptUnindexedPacks } from '../../../src/shared/repository/adopt.ts';
+import { randomBytes, testKDF, testPassword, testPolynomial, testRepo } from '../../support/repo.ts';
+
+async function storeBlobs(repo: Repository, blobs: Uint8Array[], writer: PackWriter = repo.writer({ packSize: 64 * 1024 })): Promise<string[]> {
+  const ids: string[] = [];
+  for (const data of blobs) {
+    const id = hashID(data);
+    ids.push(id);
+    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
+  }
+  await writer.flush();
+  return ids;
+}
+
+test('init, then open with the password; a wrong password and a missing repository are named', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const again = await Repository.open(backend, testPassword);
+  assert.equal(again.config.id, repo.config.id);
+  assert.equal(again.config.version, 2);
+  assert.equal(again.config.chunkerPolynomial, testPolynomial);
+  await assert.rejects(Repository.open(backend, 'nope'), WrongPasswordError);
+  await assert.rejects(Repository.open(new MemBackend(), testPassword), NoRepositoryError);
+  await assert.rejects(Repository.init(backend, testPassword, { kdf: testKDF }), RepositoryExistsError);
+});
+
+test('an added key opens the same repository', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  await repo.addKey('second password', testKDF);
+  const other = await Repository.open(backend, 'second password');
+  for (const part of ['encrypt', 'macK', 'macR'] as const) assert.ok(Buffer.from(other.key[part]).equals(Buffer.from(repo.key[part])));
+});
+
+test('blobs stored through the writer load back after reopening, compressed or not', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const blobs = [randomBytes(100_000, 1), Buffer.alloc(200_000, 'a'), randomBytes(10, 3), new Uint8Array(0)];
+  const ids = await storeBlobs(repo, blobs);
+  const reopened = await Repository.open(backend, testPassword);
+  await reopened.loadIndex();
+  for (let i = 0; i < blobs.length; i++) assert.ok(Buffer.from(await reopened.loadBlob('data', ids[i])).equals(Buffer.from(blobs[i])), `blob ${i}`);
+  const text = reopened.index.get(ids[1], 'data')!;
+  assert.ok(text.uncompressedLength === 200_000 && text.length < 2000, 'compressible data is stored compressed');
+  const random = reopened.index.get(ids[0], 'data')!;
+  assert.equal(random.uncompressedLength, 0, 'incompressible data is stored raw');
+});
+
+test('each pack header agrees with the index', async () => {
+  const repo = await testRepo();
+  await storeBlobs(repo, Array.from({ length: 12 }, (_, i) => randomBytes(30_000, i + 10)));
+  assert.ok(repo.index.packs().length >= 4);
+  for (const pack of repo.index.packs()) {
+    for (const b of await repo.readPackHeader(pack)) assert.deepEqual(repo.index.get(b.id, b.type), { ...b, pack });
+  }
+});
+
+test('index files are written while packs complete, not only at the end', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const writer = repo.writer({ packSize: 16 * 1024, packsPerIndex: 1, uploads: 1 });
+  for (let i = 0; i < 6; i++) {
+    const data = randomBytes(20_000, 100 + i);
+    const id = hashID(data);
+    writer.claim('data', id);
+    await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
+  }
+  let before = 0;
+  for await (const _ of backend.list('index')) before++;
+  assert.ok(before >= 3, `expected index files before flush, found ${before}`);
+  await writer.flush();
+});
+
+test('packs left without an index by a crash are adopted from their headers', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const crashed = new PackWriter(repoParts(repo), { packSize: 16 * 1024, writeIndexFiles: false });
+  const ids = await storeBlobs(repo, [randomBytes(40_000, 7), randomBytes(40_000, 8)], crashed);
+  const next = await Repository.open(backend, testPassword);
+  await next.loadIndex();
+  assert.equal(next.index.size, 0);
+  const adopted = await adoptUnindexedPacks(next);
+  assert.equal(adopted.blobs, 2);
+  assert.ok(next.writer().has('data', ids[0]));
+  const third = await Repository.open(backend, testPassword);
+  await third.loadIndex();
+  assert.ok(Buffer.from(await third.loadBlob('data', ids[1])).equals(Buffer.from(randomBytes(40_000, 8))));
+});
+
+test('a flipped byte in a pack is reported naming the pack and the blob', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const [id] = await storeBlobs(repo, [randomBytes(5000, 42)]);
+  const loc = repo.index.get(id, 'data')!;
+  const bytes = await backend.load({ type: 'pack', name: loc.pack });
+  bytes[loc.offset + 100] ^= 1;
+  await backend.save({ type: 'pack', name: loc.pack }, bytes);
+  await assert.rejects(repo.loadBlob('data', id), (err: Error) => {
+    assert.ok(err instanceof CorruptBlobError);
+    assert.match(err.message, new RegExp(`corrupted pack ${loc.pack} holding blob ${id}`));
+    return true;
+  });
+});
