@@ -8,7 +8,7 @@ import { degree, formatPolynomial, polynomialDegree } from './polynomial.ts';
 import type { Polynomial } from './polynomial.ts';
 import type { RabinKernel } from './rabin-kernel.ts';
 import { JsRabinKernel } from './rabin-js.ts';
-import { rabinTables, windowSize } from './rabin-tables.ts';
+import { windowSize } from './rabin-tables.ts';
 import { WasmRabinKernel } from './rabin-wasm.ts';
 
 export const minChunkSize = 512 * 1024;
@@ -32,8 +32,7 @@ export class Chunker {
       // restic only ever creates degree-53 polynomials, and the kernels are built around that width
       throw new Error(`Chunker polynomial ${formatPolynomial(pol)} has degree ${degree(pol)}, not ${polynomialDegree}.`);
     }
-    const tables = rabinTables(pol);
-    this.#kernel = options.kernel === 'js' ? new JsRabinKernel(tables) : new WasmRabinKernel(tables);
+    this.#kernel = options.kernel === 'js' ? new JsRabinKernel(pol) : new WasmRabinKernel(pol);
   }
 
   /** Feed consecutive bytes of ONE stream. Returns the index in `data` just past the next boundary found at or

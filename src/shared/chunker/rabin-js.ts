@@ -2,21 +2,35 @@
 // Degree-53 digests do not fit 32-bit integer ops, so the digest lives in two halves: hi (bits 32..52), lo (0..31).
 import { splitMask } from './rabin-kernel.ts';
 import type { RabinKernel } from './rabin-kernel.ts';
-import { windowSize } from './rabin-tables.ts';
-import type { RabinTables } from './rabin-tables.ts';
+import { modTable, outTable, windowSize } from './rabin-tables.ts';
+import type { Polynomial } from './polynomial.ts';
 
 /** shift that brings bit 45 (degree 53 minus 8) of hi:lo down to bit 0, i.e. the digest's top byte */
 const topByteShift = 53 - 8 - 32;
 
+interface HalfTables {
+  outHi: Int32Array;
+  outLo: Int32Array;
+  modHi: Int32Array;
+  modLo: Int32Array;
+}
+
+/** Int32 halves, so V8 keeps every value a small integer */
+function halves(table: BigUint64Array, shift: bigint): Int32Array {
+  return Int32Array.from(table, (v) => Number(BigInt.asIntN(32, v >> shift)));
+}
+
 export class JsRabinKernel implements RabinKernel {
-  readonly #tables: RabinTables;
+  readonly #tables: HalfTables;
   #hi = 0;
   #lo = 0;
   /** the 64 bytes before the next byte to hash, oldest first */
   readonly #window = new Uint8Array(windowSize);
 
-  constructor(tables: RabinTables) {
-    this.#tables = tables;
+  constructor(pol: Polynomial) {
+    const out = outTable(pol);
+    const mod = modTable(pol);
+    this.#tables = { outHi: halves(out, 32n), outLo: halves(out, 0n), modHi: halves(mod, 32n), modLo: halves(mod, 0n) };
   }
 
   reset(): void {

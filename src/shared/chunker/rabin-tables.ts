@@ -1,46 +1,41 @@
-// Lookup tables that turn one step of the rolling Rabin fingerprint into two XORs.
-// The fingerprint of a window b_0..b_63 is the polynomial sum(b_i * x^(8*(63-i))) mod P.
-//  - out[b]: fingerprint of b followed by 63 zero bytes. XOR-ing it removes the byte leaving the window.
-//  - mod[b]: b*x^k mod P, plus b*x^k itself. After the digest is shifted left by a byte, its top byte b sits
-//    at x^k..x^(k+7); one XOR with mod[b] clears it and adds its remainder (k = degree of P).
-import { degree, polyMod, polyMulMod } from './polynomial.ts';
+// Lookup tables that turn one step of the rolling Rabin fingerprint into XORs.
+// The fingerprint of a window b_0..b_63 is the polynomial sum(b_i * x^(8*(63-i))) mod P. Sliding the window by one
+// byte multiplies it by x^8, adds the new byte and subtracts the leaving one:
+//  - out[b] = b*x^504 mod P is what the leaving byte b contributes, so XOR-ing it removes it.
+//  - after the shift, the digest's top byte b sits at x^k..x^(k+7) (k = degree of P); XOR-ing
+//    mod[b] = b*x^k mod P xor b*x^k clears it and adds its remainder in one go.
+import { degree, polyMod } from './polynomial.ts';
 import type { Polynomial } from './polynomial.ts';
 
 export const windowSize = 64;
 
-export interface RabinTables {
-  /** both tables as 64-bit values, out[0..255] then mod[0..255], for the WebAssembly kernel */
-  all64: BigUint64Array;
-  /** the same values split in 32-bit halves for the plain JavaScript kernel (Int32, so V8 keeps them small ints) */
-  outHi: Int32Array;
-  outLo: Int32Array;
-  modHi: Int32Array;
-  modLo: Int32Array;
-}
+const uint64Mask = (1n << 64n) - 1n;
 
-/** Both tables are linear in b, so 8 single-bit values per table give all 256 entries by XOR. */
-function linearTable(bitValue: (bit: number) => bigint): bigint[] {
-  const table: bigint[] = [0n];
+/** Every entry is linear in b, so the 8 single-bit values give all 256 entries by XOR. */
+function linearTable(bitValue: (bit: number) => bigint): BigUint64Array {
+  const table = new BigUint64Array(256);
   for (let b = 1; b < 256; b++) {
-    const low = 31 - Math.clz32(b & -b);
-    table.push(table[b & (b - 1)] ^ bitValue(low));
+    const lowestBit = 31 - Math.clz32(b & -b);
+    table[b] = table[b & (b - 1)] ^ bitValue(lowestBit);
   }
   return table;
 }
 
-export function rabinTables(pol: Polynomial): RabinTables {
-  const k = BigInt(degree(pol));
-  const xToWindow = polyMod(1n << BigInt(8 * (windowSize - 1)), pol);
-  const out = linearTable((bit) => polyMulMod(xToWindow, 1n << BigInt(bit), pol));
-  const mod = linearTable((bit) => polyMod(1n << (k + BigInt(bit)), pol) | (1n << (k + BigInt(bit))));
-  const all64 = BigUint64Array.from([...out, ...mod]);
-  const halves = (values: bigint[], shift: bigint): Int32Array =>
-    Int32Array.from(values, (v) => Number(BigInt.asIntN(32, v >> shift)));
-  return {
-    all64,
-    outHi: halves(out, 32n),
-    outLo: halves(out, 0n),
-    modHi: halves(mod, 32n),
-    modLo: halves(mod, 0n),
-  };
+/** b*x^power mod P for every byte b; with `cancel`, XOR-ed with b*x^power itself (cut to 64 bits), so that one XOR
+ *  both removes b from where a shift left it and adds its remainder. */
+export function byteTable(pol: Polynomial, power: number, cancel: boolean): BigUint64Array {
+  return linearTable((bit) => {
+    const term = 1n << BigInt(power + bit);
+    return cancel ? polyMod(term, pol) ^ (term & uint64Mask) : polyMod(term, pol);
+  });
+}
+
+/** out[b]: the fingerprint of b followed by 63 zero bytes */
+export function outTable(pol: Polynomial): BigUint64Array {
+  return byteTable(pol, 8 * (windowSize - 1), false);
+}
+
+/** mod[b]: reduces the byte a one-byte shift pushed above the degree */
+export function modTable(pol: Polynomial): BigUint64Array {
+  return byteTable(pol, degree(pol), true);
 }

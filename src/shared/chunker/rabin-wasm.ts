@@ -1,11 +1,13 @@
 // The rolling fingerprint in WebAssembly (wasm/rabin.wat), where 64-bit integers make it a few plain instructions.
 // Each kernel owns a small instance: tables and window live in its memory, and input is copied in by batches.
 import type { RabinKernel } from './rabin-kernel.ts';
-import type { RabinTables } from './rabin-tables.ts';
+import { byteTable, modTable, windowSize } from './rabin-tables.ts';
+import type { Polynomial } from './polynomial.ts';
 import { rabinWasmBase64 } from './wasm/rabin-wasm-bytes.ts';
 
-/** where rabin.wat expects the batch to hash */
-const batchOffset = 4160;
+/** where rabin.wat expects its tables, the window and the batch to hash */
+const tablesOffset = 0;
+const batchOffset = 8192 + windowSize;
 
 // the project's TypeScript libs (es2024 + node) do not describe WebAssembly, so the little used here is typed here
 /** a compiled module, opaque to us */
@@ -34,12 +36,16 @@ export class WasmRabinKernel implements RabinKernel {
   readonly #memory: Uint8Array;
   readonly #batchCapacity: number;
 
-  constructor(tables: RabinTables) {
+  constructor(pol: Polynomial) {
     this.#exports = new wasm.Instance(rabinModule()).exports as unknown as RabinExports;
     // the memory never grows, so this view stays valid
     this.#memory = new Uint8Array(this.#exports.memory.buffer);
     this.#batchCapacity = this.#memory.length - batchOffset;
-    new BigUint64Array(this.#exports.memory.buffer, 0, tables.all64.length).set(tables.all64);
+    const leave = (extraBytes: number): BigUint64Array => byteTable(pol, 8 * (windowSize + extraBytes), false);
+    const tables = [leave(0), leave(1), modTable(pol), byteTable(pol, 61, true)];
+    tables.forEach((table, n) => {
+      new BigUint64Array(this.#exports.memory.buffer, tablesOffset + n * table.byteLength, table.length).set(table);
+    });
     this.reset();
   }
 
@@ -51,7 +57,9 @@ export class WasmRabinKernel implements RabinKernel {
     for (let i = start; i < end; ) {
       const length = Math.min(this.#batchCapacity, end - i);
       this.#memory.set(data.subarray(i, i + length), batchOffset);
-      const cut = this.#exports.scan(length, Math.max(0, firstCheck - i));
+      // clamped so it survives the conversion to i32 whatever the caller passes
+      const check = Math.min(Math.max(0, firstCheck - i), length);
+      const cut = this.#exports.scan(length, check);
       if (cut >= 0) return i + cut;
       i += length;
     }
