@@ -15,7 +15,7 @@ export interface ExtendedAttribute {
   value: Uint8Array | null;
 }
 
-export interface Node {
+export interface TreeNode {
   name: Uint8Array;
   type: NodeType;
   /** Go's os.FileMode (see mode.ts), not a POSIX st_mode */
@@ -48,7 +48,7 @@ export interface Node {
 }
 
 /** A node with Go's zero values everywhere except the given fields. */
-export function newNode(name: Uint8Array, type: NodeType, fields: Partial<Omit<Node, 'name' | 'type'>> = {}): Node {
+export function newNode(name: Uint8Array, type: NodeType, fields: Partial<Omit<TreeNode, 'name' | 'type'>> = {}): TreeNode {
   return {
     name, type, mode: 0, mtime: goZeroTime, atime: goZeroTime, ctime: goZeroTime, uid: 0, gid: 0, user: '', group: '',
     inode: 0n, deviceId: 0n, size: 0n, links: 0n, linkTarget: new Uint8Array(0), extendedAttributes: [],
@@ -61,7 +61,7 @@ export function compareNames(a: Uint8Array, b: Uint8Array): number {
   return Buffer.compare(a, b);
 }
 
-export function sortNodes(nodes: Node[]): Node[] {
+export function sortNodes(nodes: TreeNode[]): TreeNode[] {
   return nodes.sort((a, b) => compareNames(a.name, b.name));
 }
 

@@ -11,7 +11,7 @@ import { clampGoTimeYear, formatGoTime, goZeroTime, parseGoTime } from './gotime
 import type { GoTime } from './gotime.ts';
 import type { JsonReader } from './jsonreader.ts';
 import { displayName, newNode, nodeTypes } from './node.ts';
-import type { ExtendedAttribute, Node, NodeType } from './node.ts';
+import type { ExtendedAttribute, NodeType, TreeNode } from './node.ts';
 
 function timeField(t: GoTime): string {
   return `"${formatGoTime(clampGoTimeYear(t))}"`;
@@ -31,7 +31,7 @@ function idListField(ids: readonly ID[] | null): string {
   return ids === null ? 'null' : '[' + ids.map((id) => `"${id}"`).join(',') + ']';
 }
 
-export function encodeNode(node: Node): string {
+export function encodeNode(node: TreeNode): string {
   const f: string[] = [`"name":${goJsonString(goQuoteInner(node.name))}`, `"type":"${node.type}"`];
   if (node.mode !== 0) f.push(`"mode":${node.mode >>> 0}`);
   f.push(`"mtime":${timeField(node.mtime)}`, `"atime":${timeField(node.atime)}`, `"ctime":${timeField(node.ctime)}`);
@@ -103,7 +103,7 @@ function readType(r: JsonReader): NodeType {
   return type as NodeType;
 }
 
-type FieldReader = (r: JsonReader, node: Node, raw: { linkTarget: Uint8Array | null }) => void;
+type FieldReader = (r: JsonReader, node: TreeNode, raw: { linkTarget: Uint8Array | null }) => void;
 
 function uint64(r: JsonReader, field: string): bigint {
   return r.readNull() ? 0n : r.readUint(64, field);
@@ -139,7 +139,7 @@ const fieldReaders: Record<string, FieldReader> = {
 };
 
 /** Reads one node object; fields restic may add later are skipped. */
-export function decodeNode(r: JsonReader): Node {
+export function decodeNode(r: JsonReader): TreeNode {
   const node = newNode(new Uint8Array(0), 'file');
   const raw: { linkTarget: Uint8Array | null } = { linkTarget: null };
   let typeSeen = false;

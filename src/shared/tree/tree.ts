@@ -2,11 +2,11 @@
 // tree builder writes, so the blob id (SHA-256 of these bytes) matches restic's for the same directory.
 import { JsonReader } from './jsonreader.ts';
 import { compareNames, displayName } from './node.ts';
-import type { Node } from './node.ts';
+import type { TreeNode } from './node.ts';
 import { decodeNode, encodeNode } from './nodejson.ts';
 
 /** Encodes a directory's nodes, which must be sorted by name bytes without duplicates (restic checks the same). */
-export function encodeTree(nodes: readonly Node[]): Uint8Array {
+export function encodeTree(nodes: readonly TreeNode[]): Uint8Array {
   const parts: string[] = new Array(nodes.length);
   for (let i = 0; i < nodes.length; i++) {
     const name = nodes[i].name;
@@ -20,10 +20,10 @@ export function encodeTree(nodes: readonly Node[]): Uint8Array {
 }
 
 /** Decodes a tree blob written by restic (0.14 to 0.18) or by encodeTree. */
-export function decodeTree(blob: Uint8Array): Node[] {
+export function decodeTree(blob: Uint8Array): TreeNode[] {
   const text = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('utf8');
   const reader = new JsonReader(text, 'tree blob');
-  const nodes: Node[] = [];
+  const nodes: TreeNode[] = [];
   reader.readObject((key) => {
     if (key !== 'nodes') return reader.skip();
     if (!reader.readNull()) reader.readArray(() => nodes.push(decodeNode(reader)));
@@ -33,14 +33,14 @@ export function decodeTree(blob: Uint8Array): Node[] {
 }
 
 /** Ids of the subtrees a tree refers to, in node order. */
-export function subtreeIds(nodes: readonly Node[]): string[] {
+export function subtreeIds(nodes: readonly TreeNode[]): string[] {
   const ids: string[] = [];
   for (const node of nodes) if (node.type === 'dir' && node.subtree !== null) ids.push(node.subtree);
   return ids;
 }
 
 /** Binary search by exact name bytes in a sorted node list. */
-export function findNode(nodes: readonly Node[], name: Uint8Array): Node | undefined {
+export function findNode(nodes: readonly TreeNode[], name: Uint8Array): TreeNode | undefined {
   let lo = 0;
   let hi = nodes.length - 1;
   while (lo <= hi) {
