@@ -11,8 +11,9 @@ import { formatPolynomial } from '../chunker/polynomial.ts';
 import { minChunkSize } from '../chunker/chunker.ts';
 import type { Repository } from '../repository/repository.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
-import { decodeTree, encodeTree } from '../tree/tree.ts';
-import type { TreeNode } from '../tree/node.ts';
+import { decodeTree, encodeTree, findNode } from '../tree/tree.ts';
+import { compareNames, newNode, type TreeNode } from '../tree/node.ts';
+import { localTime } from '../tree/gotime.ts';
 import { nodeFromStat } from '../fsmeta/read.ts';
 import { BackupPool } from './pool.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from './progress.ts';
@@ -41,10 +42,6 @@ const pathSep = Buffer.from('/');
 
 function join(dir: Buffer, name: Uint8Array): Buffer {
   return dir.length === 1 && dir[0] === 0x2f ? Buffer.concat([dir, name]) : Buffer.concat([dir, pathSep, name]);
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  return Buffer.compare(a, b);
 }
 
 export class Archiver {
@@ -85,11 +82,42 @@ export class Archiver {
     }
   }
 
+  /**
+   * Archives one file or device as a single file node named `name` at the snapshot root (restic's --stdin shape),
+   * for block-mode volumes and images. `size`, when known (a device reports 0), feeds the progress totals.
+   */
+  async archiveStream(source: string, name: string, size = 0): Promise<ArchiveResult> {
+    try {
+      this.#progress.filesTotal = 1;
+      this.#progress.bytesTotal = size;
+      this.#progress.totalsFinal = true;
+      this.#progress.currentPath = source;
+      let streamed = 0;
+      const r = await this.#pool.backupFile(Buffer.from(source), (n) => {
+        streamed += n;
+        this.#progress.bytesDone += n;
+        this.#tick.tick();
+      });
+      const now = localTime(BigInt(Date.now()) * 1_000_000n);
+      const node = newNode(Buffer.from(name), 'file', {
+        mode: 0o600, mtime: now, atime: now, ctime: now, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0,
+        size: BigInt(r.size), content: r.content,
+      });
+      this.#counters.filesNew++;
+      this.#doneFile(r.size, streamed);
+      const tree = await this.#saveTree([node]);
+      this.#tick.flush();
+      return { tree, counters: this.#counters, progress: this.#progress };
+    } finally {
+      await this.#pool.close();
+    }
+  }
+
   async #saveVirtual(v: VirtualDir, path: Buffer, parent: TreeNode[] | undefined): Promise<ID> {
     const nodes: Promise<TreeNode>[] = [];
-    for (const child of [...v.children.values()].sort((a, b) => compareBytes(a.name, b.name))) {
+    for (const child of [...v.children.values()].sort((a, b) => compareNames(a.name, b.name))) {
       const full = join(path, child.name);
-      const previous = findNode(parent, child.name);
+      const previous = (parent && findNode(parent, child.name));
       if (child.leaf) {
         nodes.push((await this.#schedule(full, child.name, previous)).done);
         continue;
@@ -120,7 +148,7 @@ export class Archiver {
       }));
     }
     if (node.type !== 'file') return pending(Promise.resolve(node));
-    if (previous && unchanged(previous, node) && previous.content?.every((id) => this.#writer.has('data', id))) {
+    if (previous && unchanged(previous, node) && previous.content?.every((id: string) => this.#writer.has('data', id))) {
       node.content = previous.content;
       this.#counters.filesUnmodified++;
       this.#doneFile(Number(node.size));
@@ -131,9 +159,9 @@ export class Archiver {
   }
 
   async #walkDir(dir: Buffer, parent: TreeNode[] | undefined): Promise<Pending<ID>> {
-    const names = (await readdir(dir, { encoding: 'buffer' })).sort(compareBytes);
+    const names = (await readdir(dir, { encoding: 'buffer' })).sort(compareNames);
     const nodes: Promise<TreeNode>[] = [];
-    for (const name of names) nodes.push((await this.#schedule(join(dir, name), name, findNode(parent, name))).done);
+    for (const name of names) nodes.push((await this.#schedule(join(dir, name), name, parent && findNode(parent, name))).done);
     return pending(Promise.all(nodes).then((n) => this.#saveTree(n)));
   }
 
@@ -209,22 +237,7 @@ function pending<T>(done: Promise<T>): Pending<T> {
 }
 
 function unchanged(prev: TreeNode, cur: TreeNode): boolean {
-  return prev.type === 'file' && prev.size === cur.size && prev.mtime === cur.mtime;
-}
-
-function findNode(nodes: TreeNode[] | undefined, name: Uint8Array): TreeNode | undefined {
-  if (!nodes) return undefined;
-  // tree nodes are sorted by name, so a binary search finds the previous version of an entry
-  let lo = 0;
-  let hi = nodes.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const c = compareBytes(nodes[mid].name, name);
-    if (c === 0) return nodes[mid];
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return undefined;
+  return prev.type === 'file' && prev.size === cur.size && prev.mtime.ns === cur.mtime.ns;
 }
 
 interface VirtualDir {
