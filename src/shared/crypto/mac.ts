@@ -1,6 +1,7 @@
 // Poly1305-AES as restic uses it: r from the master key, s = AES-128_k(IV), tag over the ciphertext only.
 
-import { createCipheriv, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { ecbFor } from './ecb-cache.ts';
 import type { MasterKey } from './key.ts';
 import { poly1305Wasm } from './poly1305-wasm.ts';
 
@@ -11,8 +12,7 @@ export const ivSize = 16;
 export function poly1305AESKey(key: MasterKey, iv: Uint8Array): Uint8Array {
   const oneTime = new Uint8Array(32);
   oneTime.set(key.macR, 0);
-  const aes = createCipheriv('aes-128-ecb', key.macK, null).setAutoPadding(false);
-  oneTime.set(aes.update(iv.subarray(0, ivSize)), 16);
+  oneTime.set(ecbFor(key.macK).update(iv.subarray(0, ivSize)), 16);
   return oneTime;
 }
 

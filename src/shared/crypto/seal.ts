@@ -1,7 +1,8 @@
 // Authenticated encryption of every repository file and blob: IV(16) || AES-256-CTR(plaintext) || MAC(16).
 // Sync and self-contained so worker threads can call it directly on the data path.
 
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+import { aesCTR } from './ctr.ts';
 import type { MasterKey } from './key.ts';
 import { computeMAC, ivSize, macMatches, macSize } from './mac.ts';
 
@@ -15,10 +16,8 @@ export class CiphertextError extends Error {
 export function seal(key: MasterKey, plaintext: Uint8Array): Uint8Array {
   const out = Buffer.allocUnsafe(plaintext.length + sealOverhead);
   const iv = randomFillSync(out, 0, ivSize).subarray(0, ivSize);
-  // Node's aes-256-ctr increments the whole 16-byte block as one big-endian counter, exactly as Go's cipher.NewCTR.
-  const ctr = createCipheriv('aes-256-ctr', key.encrypt, iv);
   const ciphertext = out.subarray(ivSize, ivSize + plaintext.length);
-  ciphertext.set(ctr.update(plaintext));
+  ciphertext.set(aesCTR(key.encrypt, iv, plaintext));
   out.set(computeMAC(key, iv, ciphertext), ivSize + plaintext.length);
   return out;
 }
@@ -34,5 +33,5 @@ export function open(key: MasterKey, sealed: Uint8Array): Uint8Array {
   if (!macMatches(key, iv, ciphertext, tag)) {
     throw new CiphertextError('Ciphertext verification failed: wrong key or corrupted data.');
   }
-  return createDecipheriv('aes-256-ctr', key.encrypt, iv).update(ciphertext);
+  return aesCTR(key.encrypt, iv, ciphertext);
 }
