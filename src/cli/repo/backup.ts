@@ -1,0 +1,73 @@
+import { hostname as osHostname } from 'node:os';
+import { resolve } from 'node:path';
+import { defineCommand } from 'citty';
+import { consola } from 'consola';
+import { backup } from '../../shared/backup/backup.ts';
+import { listSnapshots } from '../../shared/repository/snapshots.ts';
+import { findLatest, selectSnapshot } from '../../shared/snapshot/select.ts';
+import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
+import { UsageError } from '../run.ts';
+import { openRepo, repoArgs } from './options.ts';
+import { list, signalFromProcess } from './common.ts';
+
+export default defineCommand({
+  meta: { name: 'backup', description: 'Back up files and directories (or one device/image with --stream) into a new snapshot' },
+  args: {
+    ...repoArgs,
+    paths: { type: 'positional', description: 'files or directories to back up', required: false, valueHint: 'PATH...' },
+    tag: { type: 'string', description: 'tag the snapshot (repeatable, or comma-separated)' },
+    host: { type: 'string', description: 'hostname recorded in the snapshot (default: this machine)' },
+    parent: { type: 'string', description: 'snapshot to compare against: an id, "latest" (default: latest with the same paths and host), or "none"' },
+    stream: { type: 'string', description: 'back up the single PATH (a block device, image or pipe) as one file with this name', valueHint: 'NAME' },
+  },
+  async run({ args }) {
+    const paths = args._.map((p) => resolve(p));
+    if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
+    if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
+    const repo = await openRepo(args);
+    const hostname = args.host ?? undefined;
+    const tags = list(args.tag);
+    const signal = signalFromProcess();
+    const snapshots = await listSnapshots(repo, signal);
+    let parent;
+    if (args.parent === 'none') parent = undefined;
+    else if (args.parent !== undefined) parent = selectSnapshot(snapshots, args.parent);
+    else parent = snapshots.length === 0 ? undefined : tryLatest(() => findLatest(snapshots, { paths: args.stream ? [`/${args.stream}`] : paths, hosts: [hostname ?? osHostname()] }));
+    const progress = progressReporter(args.json === true);
+    const started = Date.now();
+    const result = await backup(repo, {
+      paths, tags, hostname, signal, parent,
+      stream: args.stream ? { name: args.stream } : undefined,
+      onProgress: (p) => progress.update(p),
+    });
+    progress.done();
+    const s = result.snapshot.summary!;
+    if (args.json) {
+      printJSON({ message_type: 'summary', snapshot_id: result.snapshotID, parent: result.snapshot.parent, ...snakeSummary(s), total_duration: (Date.now() - started) / 1000 });
+    } else {
+      consola.log(`Files: ${s.filesNew} new, ${s.filesChanged} changed, ${s.filesUnmodified} unmodified`);
+      consola.log(`Dirs:  ${s.dirsNew} new, ${s.dirsChanged} changed, ${s.dirsUnmodified} unmodified`);
+      consola.log(`Added to the repository: ${formatBytes(s.dataAdded)} (${formatBytes(s.dataAddedPacked)} stored)`);
+      consola.log(`processed ${s.totalFilesProcessed} files, ${formatBytes(s.totalBytesProcessed)} in ${formatDuration(Date.now() - started)}`);
+      consola.success(`snapshot ${result.snapshotID.slice(0, 8)} saved`);
+    }
+    await repo.close();
+  },
+});
+
+function tryLatest<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
+function snakeSummary(s: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s)) {
+    if (k === 'backupStart' || k === 'backupEnd') continue;
+    out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v;
+  }
+  return out;
+}

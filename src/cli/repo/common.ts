@@ -1,0 +1,32 @@
+// Small helpers shared by the repo commands.
+import type { ID } from '../../shared/ids/id.ts';
+import { listSnapshots } from '../../shared/repository/snapshots.ts';
+import type { Repository } from '../../shared/repository/repository.ts';
+import { selectSnapshot, type SnapshotEntry } from '../../shared/snapshot/select.ts';
+
+/** A flag given several times or comma-separated, as one list. */
+export function list(v: unknown): string[] {
+  const values = Array.isArray(v) ? v : v === undefined || v === '' ? [] : [v];
+  return values.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter((x) => x.length > 0);
+}
+
+/** Aborts on the first SIGINT or SIGTERM, so a long operation stops cleanly and releases its lock. */
+export function signalFromProcess(): AbortSignal {
+  const ac = new AbortController();
+  const stop = (sig: string) => ac.abort(Object.assign(new Error(`canceled by ${sig}`), { name: 'AbortError' }));
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return ac.signal;
+}
+
+/** restic's `ID[:subpath]` / `latest[:subpath]` snapshot argument. */
+export async function resolveSnapshotArg(repo: Repository, arg: string): Promise<{ entry: SnapshotEntry; subpath: string }> {
+  const colon = arg.indexOf(':');
+  const spec = colon < 0 ? arg : arg.slice(0, colon);
+  const subpath = colon < 0 ? '/' : arg.slice(colon + 1) || '/';
+  return { entry: selectSnapshot(await listSnapshots(repo), spec), subpath };
+}
+
+export function short(id: ID): string {
+  return id.slice(0, 8);
+}

@@ -1,0 +1,16 @@
+import { defineCommand } from 'citty';
+import { consola } from 'consola';
+import { Repository } from '../../shared/repository/repository.ts';
+import { backendFor, readPassword, repoArgs, repoLocation } from './options.ts';
+import { printJSON } from '../output.ts';
+
+export default defineCommand({
+  meta: { name: 'init', description: 'Create a new encrypted repository (restic format version 2)' },
+  args: { ...repoArgs },
+  async run({ args }) {
+    const repo = await Repository.init(backendFor(args), await readPassword(args));
+    if (args.json) printJSON({ message_type: 'initialized', id: repo.config.id, repository: repoLocation(args) });
+    else consola.success(`created repository ${repo.config.id.slice(0, 10)} at ${repoLocation(args)}`);
+    await repo.close();
+  },
+});

@@ -1,0 +1,35 @@
+import { readFile } from 'node:fs/promises';
+import { defineCommand } from 'citty';
+import { consola } from 'consola';
+import { printJSON } from '../output.ts';
+import { UsageError } from '../run.ts';
+import { openRepo, repoArgs } from './options.ts';
+import { short } from './common.ts';
+
+const add = defineCommand({
+  meta: { name: 'add', description: 'Add a password that opens the repository (the existing ones keep working)' },
+  args: {
+    ...repoArgs,
+    'new-password-file': { type: 'string', description: 'file holding the new password', required: true, valueHint: 'FILE' },
+  },
+  async run({ args }) {
+    let text: string;
+    try {
+      text = await readFile(args['new-password-file'], 'utf8');
+    } catch (err) {
+      throw new UsageError(`cannot read --new-password-file ${args['new-password-file']}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    const password = text.split(/\r?\n/)[0];
+    if (password === '') throw new UsageError('the new password is empty');
+    const repo = await openRepo(args);
+    const id = await repo.addKey(password);
+    if (args.json) printJSON({ message_type: 'key_added', id });
+    else consola.success(`added key ${short(id)}`);
+    await repo.close();
+  },
+});
+
+export default defineCommand({
+  meta: { name: 'key', description: 'Manage the passwords (key files) of a repository' },
+  subCommands: { add },
+});

@@ -1,0 +1,32 @@
+import { defineCommand } from 'citty';
+import { consola } from 'consola';
+import { prune, type PruneResult } from '../../shared/prune/prune.ts';
+import { formatBytes, printJSON } from '../output.ts';
+import { UsageError } from '../run.ts';
+import { openRepo, repoArgs } from './options.ts';
+import { signalFromProcess } from './common.ts';
+
+export default defineCommand({
+  meta: { name: 'prune', description: 'Delete data no snapshot uses and repack mostly-unused packs (takes the exclusive lock)' },
+  args: {
+    ...repoArgs,
+    'dry-run': { type: 'boolean', description: 'only say what would be done', default: false },
+    'repack-unused': { type: 'string', description: 'repack a pack once this share of it is unused (default 50%)', valueHint: 'N%' },
+  },
+  async run({ args }) {
+    const fraction = args['repack-unused'] === undefined ? undefined : Number(/^(\d+)%$/.exec(args['repack-unused'])?.[1] ?? NaN) / 100;
+    if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) throw new UsageError(`--repack-unused "${args['repack-unused']}" must be a percentage from 1% to 100%`);
+    const repo = await openRepo(args);
+    const r = await prune(repo, { dryRun: args['dry-run'], repackUnusedFraction: fraction, signal: signalFromProcess() });
+    if (args.json) printJSON({ message_type: 'summary', ...r });
+    else reportPrune(r, args['dry-run']);
+    await repo.close();
+  },
+});
+
+export function reportPrune(r: PruneResult, dryRun = false): void {
+  const p = r.plan;
+  consola.log(`${p.remove.length} unused packs, ${p.repack.length} packs to repack (${formatBytes(p.repackBytes)} of used data), ${formatBytes(p.unusedBytes)} unused`);
+  if (dryRun) consola.info('dry run: nothing was changed');
+  else consola.success(`deleted ${r.packsDeleted} packs (${formatBytes(r.bytesFreed)} freed), wrote ${r.packsWritten} new packs and ${r.indexFilesRewritten} index files`);
+}

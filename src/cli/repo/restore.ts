@@ -1,0 +1,32 @@
+import { resolve } from 'node:path';
+import { defineCommand } from 'citty';
+import { consola } from 'consola';
+import { restoreTree } from '../../shared/restore/restorer.ts';
+import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
+import { UsageError } from '../run.ts';
+import { openRepo, repoArgs } from './options.ts';
+import { resolveSnapshotArg, short, signalFromProcess } from './common.ts';
+
+export default defineCommand({
+  meta: { name: 'restore', description: 'Restore a snapshot (or a path in it: ID:/path) into a directory, or a --stream snapshot into a file or device' },
+  args: {
+    ...repoArgs,
+    snapshot: { type: 'positional', description: 'snapshot id prefix or "latest", optionally followed by :/path/inside', required: true, valueHint: 'SNAPSHOT[:PATH]' },
+    target: { type: 'string', alias: 't', description: 'directory to restore into (created if missing); for a single file, the file or device to write', valueHint: 'DIR' },
+  },
+  async run({ args }) {
+    if (!args.target) throw new UsageError('no --target given: name the directory to restore into');
+    const repo = await openRepo(args);
+    const { entry, subpath } = await resolveSnapshotArg(repo, args.snapshot);
+    await repo.loadIndex();
+    const progress = progressReporter(args.json === true);
+    const started = Date.now();
+    const result = await restoreTree(repo, entry.snapshot.tree, {
+      target: resolve(args.target), subpath, signal: signalFromProcess(), onProgress: (p) => progress.update(p),
+    });
+    progress.done();
+    if (args.json) printJSON({ message_type: 'summary', snapshot_id: entry.id, files_restored: result.filesDone, bytes_restored: result.bytesDone, total_duration: (Date.now() - started) / 1000 });
+    else consola.success(`restored snapshot ${short(entry.id)}${subpath === '/' ? '' : `:${subpath}`} to ${args.target}: ${result.filesDone} files, ${formatBytes(result.bytesDone)} in ${formatDuration(Date.now() - started)}`);
+    await repo.close();
+  },
+});

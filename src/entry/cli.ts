@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// `ferry`: the command line.
+import { defineCommand } from 'citty';
+import repo from '../cli/repo/index.ts';
+import { runCli } from '../cli/run.ts';
+
+const main = defineCommand({
+  meta: { name: 'ferry', version: '0.1.0', description: 'Back up Kubernetes volumes into restic-compatible repositories' },
+  subCommands: { repo },
+});
+
+process.exitCode = await runCli(main);

@@ -1,0 +1,78 @@
+// ferry and restic read each other's repositories (format v2) on the filesystem backend.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FsBackend } from '../../src/shared/backend/fs.ts';
+import { Repository } from '../../src/shared/repository/repository.ts';
+import { backup } from '../../src/shared/backup/backup.ts';
+import { restoreTree } from '../../src/shared/restore/restorer.ts';
+import { listSnapshots, forgetSnapshots } from '../../src/shared/repository/snapshots.ts';
+import { prune } from '../../src/shared/prune/prune.ts';
+import { makeFixtureTree } from '../support/fixture-tree.ts';
+import { compareTrees } from '../support/compare-tree.ts';
+import { restic, resticJSON } from '../support/restic.ts';
+import { testKDF, testPassword } from '../support/repo.ts';
+
+const work = await mkdtemp(join(tmpdir(), 'ferry-interop-'));
+const source = join(work, 'source');
+await makeFixtureTree(source, { smallFiles: 200 });
+
+test.after(() => rm(work, { recursive: true, force: true }));
+
+async function ferryRepo(name: string): Promise<{ path: string; repo: Repository }> {
+  const path = join(work, name);
+  return { path, repo: await Repository.init(new FsBackend(path), testPassword, { kdf: testKDF }) };
+}
+
+test('ferry writes; restic check --read-data passes and restic restore reproduces the tree', async () => {
+  const { path, repo } = await ferryRepo('ferry-writes');
+  const r = await backup(repo, { paths: [source], tags: ['interop'] });
+  assert.ok(r.stats.dataBlobs > 10);
+  await restic({ repo: path }, ['check', '--read-data']);
+  const target = join(work, 'restic-restored');
+  await restic({ repo: path }, ['restore', r.snapshotID, '--target', target]);
+  assert.deepEqual(await compareTrees(source, join(target, source), { sparse: false }), []);
+  const snaps = await resticJSON<{ id: string; tags: string[] }[]>({ repo: path }, ['snapshots']);
+  assert.deepEqual(snaps.map((s) => [s.id, s.tags]), [[r.snapshotID, ['interop']]]);
+});
+
+test('restic writes; ferry restores the same tree, sparse files staying sparse', async () => {
+  const path = join(work, 'restic-writes');
+  await restic({ repo: path }, ['init']);
+  await restic({ repo: path }, ['backup', source]);
+  const repo = await Repository.open(new FsBackend(path), testPassword);
+  await repo.loadIndex();
+  const [snap] = await listSnapshots(repo);
+  const target = join(work, 'ferry-restored');
+  await restoreTree(repo, snap.snapshot.tree, { target });
+  assert.deepEqual(await compareTrees(source, join(target, source)), []);
+});
+
+test('restic backs up a dataset, then ferry backs up the same data into that repository adding no data blob', async () => {
+  const path = join(work, 'dedup');
+  await restic({ repo: path }, ['init']);
+  await restic({ repo: path }, ['backup', source]);
+  const repo = await Repository.open(new FsBackend(path), testPassword);
+  const r = await backup(repo, { paths: [source] });
+  assert.equal(r.stats.dataBlobs, 0, 'every data blob was already stored by restic');
+  assert.equal(r.snapshot.summary!.dataAdded <= r.stats.dataAdded, true);
+  await restic({ repo: path }, ['check', '--read-data']);
+});
+
+test('after ferry forget + prune, restic check --read-data passes and the remaining snapshot restores', async () => {
+  const { path, repo } = await ferryRepo('prune');
+  const first = await backup(repo, { paths: [source] });
+  const extra = join(work, 'extra');
+  await makeFixtureTree(extra, { smallFiles: 40, seed: 7, bigFile: 2 << 20 });
+  const second = await backup(repo, { paths: [source, extra] });
+  await forgetSnapshots(repo, [second.snapshotID]);
+  const pruned = await prune(repo);
+  assert.ok(pruned.packsDeleted > 0, 'data only the forgotten snapshot used is deleted');
+  await restic({ repo: path }, ['check', '--read-data']);
+  const target = join(work, 'after-prune');
+  await restic({ repo: path }, ['restore', first.snapshotID, '--target', target]);
+  assert.deepEqual(await compareTrees(source, join(target, source), { sparse: false }), []);
+  assert.deepEqual((await listSnapshots(repo)).map((s) => s.id), [first.snapshotID]);
+});
