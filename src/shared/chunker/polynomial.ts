@@ -57,15 +57,15 @@ export function isIrreducible(p: Polynomial): boolean {
 
 /** restic's DerivePolynomial: read 8 little-endian random bytes, keep bits 0..53, force x^53 and 1 (degree 53, not
  *  divisible by x), and retry until irreducible. Fed the same bytes, it picks the same polynomial as restic. */
-export function derivePolynomial(readRandom: (length: number) => Uint8Array): Polynomial {
+export function derivePolynomial(readRandom: (length: number) => Uint8Array, maxTries = maxRandomTries): Polynomial {
   const keep = (1n << BigInt(polynomialDegree + 1)) - 1n;
   const force = (1n << BigInt(polynomialDegree)) | 1n;
-  for (let i = 0; i < maxRandomTries; i++) {
+  for (let i = 0; i < maxTries; i++) {
     const bytes = readRandom(8);
     const candidate = (Buffer.from(bytes.buffer, bytes.byteOffset, 8).readBigUInt64LE() & keep) | force;
     if (isIrreducible(candidate)) return candidate;
   }
-  throw new Error(`No irreducible polynomial found in ${maxRandomTries} random tries; the random source looks broken.`);
+  throw new Error(`No irreducible polynomial found in ${maxTries} random tries; the random source looks broken.`);
 }
 
 /** A fresh repository polynomial: random, degree 53, irreducible (about one candidate in 27 is). */
