@@ -2,7 +2,8 @@
 // through the worker pool, writes one tree blob per directory once its children are stored, and finally the
 // snapshot. The walk never waits for file contents, so many files are in flight even in narrow, deep trees,
 // while a semaphore bounds how many.
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { readForBackup } from './open-source.ts';
 import { cpus } from 'node:os';
 import { hashID, type ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
@@ -191,7 +192,7 @@ export class Archiver {
   }
 
   async #smallFileContent(full: Buffer): Promise<string[]> {
-    const data = await readFile(full);
+    const data = await readForBackup(full);
     if (data.length === 0) return [];
     const id = hashID(data);
     if (this.#writer.claim('data', id)) {

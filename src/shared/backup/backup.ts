@@ -44,6 +44,7 @@ export async function backup(repo: Repository, opts: BackupOptions): Promise<Bac
     await repo.loadIndex(opts.signal);
     const adopted = await adoptUnindexedPacks(repo, opts.signal);
     opts.onStart?.(adopted);
+    // a writer per run, so its counters describe this run alone
     const writer = repo.writer(opts.writer);
     const archiver = new Archiver(repo, writer, { ...opts, parentTree: opts.parent?.snapshot.tree });
     const archive = opts.stream ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size) : await archiver.archive(opts.paths);

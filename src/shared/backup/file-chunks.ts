@@ -1,9 +1,9 @@
 // Reading one file or block device as content-defined chunks. One large buffer holds the unprocessed tail, so a
 // chunk (at most 8 MiB) is always contiguous and handed out without copying; the consumer must finish with it
 // before asking for the next.
-import { open } from 'node:fs/promises';
 import { Chunker, maxChunkSize } from '../chunker/chunker.ts';
 import type { Polynomial } from '../chunker/polynomial.ts';
+import { openForBackup } from './open-source.ts';
 
 const bufferSize = 2 * maxChunkSize;
 
@@ -21,7 +21,7 @@ export function isAllZero(b: Uint8Array): boolean {
 }
 
 export async function* fileChunks(path: string | Uint8Array, pol: Polynomial, signal?: AbortSignal): AsyncGenerator<FileChunk> {
-  const fh = await open(pathArg(path), 'r');
+  const fh = await openForBackup(pathArg(path));
   try {
     const chunker = new Chunker(pol);
     const buf = Buffer.allocUnsafe(bufferSize);

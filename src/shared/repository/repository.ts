@@ -34,7 +34,6 @@ export class Repository {
   readonly index = new BlobTable();
   /** index files whose contents are in `index` */
   readonly indexFiles = new Set<ID>();
-  #writer: PackWriter | undefined;
 
   private constructor(backend: Backend, config: RepoConfig, key: MasterKey, keyID: string) {
     this.backend = backend;
@@ -129,10 +128,9 @@ export class Repository {
     return decodeHeader(this.key, sealed, packSize);
   }
 
-  /** The one writer of packs and index files for this repository handle. */
+  /** A writer of packs and index files; its counters describe what it alone wrote. */
   writer(opts?: PackWriterOptions): PackWriter {
-    this.#writer ??= new PackWriter(this, opts);
-    return this.#writer;
+    return new PackWriter(this, opts);
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,214 @@
+// S3 backend: restic's layout under an optional prefix in one bucket. Small files go up in one PUT, large ones as
+// parallel multipart uploads; S3 makes an object visible only once complete, which gives save() its atomicity.
+
+import {
+  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { objectPath, PermanentError, typeFolders } from './backend.ts';
+import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
+import { checkHandle, isNotExistError, rangeEnd } from './errors.ts';
+import { createS3Client } from './s3-client.ts';
+import type { S3ClientOptions } from './s3-client.ts';
+import { classifyS3Error } from './s3-errors.ts';
+import type { S3Target } from './s3-errors.ts';
+
+export interface S3Options extends S3ClientOptions {
+  bucket: string;
+  /** folder inside the bucket holding the repository; '' for the bucket root */
+  prefix?: string;
+  /** objects above this size are uploaded in parts of this size (S3's minimum part is 5 MiB) */
+  partSize?: number;
+  /** parts of one object in flight at once */
+  partsInFlight?: number;
+}
+
+const defaultPartSize = 8 * 1024 * 1024;
+const defaultPartsInFlight = 4;
+
+function trimSlashes(s: string): string {
+  return s.replace(/^\/+|\/+$/g, '');
+}
+
+/** The endpoint without any user:password part, for messages. */
+function publicEndpoint(endpoint: string): string {
+  const url = new URL(endpoint);
+  url.username = '';
+  url.password = '';
+  return url.toString().replace(/\/$/, '');
+}
+
+export class S3Backend implements Backend {
+  readonly location: string;
+  #client: S3Client;
+  #target: S3Target;
+  #prefix: string;
+  #partSize: number;
+  #partsInFlight: number;
+  #bucketChecked: Promise<void> | undefined;
+
+  constructor(opts: S3Options) {
+    this.#prefix = trimSlashes(opts.prefix ?? '');
+    const endpoint = publicEndpoint(opts.endpoint);
+    this.location = `s3:${endpoint}/${opts.bucket}${this.#prefix ? `/${this.#prefix}` : ''}`;
+    this.#target = { location: this.location, endpoint, bucket: opts.bucket };
+    this.#partSize = Math.max(opts.partSize ?? defaultPartSize, 5 * 1024 * 1024);
+    this.#partsInFlight = opts.partsInFlight ?? defaultPartsInFlight;
+    this.#client = createS3Client(opts);
+  }
+
+  #key(h: Handle): string {
+    checkHandle(h);
+    return this.#prefix ? `${this.#prefix}/${objectPath(h)}` : objectPath(h);
+  }
+
+  /**
+   * A missing bucket answers HEAD-object requests with a bare 404, indistinguishable from a missing object, so the
+   * bucket is checked once before the first request; a failed check is retried by the next call.
+   */
+  #ready(signal?: AbortSignal): Promise<void> {
+    this.#bucketChecked ??= this.#client
+      .send(new HeadBucketCommand({ Bucket: this.#target.bucket }), { abortSignal: signal })
+      .then(() => undefined, (err: unknown) => {
+        this.#bucketChecked = undefined;
+        throw classifyS3Error(err, this.#target);
+      });
+    return this.#bucketChecked;
+  }
+
+  async create(): Promise<void> {
+    await this.#ready();
+    const config: Handle = { type: 'config', name: '' };
+    const exists = await this.stat(config).then(() => true, (err: unknown) => {
+      if (isNotExistError(err)) return false;
+      throw err;
+    });
+    if (exists) throw new PermanentError(`A repository already exists in ${this.location} (it has a config object).`);
+  }
+
+  async save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+    const key = this.#key(h);
+    await this.#ready(signal);
+    try {
+      if (data.length <= this.#partSize) {
+        await this.#client.send(
+          new PutObjectCommand({ Bucket: this.#target.bucket, Key: key, Body: data, ContentLength: data.length }),
+          { abortSignal: signal },
+        );
+      } else {
+        await this.#multipart(key, data, signal);
+      }
+    } catch (err) {
+      throw classifyS3Error(err, this.#target, h);
+    }
+  }
+
+  async #multipart(key: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    const upload = new Upload({
+      client: this.#client,
+      params: { Bucket: this.#target.bucket, Key: key, Body: data },
+      partSize: this.#partSize,
+      queueSize: this.#partsInFlight,
+      // an interrupted upload is aborted, so no orphaned parts keep costing storage
+      leavePartsOnError: false,
+    });
+    const onAbort = (): void => void upload.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await upload.done();
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
+    const key = this.#key(h);
+    await this.#ready(signal);
+    const range = offset === 0 && length === 0 ? undefined : `bytes=${offset}-${length === 0 ? '' : offset + length - 1}`;
+    let bytes: Uint8Array;
+    let size: number;
+    try {
+      const res = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.#target.bucket, Key: key, Range: range }),
+        { abortSignal: signal },
+      );
+      bytes = (await res.Body?.transformToByteArray()) ?? new Uint8Array();
+      size = totalSize(res.ContentRange) ?? bytes.length;
+    } catch (err) {
+      // a range starting at or past the end: the size decides between "empty rest" and "too short"
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 416) {
+        throw classifyS3Error(err, this.#target, h);
+      }
+      const { size: actual } = await this.stat(h);
+      rangeEnd(this.location, h, actual, offset, length);
+      return new Uint8Array();
+    }
+    // S3 silently shortens a range that runs past the end; the contract says that is an error
+    rangeEnd(this.location, h, size, offset, length);
+    return bytes;
+  }
+
+  async stat(h: Handle): Promise<FileInfo> {
+    const key = this.#key(h);
+    await this.#ready();
+    try {
+      const res = await this.#client.send(new HeadObjectCommand({ Bucket: this.#target.bucket, Key: key }));
+      return { name: h.name, size: res.ContentLength ?? 0 };
+    } catch (err) {
+      throw classifyS3Error(err, this.#target, h);
+    }
+  }
+
+  async remove(h: Handle): Promise<void> {
+    const key = this.#key(h);
+    await this.#ready();
+    try {
+      // S3 answers success for a missing key too, which is what the contract asks
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#target.bucket, Key: key }));
+    } catch (err) {
+      throw classifyS3Error(err, this.#target, h);
+    }
+  }
+
+  async *list(type: FileType, signal?: AbortSignal): AsyncIterable<FileInfo> {
+    if (type === 'config') return;
+    await this.#ready(signal);
+    const folder = typeFolders[type];
+    // no delimiter: one listing walks all of data/00..ff at once
+    const prefix = this.#prefix ? `${this.#prefix}/${folder}/` : `${folder}/`;
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.#client.send(
+          new ListObjectsV2Command({ Bucket: this.#target.bucket, Prefix: prefix, ContinuationToken: token }),
+          { abortSignal: signal },
+        );
+      } catch (err) {
+        throw classifyS3Error(err, this.#target);
+      }
+      for (const obj of page.Contents ?? []) {
+        const key = obj.Key ?? '';
+        const name = key.slice(key.lastIndexOf('/') + 1);
+        if (name) yield { name, size: obj.Size ?? 0 };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  isNotExist(err: unknown): boolean {
+    return isNotExistError(err);
+  }
+
+  async close(): Promise<void> {
+    this.#client.destroy();
+  }
+}
+
+/** The object size from a Content-Range header such as "bytes 0-9/1234". */
+function totalSize(contentRange: string | undefined): number | undefined {
+  const total = contentRange?.split('/')[1];
+  return total && total !== '*' ? Number(total) : undefined;
+}
