@@ -19,8 +19,8 @@ export class MemBackend implements Backend {
   async save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
     checkHandle(h);
     signal?.throwIfAborted();
-    // a copy, so a caller reusing its buffer cannot change what was "stored"
-    this.#files.set(objectPath(h), data.slice());
+    // a copy, so a caller reusing its buffer cannot change what was "stored" (Buffer#slice would be a view)
+    this.#files.set(objectPath(h), new Uint8Array(data));
   }
 
   async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
