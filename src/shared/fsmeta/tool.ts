@@ -15,8 +15,8 @@ export function runTool(command: string, args: readonly string[], stdin?: Uint8A
     const child = spawn(command, args, { env: { ...process.env, LC_ALL: 'C' }, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.stdout!.on('data', (b: Buffer) => out.push(b));
+    child.stderr!.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e: NodeJS.ErrnoException) => {
       reject(e.code === 'ENOENT' ? new Error(`${command} is not installed (needed for ${purpose(command)})`) : e);
     });
