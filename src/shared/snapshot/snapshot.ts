@@ -3,6 +3,7 @@
 // summary restic 0.17 added. Decoding accepts what restic 0.14 to 0.18 write and skips unknown fields.
 import type { ID } from '../ids/id.ts';
 import { goJsonString } from '../tree/gojson.ts';
+import { utf8Bytes } from '../tree/goutf8.ts';
 import { formatGoTime, goZeroTime, parseGoTime } from '../tree/gotime.ts';
 import type { GoTime } from '../tree/gotime.ts';
 import { JsonReader } from '../tree/jsonreader.ts';
@@ -82,7 +83,7 @@ export function encodeSnapshot(sn: Snapshot): Uint8Array {
   if (sn.original !== null) f.push(`"original":"${sn.original}"`);
   if (sn.programVersion !== '') f.push(`"program_version":${goJsonString(sn.programVersion)}`);
   if (sn.summary !== null) f.push(`"summary":${encodeSummary(sn.summary)}`);
-  return Buffer.from('{' + f.join(',') + '}', 'utf8');
+  return utf8Bytes('{' + f.join(',') + '}');
 }
 
 function readId(r: JsonReader, field: string): ID | null {

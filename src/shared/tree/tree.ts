@@ -1,5 +1,6 @@
 // A tree blob: one directory's entries as `{"nodes":[...]}` plus a newline, exactly the bytes restic's
 // tree builder writes, so the blob id (SHA-256 of these bytes) matches restic's for the same directory.
+import { utf8Bytes } from './goutf8.ts';
 import { JsonReader } from './jsonreader.ts';
 import { compareNames, displayName } from './node.ts';
 import type { TreeNode } from './node.ts';
@@ -16,7 +17,7 @@ export function encodeTree(nodes: readonly TreeNode[]): Uint8Array {
     }
     parts[i] = encodeNode(nodes[i]);
   }
-  return Buffer.from(`{"nodes":[${parts.join(',')}]}\n`, 'utf8');
+  return utf8Bytes(`{"nodes":[${parts.join(',')}]}\n`);
 }
 
 /** Decodes a tree blob written by restic (0.14 to 0.18) or by encodeTree. */

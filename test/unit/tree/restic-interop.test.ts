@@ -1,0 +1,71 @@
+// Against every restic binary found (PATH, ~/.cache/ferry/tools/restic-*/restic): back up a directory of
+// awkward entries, then check that ferry re-encodes each tree blob and the snapshot to identical bytes,
+// and that nodeFromStat builds the same nodes restic recorded. Where no restic is built yet, the test
+// says so and passes: the golden files of restic-golden.test.ts cover the same ground offline.
+import assert from 'node:assert/strict';
+import { lstat, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { nodeFromStat } from '../../../src/shared/fsmeta/read.ts';
+import { XattrReader } from '../../../src/shared/fsmeta/xattr.ts';
+import { decodeSnapshot, encodeSnapshot } from '../../../src/shared/snapshot/snapshot.ts';
+import { encodeNode } from '../../../src/shared/tree/nodejson.ts';
+import { decodeTree, encodeTree, findNode } from '../../../src/shared/tree/tree.ts';
+import type { TreeNode } from '../../../src/shared/tree/node.ts';
+import { makeFixtureDir } from './restic/fixture-dir.ts';
+import { backupWithRestic, findResticBinaries, resticTimeZone } from './restic/run.ts';
+import type { ResticBackup } from './restic/run.ts';
+
+const binaries = findResticBinaries();
+
+/** The fixture directory's tree: follow the absolute path's components from the snapshot root. */
+function fixtureTree(backup: ResticBackup, source: string): TreeNode[] {
+  let nodes = decodeTree(backup.trees.get(decodeSnapshot(backup.snapshot).tree)!);
+  for (const part of source.split('/').filter((p) => p !== '')) {
+    const node = findNode(nodes, Buffer.from(part));
+    assert.ok(node?.subtree, `restic's snapshot has no directory ${part}`);
+    nodes = decodeTree(backup.trees.get(node.subtree)!);
+  }
+  return nodes;
+}
+
+test('restic binaries to check against', (t) => {
+  t.diagnostic(binaries.length > 0 ? binaries.join(', ') : 'none found: build them with `npm run tools`');
+  assert.ok(Array.isArray(binaries));
+});
+
+for (const restic of binaries) {
+  test(`matches ${restic}`, async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'ferry-interop-'));
+    const previousTz = process.env.TZ;
+    try {
+      const source = join(scratch, 'src');
+      await makeFixtureDir(source);
+      const backup = backupWithRestic(restic, source, join(scratch, 'repo'));
+      assert.deepEqual(encodeSnapshot(decodeSnapshot(backup.snapshot)), backup.snapshot, `snapshot of restic ${backup.version}`);
+      for (const [id, blob] of backup.trees) assert.deepEqual(encodeTree(decodeTree(blob)), blob, `tree ${id} of restic ${backup.version}`);
+
+      process.env.TZ = resticTimeZone;
+      const xattrs = new XattrReader();
+      const walk = async (dir: Buffer, nodes: TreeNode[]): Promise<number> => {
+        let compared = 0;
+        for (const theirs of nodes) {
+          const path = Buffer.concat([dir, Buffer.from('/'), theirs.name]);
+          const ours = await nodeFromStat(theirs.name, await lstat(path, { bigint: true }), path, { xattrs });
+          // restic stores the content it read, records mtime as atime unless --with-atime, and the subtree it built
+          Object.assign(ours, { content: theirs.content, subtree: theirs.subtree, atime: theirs.atime });
+          assert.equal(encodeNode(ours), encodeNode(theirs), `node ${path.toString()} (restic ${backup.version})`);
+          compared++;
+          if (theirs.subtree) compared += await walk(path, decodeTree(backup.trees.get(theirs.subtree)!));
+        }
+        return compared;
+      };
+      assert.ok((await walk(Buffer.from(source), fixtureTree(backup, source))) >= 25);
+    } finally {
+      if (previousTz === undefined) delete process.env.TZ;
+      else process.env.TZ = previousTz;
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+}
