@@ -1,0 +1,262 @@
+// Starts, inspects and stops the cluster in a box. One box per checkout: its state lives in test/cluster/.state/,
+// described by cluster.json (ports, pids, credentials) so any later process (a test, `npm run cluster -- down`)
+// can find and reuse or stop it.
+
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ensureBinaries, kubernetesVersion } from './build.ts';
+import type { Binaries } from './build.ts';
+import {
+  apiserverSpec, controllerManagerSpec, etcdSpec, minioSpec, nodeAgentSpec, schedulerSpec, snapshotControllerSpec,
+  storageDriverSpec,
+} from './components.ts';
+import type { BoxSettings } from './components.ts';
+import { daemonRunning, startDaemon, stopDaemon } from './daemons.ts';
+import type { Daemon, DaemonSpec } from './daemons.ts';
+import { httpStatus, waitHealthy } from './health.ts';
+import { accessFromPki, Kube } from './kube.ts';
+import type { KubeAccess } from './kube.ts';
+import { processAlive, withLock } from './lock.ts';
+import { moduleDir, nodeBinary, statePaths } from './paths.ts';
+import type { StatePaths } from './paths.ts';
+import { allocatePorts } from './ports.ts';
+import type { Ports } from './ports.ts';
+
+const run = promisify(execFile);
+
+export interface S3Settings {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKey: string;
+  secretKey: string;
+}
+
+export interface BoxRecord {
+  kubernetesVersion: string;
+  startedAt: string;
+  /** the box stops when this process exits (set for boxes a test run started) */
+  owner?: number;
+  server: string;
+  kubeconfig: string;
+  pki: string;
+  nodes: string[];
+  ports: Ports;
+  s3: S3Settings;
+  daemons: Daemon[];
+  /** seconds per start phase, for the record */
+  timings: Record<string, number>;
+}
+
+export interface UpOptions {
+  nodes?: number;
+  snapshotReadyDelay?: string;
+  owner?: number;
+  log?: (line: string) => void;
+}
+
+const s3Credentials = { accessKey: 'ferrybox', secretKey: 'ferrybox-secret-key' };
+export const testBucket = 'ferry';
+const startTimeoutMs = 90_000;
+
+export async function readRecord(paths: StatePaths = statePaths()): Promise<BoxRecord | undefined> {
+  const raw = await readFile(paths.record, 'utf8').catch(() => undefined);
+  return raw === undefined ? undefined : JSON.parse(raw) as BoxRecord;
+}
+
+/** What is wrong with a recorded box; empty when every process runs and the apiserver is ready. */
+export async function problems(record: BoxRecord, paths: StatePaths = statePaths()): Promise<string[]> {
+  const out: string[] = [];
+  for (const d of record.daemons) {
+    if (!(await daemonRunning(d))) out.push(`${d.name} (pid ${d.pid}) is not running; see ${d.log}`);
+  }
+  const access = accessFromPki(record.server, paths.pki);
+  if ((await httpStatus(`${record.server}/readyz`, access)) !== 200) out.push(`the apiserver at ${record.server} is not ready`);
+  return out;
+}
+
+export function adminAccess(record: BoxRecord, paths: StatePaths = statePaths()): KubeAccess {
+  return accessFromPki(record.server, paths.pki);
+}
+
+/** Starts the box, or returns the running one. Builds what the cache lacks first. */
+export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; reused: boolean }> {
+  const paths = statePaths();
+  const log = options.log ?? (() => {});
+  return withLock(paths.lock, 75 * 60_000, async () => {
+    const existing = await readRecord(paths);
+    if (existing && (await problems(existing, paths)).length === 0) return { record: existing, reused: true };
+    if (existing) await stopAll(existing, log);
+    const started = performance.now();
+    const binaries = await ensureBinaries(log);
+    const record = await start(paths, binaries, settingsFrom(options), options.owner, log);
+    record.timings = { build: Math.round(binaries.seconds * 10) / 10, ...record.timings,
+      total: Math.round((performance.now() - started) / 100) / 10 };
+    await writeFile(paths.record, JSON.stringify(record, null, 2));
+    if (options.owner !== undefined) spawnOwnerWatch(options.owner);
+    return { record, reused: false };
+  });
+}
+
+function settingsFrom(options: UpOptions): BoxSettings {
+  return {
+    nodes: options.nodes ?? Number(process.env.FERRYBOX_NODES || 2),
+    snapshotReadyDelay: options.snapshotReadyDelay ?? (process.env.FERRYBOX_SNAPSHOT_READY_DELAY || '0s'),
+    s3: s3Credentials,
+  };
+}
+
+async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owner: number | undefined,
+  log: (line: string) => void): Promise<BoxRecord> {
+  await wipeState(paths);
+  const ports = await allocatePorts(settings.nodes);
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const timings: Record<string, number> = {};
+  const record: BoxRecord = {
+    kubernetesVersion, startedAt: new Date().toISOString(), owner, server, kubeconfig: paths.kubeconfig, pki: paths.pki,
+    nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`), ports,
+    s3: { endpoint: `http://127.0.0.1:${ports.minio}`, region: 'us-east-1', bucket: testBucket, ...settings.s3 },
+    daemons: [], timings,
+  };
+  const phase = async (name: string, fn: () => Promise<void>): Promise<void> => {
+    const t0 = performance.now();
+    log(`${name}...`);
+    await fn();
+    timings[name] = Math.round((performance.now() - t0) / 100) / 10;
+  };
+  // every started process is recorded at once, so `down` can stop a box whose start failed half-way
+  const launch = async (spec: DaemonSpec): Promise<Daemon> => {
+    const d = startDaemon(spec, paths.logs);
+    record.daemons.push(d);
+    await writeFile(paths.record, JSON.stringify(record, null, 2));
+    return d;
+  };
+  try {
+    await phase('certificates', async () => {
+      await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`]);
+    });
+    const tls = accessFromPki(server, paths.pki);
+    await phase('etcd', async () => {
+      const etcd = await launch(etcdSpec(b, paths, ports));
+      await waitHealthy(etcd, `http://127.0.0.1:${ports.etcd}/health`, startTimeoutMs);
+    });
+    await phase('apiserver', async () => {
+      const apiserver = await launch(apiserverSpec(b, paths, ports));
+      await waitHealthy(apiserver, `${server}/readyz`, startTimeoutMs, tls);
+    });
+    const kcm = await launch(controllerManagerSpec(b, paths, ports));
+    const scheduler = await launch(schedulerSpec(b, paths, ports));
+    const minio = await launch(minioSpec(b, paths, ports, settings));
+    await phase('manifests', async () => {
+      const own = (await readdir(join(moduleDir, 'manifests'))).filter((n) => n.endsWith('.yaml')).sort()
+        .map((n) => join(moduleDir, 'manifests', n));
+      await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own]);
+    });
+    await launch(snapshotControllerSpec(b, paths));
+    await launch(storageDriverSpec(b, paths, settings));
+    await launch(nodeAgentSpec(b, paths, ports, settings));
+    await phase('controllers', async () => {
+      await waitHealthy(kcm, `https://127.0.0.1:${ports.controllerManager}/healthz`, startTimeoutMs);
+      await waitHealthy(scheduler, `https://127.0.0.1:${ports.scheduler}/healthz`, startTimeoutMs);
+    });
+    await phase('s3', async () => {
+      await waitHealthy(minio, `${record.s3.endpoint}/minio/health/ready`, startTimeoutMs);
+      await createBucket(record.s3);
+    });
+    await phase('nodes', () => waitNodesReady(new Kube(tls), record.nodes));
+    return record;
+  } catch (err) {
+    await stopAll(record, log);
+    throw err;
+  }
+}
+
+async function createBucket(s3: S3Settings): Promise<void> {
+  const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey } });
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: s3.bucket }));
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Nodes Ready and schedulable (the node lifecycle controller has lifted the not-ready taint), and the default
+ * namespace's ServiceAccount made, so a test's first pod is admitted and scheduled. */
+async function waitNodesReady(kube: Kube, nodes: string[]): Promise<void> {
+  try {
+    for (const name of nodes) {
+      await kube.waitFor(`/api/v1/nodes/${name}`, `node ${name} to be Ready and untainted`, (node) => {
+        const ready = (node.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+        const tainted = (node.spec?.taints ?? []).some((t: any) => t.key === 'node.kubernetes.io/not-ready');
+        return ready && !tainted ? true : undefined;
+      }, startTimeoutMs);
+    }
+    await kube.waitFor('/api/v1/namespaces/default/serviceaccounts/default', 'the default ServiceAccount', () => true, startTimeoutMs);
+  } finally {
+    kube.close();
+  }
+}
+
+/** Stops the node agent first (it stops the pods), then everything else in reverse start order. */
+async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<void> {
+  const order = [...record.daemons].reverse();
+  const agent = order.filter((d) => d.name === 'node-agent');
+  for (const d of [...agent, ...order.filter((d) => d.name !== 'node-agent')]) {
+    log(`stopping ${d.name}`);
+    await stopDaemon(d, d.name === 'node-agent' ? 20_000 : 10_000);
+  }
+}
+
+/** A detached `cli.ts watch-owner PID`: it stops the box when the test run that started it has exited. */
+function spawnOwnerWatch(owner: number): void {
+  const child = spawn(nodeBinary, [join(moduleDir, 'cli.ts'), 'watch-owner', String(owner)], {
+    detached: true, stdio: 'ignore', env: process.env,
+  });
+  child.unref();
+}
+
+/** Waits for the owner to exit, then stops the box it started (unless it was replaced meanwhile). */
+export async function watchOwner(owner: number): Promise<void> {
+  const startedAt = (await readRecord())?.startedAt;
+  while (processAlive(owner)) {
+    await new Promise((r) => setTimeout(r, 1000));
+    if ((await readRecord())?.startedAt !== startedAt) return;
+  }
+  if ((await readRecord())?.startedAt === startedAt) await down();
+}
+
+export async function down(log: (line: string) => void = () => {}): Promise<boolean> {
+  const paths = statePaths();
+  return withLock(paths.lock, 10 * 60_000, async () => {
+    const record = await readRecord(paths);
+    if (!record) return false;
+    await stopAll(record, log);
+    await rm(paths.record, { force: true });
+    return true;
+  });
+}
+
+/** Clears the previous box's state; loop devices the node agent could not detach are released first. */
+async function wipeState(paths: StatePaths): Promise<void> {
+  await detachLoops(paths.root);
+  await mkdir(paths.root, { recursive: true });
+  for (const name of await readdir(paths.root)) {
+    if (join(paths.root, name) !== paths.lock) await rm(join(paths.root, name), { recursive: true, force: true });
+  }
+  for (const dir of [paths.pki, paths.etcd, paths.logs, paths.minio, paths.nodes, paths.storage]) {
+    await mkdir(dir, { recursive: true });
+  }
+}
+
+async function detachLoops(root: string): Promise<void> {
+  const { stdout } = await run('losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE']).catch(() => ({ stdout: '' }));
+  if (!stdout.trim()) return;
+  const devices = (JSON.parse(stdout) as { loopdevices: { name: string; 'back-file': string | null }[] }).loopdevices;
+  for (const d of devices) {
+    if (d['back-file']?.startsWith(root)) await run('losetup', ['--detach', d.name]).catch(() => undefined);
+  }
+}

@@ -1,0 +1,80 @@
+// `npm run cluster -- up|down|status|env`: the cluster in a box for e2e tests and the demo (see README.md here).
+import { defineCommand, runMain } from 'citty';
+import { consola } from 'consola';
+import { down, problems, readRecord, up, watchOwner } from './box.ts';
+import type { BoxRecord } from './box.ts';
+import { statePaths } from './paths.ts';
+
+function exports(record: BoxRecord): string[] {
+  return [
+    `export KUBECONFIG=${record.kubeconfig}`,
+    `export FERRY_S3_ENDPOINT=${record.s3.endpoint}`,
+    `export FERRY_S3_BUCKET=${record.s3.bucket}`,
+    `export FERRY_S3_REGION=${record.s3.region}`,
+    `export AWS_ACCESS_KEY_ID=${record.s3.accessKey}`,
+    `export AWS_SECRET_ACCESS_KEY=${record.s3.secretKey}`,
+  ];
+}
+
+const upCommand = defineCommand({
+  meta: { name: 'up', description: 'Build what is missing, start the box (or reuse the running one) and print how to use it' },
+  args: {
+    nodes: { type: 'string', description: 'number of emulated nodes (default 2, or FERRYBOX_NODES)' },
+    'snapshot-ready-delay': { type: 'string', description: 'time before a new snapshot is readyToUse, e.g. 3s (default 0s)' },
+  },
+  async run({ args }) {
+    const { record, reused } = await up({
+      nodes: args.nodes === undefined ? undefined : Number(args.nodes),
+      snapshotReadyDelay: args['snapshot-ready-delay'],
+      log: (line) => consola.info(line),
+    });
+    if (reused) consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
+    else consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
+    console.log(['', ...exports(record), '', 'kubectl get nodes   # kubectl from Debian\'s kubernetes-client works'].join('\n'));
+  },
+});
+
+const downCommand = defineCommand({
+  meta: { name: 'down', description: 'Stop every process of the box (its state stays in test/cluster/.state until the next up)' },
+  async run() {
+    consola.success((await down((line) => consola.info(line))) ? 'The box is stopped.' : 'No box was running.');
+  },
+});
+
+const statusCommand = defineCommand({
+  meta: { name: 'status', description: 'Say whether the box runs, and what is wrong if it does not' },
+  async run() {
+    const record = await readRecord();
+    if (!record) {
+      consola.info(`No box recorded in ${statePaths().root}.`);
+      process.exitCode = 1;
+      return;
+    }
+    const issues = await problems(record);
+    for (const issue of issues) consola.warn(issue);
+    if (issues.length) process.exitCode = 1;
+    else consola.success(`Running since ${record.startedAt}: apiserver ${record.server}, nodes ${record.nodes.join(', ')}, S3 ${record.s3.endpoint}.`);
+  },
+});
+
+const envCommand = defineCommand({
+  meta: { name: 'env', description: 'Print shell exports for the running box: eval "$(npm run -s cluster -- env)"' },
+  async run() {
+    const record = await readRecord();
+    if (!record) throw new Error('No box is running; start one with `npm run cluster -- up`.');
+    console.log(exports(record).join('\n'));
+  },
+});
+
+const watchOwnerCommand = defineCommand({
+  meta: { name: 'watch-owner', description: 'Internal: stop the box once the given process has exited', hidden: true },
+  args: { pid: { type: 'positional', required: true } },
+  async run({ args }) {
+    await watchOwner(Number(args.pid));
+  },
+});
+
+await runMain(defineCommand({
+  meta: { name: 'cluster', description: 'The cluster in a box: a real Kubernetes control plane, S3 and emulated nodes' },
+  subCommands: { up: upCommand, down: downCommand, status: statusCommand, env: envCommand, 'watch-owner': watchOwnerCommand },
+}));

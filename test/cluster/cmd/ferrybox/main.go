@@ -1,0 +1,152 @@
+// Command ferrybox holds the box's own programs, one subcommand each:
+//
+//	ferrybox pki --dir DIR --server URL          certificates, keys and kubeconfigs
+//	ferrybox bootstrap --kubeconfig F FILE...    apply manifests (server-side apply)
+//	ferrybox node-agent [flags]                  the emulated kubelet of N nodes
+//	ferrybox storage-driver [flags]              the local CSI driver and its sidecars
+//	ferrybox container-init SPEC                 used by node-agent inside each container
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"ferry.dev/cluster/internal/bootstrap"
+	"ferry.dev/cluster/internal/containerinit"
+	"ferry.dev/cluster/internal/layout"
+	"ferry.dev/cluster/internal/nodeagent"
+	"ferry.dev/cluster/internal/pki"
+	"ferry.dev/cluster/internal/storage"
+)
+
+var commands = map[string]func(args []string) error{
+	"pki":            runPKI,
+	"bootstrap":      runBootstrap,
+	"node-agent":     runNodeAgent,
+	"storage-driver": runStorageDriver,
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|container-init ...")
+		os.Exit(2)
+	}
+	if os.Args[1] == "container-init" {
+		containerinit.Main(os.Args[2:])
+	}
+	run, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "ferrybox: unknown command %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	if err := run(os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "ferrybox %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ExitOnError)
+	klog.InitFlags(fs)
+	return fs
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+}
+
+func loadConfig(path string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
+}
+
+func runPKI(args []string) error {
+	fs := newFlags("pki")
+	dir := fs.String("dir", "", "folder for certificates, keys and kubeconfigs")
+	server := fs.String("server", "", "apiserver URL written into the kubeconfigs")
+	_ = fs.Parse(args)
+	if *dir == "" || *server == "" {
+		return fmt.Errorf("--dir and --server are required")
+	}
+	return pki.Generate(*dir, *server)
+}
+
+func runBootstrap(args []string) error {
+	fs := newFlags("bootstrap")
+	kubeconfig := fs.String("kubeconfig", "", "admin kubeconfig")
+	_ = fs.Parse(args)
+	cfg, err := loadConfig(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return bootstrap.Apply(ctx, cfg, fs.Args())
+}
+
+func runNodeAgent(args []string) error {
+	fs := newFlags("node-agent")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the node agent")
+	var opts nodeagent.Options
+	fs.IntVar(&opts.Nodes, "nodes", 2, "number of nodes to emulate")
+	fs.StringVar(&opts.NodePrefix, "node-prefix", "node-", "node names are this prefix and 1..N")
+	fs.StringVar(&opts.StateDir, "state-dir", "", "folder for pod data and container logs")
+	storageRoot := fs.String("storage-root", "", "storage driver data folder")
+	fs.StringVar(&opts.Checkout, "checkout", "", "ferry checkout the ferry image maps to")
+	fs.StringVar(&opts.APIServerPort, "apiserver-port", "", "apiserver port on 127.0.0.1, given to pods")
+	fs.IntVar(&opts.KubeletPortBase, "kubelet-port-base", 0, "first node's kubelet port")
+	fs.StringVar(&opts.TLSCert, "tls-cert", "", "kubelet serving certificate")
+	fs.StringVar(&opts.TLSKey, "tls-key", "", "kubelet serving key")
+	fs.StringVar(&opts.ClientCA, "client-ca", "", "CA of clients allowed on the kubelet port")
+	_ = fs.Parse(args)
+	if opts.StateDir == "" || *storageRoot == "" || opts.Checkout == "" || opts.APIServerPort == "" || opts.KubeletPortBase == 0 {
+		return fmt.Errorf("--state-dir, --storage-root, --checkout, --apiserver-port and --kubelet-port-base are required")
+	}
+	opts.Storage = layout.Storage{Root: *storageRoot}
+	for _, p := range []*string{&opts.StateDir, &opts.Checkout} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	cfg, err := loadConfig(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	return nodeagent.Run(ctx, cfg, opts)
+}
+
+func runStorageDriver(args []string) error {
+	fs := newFlags("storage-driver")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the storage driver")
+	root := fs.String("storage-root", "", "folder for volumes and snapshots")
+	delay := fs.Duration("snapshot-ready-delay", 0, "time before a new snapshot is readyToUse")
+	_ = fs.Parse(args)
+	if *root == "" {
+		return fmt.Errorf("--storage-root is required")
+	}
+	cfg, err := loadConfig(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	return storage.Run(ctx, cfg, storage.Options{Storage: layout.Storage{Root: *root}, SnapshotReadyDelay: *delay})
+}

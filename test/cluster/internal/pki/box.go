@@ -1,0 +1,85 @@
+package pki
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Client identities that get a kubeconfig, by file base name. The
+// snapshot-controller authenticates with the user name of the ServiceAccount its
+// published RBAC manifest binds, so those manifests apply unchanged.
+var clients = []Identity{
+	{File: "admin", CN: "ferrybox-admin", Orgs: []string{"system:masters"}},
+	{File: "controller-manager", CN: "system:kube-controller-manager"},
+	{File: "scheduler", CN: "system:kube-scheduler"},
+	{File: "node-agent", CN: "ferrybox:node-agent", Orgs: []string{"ferrybox:nodes"}},
+	{File: "storage-driver", CN: "ferrybox:storage-driver"},
+	{File: "snapshot-controller", CN: "system:serviceaccount:kube-system:snapshot-controller"},
+}
+
+// Generate writes the CA, every certificate, the service-account key and one
+// kubeconfig per client identity into dir.
+func Generate(dir, server string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	ca, err := NewCA(dir, "ferrybox-ca")
+	if err != nil {
+		return err
+	}
+	loopback := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	servers := []Identity{
+		{File: "apiserver", CN: "kube-apiserver", Server: true,
+			DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+				"kubernetes.default.svc.cluster.local"},
+			IPs: append(loopback, net.IPv4(10, 0, 0, 1))},
+		{File: "kubelet", CN: "ferrybox-kubelet", Server: true, DNS: []string{"localhost"}, IPs: loopback},
+		{File: "apiserver-kubelet-client", CN: "kube-apiserver-kubelet-client", Orgs: []string{"system:masters"}},
+	}
+	for _, id := range append(servers, clients...) {
+		if err := ca.Issue(dir, id); err != nil {
+			return err
+		}
+	}
+	if err := ServiceAccountKey(dir); err != nil {
+		return err
+	}
+	for _, id := range clients {
+		if err := writeKubeconfig(dir, server, id.File); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeKubeconfig embeds the CA and the client pair so the file can be copied anywhere.
+func writeKubeconfig(dir, server, name string) error {
+	read := func(file string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, file)) }
+	caData, err := read("ca.crt")
+	if err != nil {
+		return err
+	}
+	cert, err := read(name + ".crt")
+	if err != nil {
+		return err
+	}
+	key, err := read(name + ".key")
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["ferrybox"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caData}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	cfg.Contexts["ferrybox"] = &clientcmdapi.Context{Cluster: "ferrybox", AuthInfo: name, Namespace: "default"}
+	cfg.CurrentContext = "ferrybox"
+	path := filepath.Join(dir, name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
+	}
+	return nil
+}

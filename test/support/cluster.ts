@@ -1,0 +1,76 @@
+// The cluster in a box for e2e suites (see test/cluster/README.md).
+//
+//   const cluster = await useCluster('dataupload');
+//   after(() => cluster.cleanup());
+//   const ns = await cluster.namespace();            // a fresh namespace, deleted by cleanup()
+//   await cluster.kube.create(`/api/v1/namespaces/${ns}/pods`, pod);
+//
+// The first suite of a test run that needs the box starts it (building on a fresh machine); the others reuse it.
+// A box this run started stops when the run ends; a box started by `npm run cluster -- up` is reused and left running.
+// `kubeconfig` is a file with embedded credentials: kubectl and @kubernetes/client-node (`kc.loadFromFile(path)`)
+// read it as is.
+
+import { randomBytes } from 'node:crypto';
+import { adminAccess, up } from '../cluster/box.ts';
+import type { S3Settings } from '../cluster/box.ts';
+import { Kube, KubeError } from '../cluster/kube.ts';
+import type { KubeAccess } from '../cluster/kube.ts';
+import { statePaths } from '../cluster/paths.ts';
+import { podLogs } from '../cluster/pod-logs.ts';
+import type { LogQuery } from '../cluster/pod-logs.ts';
+
+export type { KubeAccess, LogQuery, S3Settings };
+export { Kube, KubeError };
+
+export interface TestCluster {
+  /** admin kubeconfig (system:masters) */
+  kubeconfig: string;
+  server: string;
+  access: KubeAccess;
+  /** an admin client; see test/cluster/kube.ts */
+  kube: Kube;
+  nodes: string[];
+  /** MinIO on 127.0.0.1 with a bucket for tests */
+  s3: S3Settings;
+  /** Creates a namespace `<suite>-<prefix>-<random>` labelled with the suite; cleanup() deletes it. */
+  namespace(prefix?: string): Promise<string>;
+  /** What a pod's container printed, also after the pod is gone. */
+  podLogs(namespace: string, pod: string, query?: LogQuery): Promise<string>;
+  /** Deletes the suite's namespaces (without waiting for their contents to go) and closes the client. */
+  cleanup(): Promise<void>;
+}
+
+export const suiteLabel = 'ferrybox.ferry.dev/suite';
+
+/** The test runner's pid when running under `node --test` (each file is its child), else this process. */
+function runOwner(): number {
+  return process.env.NODE_TEST_CONTEXT ? process.ppid : process.pid;
+}
+
+export async function useCluster(suite: string): Promise<TestCluster> {
+  const { record } = await up({ owner: runOwner() });
+  const access = adminAccess(record);
+  const kube = new Kube(access);
+  const namespaces: string[] = [];
+  const dnsName = (s: string): string => s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  return {
+    kubeconfig: record.kubeconfig, server: record.server, access, kube, nodes: record.nodes, s3: record.s3,
+    async namespace(prefix = '') {
+      const name = dnsName([suite, prefix, randomBytes(3).toString('hex')].filter(Boolean).join('-')).slice(0, 63);
+      await kube.create('/api/v1/namespaces', {
+        apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [suiteLabel]: dnsName(suite).slice(0, 63) } },
+      });
+      namespaces.push(name);
+      // pods are admitted only once the namespace's ServiceAccount exists
+      await kube.waitFor(`/api/v1/namespaces/${name}/serviceaccounts/default`, `the default ServiceAccount of ${name}`, () => true);
+      return name;
+    },
+    podLogs(namespace, pod, query) {
+      return podLogs(statePaths().nodes, namespace, pod, query);
+    },
+    async cleanup() {
+      for (const ns of namespaces.splice(0)) await kube.delete(`/api/v1/namespaces/${ns}`);
+      kube.close();
+    },
+  };
+}
