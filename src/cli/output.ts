@@ -39,8 +39,10 @@ export function progressReporter(json: boolean): { update(p: Readonly<Progress>)
   const start = Date.now();
   const tty = process.stderr.isTTY === true;
   let lastPlain = 0;
+  let last: Readonly<Progress> | undefined;
   return {
     update(p) {
+      last = p;
       if (json) return;
       const line = progressLine(p, Date.now() - start);
       if (tty) {
@@ -51,7 +53,9 @@ export function progressReporter(json: boolean): { update(p: Readonly<Progress>)
       }
     },
     done() {
-      if (!json && tty) process.stderr.write('\n');
+      if (json) return;
+      if (tty) process.stderr.write('\n');
+      else if (last) consola.log(progressLine(last, Date.now() - start));
     },
   };
 }

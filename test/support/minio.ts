@@ -2,18 +2,29 @@
 // Fault tests stop it mid-operation and restart it on the same port with the same data.
 
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { get as httpGet } from 'node:http';
+import { Agent as HttpsAgent, get as httpsGet } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeTestCertificates } from './test-ca.ts';
 import { toolPath } from './tools.ts';
 
+export interface MinioOptions {
+  /** serve https with a certificate from a throwaway CA (see `caFile`) */
+  tls?: boolean;
+}
+
 export interface Minio {
-  /** http://127.0.0.1:PORT */
+  /** http://127.0.0.1:PORT, or https:// with `tls` */
   endpoint: string;
+  /** with `tls`: the PEM file of the CA that signed the server certificate */
+  caFile?: string;
   accessKey: string;
   secretKey: string;
   dataDir: string;
@@ -71,13 +82,26 @@ function launch(binary: string, port: number, root: string, env: NodeJS.ProcessE
   return { child, output: () => output, exited };
 }
 
-async function waitReady(endpoint: string, server: Server): Promise<void> {
+/** True when the URL answers 200; `ca` is trusted for https. */
+function probe(url: string, ca?: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    const onResponse = (res: { statusCode?: number; resume(): void }): void => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    };
+    const req = url.startsWith('https:') ? httpsGet(url, { ca }, onResponse) : httpGet(url, onResponse);
+    req.setTimeout(2000, () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
+}
+
+async function waitReady(endpoint: string, server: Server, ca?: Buffer): Promise<void> {
   const deadline = Date.now() + readyTimeoutMs;
   let exited = false;
   void server.exited.then(() => { exited = true; });
   while (Date.now() < deadline) {
     if (exited) throw new Error(`MinIO exited before becoming ready:\n${server.output()}`);
-    const ok = await fetch(`${endpoint}/minio/health/ready`).then((r) => r.ok, () => false);
+    const ok = await probe(`${endpoint}/minio/health/ready`, ca);
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -92,12 +116,19 @@ async function stopServer(server: Server, signal: NodeJS.Signals): Promise<void>
   clearTimeout(timer);
 }
 
-export async function startMinio(): Promise<Minio> {
+export async function startMinio(opts: MinioOptions = {}): Promise<Minio> {
   const binary = await toolPath('minio');
   const root = await mkdtemp(join(tmpdir(), 'ferry-minio-'));
   const dataDir = join(root, 'data');
   const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
+  let caFile: string | undefined;
+  if (opts.tls) {
+    // MinIO turns on https when its certs folder holds public.crt and private.key
+    await mkdir(join(root, 'certs'));
+    caFile = (await makeTestCertificates(join(root, 'certs'), 'public.crt', 'private.key')).caFile;
+  }
+  const ca = caFile ? await readFile(caFile) : undefined;
+  const endpoint = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const accessKey = `ferry${randomBytes(4).toString('hex')}`;
   const secretKey = randomBytes(16).toString('hex');
   const env = {
@@ -109,16 +140,17 @@ export async function startMinio(): Promise<Minio> {
     MINIO_UPDATE: 'off',
   };
   let server = launch(binary, port, root, env);
-  await waitReady(endpoint, server).catch(async (err: unknown) => {
+  await waitReady(endpoint, server, ca).catch(async (err: unknown) => {
     await stopServer(server, 'SIGKILL');
     throw err;
   });
   const client = new S3Client({
     endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey },
+    requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ ca }) }),
   });
 
   return {
-    endpoint, accessKey, secretKey, dataDir,
+    endpoint, caFile, accessKey, secretKey, dataDir,
     async bucket(name) {
       await client.send(new CreateBucketCommand({ Bucket: name })).catch((err: { name?: string }) => {
         if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
@@ -131,7 +163,7 @@ export async function startMinio(): Promise<Minio> {
     async restart() {
       await stopServer(server, 'SIGTERM');
       server = launch(binary, port, root, env);
-      await waitReady(endpoint, server);
+      await waitReady(endpoint, server, ca);
     },
     async destroy() {
       await stopServer(server, 'SIGKILL');

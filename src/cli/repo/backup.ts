@@ -19,11 +19,13 @@ export default defineCommand({
     host: { type: 'string', description: 'hostname recorded in the snapshot (default: this machine)' },
     parent: { type: 'string', description: 'snapshot to compare against: an id, "latest" (default: latest with the same paths and host), or "none"' },
     stream: { type: 'string', description: 'back up the single PATH (a block device, image or pipe) as one file with this name', valueHint: 'NAME' },
+    'pack-size': { type: 'string', description: 'target size of the pack files in MiB, 1 to 128 (default 16)', valueHint: 'MiB' },
   },
   async run({ args }) {
     const paths = args._.map((p) => resolve(p));
     if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
+    const packSize = parsePackSize(args['pack-size']);
     const repo = await openRepo(args);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);
@@ -38,12 +40,18 @@ export default defineCommand({
     const result = await backup(repo, {
       paths, tags, hostname, signal, parent,
       stream: args.stream ? { name: args.stream } : undefined,
+      writer: packSize === undefined ? undefined : { packSize },
       onProgress: (p) => progress.update(p),
     });
     progress.done();
     const s = result.snapshot.summary!;
     if (args.json) {
-      printJSON({ message_type: 'summary', snapshot_id: result.snapshotID, parent: result.snapshot.parent, ...snakeSummary(s), total_duration: (Date.now() - started) / 1000 });
+      printJSON({
+        message_type: 'summary', snapshot_id: result.snapshotID, parent: result.snapshot.parent, ...snakeSummary(s),
+        // what this run uploaded, headers included, and what it took over from an interrupted run
+        packs_written: result.stats.packs, pack_bytes_written: result.stats.packBytes, packs_adopted: result.adopted.packs,
+        total_duration: (Date.now() - started) / 1000,
+      });
     } else {
       consola.log(`Files: ${s.filesNew} new, ${s.filesChanged} changed, ${s.filesUnmodified} unmodified`);
       consola.log(`Dirs:  ${s.dirsNew} new, ${s.dirsChanged} changed, ${s.dirsUnmodified} unmodified`);
@@ -54,6 +62,14 @@ export default defineCommand({
     await repo.close();
   },
 });
+
+/** restic's --pack-size: whole MiB, so a typo cannot make millions of tiny packs. */
+function parsePackSize(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!(n >= 1 && n <= 128)) throw new UsageError(`--pack-size "${v}" must be a whole number of MiB from 1 to 128`);
+  return n * 1024 * 1024;
+}
 
 function tryLatest<T>(f: () => T): T | undefined {
   try {

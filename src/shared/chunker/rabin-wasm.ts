@@ -1,13 +1,13 @@
 // The rolling fingerprint in WebAssembly (wasm/rabin.wat), where 64-bit integers make it a few plain instructions.
 // Each kernel owns a small instance: tables and window live in its memory, and input is copied in by batches.
 import type { RabinKernel } from './rabin-kernel.ts';
-import { byteTable, modTable, windowSize } from './rabin-tables.ts';
+import { byteTable, windowSize } from './rabin-tables.ts';
 import type { Polynomial } from './polynomial.ts';
 import { rabinWasmBase64 } from './wasm/rabin-wasm-bytes.ts';
 
 /** where rabin.wat expects its tables, the window and the batch to hash */
 const tablesOffset = 0;
-const batchOffset = 8192 + windowSize;
+const batchOffset = 16384 + windowSize;
 
 // the project's TypeScript libs (es2024 + node) do not describe WebAssembly, so the little used here is typed here
 /** a compiled module, opaque to us */
@@ -42,7 +42,8 @@ export class WasmRabinKernel implements RabinKernel {
     this.#memory = new Uint8Array(this.#exports.memory.buffer);
     this.#batchCapacity = this.#memory.length - batchOffset;
     const leave = (extraBytes: number): BigUint64Array => byteTable(pol, 8 * (windowSize + extraBytes), false);
-    const tables = [leave(0), leave(1), modTable(pol), byteTable(pol, 61, true)];
+    const reduce = (power: number): BigUint64Array => byteTable(pol, power, true);
+    const tables = [leave(0), leave(1), leave(2), leave(3), reduce(53), reduce(61), reduce(69), reduce(77)];
     tables.forEach((table, n) => {
       new BigUint64Array(this.#exports.memory.buffer, tablesOffset + n * table.byteLength, table.length).set(table);
     });

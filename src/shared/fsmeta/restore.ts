@@ -5,6 +5,7 @@
 //
 // Times go through fs.utimes / fs.lutimes, which take seconds as a double: a present-day time keeps
 // about 240 ns of precision (a double's resolution near 1.7e9 s is 2^-22 s), not restic's exact ns.
+// Node has no call that sets nanoseconds exactly.
 import { chmod, lchown, lutimes, utimes } from 'node:fs/promises';
 import type { GoTime } from '../tree/gotime.ts';
 import { posixPermissionsFromGoMode } from '../tree/mode.ts';
@@ -16,10 +17,13 @@ export interface RestoreOptions {
   xattrs?: XattrWriter;
 }
 
-/** The double closest to the exact instant, in the seconds fs.utimes takes. */
-export function utimesSeconds(t: GoTime): number {
+/**
+ * The instant in the seconds fs.utimes takes: the closest double, written as a string because Node
+ * silently replaces a negative number (a time before 1970) with the current time, but not a string.
+ */
+export function utimesSeconds(t: GoTime): string {
   const sec = t.ns / 1_000_000_000n - (t.ns < 0n && t.ns % 1_000_000_000n !== 0n ? 1n : 0n);
-  return Number(sec) + Number(t.ns - sec * 1_000_000_000n) / 1e9;
+  return String(Number(sec) + Number(t.ns - sec * 1_000_000_000n) / 1e9);
 }
 
 function isRoot(): boolean {

@@ -2,7 +2,7 @@
 // fetched a few at a time and written at their offsets in any order, and all-zero chunks are not written at all,
 // which recreates sparse files and costs nothing for empty disk regions.
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import { sealOverhead } from '../crypto/seal.ts';
 import type { Semaphore } from '../concurrency/semaphore.ts';
@@ -18,6 +18,31 @@ function zeroID(length: number): ID {
     zeroIDs.set(length, id);
   }
   return id;
+}
+
+const page = 4096;
+const zeroPage = new Uint8Array(page);
+
+/**
+ * Writes `data` at `offset` except for whole zero pages, which stay holes in the freshly truncated file. A chunk
+ * that mixes data and zeros (the edge of a sparse region) thus costs only its data pages on disk.
+ */
+async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: number): Promise<void> {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  let runStart = -1;
+  // pages are aligned to the file, so holes line up with the file system's blocks
+  let pos = 0;
+  while (pos < buf.length) {
+    const next = Math.min(buf.length, pos + page - ((offset + pos) % page));
+    const zero = next - pos === page && buf.compare(zeroPage, 0, page, pos, next) === 0;
+    if (!zero && runStart < 0) runStart = pos;
+    if (zero && runStart >= 0) {
+      await fh.write(buf, runStart, pos - runStart, offset + runStart);
+      runStart = -1;
+    }
+    pos = next;
+  }
+  if (runStart >= 0) await fh.write(buf, runStart, buf.length - runStart, offset + runStart);
 }
 
 export interface BlobPlacement {
@@ -55,8 +80,7 @@ export async function writeFileContent(
       await loads.acquire();
       try {
         signal?.throwIfAborted();
-        const data = await repo.loadBlob('data', b.id, signal);
-        await fh.write(data, 0, data.length, b.offset);
+        await writeSkippingZeros(fh, await repo.loadBlob('data', b.id, signal), b.offset);
         onBytes(b.length);
       } finally {
         loads.release();

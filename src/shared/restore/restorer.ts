@@ -7,7 +7,8 @@ import { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
 import { decodeTree, findNode } from '../tree/tree.ts';
 import { displayName, type TreeNode } from '../tree/node.ts';
-import { applyMetadata, createSpecial } from '../fsmeta/write.ts';
+import { restoreMetadata } from '../fsmeta/restore.ts';
+import { createSpecialFiles } from '../fsmeta/special.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
 import { writeFileContent } from './file-writer.ts';
 
@@ -92,7 +93,7 @@ class Restorer {
         await mkdir(path, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'EEXIST') throw err;
         });
-        pending.push(this.#restoreDir(node.subtree!, path).then(() => applyMetadata(path, node)));
+        pending.push(this.#restoreDir(node.subtree!, path).then(() => restoreMetadata(path, node)));
         continue;
       }
       await this.#files.acquire();
@@ -116,10 +117,13 @@ class Restorer {
         await mkdir(path, { recursive: true });
         if (node.subtree) await this.#restoreDir(node.subtree, path);
         break;
+      case 'socket':
+        // a socket belongs to the process that listened on it; like restic, nothing is recreated
+        return;
       default:
-        await createSpecial(path, node);
+        await createSpecialFiles(this.#opts.target, [{ path, node }]);
     }
-    await applyMetadata(path, node);
+    await restoreMetadata(path, node);
     this.#progress.filesDone++;
     this.#tick.tick();
   }

@@ -1,0 +1,71 @@
+// Runs `ferry` as a real process, the way a user or a Job runs it, and collects its exit code and output.
+// Fault tests also get the child itself so they can kill it mid-operation.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { testPassword } from './repo.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+export const nodeBin = join(root, 'node_modules', '.bin', 'node');
+export const cliEntry = join(root, 'src', 'entry', 'cli.ts');
+
+export interface FerryRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface FerryEnv {
+  /** FERRY_PASSWORD; null leaves it unset */
+  password?: string | null;
+  env?: Record<string, string>;
+  /** run this script instead of src/entry/cli.ts (a driver that wraps the CLI) */
+  entry?: string;
+}
+
+export interface FerryChild {
+  child: ChildProcess;
+  done: Promise<FerryRun>;
+}
+
+export function spawnFerry(args: string[], opts: FerryEnv = {}): FerryChild {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env };
+  const password = opts.password === undefined ? testPassword : opts.password;
+  if (password !== null) env.FERRY_PASSWORD = password;
+  const child = spawn(nodeBin, [opts.entry ?? cliEntry, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (b: Buffer) => { stdout += b.toString(); });
+  child.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); });
+  const done = new Promise<FerryRun>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+export function ferry(args: string[], opts: FerryEnv = {}): Promise<FerryRun> {
+  return spawnFerry(args, opts).done;
+}
+
+/** Runs ferry and insists on exit 0, showing its output otherwise. */
+export async function ferryOK(args: string[], opts: FerryEnv = {}): Promise<FerryRun> {
+  const r = await ferry(args, opts);
+  if (r.code !== 0) throw new Error(`ferry ${args.join(' ')} exited ${r.code ?? r.signal}:\n${r.stderr}${r.stdout}`);
+  return r;
+}
+
+/** The JSON document a `--json` run printed on stdout. */
+export function parseJSON<T>(r: FerryRun): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`ferry printed no JSON document on stdout:\n${r.stdout}\n--- stderr:\n${r.stderr}`);
+  }
+}
+
+/** A message printed with a stack trace means an error escaped unexplained. */
+export function hasStackTrace(text: string): boolean {
+  return /^\s+at .+\(.*:\d+:\d+\)$/m.test(text) || /^\s+at (async )?[\w.<>]+ \(node:/m.test(text);
+}

@@ -1,0 +1,31 @@
+// A throwaway certificate authority and a server certificate for 127.0.0.1, made with openssl, so tests can run
+// TLS endpoints that clients trust only through an explicit CA file.
+
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface TestCertificates {
+  /** PEM of the CA: what a client passes as its CA file */
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
+const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+
+/** Writes ca.crt, ca.key, `certName` and `keyName` into `dir`. */
+export async function makeTestCertificates(dir: string, certName = 'server.crt', keyName = 'server.key'): Promise<TestCertificates> {
+  const path = (name: string): string => join(dir, name);
+  await run('openssl', ['req', '-x509', ...ecKey, '-keyout', path('ca.key'), '-out', path('ca.crt'), '-days', '2', '-subj', '/CN=ferry test CA']);
+  await run('openssl', ['req', ...ecKey, '-keyout', path(keyName), '-out', path('server.csr'), '-subj', '/CN=127.0.0.1']);
+  await writeFile(path('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await run('openssl', [
+    'x509', '-req', '-in', path('server.csr'), '-CA', path('ca.crt'), '-CAkey', path('ca.key'), '-CAcreateserial',
+    '-out', path(certName), '-days', '2', '-extfile', path('san.ext'),
+  ]);
+  return { caFile: path('ca.crt'), certFile: path(certName), keyFile: path(keyName) };
+}
