@@ -14,9 +14,18 @@ const atime = { ns: 1600000000987654321n, offset: 3600 };
 const near = (actual: bigint, expected: bigint): boolean => (actual > expected ? actual - expected : expected - actual) <= 250n;
 
 test('seconds for fs.utimes are the nearest double, also before 1970', () => {
-  assert.equal(utimesSeconds({ ns: 1_500_000_000n, offset: 0 }), 1.5);
-  assert.equal(utimesSeconds({ ns: -1_500_000_000n, offset: 0 }), -1.5);
-  assert.equal(utimesSeconds(mtime), 1700000000.123456789);
+  assert.equal(utimesSeconds({ ns: 1_500_000_000n, offset: 0 }), '1.5');
+  assert.equal(utimesSeconds({ ns: -1_500_000_000n, offset: 0 }), '-1.5');
+  assert.equal(Number(utimesSeconds(mtime)), 1700000000.123456789);
+});
+
+test('restores a time before 1970, which Node turns into now when given as a number', async () => {
+  await withScratch(async (dir) => {
+    await writeFile(`${dir}/old`, '');
+    const old = { ns: -315619200123456789n, offset: 0 };
+    await restoreMetadata(Buffer.from(`${dir}/old`), newNode(new Uint8Array(0), 'file', { mtime: old, atime: old }));
+    assert.ok(near((await lstat(`${dir}/old`, { bigint: true })).mtimeNs, old.ns));
+  });
 });
 
 test('restores owner, special mode bits, times and attributes of a file', async () => {
