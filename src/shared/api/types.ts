@@ -1,0 +1,191 @@
+// ferry's Kubernetes API, group ferry.dev, version v1alpha1: the TypeScript shapes of the custom resources.
+// Field names follow Velero's DataUpload/DataDownload where they mean the same thing. The CRD schemas in
+// deploy/crds/ and the valibot schemas in ./schemas.ts describe exactly these shapes; a test holds them together.
+
+export const group = 'ferry.dev';
+export const version = 'v1alpha1';
+export const apiVersion = `${group}/${version}`;
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+}
+
+/** Kubernetes' standard condition (metav1.Condition). */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface SecretKeyRef {
+  name: string;
+  key: string;
+}
+
+// ---- BackupStorageLocation (lives in ferry's own namespace) ----
+
+export interface BackupStorageLocationSpec {
+  s3: {
+    /** http(s)://host[:port] */
+    endpoint: string;
+    bucket: string;
+    /** repositories live at <prefix>/<source namespace> */
+    prefix?: string;
+    region?: string;
+    /** default true: bucket in the path (MinIO, Ceph) */
+    forcePathStyle?: boolean;
+    /** PEM CA bundle, base64, for endpoints with a private CA */
+    caBundle?: string;
+  };
+  /** Secret in ferry's namespace with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (keys overridable) */
+  credential: { name: string; accessKeyIDKey?: string; secretAccessKeyKey?: string };
+  /** Secret in ferry's namespace holding the password from which each namespace's repository password is derived */
+  repositoryPassword: SecretKeyRef;
+  /** namespaces whose PVCs may be backed up here; ["*"] allows all */
+  allowedNamespaces: string[];
+  /** restores reading another namespace's repository: from -> allowed target namespaces */
+  crossNamespaceRestores?: { from: string; to: string[] }[];
+}
+
+export interface BackupStorageLocationStatus {
+  phase?: 'Available' | 'Unavailable';
+  message?: string;
+  lastValidationTime?: string;
+  conditions?: Condition[];
+}
+
+export interface BackupStorageLocation {
+  apiVersion: typeof apiVersion;
+  kind: 'BackupStorageLocation';
+  metadata: ObjectMeta;
+  spec: BackupStorageLocationSpec;
+  status?: BackupStorageLocationStatus;
+}
+
+// ---- Shared by DataUpload and DataDownload ----
+
+export type Phase =
+  | 'New' | 'Accepted' | 'Prepared' | 'InProgress' | 'Finalizing' | 'Completed'
+  | 'Failing' | 'Failed' | 'Canceling' | 'Canceled';
+
+export interface Progress {
+  bytesDone: number;
+  totalBytes: number;
+}
+
+/** What each step did last: attempts (the Job name carries the attempt), and when it ran. */
+export interface StepRecord {
+  attempts: number;
+  job?: string;
+  startTime?: string;
+  endTime?: string;
+  outcome?: 'Succeeded' | 'Failed';
+  message?: string;
+}
+
+export type StepName = 'snapshot' | 'expose' | 'transfer' | 'finalize' | 'delete';
+
+export interface TransferStats {
+  files: number;
+  bytes: number;
+  bytesAdded: number;
+  bytesStored: number;
+  durationSeconds: number;
+}
+
+interface CommonStatus {
+  phase?: Phase;
+  progress?: Progress;
+  startTimestamp?: string;
+  completionTimestamp?: string;
+  /** node whose pod moves the data */
+  node?: string;
+  message?: string;
+  conditions?: Condition[];
+  steps?: Partial<Record<StepName, StepRecord>>;
+  /** objects the expose step created in ferry's namespace; finalize removes them */
+  exposure?: { namespace: string; pvc?: string; volumeSnapshot?: string; volumeSnapshotContent?: string; pv?: string };
+  stats?: TransferStats;
+}
+
+// ---- DataUpload: backup of one PVC (in the PVC's namespace) ----
+
+export interface DataUploadSpec {
+  sourcePVC: string;
+  backupStorageLocation: string;
+  /** false: keep the CSI snapshot only, move no data */
+  snapshotMoveData?: boolean;
+  csiSnapshot?: { volumeSnapshot?: string; snapshotClass?: string };
+  /** "" or "ferry"; resources for other data movers are left alone */
+  dataMover?: string;
+  /** e.g. "10m": how long to wait for the snapshot and each step */
+  operationTimeout?: string;
+  cancel?: boolean;
+  tags?: Record<string, string>;
+}
+
+export interface DataUploadStatus extends CommonStatus {
+  /** repository snapshot id */
+  snapshotID?: string;
+  parentSnapshotID?: string;
+  volumeSnapshot?: string;
+  /** Filesystem or Block, copied from the source PVC */
+  volumeMode?: 'Filesystem' | 'Block';
+}
+
+export interface DataUpload {
+  apiVersion: typeof apiVersion;
+  kind: 'DataUpload';
+  metadata: ObjectMeta;
+  spec: DataUploadSpec;
+  status?: DataUploadStatus;
+}
+
+// ---- DataDownload: restore into a PVC (in the target namespace) ----
+
+export interface DataDownloadSpec {
+  /** the PVC to create (or fill, if it exists and is unbound) */
+  targetPVC: { name: string; storageClassName?: string; size?: string; accessModes?: string[] };
+  backupStorageLocation: string;
+  /** the data to restore: a repository snapshot id, or a DataUpload (its namespace defaults to this one) */
+  source: { snapshotID?: string; dataUpload?: { name: string; namespace?: string } };
+  /** namespace whose repository holds the snapshot; default this namespace */
+  sourceNamespace?: string;
+  dataMover?: string;
+  operationTimeout?: string;
+  cancel?: boolean;
+}
+
+export interface DataDownloadStatus extends CommonStatus {
+  snapshotID?: string;
+}
+
+export interface DataDownload {
+  apiVersion: typeof apiVersion;
+  kind: 'DataDownload';
+  metadata: ObjectMeta;
+  spec: DataDownloadSpec;
+  status?: DataDownloadStatus;
+}
+
+export type FerryResource = DataUpload | DataDownload;
+export type ResourceKind = FerryResource['kind'];
+
+export const plurals: Record<ResourceKind | 'BackupStorageLocation', string> = {
+  DataUpload: 'datauploads',
+  DataDownload: 'datadownloads',
+  BackupStorageLocation: 'backupstoragelocations',
+};
