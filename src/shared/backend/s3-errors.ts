@@ -8,6 +8,7 @@ import { NotExistError } from './errors.ts';
 
 interface SdkError {
   name?: string;
+  code?: string;
   message?: string;
   $metadata?: { httpStatusCode?: number };
 }
@@ -22,6 +23,11 @@ const credentialErrors = new Set([
   'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'Forbidden', 'InvalidToken', 'ExpiredToken',
   'InvalidClientTokenId',
 ]);
+/** certificate checks that fail the same way on every attempt */
+const tlsTrustErrors = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_UNTRUSTED', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 /** 4xx answers that mean "later", not "never" */
 const transientClientStatus = new Set([408, 409, 423, 429]);
 
@@ -35,6 +41,12 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
   const e = err as SdkError;
   const status = statusOf(e);
   const name = e.name ?? '';
+  if (tlsTrustErrors.has(e.code ?? '')) {
+    return new PermanentError(
+      `The TLS certificate of ${target.endpoint} is not trusted (${e.code}): pass the CA file that signed it.`,
+      { cause: err },
+    );
+  }
   if (name === 'NoSuchBucket' || (!h && status === 404)) {
     return new PermanentError(`Bucket "${target.bucket}" does not exist at ${target.endpoint}.`, { cause: err });
   }

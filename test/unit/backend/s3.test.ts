@@ -1,0 +1,167 @@
+// The S3 backend against a real MinIO: the shared contract, plus what only S3 has (bucket and credential
+// failures, prefixes, multipart, TLS with a private CA, the server going away mid-save).
+
+import { HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, describe, it } from 'node:test';
+import { isPermanent } from '../../../src/shared/backend/backend.ts';
+import type { Handle } from '../../../src/shared/backend/backend.ts';
+import { openBackend } from '../../../src/shared/backend/open.ts';
+import { S3Backend } from '../../../src/shared/backend/s3.ts';
+import type { S3Options } from '../../../src/shared/backend/s3.ts';
+import { startMinio } from '../../support/minio.ts';
+import { backendContract, handle, randomID } from './contract.ts';
+
+const minio = await startMinio();
+const bucket = await minio.bucket('ferry-contract');
+const credentials = { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey };
+const raw = new S3Client({ endpoint: minio.endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+
+after(async () => {
+  raw.destroy();
+  await minio.destroy();
+});
+
+function backend(opts: Partial<S3Options> = {}): S3Backend {
+  return new S3Backend({ endpoint: minio.endpoint, bucket, prefix: `repo-${randomID().slice(0, 12)}`, credentials, ...opts });
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  const res = await raw.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (res.Contents ?? []).map((o) => o.Key ?? '').sort();
+}
+
+backendContract({ name: 's3 on MinIO', make: async () => backend() });
+
+describe('s3 backend on MinIO', () => {
+  it('stores restic\'s layout under the prefix', async () => {
+    const b = backend({ prefix: 'team/repo1' });
+    const pack = handle('pack');
+    const key = handle('key');
+    await b.save(pack, randomBytes(10));
+    await b.save(key, randomBytes(10));
+    await b.save(handle('config'), randomBytes(10));
+    assert.deepEqual(await keysUnder('team/repo1/'), [
+      'team/repo1/config', `team/repo1/data/${pack.name.slice(0, 2)}/${pack.name}`, `team/repo1/keys/${key.name}`,
+    ].sort());
+    await b.close();
+  });
+
+  it('keeps repositories under different prefixes of one bucket apart', async () => {
+    const [a, b] = [backend(), backend()];
+    await a.save(handle('snapshot'), randomBytes(10));
+    for await (const info of b.list('snapshot')) assert.fail(`saw ${info.name} of another prefix`);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('uploads objects larger than a part in several parts', async () => {
+    const b = backend({ prefix: 'multipart' });
+    const h = handle('pack');
+    const data = randomBytes(20 * 1024 * 1024 + 1);
+    await b.save(h, data);
+    const head = await raw.send(new HeadObjectCommand({ Bucket: bucket, Key: `multipart/data/${h.name.slice(0, 2)}/${h.name}` }));
+    assert.match(head.ETag ?? '', /-3"$/, 'a multipart ETag ends in -<parts>');
+    assert.ok(Buffer.from(await b.load(h)).equals(data));
+    await b.close();
+  });
+
+  it('aborts an interrupted multipart upload instead of leaving parts behind', async () => {
+    const b = backend({ prefix: 'aborted' });
+    const ac = new AbortController();
+    const saving = b.save(handle('pack'), randomBytes(40 * 1024 * 1024), ac.signal);
+    setTimeout(() => ac.abort(), 150);
+    await assert.rejects(saving);
+    // the abort request is sent as the upload unwinds; give it a moment
+    let uploads = 1;
+    for (let i = 0; i < 50 && uploads > 0; i++) {
+      const res = await raw.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: 'aborted/' }));
+      uploads = res.Uploads?.length ?? 0;
+      if (uploads > 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(uploads, 0);
+    assert.deepEqual(await keysUnder('aborted/'), []);
+    await b.close();
+  });
+
+  it('fails fast with one clear permanent error for a missing bucket', async () => {
+    const b = openBackend(`s3:${minio.endpoint}/no-such-bucket/repo`, { s3: { credentials } });
+    const started = performance.now();
+    for (const op of [() => b.create(), () => b.stat(handle('pack')), () => b.save(handle('lock'), randomBytes(1))]) {
+      await assert.rejects(op(), (err: Error) => {
+        assert.ok(isPermanent(err));
+        assert.equal(b.isNotExist(err), false);
+        assert.equal(err.message, `Bucket "no-such-bucket" does not exist at ${minio.endpoint}.`);
+        return true;
+      });
+    }
+    assert.ok(performance.now() - started < 3000, 'not retried');
+    await b.close();
+  });
+
+  it('fails fast with one clear permanent error for wrong credentials, without echoing them', async () => {
+    const secret = `wrong-${randomID()}`;
+    const b = openBackend(`s3:${minio.endpoint}/${bucket}/repo`, { s3: { credentials: { accessKeyId: minio.accessKey, secretAccessKey: secret } } });
+    const started = performance.now();
+    await assert.rejects(b.load(handle('pack')), (err: Error) => {
+      assert.ok(isPermanent(err));
+      assert.match(err.message, /refused access to bucket "ferry-contract" \(SignatureDoesNotMatch\)/);
+      assert.ok(!err.message.includes(secret));
+      return true;
+    });
+    assert.ok(performance.now() - started < 3000, 'not retried');
+    await b.close();
+  });
+
+  it('reads credentials and region from the standard AWS environment variables', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: minio.accessKey, AWS_SECRET_ACCESS_KEY: minio.secretKey, AWS_DEFAULT_REGION: 'eu-central-1' });
+    try {
+      const b = openBackend(`s3:${minio.endpoint}/${bucket}/env-creds`);
+      const h = handle('index');
+      await b.save(h, randomBytes(5));
+      assert.equal((await b.stat(h)).size, 5);
+      await b.close();
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('rides out a server restart in the middle of a save (through the retry wrapper)', async () => {
+    const b = openBackend(`s3:${minio.endpoint}/${bucket}/restart`, { s3: { credentials }, retry: { initialDelayMs: 200, maxDelayMs: 1000 } });
+    const h: Handle = handle('pack');
+    const data = randomBytes(12 * 1024 * 1024);
+    await b.stat(handle('pack')).catch(() => {});
+    await minio.stop();
+    const saving = b.save(h, data);
+    await new Promise((r) => setTimeout(r, 1500));
+    await minio.restart();
+    await saving;
+    assert.ok(Buffer.from(await b.load(h)).equals(data));
+    await b.close();
+  });
+});
+
+describe('s3 backend over TLS with a private CA', () => {
+  it('trusts the endpoint only through the given CA file', async () => {
+    const tls = await startMinio({ tls: true });
+    try {
+      const tlsBucket = await tls.bucket('tls');
+      const creds = { accessKeyId: tls.accessKey, secretAccessKey: tls.secretKey };
+      const trusted = openBackend(`s3:${tls.endpoint}/${tlsBucket}/repo`, { s3: { credentials: creds, caFile: tls.caFile } });
+      const h = handle('snapshot');
+      await trusted.save(h, randomBytes(7));
+      assert.equal((await trusted.stat(h)).size, 7);
+      await trusted.close();
+      const untrusted = openBackend(`s3:${tls.endpoint}/${tlsBucket}/repo`, { s3: { credentials: creds } });
+      await assert.rejects(untrusted.stat(h), (err: Error) => {
+        assert.ok(isPermanent(err), 'an untrusted certificate is not retried');
+        assert.match(err.message, /TLS certificate of https:\/\/127\.0\.0\.1:\d+ is not trusted/);
+        return true;
+      });
+      await untrusted.close();
+    } finally {
+      await tls.destroy();
+    }
+  });
+});
