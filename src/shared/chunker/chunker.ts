@@ -39,6 +39,7 @@ export class Chunker {
    *  after `from`, or -1 if `data` ends before a boundary (state carries over to the next call). */
   next(data: Uint8Array, from = 0): number {
     const end = data.length;
+    if (!(from >= 0 && from <= end)) throw new RangeError(`Chunker.next: from ${from} is outside the ${end}-byte buffer.`);
     let i = from;
     if (this.#count < unhashedPrefix) {
       const skip = Math.min(unhashedPrefix - this.#count, end - i);

@@ -43,6 +43,7 @@ export class WasmRabinKernel implements RabinKernel {
     this.#batchCapacity = this.#memory.length - batchOffset;
     const leave = (extraBytes: number): BigUint64Array => byteTable(pol, 8 * (windowSize + extraBytes), false);
     const reduce = (power: number): BigUint64Array => byteTable(pol, power, true);
+    // in the order and with the powers rabin.wat lists; 53 is the degree the Chunker insists on
     const tables = [leave(0), leave(1), leave(2), leave(3), reduce(53), reduce(61), reduce(69), reduce(77)];
     tables.forEach((table, n) => {
       new BigUint64Array(this.#exports.memory.buffer, tablesOffset + n * table.byteLength, table.length).set(table);

@@ -144,6 +144,11 @@ describe('Chunker', () => {
     }
   });
 
+  test('rejects a start outside the buffer', () => {
+    const chunker = new Chunker(polynomials[0]);
+    assert.throws(() => chunker.next(new Uint8Array(10), 11), /from 11 is outside the 10-byte buffer/);
+  });
+
   test('rejects polynomials whose degree is not 53', () => {
     assert.throws(() => new Chunker(0x11bn), /Chunker polynomial 11b has degree 8, not 53/);
   });
