@@ -70,9 +70,10 @@ export function goQuoteInner(bytes: Uint8Array): string {
   return out + latin1(bytes, plainFrom, i);
 }
 
-/** The bytes in [from, to) are printable ASCII here, so latin1 is an exact and fast decoding. */
+/** The bytes in [from, to) are printable ASCII here, so any single-byte decoding is exact. */
 function latin1(bytes: Uint8Array, from: number, to: number): string {
-  return from === to ? '' : Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from).toString('latin1');
+  if (to - from <= 256) return String.fromCharCode.apply(null, bytes.subarray(from, to) as unknown as number[]);
+  return Buffer.from(bytes.buffer, bytes.byteOffset + from, to - from).toString('latin1');
 }
 
 const simpleUnescapes: Record<string, number> = {

@@ -2,11 +2,12 @@
 // trimmed) and the offset of the zone the time was taken in ("Z" for UTC). A JS Date keeps neither the
 // nanoseconds nor the offset, so a time is an exact instant plus the offset needed to re-encode it.
 
+/** A value: never modified, so nodes may share one (restic often writes the same mtime, atime and ctime). */
 export interface GoTime {
   /** nanoseconds since 1970-01-01T00:00:00Z */
-  ns: bigint;
+  readonly ns: bigint;
   /** seconds east of UTC of the zone the time is shown in */
-  offset: number;
+  readonly offset: number;
 }
 
 const NS_PER_SEC = 1_000_000_000n;
@@ -92,8 +93,19 @@ export function clampGoTimeYear(t: GoTime): GoTime {
   return fromCivil({ ...c, year: c.year < 0 ? 0 : 9999 }, t.offset);
 }
 
+// The three times of a node are often equal, so the last conversion each way is remembered.
+let lastFormatted: { t: GoTime; text: string } = { t: goZeroTime, text: '0001-01-01T00:00:00Z' };
+let lastParsed: { text: string; t: GoTime } = lastFormatted;
+
 /** Go's Time.MarshalJSON text without the quotes, e.g. 2024-05-01T10:00:00.5+02:00. */
 export function formatGoTime(t: GoTime): string {
+  if (t.ns === lastFormatted.t.ns && t.offset === lastFormatted.t.offset) return lastFormatted.text;
+  const text = formatUncached(t);
+  lastFormatted = { t, text };
+  return text;
+}
+
+function formatUncached(t: GoTime): string {
   const c = toCivil(t);
   if (c.year < 0 || c.year > 9999) throw new Error(`time ${t.ns}ns is outside the years 0-9999 that RFC 3339 can hold`);
   const h = Math.floor(c.secondOfDay / 3600);
@@ -122,6 +134,13 @@ function daysInMonth(year: number, month: number): number {
 
 /** Parses what Go's Time.UnmarshalJSON accepts: RFC 3339, any number of fraction digits (beyond nine ignored). */
 export function parseGoTime(text: string): GoTime {
+  if (text === lastParsed.text) return lastParsed.t;
+  const t = parseUncached(text);
+  lastParsed = { text, t };
+  return t;
+}
+
+function parseUncached(text: string): GoTime {
   const m = rfc3339.exec(text);
   if (m === null) throw new Error(`time ${JSON.stringify(text)} is not in RFC 3339 format`);
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);

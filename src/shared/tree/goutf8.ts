@@ -53,8 +53,9 @@ export function pushRune(out: number[], r: number): void {
   else out.push(0xf0 | (r >> 18), 0x80 | ((r >> 12) & 0x3f), 0x80 | ((r >> 6) & 0x3f), 0x80 | (r & 0x3f));
 }
 
-/** UTF-8 bytes of a JS string as a plain Uint8Array (a view, not a Buffer, so values compare equal). */
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes of a JS string as a plain Uint8Array (not a Buffer, so values compare equal). */
 export function utf8Bytes(s: string): Uint8Array {
-  const b = Buffer.from(s, 'utf8');
-  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  return encoder.encode(s);
 }
