@@ -1,9 +1,10 @@
-// `npm run tools`: builds every pinned peer into the cache (skipping those already there) and prints versions.
+// `npm run tools`: builds every pinned peer the tests use into the cache (skipping those already there) and prints
+// versions. `npm run tools -- kopia` builds the named tools instead (bench-only peers are built only when named).
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { tools } from './catalog.ts';
-import type { ToolSpec } from './catalog.ts';
+import type { ToolName, ToolSpec } from './catalog.ts';
 import { installTool, toolVersion } from './go-install.ts';
 
 const run = promisify(execFile);
@@ -13,9 +14,17 @@ async function reportedVersion(spec: ToolSpec, path: string): Promise<string> {
   return stdout.trim().split('\n')[0] ?? '';
 }
 
+function chosen(names: string[]): ToolSpec[] {
+  if (names.length === 0) return Object.values(tools).filter((spec) => !spec.benchOnly);
+  return names.map((name) => {
+    if (!Object.hasOwn(tools, name)) throw new Error(`Unknown tool "${name}": choose from ${Object.keys(tools).join(', ')}.`);
+    return tools[name as ToolName];
+  });
+}
+
 async function main(): Promise<void> {
   // one at a time: each Go build already uses every core
-  for (const spec of Object.values(tools)) {
+  for (const spec of chosen(process.argv.slice(2))) {
     const version = toolVersion(spec);
     console.log(`${spec.name} ${version}: checking cache`);
     const result = await installTool(spec, true);

@@ -4,7 +4,7 @@
 // Wrapper modules instead of `go install module@version`: the Go proxy reachable here refuses the version list
 // that `go install` fetches to check for deprecation, and the wrappers pin the dependency graph as well.
 
-export type ToolName = 'restic' | 'minio';
+export type ToolName = 'restic' | 'minio' | 'kopia';
 
 export interface ToolSpec {
   name: ToolName;
@@ -15,6 +15,8 @@ export interface ToolSpec {
   binary: string;
   /** arguments that make the binary print its version */
   versionArgs: string[];
+  /** only the benchmarks (bench/) use it, so `npm run tools` skips it unless named */
+  benchOnly?: boolean;
 }
 
 export const tools: Record<ToolName, ToolSpec> = {
@@ -32,5 +34,14 @@ export const tools: Record<ToolName, ToolSpec> = {
     pkg: 'github.com/minio/minio',
     binary: 'minio',
     versionArgs: ['--version'],
+  },
+  kopia: {
+    name: 'kopia',
+    // a benchmark peer (bench/), not a test oracle: Velero's data mover is built on it
+    module: 'github.com/kopia/kopia',
+    pkg: 'github.com/kopia/kopia',
+    binary: 'kopia',
+    versionArgs: ['--version'],
+    benchOnly: true,
   },
 };
