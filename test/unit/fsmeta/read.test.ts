@@ -1,10 +1,11 @@
 // nodeFromStat on real entries: every field restic records, checked against lstat.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmod, link, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { IdNames } from '../../../src/shared/fsmeta/idnames.ts';
 import { nodeFromStat } from '../../../src/shared/fsmeta/read.ts';
+import type { ReadOptions } from '../../../src/shared/fsmeta/read.ts';
 import { XattrReader } from '../../../src/shared/fsmeta/xattr.ts';
 import { localTime } from '../../../src/shared/tree/gotime.ts';
 import { goMode } from '../../../src/shared/tree/mode.ts';
@@ -14,9 +15,9 @@ const uid = process.geteuid?.() ?? 0;
 const gid = process.getegid?.() ?? 0;
 const names = new IdNames(`me:x:${uid}:${gid}::/:/bin/sh\n`, `us:x:${gid}:\n`);
 
-async function read(path: Buffer, withXattrs = false) {
+async function read(path: Buffer, opts: ReadOptions = {}) {
   const name = path.subarray(path.lastIndexOf(0x2f) + 1);
-  return nodeFromStat(new Uint8Array(name), await lstat(path, { bigint: true }), path, { names, xattrs: withXattrs ? new XattrReader() : undefined });
+  return nodeFromStat(new Uint8Array(name), await lstat(path, { bigint: true }), path, { names, ...opts });
 }
 
 test('a file records mode, times, owner, inode, size and links', async () => {
@@ -26,7 +27,7 @@ test('a file records mode, times, owner, inode, size and links', async () => {
     await chmod(path, 0o4750);
     await link(path, `${dir}/hard`);
     const st = await lstat(path, { bigint: true });
-    const node = await read(path);
+    const node = await read(path, { withAtime: true });
     assert.deepEqual(node.name, new Uint8Array(Buffer.from('f\x80', 'latin1')));
     assert.equal(node.type, 'file');
     assert.equal(node.mode, goMode.setuid | 0o750);
@@ -35,6 +36,23 @@ test('a file records mode, times, owner, inode, size and links', async () => {
     assert.deepEqual([node.uid, node.gid, node.user, node.group], [uid, gid, 'me', 'us']);
     assert.deepEqual([node.inode, node.deviceId, node.size, node.links], [st.ino, st.dev, 5n, 2n]);
     assert.deepEqual([node.content, node.subtree, node.extendedAttributes], [null, null, []]);
+  });
+});
+
+test('atime is the mtime and st_dev is kept for hard links only, when asked, as restic does', async () => {
+  await withScratch(async (dir) => {
+    await writeFile(`${dir}/one`, '');
+    await writeFile(`${dir}/two`, '');
+    await link(`${dir}/two`, `${dir}/two-again`);
+    await utimes(`${dir}/one`, 1000, 2000);
+    const st = await lstat(`${dir}/one`, { bigint: true });
+    const plain = await read(Buffer.from(`${dir}/one`));
+    assert.deepEqual([plain.atime, plain.mtime, plain.deviceId], [localTime(st.mtimeNs), localTime(st.mtimeNs), st.dev]);
+    assert.equal((await read(Buffer.from(`${dir}/one`), { withAtime: true })).atime.ns, 1000n * 1_000_000_000n);
+    const only = { deviceIdOnlyForHardlinks: true };
+    assert.equal((await read(Buffer.from(`${dir}/one`), only)).deviceId, 0n);
+    assert.equal((await read(Buffer.from(dir), only)).deviceId, 0n);
+    assert.equal((await read(Buffer.from(`${dir}/two`), only)).deviceId, st.dev);
   });
 });
 
@@ -70,7 +88,7 @@ test('extended attributes are read when a reader is given', async () => {
   await withScratch(async (dir) => {
     await writeFile(`${dir}/x`, '');
     execFileSync('setfattr', ['-n', 'user.color', '-v', 'blue', `${dir}/x`]);
-    assert.deepEqual((await read(Buffer.from(`${dir}/x`), true)).extendedAttributes, [{ name: 'user.color', value: new Uint8Array(Buffer.from('blue')) }]);
+    assert.deepEqual((await read(Buffer.from(`${dir}/x`), { xattrs: new XattrReader() })).extendedAttributes, [{ name: 'user.color', value: new Uint8Array(Buffer.from('blue')) }]);
     assert.deepEqual((await read(Buffer.from(`${dir}/x`))).extendedAttributes, []);
   });
 });

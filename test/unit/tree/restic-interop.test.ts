@@ -8,13 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { nodeFromStat } from '../../../src/shared/fsmeta/read.ts';
+import type { ReadOptions } from '../../../src/shared/fsmeta/read.ts';
 import { XattrReader } from '../../../src/shared/fsmeta/xattr.ts';
 import { decodeSnapshot, encodeSnapshot } from '../../../src/shared/snapshot/snapshot.ts';
 import { encodeNode } from '../../../src/shared/tree/nodejson.ts';
 import { decodeTree, encodeTree, findNode } from '../../../src/shared/tree/tree.ts';
 import type { TreeNode } from '../../../src/shared/tree/node.ts';
 import { makeFixtureDir } from './restic/fixture-dir.ts';
-import { backupWithRestic, findResticBinaries, resticTimeZone } from './restic/run.ts';
+import { backupWithRestic, findResticBinaries, hasFeature, resticTimeZone } from './restic/run.ts';
 import type { ResticBackup } from './restic/run.ts';
 
 const binaries = findResticBinaries();
@@ -35,6 +36,21 @@ test('restic binaries to check against', (t) => {
   assert.ok(Array.isArray(binaries));
 });
 
+/** Compares nodeFromStat with every node restic recorded under `dir`; returns how many were compared. */
+async function compareNodes(backup: ResticBackup, dir: Buffer, nodes: TreeNode[], opts: ReadOptions): Promise<number> {
+  let compared = 0;
+  for (const theirs of nodes) {
+    const path = Buffer.concat([dir, Buffer.from('/'), theirs.name]);
+    const ours = await nodeFromStat(theirs.name, await lstat(path, { bigint: true }), path, opts);
+    // restic stores the content it read and the subtree it built
+    Object.assign(ours, { content: theirs.content, subtree: theirs.subtree });
+    assert.equal(encodeNode(ours), encodeNode(theirs), `node ${path.toString()} (restic ${backup.version})`);
+    compared++;
+    if (theirs.subtree) compared += await compareNodes(backup, path, decodeTree(backup.trees.get(theirs.subtree)!), opts);
+  }
+  return compared;
+}
+
 for (const restic of binaries) {
   test(`matches ${restic}`, async () => {
     const scratch = await mkdtemp(join(tmpdir(), 'ferry-interop-'));
@@ -48,20 +64,11 @@ for (const restic of binaries) {
 
       process.env.TZ = resticTimeZone;
       const xattrs = new XattrReader();
-      const walk = async (dir: Buffer, nodes: TreeNode[]): Promise<number> => {
-        let compared = 0;
-        for (const theirs of nodes) {
-          const path = Buffer.concat([dir, Buffer.from('/'), theirs.name]);
-          const ours = await nodeFromStat(theirs.name, await lstat(path, { bigint: true }), path, { xattrs });
-          // restic stores the content it read, records mtime as atime unless --with-atime, and the subtree it built
-          Object.assign(ours, { content: theirs.content, subtree: theirs.subtree, atime: theirs.atime });
-          assert.equal(encodeNode(ours), encodeNode(theirs), `node ${path.toString()} (restic ${backup.version})`);
-          compared++;
-          if (theirs.subtree) compared += await walk(path, decodeTree(backup.trees.get(theirs.subtree)!));
-        }
-        return compared;
-      };
-      assert.ok((await walk(Buffer.from(source), fixtureTree(backup, source))) >= 25);
+      assert.ok((await compareNodes(backup, Buffer.from(source), fixtureTree(backup, source), { xattrs })) >= 25);
+      if (hasFeature(restic, 'device-id-for-hardlinks')) {
+        const hardlinksOnly = backupWithRestic(restic, source, join(scratch, 'repo-hardlinks'), 'device-id-for-hardlinks');
+        await compareNodes(hardlinksOnly, Buffer.from(source), fixtureTree(hardlinksOnly, source), { xattrs, deviceIdOnlyForHardlinks: true });
+      }
     } finally {
       if (previousTz === undefined) delete process.env.TZ;
       else process.env.TZ = previousTz;

@@ -28,8 +28,18 @@ export interface ResticBackup {
 /** Time zone restic runs in, so times carry a non-zero offset; the caller's process should use the same. */
 export const resticTimeZone = 'Europe/Berlin';
 
-export function backupWithRestic(restic: string, source: string, repo: string): ResticBackup {
-  const env = { ...process.env, RESTIC_REPOSITORY: repo, RESTIC_PASSWORD: 'ferry-test', TZ: resticTimeZone, RESTIC_CACHE_DIR: `${repo}-cache` };
+/** Whether this restic knows an (alpha) feature flag that RESTIC_FEATURES can switch on. */
+export function hasFeature(restic: string, feature: string): boolean {
+  try {
+    return execFileSync(restic, ['features'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().includes(feature);
+  } catch {
+    return false;
+  }
+}
+
+/** A fresh repository in `repo` holding one backup of `source`; `features` is passed as RESTIC_FEATURES. */
+export function backupWithRestic(restic: string, source: string, repo: string, features = ''): ResticBackup {
+  const env = { ...process.env, RESTIC_REPOSITORY: repo, RESTIC_PASSWORD: 'ferry-test', TZ: resticTimeZone, RESTIC_CACHE_DIR: `${repo}-cache`, RESTIC_FEATURES: features };
   const run = (...args: string[]): Buffer => execFileSync(restic, args, { env, maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
   const version = run('version').toString().split(' ')[1];
   run('init', '--repository-version', '2');
