@@ -1,8 +1,7 @@
 // Reading one file or block device as content-defined chunks. One large buffer holds the unprocessed tail, so a
 // chunk (at most 8 MiB) is always contiguous and handed out without copying; the consumer must finish with it
 // before asking for the next.
-import { Chunker, maxChunkSize } from '../chunker/chunker.ts';
-import type { Polynomial } from '../chunker/polynomial.ts';
+import { maxChunkSize, type Chunker } from '../chunker/chunker.ts';
 import { openForBackup } from './open-source.ts';
 
 const bufferSize = 2 * maxChunkSize;
@@ -20,10 +19,11 @@ export function isAllZero(b: Uint8Array): boolean {
   return Buffer.compare(b, zeros.subarray(0, b.length)) === 0;
 }
 
-export async function* fileChunks(path: string | Uint8Array, pol: Polynomial, signal?: AbortSignal): AsyncGenerator<FileChunk> {
+/** `chunker` is reset here; callers reuse one per concurrent file, as building one costs tables and memory. */
+export async function* fileChunks(path: string | Uint8Array, chunker: Chunker, signal?: AbortSignal): AsyncGenerator<FileChunk> {
   const fh = await openForBackup(pathArg(path));
   try {
-    const chunker = new Chunker(pol);
+    chunker.reset();
     const buf = Buffer.allocUnsafe(bufferSize);
     let start = 0; // first byte of the current chunk
     let scan = 0; // next byte the chunker has not seen

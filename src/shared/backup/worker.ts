@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { parsePolynomial } from '../chunker/polynomial.ts';
+import { Chunker } from '../chunker/chunker.ts';
 import { prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
@@ -13,6 +14,8 @@ const port = parentPort!;
 const waiting = new Map<string, (need: boolean) => void>();
 let nextAsk = 0;
 const zeroIDs = new Map<number, string>();
+/** idle chunkers; a worker runs a few files at once (their reads overlap), each needs its own */
+const chunkers: Chunker[] = [];
 
 function post(msg: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(msg, transfer);
@@ -38,19 +41,27 @@ function chunkID(data: Uint8Array, zero: boolean): string {
 }
 
 async function backupFile(job: number, path: Uint8Array): Promise<void> {
-  const content: string[] = [];
-  let size = 0;
-  for await (const chunk of fileChunks(path, pol)) {
+  const content = { ids: [] as string[], size: 0 };
+  const chunker = chunkers.pop() ?? new Chunker(pol);
+  try {
+    await chunkFile(job, path, chunker, content);
+  } finally {
+    chunkers.push(chunker);
+  }
+  post({ op: 'fileDone', job, content: content.ids, size: content.size });
+}
+
+async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, content: { ids: string[]; size: number }): Promise<void> {
+  for await (const chunk of fileChunks(path, chunker)) {
     const id = chunkID(chunk.data, chunk.zero);
-    content.push(id);
-    size += chunk.data.length;
     const length = chunk.data.length;
+    content.ids.push(id);
+    content.size += length;
     const need = await ask(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
     if (!need) continue;
     const blob = prepareBlob(init.key, 'data', id, chunk.data, init.compression);
     await ask(job, (n) => ({ op: 'sealed', job, ask: n, blob, length }), transferList([blob.sealed]));
   }
-  post({ op: 'fileDone', job, content, size });
 }
 
 function prepareMany(job: number, blobs: { id: string; type: 'data' | 'tree'; data: Uint8Array }[]): void {

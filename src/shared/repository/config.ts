@@ -1,7 +1,7 @@
 // The repository's `config` file: format version, repository id, chunker polynomial. It is the one file that is
 // encrypted but never compressed, because a reader must learn the version before it knows how to decompress.
 import { randomBytes } from 'node:crypto';
-import { formatPolynomial, parsePolynomial, randomPolynomial, type Polynomial } from '../chunker/polynomial.ts';
+import { formatPolynomial, isIrreducible, parsePolynomial, randomPolynomial, type Polynomial } from '../chunker/polynomial.ts';
 
 export const formatVersion = 2;
 
@@ -28,5 +28,8 @@ export function decodeConfig(bytes: Uint8Array): RepoConfig {
   if (typeof raw.id !== 'string' || typeof raw.chunker_polynomial !== 'string') {
     throw new Error('repository config is missing its id or chunker_polynomial');
   }
-  return { version: raw.version, id: raw.id, chunkerPolynomial: parsePolynomial(raw.chunker_polynomial) };
+  const pol = parsePolynomial(raw.chunker_polynomial);
+  // a reducible polynomial would chunk differently from restic and deduplicate badly; restic refuses it too
+  if (!isIrreducible(pol)) throw new Error(`repository config has a chunker polynomial ${raw.chunker_polynomial} that is not irreducible`);
+  return { version: raw.version, id: raw.id, chunkerPolynomial: pol };
 }
