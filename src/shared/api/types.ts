@@ -84,6 +84,8 @@ export type Phase =
 export interface Progress {
   bytesDone: number;
   totalBytes: number;
+  /** bytesDone as a whole percentage of totalBytes: a printer column cannot compute it */
+  percent?: number;
 }
 
 /** What each step did last: attempts (the Job name carries the attempt), and when it ran. */

@@ -1,0 +1,120 @@
+// The CustomResourceDefinitions of ferry.dev/v1alpha1, made from the field descriptions (./fields.ts). The YAML in
+// deploy/crds/ is this output, written by scripts/generate-crds.ts; a unit test fails when the two differ.
+import { fieldsOf } from './fields.ts';
+import type { DescribedKind } from './fields.ts';
+import { openAPISchema } from './openapi.ts';
+import type { OpenAPISchema } from './openapi.ts';
+import { group, plurals, version } from './types.ts';
+import { toYaml } from './yaml.ts';
+
+interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'date';
+  jsonPath: string;
+  description: string;
+  priority?: number;
+}
+
+interface KindInfo {
+  scope: 'Namespaced';
+  singular: string;
+  shortNames: string[];
+  description: string;
+  columns: PrinterColumn[];
+}
+
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.' };
+
+const transferColumns = (where: PrinterColumn): PrinterColumn[] => [
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Where the resource is in its life.' },
+  { name: 'Progress%', type: 'integer', jsonPath: '.status.progress.percent', description: 'Percentage of the bytes moved.' },
+  { name: 'Bytes Done', type: 'integer', jsonPath: '.status.progress.bytesDone', description: 'Bytes moved so far.' },
+  { name: 'Total Bytes', type: 'integer', jsonPath: '.status.progress.totalBytes', description: 'Bytes to move in all.' },
+  { name: 'Location', type: 'string', jsonPath: '.spec.backupStorageLocation', description: 'BackupStorageLocation used.' },
+  where,
+  { name: 'Node', type: 'string', jsonPath: '.status.node', description: 'Node moving the data.', priority: 1 },
+  { name: 'Message', type: 'string', jsonPath: '.status.message', description: 'Last transition or failure.', priority: 1 },
+  age,
+];
+
+const kinds: Record<DescribedKind, KindInfo> = {
+  BackupStorageLocation: {
+    scope: 'Namespaced',
+    singular: 'backupstoragelocation',
+    shortNames: ['bsl'],
+    description: 'An S3 bucket holding ferry\'s repositories (one per source namespace), the Secrets to reach and encrypt it, and which namespaces may use it. Lives in ferry\'s namespace.',
+    columns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Whether the location was reachable at the last check.' },
+      { name: 'Endpoint', type: 'string', jsonPath: '.spec.s3.endpoint', description: 'S3 endpoint.' },
+      { name: 'Bucket', type: 'string', jsonPath: '.spec.s3.bucket', description: 'Bucket.' },
+      { name: 'Prefix', type: 'string', jsonPath: '.spec.s3.prefix', description: 'Key prefix.', priority: 1 },
+      age,
+    ],
+  },
+  DataUpload: {
+    scope: 'Namespaced',
+    singular: 'dataupload',
+    shortNames: ['du'],
+    description: 'A backup of one PVC: ferry snapshots it and moves the snapshot\'s data into an encrypted, deduplicated, restic-compatible repository.',
+    columns: transferColumns({ name: 'PVC', type: 'string', jsonPath: '.spec.sourcePVC', description: 'PVC backed up.' }),
+  },
+  DataDownload: {
+    scope: 'Namespaced',
+    singular: 'datadownload',
+    shortNames: ['dd'],
+    description: 'A restore of repository data into a PVC; the PVC becomes usable only once its data is complete.',
+    columns: transferColumns({ name: 'PVC', type: 'string', jsonPath: '.spec.targetPVC.name', description: 'PVC restored into.' }),
+  },
+};
+
+/** The whole object's schema: spec and status from the descriptions, around Kubernetes' own fields. */
+export function resourceSchema(kind: DescribedKind): OpenAPISchema {
+  const { spec, status } = fieldsOf[kind];
+  return {
+    type: 'object',
+    description: kinds[kind].description,
+    properties: {
+      apiVersion: { type: 'string', description: 'Versioned schema of this representation of the object (ferry.dev/v1alpha1).' },
+      kind: { type: 'string', description: 'REST resource this object represents.' },
+      metadata: { type: 'object' },
+      spec: openAPISchema(spec),
+      status: openAPISchema(status),
+    },
+    required: ['spec'],
+  };
+}
+
+export function customResourceDefinition(kind: DescribedKind): Record<string, unknown> {
+  const info = kinds[kind];
+  const plural = plurals[kind];
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      names: { kind, listKind: `${kind}List`, plural, singular: info.singular, shortNames: info.shortNames, categories: ['ferry'] },
+      scope: info.scope,
+      versions: [{
+        name: version,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: info.columns,
+        schema: { openAPIV3Schema: resourceSchema(kind) },
+      }],
+    },
+  };
+}
+
+export const describedKinds = Object.keys(kinds) as DescribedKind[];
+
+/** deploy/crds/<file>: the rendered YAML of each CRD, keyed by file name. */
+export function crdFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const kind of describedKinds) {
+    const header = '# Generated from src/shared/api/fields.ts by scripts/generate-crds.ts; edit the description there, not this file.\n';
+    files.set(`${group}_${plurals[kind]}.yaml`, header + toYaml(customResourceDefinition(kind)));
+  }
+  return files;
+}

@@ -1,0 +1,91 @@
+// The committed CRDs are the generated ones, are structural, document every field, and describe the same API as
+// src/shared/api/types.ts.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { crdFiles, customResourceDefinition, describedKinds, resourceSchema } from '../../../src/shared/api/crds.ts';
+import type { DescribedKind } from '../../../src/shared/api/fields.ts';
+import { validateFields } from '../../../src/shared/api/schemas.ts';
+import { group, plurals } from '../../../src/shared/api/types.ts';
+import { fullDownload, fullLocation, fullUpload } from './fixtures.ts';
+
+const crdDir = join(import.meta.dirname, '..', '..', '..', 'deploy', 'crds');
+
+type Schema = Record<string, any>;
+
+/** Every schema node with its path, oneOf branches excepted (they hold value checks only). */
+function* nodes(schema: Schema, path: string): Generator<[string, Schema]> {
+  yield [path, schema];
+  for (const [name, child] of Object.entries<Schema>(schema.properties ?? {})) yield* nodes(child, `${path}.${name}`);
+  if (schema.items) yield* nodes(schema.items, `${path}[]`);
+  if (schema.additionalProperties) yield* nodes(schema.additionalProperties, `${path}{}`);
+}
+
+/** Paths of every leaf value of a plain object, in the same notation as nodes(). */
+function* valuePaths(value: unknown, path: string): Generator<string> {
+  yield path;
+  if (Array.isArray(value)) for (const item of value) yield* valuePaths(item, `${path}[]`);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [name, child] of Object.entries(value)) yield* valuePaths(child, `${path}.${name}`);
+  }
+}
+
+const fixtures: Record<DescribedKind, { spec: unknown; status?: unknown }> = {
+  BackupStorageLocation: fullLocation, DataUpload: fullUpload, DataDownload: fullDownload,
+};
+
+describe('deploy/crds', () => {
+  it('holds exactly the generated YAML (run scripts/generate-crds.ts after changing src/shared/api/fields.ts)', async () => {
+    const expected = crdFiles();
+    const present = (await readdir(crdDir)).filter((f) => f.endsWith('.yaml')).sort();
+    assert.deepEqual(present, [...expected.keys()].sort());
+    for (const [name, text] of expected) {
+      assert.equal(await readFile(join(crdDir, name), 'utf8'), text, `deploy/crds/${name} is stale`);
+    }
+  });
+
+  it('reads back as the objects it was written from', async () => {
+    for (const kind of describedKinds) {
+      const text = await readFile(join(crdDir, `${group}_${plurals[kind]}.yaml`), 'utf8');
+      assert.deepEqual(yaml.load(text), customResourceDefinition(kind));
+    }
+  });
+});
+
+for (const kind of describedKinds) {
+  describe(`the ${kind} schema`, () => {
+    const schema = resourceSchema(kind);
+
+    it('describes every field and gives every node a type (structural)', () => {
+      for (const [path, node] of nodes(schema, kind)) {
+        if (path === `${kind}.metadata`) continue;
+        assert.ok(typeof node.description === 'string' && node.description.length > 10, `${path} has no description`);
+        assert.ok(node.type, `${path} has no type`);
+        for (const branch of node.oneOf ?? []) assert.deepEqual(Object.keys(branch), ['required'], `${path}: oneOf branches may only name required fields`);
+      }
+    });
+
+    it('has printer columns that point at fields of the schema', () => {
+      const known = new Set([...nodes(schema, '')].map(([path]) => path));
+      const crd = customResourceDefinition(kind) as any;
+      for (const column of crd.spec.versions[0].additionalPrinterColumns) {
+        assert.ok(known.has(column.jsonPath) || column.jsonPath === '.metadata.creationTimestamp', `${column.name}: ${column.jsonPath} is not in the schema`);
+      }
+    });
+
+    it('accepts a resource with every field of types.ts set, and describes no field types.ts lacks', () => {
+      const fixture = fixtures[kind];
+      assert.deepEqual(validateFields(kind, 'spec', fixture.spec), []);
+      assert.deepEqual(validateFields(kind, 'status', fixture.status), []);
+      const present = new Set([...valuePaths(fixture.spec, '.spec'), ...valuePaths(fixture.status, '.status')]);
+      // the alternative fullDownload does not take (exactly one of the two may be set); map values take any key
+      const exempt = (path: string): boolean => path === '.spec.source.snapshotID' || path.includes('{}');
+      for (const [path] of nodes(schema, '')) {
+        if (!/^\.(spec|status)/.test(path) || exempt(path)) continue;
+        assert.ok(present.has(path), `${kind}: ${path} is described but the typed fixture does not set it`);
+      }
+    });
+  });
+}

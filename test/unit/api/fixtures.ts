@@ -1,0 +1,69 @@
+// Resources with every field set, typed by src/shared/api/types.ts: the type checker refuses a field the types do
+// not have, and a test refuses a described field these objects lack, so types.ts and fields.ts describe one API.
+import type { BackupStorageLocation, Condition, DataDownload, DataUpload, StepRecord } from '../../../src/shared/api/types.ts';
+
+const time = '2025-03-01T10:00:00Z';
+const id = 'a'.repeat(64);
+
+const condition: Condition = { type: 'Queued', status: 'False', reason: 'Dispatched', message: 'a transfer slot is free', lastTransitionTime: time, observedGeneration: 1 };
+
+const record: StepRecord = { attempts: 1, job: 'ferry-up-0123456789abcdef-snapshot-1', startTime: time, endTime: time, outcome: 'Succeeded', message: '{}' };
+
+const common = {
+  progress: { bytesDone: 50, totalBytes: 100, percent: 50 },
+  startTimestamp: time,
+  completionTimestamp: time,
+  node: 'node-1',
+  message: 'done',
+  conditions: [condition],
+  steps: { snapshot: record, expose: record, transfer: record, finalize: record, delete: record },
+  exposure: { namespace: 'ferry-system', pvc: 'ferry-up-x', volumeSnapshot: 'ferry-up-x', volumeSnapshotContent: 'ferry-up-x', pv: 'ferry-down-x' },
+  stats: { files: 3, bytes: 100, bytesAdded: 10, bytesStored: 8, durationSeconds: 1.5 },
+};
+
+export const fullLocation: BackupStorageLocation = {
+  apiVersion: 'ferry.dev/v1alpha1',
+  kind: 'BackupStorageLocation',
+  metadata: { name: 'default', namespace: 'ferry-system' },
+  spec: {
+    s3: { endpoint: 'https://s3.example.com:9000', bucket: 'backups', prefix: 'ferry/prod', region: 'us-east-1', forcePathStyle: true, caBundle: 'TFMwdExTMUNSVWRKVGc9PQ==' },
+    credential: { name: 's3-keys', accessKeyIDKey: 'id', secretAccessKeyKey: 'secret' },
+    repositoryPassword: { name: 'repo-password', key: 'password' },
+    allowedNamespaces: ['app', 'other'],
+    crossNamespaceRestores: [{ from: 'app', to: ['other'] }],
+  },
+  status: { phase: 'Available', message: 'reachable', lastValidationTime: time, conditions: [condition] },
+};
+
+export const fullUpload: DataUpload = {
+  apiVersion: 'ferry.dev/v1alpha1',
+  kind: 'DataUpload',
+  metadata: { name: 'nightly', namespace: 'app', uid: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' },
+  spec: {
+    sourcePVC: 'data',
+    backupStorageLocation: 'default',
+    snapshotMoveData: true,
+    csiSnapshot: { volumeSnapshot: 'data-snap', snapshotClass: 'csi-snapclass' },
+    dataMover: 'ferry',
+    operationTimeout: '10m',
+    cancel: false,
+    tags: { team: 'payments' },
+  },
+  status: { ...common, phase: 'Completed', snapshotID: id, parentSnapshotID: id, volumeSnapshot: 'data-snap', volumeMode: 'Filesystem' },
+};
+
+export const fullDownload: DataDownload = {
+  apiVersion: 'ferry.dev/v1alpha1',
+  kind: 'DataDownload',
+  metadata: { name: 'restore', namespace: 'other', uid: '1f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' },
+  spec: {
+    targetPVC: { name: 'data', storageClassName: 'fast', size: '10Gi', accessModes: ['ReadWriteOnce'] },
+    backupStorageLocation: 'default',
+    source: { dataUpload: { name: 'nightly', namespace: 'app' } },
+    sourceNamespace: 'app',
+    dataMover: '',
+    operationTimeout: '1h30m',
+    cancel: false,
+  },
+  status: { ...common, phase: 'InProgress', snapshotID: id },
+};
