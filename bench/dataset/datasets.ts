@@ -1,0 +1,137 @@
+// The three datasets of issue 7, generated once per (seed, scale) under the bench folder and reused: a marker file
+// written last says a dataset is complete, so an interrupted generation is redone rather than trusted.
+import { mkdirSync, openSync, closeSync, ftruncateSync, writeSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { randomBytes, textBytes } from './content.ts';
+import { planImage, planMixed, planTiny } from './plan.ts';
+import type { Extent, ImageScale, MixedScale, PlannedFile } from './plan.ts';
+
+/** Bump when a generator changes, so cached datasets made by the old one are regenerated. */
+const generatorVersion = 1;
+
+export type DatasetID = 'A' | 'B' | 'C';
+
+export interface DatasetScales {
+  A: MixedScale;
+  B: { files: number };
+  C: ImageScale;
+}
+
+export interface Dataset {
+  id: DatasetID;
+  /** e.g. "A-quick-s1": the folder (or image file) name */
+  name: string;
+  /** a folder for A and B, the image file for C */
+  path: string;
+  /** logical bytes: what a backup reads and a restore writes */
+  bytes: number;
+  files: number;
+  /** A and B: the files; C: none */
+  plan: PlannedFile[];
+  /** C: the data extents; A and B: none */
+  extents: Extent[];
+  describe: string;
+}
+
+interface Marker {
+  name: string;
+  version: number;
+  bytes: number;
+  files: number;
+}
+
+const MiB = 1024 * 1024;
+
+function fmt(bytes: number): string {
+  return bytes >= 1024 * MiB ? `${(bytes / 1024 / MiB).toFixed(1)} GiB` : `${Math.round(bytes / MiB)} MiB`;
+}
+
+export function fileContent(seed: number, file: PlannedFile): Buffer {
+  if (file.content === 'random') return randomBytes(seed, file.path, file.size);
+  if (file.content === 'text') return textBytes(seed, file.path, file.size);
+  const line = `${file.path} ${randomBytes(seed, file.path, 64).toString('hex')}`;
+  return Buffer.from(line.padEnd(file.size - 1, '.').slice(0, file.size - 1) + '\n');
+}
+
+function extentContent(seed: number, extent: Extent): Buffer {
+  const label = `image@${extent.offset}`;
+  return extent.content === 'random' ? randomBytes(seed, label, extent.length) : textBytes(seed, label, extent.length);
+}
+
+function writeTree(root: string, seed: number, plan: PlannedFile[]): void {
+  let lastDir = '';
+  for (const file of plan) {
+    const path = join(root, file.path);
+    const dir = dirname(path);
+    if (dir !== lastDir) {
+      mkdirSync(dir, { recursive: true });
+      lastDir = dir;
+    }
+    writeFileSync(path, fileContent(seed, file));
+  }
+}
+
+function writeImage(path: string, seed: number, size: number, extents: Extent[]): void {
+  const fd = openSync(path, 'w');
+  try {
+    ftruncateSync(fd, size);
+    for (const extent of extents) {
+      // in 16 MiB pieces so long runs never need one huge buffer
+      for (let done = 0; done < extent.length; done += 16 * MiB) {
+        const piece = { ...extent, offset: extent.offset + done, length: Math.min(16 * MiB, extent.length - done) };
+        const bytes = extentContent(seed, piece);
+        writeSync(fd, bytes, 0, bytes.length, piece.offset);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The dataset's layout from the seed; nothing is written. */
+export function planDataset(id: DatasetID, name: string, dir: string, seed: number, scales: DatasetScales): Dataset {
+  if (id === 'C') {
+    const scale = scales.C;
+    const extents = planImage(seed, scale);
+    const data = extents.reduce((n, e) => n + e.length, 0);
+    return { id, name, path: join(dir, `${name}.img`), bytes: scale.size, files: 1, plan: [], extents,
+      describe: `${fmt(scale.size)} sparse block image, ${fmt(data)} of data in ${extents.length} extents (half random, half text)` };
+  }
+  const plan = id === 'A' ? planMixed(seed, scales.A) : planTiny(scales.B.files);
+  const bytes = plan.reduce((n, f) => n + f.size, 0);
+  const describe = id === 'A'
+    ? `mixed ${fmt(bytes)}: ${fmt(scales.A.randomBytes)} incompressible in files of 1-${scales.A.randomFileMax / MiB} MiB, ` +
+      `${fmt(scales.A.textBytes)} text/JSON, ${scales.A.smallFiles} small files of 1-16 KiB in a deep tree`
+    : `${plan.length} files of 100 bytes`;
+  return { id, name, path: join(dir, name), bytes, files: plan.length, plan, extents: [], describe };
+}
+
+async function readMarker(path: string): Promise<Marker | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as Marker;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The dataset under `dir`, generated first unless a complete copy from the same generator is there. */
+export async function ensureDataset(id: DatasetID, scaleName: string, seed: number, scales: DatasetScales, dir: string,
+  log: (message: string) => void): Promise<Dataset> {
+  const name = `${id}-${scaleName}-s${seed}`;
+  const dataset = planDataset(id, name, dir, seed, scales);
+  const markerPath = join(dir, `${name}.done.json`);
+  const marker = await readMarker(markerPath);
+  if (marker && marker.version === generatorVersion && marker.bytes === dataset.bytes && marker.files === dataset.files) return dataset;
+  log(`generating dataset ${name}: ${dataset.describe}`);
+  const started = performance.now();
+  await rm(markerPath, { force: true });
+  await rm(dataset.path, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  if (id === 'C') writeImage(dataset.path, seed, dataset.bytes, dataset.extents);
+  else writeTree(dataset.path, seed, dataset.plan);
+  const done: Marker = { name, version: generatorVersion, bytes: dataset.bytes, files: dataset.files };
+  await writeFile(markerPath, JSON.stringify(done));
+  log(`generated ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return dataset;
+}

@@ -1,0 +1,158 @@
+// The physical limits on this machine, one core each: how fast data can be read, and how fast each step of the
+// data path runs on its own (hashing, encryption, MAC, compression, chunking), plus what MinIO ingests. ferry's
+// figures in the suite are read against these: a backup cannot beat the slowest kernel it must run on every byte.
+// Standalone: `./node_modules/.bin/node bench/kernels.ts [--quick]` writes bench/results/kernels-<time>.{json,md}.
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createCipheriv, createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Chunker } from '../src/shared/chunker/chunker.ts';
+import { parsePolynomial } from '../src/shared/chunker/polynomial.ts';
+import { compress, decompress } from '../src/shared/compress/zstd.ts';
+import { poly1305JS } from '../src/shared/crypto/poly1305-js.ts';
+import { poly1305Wasm } from '../src/shared/crypto/poly1305-wasm.ts';
+import { randomBytes, textBytes } from './dataset/content.ts';
+import { minioTarget } from './targets.ts';
+
+export interface KernelResult {
+  name: string;
+  bytesPerSecond: number;
+  note?: string;
+}
+
+const MiB = 2 ** 20;
+/** restic's chunker tests use this polynomial; any degree-53 irreducible one runs at the same speed */
+const polynomial = parsePolynomial('3DA3358B4DC173');
+
+/** Runs `step` (which processes `bytes` bytes) repeatedly for at least `seconds`, returns bytes per second. */
+function rate(bytes: number, seconds: number, step: () => void): number {
+  step(); // warm-up: JIT, first allocations
+  let done = 0;
+  const started = performance.now();
+  let elapsed = 0;
+  while (elapsed < seconds * 1000) {
+    step();
+    done += bytes;
+    elapsed = performance.now() - started;
+  }
+  return done / (elapsed / 1000);
+}
+
+async function readRate(path: string, direct: boolean, seconds: number): Promise<number> {
+  const size = (await stat(path)).size;
+  const fh = await open(path, constants.O_RDONLY | (direct ? constants.O_DIRECT : 0));
+  try {
+    // a fresh 1 MiB buffer is page-aligned (its own mapping), which O_DIRECT requires
+    const buf = Buffer.allocUnsafeSlow(MiB);
+    let done = 0;
+    let position = 0;
+    const started = performance.now();
+    while (performance.now() - started < seconds * 1000) {
+      const { bytesRead } = await fh.read(buf, 0, MiB, position);
+      done += bytesRead;
+      position = bytesRead < MiB || position + MiB >= size ? 0 : position + MiB;
+    }
+    return done / ((performance.now() - started) / 1000);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function minioIngest(dir: string, seconds: number, parallel: number): Promise<number> {
+  const target = await minioTarget(join(dir, 'minio-kernels'));
+  const place = await target.fresh(`kernels-${parallel}-${Date.now().toString(36)}`);
+  if (place.kind !== 's3') throw new Error('The MinIO target gave a local place.');
+  const client = new S3Client({
+    endpoint: place.endpoint, region: 'us-east-1', forcePathStyle: true,
+    credentials: { accessKeyId: place.accessKey, secretAccessKey: place.secretKey },
+  });
+  try {
+    const body = randomBytes(1, 'minio-ingest', 16 * MiB);
+    let done = 0;
+    let n = 0;
+    const started = performance.now();
+    const worker = async (): Promise<void> => {
+      while (performance.now() - started < seconds * 1000) {
+        await client.send(new PutObjectCommand({ Bucket: place.bucket, Key: `obj-${n++}`, Body: body }));
+        done += body.length;
+      }
+    };
+    await Promise.all(Array.from({ length: parallel }, worker));
+    return done / ((performance.now() - started) / 1000);
+  } finally {
+    client.destroy();
+    await target.discard(place).catch(() => {});
+    await target.close();
+  }
+}
+
+export interface KernelOptions {
+  /** a large file of the dataset, for the read speed */
+  readFile?: string;
+  /** where MinIO may keep its data; no MinIO figures without it */
+  dir?: string;
+  seconds: number;
+  log: (message: string) => void;
+}
+
+export async function runKernels(opts: KernelOptions): Promise<KernelResult[]> {
+  const results: KernelResult[] = [];
+  const add = (name: string, bytesPerSecond: number, note?: string): void => {
+    results.push({ name, bytesPerSecond, note });
+    opts.log(`kernel ${name}: ${(bytesPerSecond / 1e6).toFixed(0)} MB/s`);
+  };
+  const s = opts.seconds;
+  if (opts.readFile) {
+    add('read, page cache (1 MiB reads)', await readRate(opts.readFile, false, s), opts.readFile.split('/').slice(-2).join('/'));
+    try {
+      add('read, disk (O_DIRECT, 1 MiB reads)', await readRate(opts.readFile, true, s), 'bypasses the page cache');
+    } catch (err) {
+      opts.log(`O_DIRECT read not possible here: ${(err as Error).message}`);
+    }
+  }
+  const random = randomBytes(1, 'kernels-random', 16 * MiB);
+  const text = textBytes(1, 'kernels-text', 16 * MiB);
+  const oneMiB = random.subarray(0, MiB);
+  add('SHA-256 (node:crypto)', rate(MiB, s, () => createHash('sha256').update(oneMiB).digest()), '1 MiB buffers');
+  const key = randomBytes(1, 'key', 32);
+  add('AES-256-CTR (node:crypto)', rate(MiB, s, () => createCipheriv('aes-256-ctr', key, Buffer.alloc(16)).update(oneMiB)), '1 MiB buffers');
+  add('Poly1305, WebAssembly kernel', rate(MiB, s, () => poly1305Wasm(oneMiB, key)), 'src/shared/crypto/poly1305-wasm.ts');
+  add('Poly1305, JS kernel', rate(MiB, s, () => poly1305JS(oneMiB, key)), 'reference kernel');
+  const randomPacked = compress(random);
+  const textPacked = compress(text);
+  add('zstd -3 compress, random', rate(random.length, s, () => compress(random)), `ratio ${(random.length / randomPacked.length).toFixed(2)}`);
+  add('zstd -3 compress, text', rate(text.length, s, () => compress(text)), `ratio ${(text.length / textPacked.length).toFixed(2)}`);
+  add('zstd decompress, random', rate(random.length, s, () => decompress(randomPacked, random.length)));
+  add('zstd decompress, text', rate(text.length, s, () => decompress(textPacked, text.length)));
+  for (const kernel of ['wasm', 'js'] as const) {
+    add(`Rabin chunker, ${kernel === 'wasm' ? 'WebAssembly' : 'JS'} kernel`, rate(random.length, s, () => {
+      const chunker = new Chunker(polynomial, { kernel });
+      for (let at = 0; at < random.length;) {
+        const cut = chunker.next(random, at);
+        if (cut < 0) break;
+        at = cut;
+      }
+    }), 'boundaries of restic/chunker');
+  }
+  if (opts.dir) {
+    add('MinIO ingest, PUT 16 MiB, 1 stream', await minioIngest(opts.dir, s * 2, 1), 'server and client share the cores');
+    add('MinIO ingest, PUT 16 MiB, 4 streams', await minioIngest(opts.dir, s * 2, 4), 'server and client share the cores');
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const dir = process.env.FERRY_BENCH_DIR || '/work/scratch/bench';
+  const readFile = process.argv.find((a, i) => process.argv[i - 1] === '--read-file');
+  const results = await runKernels({ readFile, dir, seconds: quick ? 1 : 3, log: (m) => console.log(m) });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const out = join(import.meta.dirname, 'results');
+  await mkdir(out, { recursive: true });
+  await writeFile(join(out, `kernels-${stamp}.json`), JSON.stringify(results, null, 2));
+  const md = ['| kernel (one core) | MB/s | note |', '|---|--:|---|', ...results.map((r) => `| ${r.name} | ${(r.bytesPerSecond / 1e6).toFixed(0)} | ${r.note ?? ''} |`)];
+  await writeFile(join(out, `kernels-${stamp}.md`), md.join('\n') + '\n');
+}
+
+if (import.meta.main) await main();

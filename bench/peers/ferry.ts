@@ -1,0 +1,38 @@
+// ferry, run as its CLI process (the way a Job runs it), so it is measured exactly like the peers.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { join } from 'node:path';
+import type { Command } from '../measure/child.ts';
+import { baseEnv, benchPassword } from './peer.ts';
+import type { Peer, Place, RepoCommands } from './peer.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const nodeBin = join(root, 'node_modules', '.bin', 'node');
+const cli = join(root, 'src', 'entry', 'cli.ts');
+
+function location(place: Place): string {
+  return place.kind === 'local' ? place.dir : `s3:${place.endpoint}/${place.bucket}`;
+}
+
+function env(place: Place, work: string): Record<string, string> {
+  const e = { ...baseEnv(work), FERRY_PASSWORD: benchPassword };
+  return place.kind === 's3' ? { ...e, AWS_ACCESS_KEY_ID: place.accessKey, AWS_SECRET_ACCESS_KEY: place.secretKey } : e;
+}
+
+export const ferryPeer: Peer = {
+  name: 'ferry',
+  async version() {
+    const { stdout } = await promisify(execFile)(nodeBin, ['--version']);
+    const { stdout: rev } = await promisify(execFile)('git', ['-C', root, 'rev-parse', '--short', 'HEAD']).catch(() => ({ stdout: '?' }));
+    return `ferry (git ${rev.trim()}) on node ${stdout.trim()}`;
+  },
+  repo(place, work): RepoCommands {
+    const run = (...args: string[]): Command => ({ argv: [nodeBin, cli, 'repo', ...args, '--repo', location(place)], env: env(place, work) });
+    return {
+      init: () => [run('init')],
+      backup: (path) => run('backup', '--json', path),
+      backupStream: (file, name) => run('backup', '--json', '--stream', name, file),
+      restore: (_source, target) => run('restore', '--json', 'latest', '--target', target),
+    };
+  },
+};

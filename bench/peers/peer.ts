@@ -1,0 +1,37 @@
+// What the runner needs from each tool under test: the command lines for one repository's life. Commands are
+// built, not run, so the runner measures every tool the same way (bench/measure/child.ts).
+import type { Command } from '../measure/child.ts';
+
+export type PeerName = 'ferry' | 'restic' | 'kopia';
+
+/** Where a repository lives: a local folder, or a fresh bucket on the benchmark's MinIO. */
+export type Place =
+  | { kind: 'local'; dir: string }
+  | { kind: 's3'; endpoint: string; bucket: string; accessKey: string; secretKey: string };
+
+export type Source = { path: string } | { stream: string };
+
+export interface RepoCommands {
+  /** unmeasured set-up commands that create the repository (and configure it, for kopia) */
+  init(): Command[];
+  backup(path: string): Command;
+  /** one file (a block image) backed up as a stream named `name` */
+  backupStream(file: string, name: string): Command;
+  /** restores the latest snapshot of `source` (what was backed up) into the empty folder `target` */
+  restore(source: Source, target: string): Command;
+}
+
+export interface Peer {
+  name: PeerName;
+  /** the first line the binary prints about its version */
+  version(): Promise<string>;
+  /** `work` is a private folder for this repository's caches, config and logs */
+  repo(place: Place, work: string): RepoCommands;
+}
+
+export const benchPassword = 'ferry-bench-password';
+
+/** The environment every child starts from: nothing of the caller's leaks in but PATH and HOME. */
+export function baseEnv(home: string): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
+}

@@ -1,0 +1,144 @@
+// The markdown report of a run: machine, datasets, issue 7's targets checked, then one table per storage target.
+import type { KernelResult } from '../kernels.ts';
+import type { Machine } from './machine.ts';
+import type { Summary } from './summarize.ts';
+import type { OpResult } from '../scenario.ts';
+
+export interface Report {
+  scale: string;
+  started: string;
+  seconds: number;
+  machine: Machine;
+  datasets: { name: string; describe: string; bytes: number; files: number }[];
+  reps: number;
+  summaries: Summary[];
+  results: OpResult[];
+  kernels: KernelResult[];
+  loadAtEnd: number[];
+}
+
+const MiB = 2 ** 20;
+const mib = (n: number | undefined): string => (n === undefined ? '' : (n / MiB).toFixed(n < 10 * MiB ? 1 : 0));
+const num = (n: number | undefined, digits = 2): string => (n === undefined ? '' : n.toFixed(digits));
+const mbps = (n: number | undefined): string => (n === undefined ? '' : (n / 1e6).toFixed(0));
+
+const opTitles: Record<string, string> = {
+  backup: 'backup (full)',
+  'backup-unchanged': 'backup, nothing changed',
+  'backup-1pct-changed': 'backup, 1% of files changed',
+  restore: 'restore into an empty folder',
+};
+
+function resultsTable(summaries: Summary[], target: string): string {
+  const rows = summaries.filter((s) => s.target === target);
+  if (rows.length === 0) return '';
+  const peerOrder = ['ferry', 'restic', 'kopia'];
+  rows.sort((a, b) => a.dataset.localeCompare(b.dataset) || Object.keys(opTitles).indexOf(a.op) - Object.keys(opTitles).indexOf(b.op) ||
+    peerOrder.indexOf(a.peer) - peerOrder.indexOf(b.peer));
+  const lines = [
+    `| dataset | operation | peer | time s | MB/s | CPU s | peak RSS MiB | stored MiB | S3 requests | peer time / ferry time |`,
+    `|---|---|---|--:|--:|--:|--:|--:|--:|--:|`,
+  ];
+  for (const s of rows) {
+    const failed = s.failed > 0 ? ` (${s.failed}/${s.runs} failed)` : '';
+    lines.push(`| ${s.datasetID} | ${opTitles[s.op] ?? s.op} | ${s.peer}${failed} | ${num(s.wallSeconds)} | ${mbps(s.throughput)} | ` +
+      `${num(s.cpuSeconds)} | ${mib(s.maxRssBytes)} | ${mib(s.storedBytes)} | ${s.s3Requests ?? ''} | ${num(s.ferrySpeedup)} |`);
+  }
+  return lines.join('\n');
+}
+
+interface Check {
+  target: string;
+  goal: string;
+  measured: string;
+  met: boolean | undefined;
+}
+
+function find(summaries: Summary[], target: string, datasetID: string, op: string, peer: string): Summary | undefined {
+  return summaries.find((s) => s.target === target && s.datasetID === datasetID && s.op === op && s.peer === peer);
+}
+
+/** Issue 7's targets, each judged from the medians (undefined: not measured in this run). */
+export function checkTargets(summaries: Summary[], imageDataBytes: number | undefined): Check[] {
+  const checks: Check[] = [];
+  const targets = [...new Set(summaries.map((s) => s.target))];
+  const speedup = (t: string, d: string, op: string, peer: string): number | undefined => find(summaries, t, d, op, peer)?.ferrySpeedup;
+  const judge = (v: number | undefined, ok: (v: number) => boolean): boolean | undefined => (v === undefined ? undefined : ok(v));
+  for (const t of targets) {
+    const r = speedup(t, 'A', 'backup', 'restic');
+    const k = speedup(t, 'A', 'backup', 'kopia');
+    checks.push({ target: t, goal: 'A full backup: >= 1.5x restic throughput', measured: `${num(r)}x`, met: judge(r, (v) => v >= 1.5) });
+    checks.push({ target: t, goal: 'A full backup: faster than kopia', measured: `${num(k)}x`, met: judge(k, (v) => v > 1) });
+    const u = speedup(t, 'A', 'backup-unchanged', 'restic');
+    checks.push({ target: t, goal: 'A unchanged incremental: <= half of restic time', measured: `${num(u)}x`, met: judge(u, (v) => v >= 2) });
+    const c = speedup(t, 'A', 'backup-1pct-changed', 'restic');
+    checks.push({ target: t, goal: 'A 1% changed incremental: <= restic time', measured: `${num(c)}x`, met: judge(c, (v) => v >= 1) });
+    const rs = speedup(t, 'A', 'restore', 'restic');
+    checks.push({ target: t, goal: 'A restore: >= 1.5x restic throughput', measured: `${num(rs)}x`, met: judge(rs, (v) => v >= 1.5) });
+    for (const op of ['backup', 'restore']) {
+      const f = find(summaries, t, 'B', op, 'ferry');
+      const peers = ['restic', 'kopia'].map((p) => `${p} ${mib(find(summaries, t, 'B', op, p)?.maxRssBytes)}`).join(', ');
+      checks.push({ target: t, goal: `B ${op}: peak RSS < 256 MiB`, measured: `${mib(f?.maxRssBytes)} MiB (${peers})`,
+        met: judge(f?.maxRssBytes, (v) => v < 256 * MiB) });
+    }
+    const cb = find(summaries, t, 'C', 'backup', 'ferry');
+    if (imageDataBytes !== undefined) {
+      checks.push({ target: t, goal: 'C backup: holes not uploaded (stored <= data extents)', measured: `${mib(cb?.storedBytes)} MiB stored for ${mib(imageDataBytes)} MiB data, ${num(cb?.cpuSeconds)} CPU s`,
+        met: judge(cb?.storedBytes, (v) => v <= imageDataBytes * 1.05) });
+      const cr = find(summaries, t, 'C', 'restore', 'ferry');
+      checks.push({ target: t, goal: 'C restore: image sparse again (allocated <= data extents)', measured: `${mib(cr?.restoredAllocated)} MiB allocated`,
+        met: judge(cr?.restoredAllocated, (v) => v <= imageDataBytes * 1.05) });
+    }
+  }
+  return checks;
+}
+
+function kernelsTable(kernels: KernelResult[]): string {
+  if (kernels.length === 0) return '';
+  const lines = ['| kernel (one core) | MB/s | note |', '|---|--:|---|'];
+  for (const k of kernels) lines.push(`| ${k.name} | ${mbps(k.bytesPerSecond)} | ${k.note ?? ''} |`);
+  return lines.join('\n');
+}
+
+export function renderMarkdown(r: Report, imageDataBytes: number | undefined): string {
+  const m = r.machine;
+  const checks = checkTargets(r.summaries, imageDataBytes);
+  const verdict = (c: Check): string => (c.met === undefined ? 'not measured' : c.met ? 'met' : '**not met**');
+  const failures = r.results.filter((x) => !x.ok);
+  return [
+    `# ferry benchmark (${r.scale}), ${r.started}`,
+    '',
+    `Machine: ${m.cpu}, ${m.cores} cores, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB memory, Linux ${m.kernel}, disk ${m.disk}. ` +
+      `Load average at start ${m.loadAtStart.join(' / ')}, at end ${r.loadAtEnd.join(' / ')} (the machine is shared: a high load skews every figure, ratios less so).`,
+    '',
+    `Versions: ${Object.entries(m.versions).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
+    '',
+    'Datasets (generated from the seed, page cache warm):',
+    ...r.datasets.map((d) => `- ${d.name}: ${d.describe}`),
+    '',
+    `Method: every tool runs as its own process under GNU time (wall, user+sys CPU, peak RSS of the process tree); ` +
+      `each repetition runs ferry, then each peer, on a fresh repository (fresh MinIO bucket), ${r.reps} repetitions, medians shown. ` +
+      `Stored = repository size after the operation; S3 requests from MinIO's per-bucket metrics. ` +
+      `Run took ${(r.seconds / 60).toFixed(1)} min.`,
+    '',
+    '## Targets of issue 7',
+    '',
+    '| target | goal | measured (peer time / ferry time, or figure) | verdict |',
+    '|---|---|---|---|',
+    ...checks.map((c) => `| ${c.target} | ${c.goal} | ${c.measured} | ${verdict(c)} |`),
+    '',
+    '## Local filesystem repository',
+    '',
+    resultsTable(r.summaries, 'local'),
+    '',
+    '## MinIO on 127.0.0.1',
+    '',
+    resultsTable(r.summaries, 'minio'),
+    '',
+    '## Physical limits on this machine',
+    '',
+    kernelsTable(r.kernels),
+    '',
+    ...(failures.length === 0 ? [] : ['## Failures', '', ...failures.map((f) => `- ${f.dataset} ${f.target} rep ${f.rep} ${f.peer} ${f.op}: ${(f.error ?? '').replace(/\s+/g, ' ').slice(0, 400)}`), '']),
+  ].join('\n');
+}

@@ -1,0 +1,164 @@
+// One repository's life for one peer on one dataset: the measured operations of issue 7, in order, each checked.
+// A: full backup, incremental with no change, incremental after changing 1% of files, full restore.
+// B: backup and restore of a million tiny files. C: block image backup and restore, holes kept.
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { changeFiles, undoChanges } from './dataset/change.ts';
+import type { Dataset } from './dataset/datasets.ts';
+import { measure } from './measure/child.ts';
+import type { Command } from './measure/child.ts';
+import { countTree } from './measure/stored.ts';
+import type { Peer, Place, RepoCommands, Source } from './peers/peer.ts';
+import type { Target, TargetName } from './targets.ts';
+
+export type OpName = 'backup' | 'backup-unchanged' | 'backup-1pct-changed' | 'restore';
+
+export interface OpResult {
+  dataset: string;
+  datasetID: string;
+  op: OpName;
+  peer: string;
+  target: TargetName;
+  rep: number;
+  ok: boolean;
+  error?: string;
+  wallSeconds?: number;
+  cpuSeconds?: number;
+  maxRssBytes?: number;
+  /** dataset bytes over wall time: what a backup read or a restore wrote */
+  throughput?: number;
+  /** repository size after a backup */
+  storedBytes?: number;
+  /** S3 requests the operation made (MinIO only) */
+  s3Requests?: number;
+  /** restores: bytes the restored files occupy on disk (shows whether holes survived) */
+  restoredAllocated?: number;
+}
+
+export interface ScenarioContext {
+  seed: number;
+  changeFraction: number;
+  timeoutSeconds: number;
+  log: (message: string) => void;
+}
+
+/** Thrown when a step fails, so the rest of that repository's operations are skipped. */
+class StepFailed extends Error {}
+
+async function setUp(commands: Command[], work: string, timeoutSeconds: number): Promise<void> {
+  for (const cmd of commands) {
+    const r = await measure(cmd, work, timeoutSeconds);
+    if (r.exitCode !== 0) throw new StepFailed(`set-up "${cmd.argv.slice(1).join(' ')}" exited ${r.exitCode}: ${r.output.slice(-800)}`);
+  }
+}
+
+interface Run {
+  ctx: ScenarioContext;
+  dataset: Dataset;
+  peer: Peer;
+  target: Target;
+  place: Place;
+  repo: RepoCommands;
+  work: string;
+  rep: number;
+  results: OpResult[];
+}
+
+async function measured(run: Run, op: OpName, cmd: Command, after?: (r: OpResult) => Promise<void>): Promise<void> {
+  const { dataset, peer, target, place, rep } = run;
+  const base: OpResult = { dataset: dataset.name, datasetID: dataset.id, op, peer: peer.name, target: target.name, rep, ok: false };
+  const before = await target.requests(place);
+  const figures = await measure(cmd, run.work, run.ctx.timeoutSeconds);
+  const result: OpResult = {
+    ...base, ok: figures.exitCode === 0, wallSeconds: figures.wallSeconds, cpuSeconds: figures.cpuSeconds,
+    maxRssBytes: figures.maxRssBytes, throughput: dataset.bytes / figures.wallSeconds,
+  };
+  const afterRequests = await target.requests(place);
+  if (before !== undefined && afterRequests !== undefined) result.s3Requests = afterRequests - before;
+  run.results.push(result);
+  const line = `${dataset.name} ${target.name} rep ${rep} ${peer.name} ${op}`;
+  if (!result.ok) {
+    result.error = `exit ${figures.exitCode}: ${figures.output.slice(-800)}`;
+    throw new StepFailed(`${line} failed: ${result.error}`);
+  }
+  await after?.(result);
+  run.ctx.log(`${line}: ${figures.wallSeconds.toFixed(2)} s, cpu ${figures.cpuSeconds.toFixed(2)} s, ` +
+    `rss ${(figures.maxRssBytes / 2 ** 20).toFixed(0)} MiB${result.s3Requests === undefined ? '' : `, ${result.s3Requests} S3 requests`}`);
+}
+
+function storeSize(run: Run): (r: OpResult) => Promise<void> {
+  return async (r) => {
+    r.storedBytes = await run.target.storedBytes(run.place);
+  };
+}
+
+/** Restores into an empty folder, checks file count and bytes against the dataset, then removes the copy. */
+async function restoreAndCheck(run: Run, source: Source): Promise<void> {
+  const dir = join(run.work, 'restored');
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir);
+  try {
+    await measured(run, 'restore', run.repo.restore(source, dir), async (r) => {
+      const got = await countTree(dir);
+      r.restoredAllocated = got.allocated;
+      if (got.files !== run.dataset.files || got.bytes !== run.dataset.bytes) {
+        r.ok = false;
+        r.error = `restored ${got.files} files of ${got.bytes} bytes, expected ${run.dataset.files} files of ${run.dataset.bytes} bytes`;
+        throw new StepFailed(r.error);
+      }
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function mixedOps(run: Run): Promise<void> {
+  const path = run.dataset.path;
+  await measured(run, 'backup', run.repo.backup(path), storeSize(run));
+  await measured(run, 'backup-unchanged', run.repo.backup(path), storeSize(run));
+  const changes = await changeFiles(run.dataset, run.ctx.seed, run.ctx.changeFraction, run.rep);
+  try {
+    await measured(run, 'backup-1pct-changed', run.repo.backup(path), storeSize(run));
+  } finally {
+    await undoChanges(changes);
+  }
+  await restoreAndCheck(run, { path });
+}
+
+const streamName = 'volume.img';
+
+async function imageOps(run: Run): Promise<void> {
+  await measured(run, 'backup', run.repo.backupStream(run.dataset.path, streamName), storeSize(run));
+  await restoreAndCheck(run, { stream: streamName });
+}
+
+async function treeOps(run: Run): Promise<void> {
+  await measured(run, 'backup', run.repo.backup(run.dataset.path), storeSize(run));
+  await restoreAndCheck(run, { path: run.dataset.path });
+}
+
+/** Runs one peer's operations on a fresh repository; failures are recorded in the results, not thrown. */
+export async function runScenario(ctx: ScenarioContext, dataset: Dataset, peer: Peer, target: Target, rep: number,
+  workRoot: string): Promise<OpResult[]> {
+  const label = `${dataset.id}-${peer.name}-${rep}-${Date.now().toString(36)}`.toLowerCase();
+  const work = join(workRoot, `work-${label}`);
+  await mkdir(work, { recursive: true });
+  const place = await target.fresh(label);
+  const run: Run = { ctx, dataset, peer, target, place, repo: peer.repo(place, work), work, rep, results: [] };
+  try {
+    await setUp(run.repo.init(), work, ctx.timeoutSeconds);
+    if (dataset.id === 'A') await mixedOps(run);
+    else if (dataset.id === 'B') await treeOps(run);
+    else await imageOps(run);
+  } catch (err) {
+    if (!(err instanceof StepFailed)) throw err;
+    ctx.log(err.message);
+    if (run.results.length === 0) {
+      run.results.push({ dataset: dataset.name, datasetID: dataset.id, op: 'backup', peer: peer.name, target: target.name, rep, ok: false, error: err.message });
+    }
+  } finally {
+    await target.discard(place).catch((err: Error) => ctx.log(`could not remove repository ${label}: ${err.message}`));
+    await rm(work, { recursive: true, force: true });
+  }
+  return run.results;
+}
