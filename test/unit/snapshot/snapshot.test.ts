@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { hexId, unicodeString } from '../tree/arbitrary.ts';
 import { decodeSnapshot, encodeSnapshot, newSnapshot } from '../../../src/shared/snapshot/snapshot.ts';
 import type { Snapshot } from '../../../src/shared/snapshot/snapshot.ts';
 
@@ -57,18 +58,17 @@ test('reports broken snapshots clearly', () => {
 });
 
 test('any snapshot survives encode and decode', () => {
-  const id = fc.stringMatching(/^[0-9a-f]{64}$/);
   const time = fc.record({ ns: fc.bigInt({ min: 0n, max: 4102444800n * 1_000_000_000n }), offset: fc.integer({ min: -840, max: 840 }).map((m) => m * 60) }, { noNullPrototype: true });
-  const str = fc.string({ unit: 'binary', maxLength: 10 });
+  const str = unicodeString(10);
   const count = fc.nat({ max: Number.MAX_SAFE_INTEGER });
   const summary = fc.record({
     backupStart: time, backupEnd: time, filesNew: count, filesChanged: count, filesUnmodified: count, dirsNew: count, dirsChanged: count,
     dirsUnmodified: count, dataBlobs: count, treeBlobs: count, dataAdded: count, dataAddedPacked: count, totalFilesProcessed: count, totalBytesProcessed: count,
   }, { noNullPrototype: true });
   const snapshot = fc.record({
-    time, parent: fc.option(id, { nil: null }), tree: id, paths: fc.array(str, { maxLength: 3 }), hostname: str, username: str,
+    time, parent: fc.option(hexId, { nil: null }), tree: hexId, paths: fc.array(str, { maxLength: 3 }), hostname: str, username: str,
     uid: fc.nat({ max: 0xffffffff }), gid: fc.nat({ max: 0xffffffff }), excludes: fc.array(str, { maxLength: 3 }), tags: fc.array(str, { maxLength: 3 }),
-    original: fc.option(id, { nil: null }), programVersion: str, summary: fc.option(summary, { nil: null }),
+    original: fc.option(hexId, { nil: null }), programVersion: str, summary: fc.option(summary, { nil: null }),
   }, { noNullPrototype: true });
   fc.assert(fc.property(snapshot, (sn) => {
     const encoded = encodeSnapshot(sn);

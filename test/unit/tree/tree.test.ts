@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { hexId, unicodeString } from './arbitrary.ts';
 import { goCompactJson } from '../../../src/shared/tree/gojson.ts';
 import { utf8Bytes } from '../../../src/shared/tree/goutf8.ts';
 import { goMode } from '../../../src/shared/tree/mode.ts';
@@ -98,13 +99,12 @@ test('reports malformed blobs clearly', () => {
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[]} x')), /expected the end of the document/);
 });
 
-const id = fc.stringMatching(/^[0-9a-f]{64}$/);
 const goTime = fc.record({
   ns: fc.bigInt({ min: -62135596800n * 1_000_000_000n, max: 253402214400n * 1_000_000_000n }),
   offset: fc.integer({ min: -14 * 60, max: 14 * 60 }).map((m) => m * 60),
 }, { noNullPrototype: true });
 const uint64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
-const goString = fc.string({ unit: 'binary', maxLength: 12 });
+const goString = unicodeString(12);
 const rawJson = fc.jsonValue({ maxDepth: 2 }).map((v) => goCompactJson(JSON.stringify(v)));
 
 const arbitraryNode: fc.Arbitrary<TreeNode> = fc.record({
@@ -119,8 +119,8 @@ const arbitraryNode: fc.Arbitrary<TreeNode> = fc.record({
   extendedAttributes: fc.array(fc.record({ name: goString, value: fc.option(fc.uint8Array({ maxLength: 8 }), { nil: null }) }, { noNullPrototype: true }), { maxLength: 3 }),
   genericAttributes: fc.array(fc.tuple(goString, rawJson), { maxLength: 3 }).map((entries) => new Map(entries)),
   device: uint64,
-  content: fc.option(fc.array(id, { maxLength: 3 }), { nil: null }),
-  subtree: fc.option(id, { nil: null }),
+  content: fc.option(fc.array(hexId, { maxLength: 3 }), { nil: null }),
+  subtree: fc.option(hexId, { nil: null }),
   error: goString,
 }, { noNullPrototype: true });
 
