@@ -1,0 +1,49 @@
+// The kinds ferry reads or writes, with where the apiserver serves them. A fixed table instead of discovery:
+// steps make no discovery calls (and need no RBAC for them), and a typo in a kind fails the type check.
+
+export interface ResourceInfo {
+  group: string;
+  version: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+const table = {
+  PersistentVolumeClaim: { group: '', version: 'v1', plural: 'persistentvolumeclaims', namespaced: true },
+  PersistentVolume: { group: '', version: 'v1', plural: 'persistentvolumes', namespaced: false },
+  Secret: { group: '', version: 'v1', plural: 'secrets', namespaced: true },
+  Pod: { group: '', version: 'v1', plural: 'pods', namespaced: true },
+  Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
+  Event: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
+  StorageClass: { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', namespaced: false },
+  Job: { group: 'batch', version: 'v1', plural: 'jobs', namespaced: true },
+  CronJob: { group: 'batch', version: 'v1', plural: 'cronjobs', namespaced: true },
+  VolumeSnapshot: { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots', namespaced: true },
+  VolumeSnapshotContent: { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotcontents', namespaced: false },
+  DataUpload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datauploads', namespaced: true },
+  DataDownload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datadownloads', namespaced: true },
+  BackupStorageLocation: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupstoragelocations', namespaced: true },
+} as const satisfies Record<string, ResourceInfo>;
+
+export type KindName = keyof typeof table;
+
+export function resourceInfo(kind: KindName): ResourceInfo {
+  const info: ResourceInfo | undefined = table[kind];
+  if (!info) throw new Error(`ferry does not know the Kubernetes kind "${kind}"`);
+  return info;
+}
+
+export function apiVersionOf(kind: KindName): string {
+  const { group, version } = resourceInfo(kind);
+  return group ? `${group}/${version}` : version;
+}
+
+/** The REST path of a collection (no name) or of one object, optionally of its status subresource. */
+export function resourcePath(kind: KindName, namespace: string | undefined, name?: string, subresource?: 'status'): string {
+  const info = resourceInfo(kind);
+  const base = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;
+  if (info.namespaced && name !== undefined && !namespace) throw new Error(`${kind} "${name}" needs a namespace`);
+  const ns = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const one = name === undefined ? '' : `/${encodeURIComponent(name)}`;
+  return `${base}${ns}/${info.plural}${one}${subresource && name !== undefined ? `/${subresource}` : ''}`;
+}
