@@ -15,6 +15,7 @@ import { encodeNode } from '../../../src/shared/tree/nodejson.ts';
 import { decodeTree, encodeTree, findNode } from '../../../src/shared/tree/tree.ts';
 import type { TreeNode } from '../../../src/shared/tree/node.ts';
 import { makeFixtureDir } from './restic/fixture-dir.ts';
+import { goReencoded, lossyTarget, writesRawLinkTargets } from './restic/legacy.ts';
 import { backupWithRestic, findResticBinaries, hasFeature, resticTimeZone } from './restic/run.ts';
 import type { ResticBackup } from './restic/run.ts';
 
@@ -44,6 +45,7 @@ async function compareNodes(backup: ResticBackup, dir: Buffer, nodes: TreeNode[]
     const ours = await nodeFromStat(theirs.name, await lstat(path, { bigint: true }), path, opts);
     // restic stores the content it read and the subtree it built
     Object.assign(ours, { content: theirs.content, subtree: theirs.subtree });
+    if (!writesRawLinkTargets(backup.trees.values())) ours.linkTarget = lossyTarget(ours.linkTarget);
     assert.equal(encodeNode(ours), encodeNode(theirs), `node ${path.toString()} (restic ${backup.version})`);
     compared++;
     if (theirs.subtree) compared += await compareNodes(backup, path, decodeTree(backup.trees.get(theirs.subtree)!), opts);
@@ -60,7 +62,8 @@ for (const restic of binaries) {
       await makeFixtureDir(source);
       const backup = backupWithRestic(restic, source, join(scratch, 'repo'));
       assert.deepEqual(encodeSnapshot(decodeSnapshot(backup.snapshot)), backup.snapshot, `snapshot of restic ${backup.version}`);
-      for (const [id, blob] of backup.trees) assert.deepEqual(encodeTree(decodeTree(blob)), blob, `tree ${id} of restic ${backup.version}`);
+      const expected = writesRawLinkTargets(backup.trees.values()) ? (blob: Uint8Array) => blob : goReencoded;
+      for (const [id, blob] of backup.trees) assert.deepEqual(encodeTree(decodeTree(blob)), expected(blob), `tree ${id} of restic ${backup.version}`);
 
       process.env.TZ = resticTimeZone;
       const xattrs = new XattrReader();
