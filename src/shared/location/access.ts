@@ -1,0 +1,74 @@
+// Everything the engine needs to open a resource's repository, read from its BackupStorageLocation (in ferry's
+// namespace) and the two Secrets it names: the location string, the derived password, and S3 settings (endpoint,
+// region, path style, credentials, private CA). Only the transfer and delete steps may read those Secrets.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BackupStorageLocation } from '../api/types.ts';
+import type { OpenOptions } from '../backend/open.ts';
+import type { Kube, KubeObject } from '../kube/kube.ts';
+import { repositoryLocation, repositoryPassword } from './repository.ts';
+
+export interface RepositoryAccess {
+  location: string;
+  password: string;
+  open: OpenOptions;
+  /** removes the CA file written for the S3 client, if any */
+  dispose(): void;
+}
+
+interface Secret extends KubeObject {
+  data?: Record<string, string>;
+}
+
+export async function readLocation(kube: Kube, ferryNamespace: string, name: string): Promise<BackupStorageLocation> {
+  const bsl = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name });
+  if (!bsl) throw new LocationError(`BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}.`);
+  return bsl;
+}
+
+async function secretValue(kube: Kube, namespace: string, name: string, key: string, what: string): Promise<Buffer> {
+  const secret = await kube.get<Secret>({ kind: 'Secret', namespace, name });
+  if (!secret) throw new LocationError(`The ${what} Secret "${name}" does not exist in namespace ${namespace}.`);
+  const b64 = secret.data?.[key];
+  if (b64 === undefined) throw new LocationError(`The ${what} Secret "${name}" has no key "${key}".`);
+  return Buffer.from(b64, 'base64');
+}
+
+/** The repository of `sourceNamespace` at location `name`, ready for openBackend + Repository.open. */
+export async function repositoryAccess(kube: Kube, ferryNamespace: string, name: string, sourceNamespace: string): Promise<RepositoryAccess> {
+  const bsl = await readLocation(kube, ferryNamespace, name);
+  const { spec } = bsl;
+  const cred = spec.credential;
+  const accessKeyId = await secretValue(kube, ferryNamespace, cred.name, cred.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID', 'credentials');
+  const secretAccessKey = await secretValue(kube, ferryNamespace, cred.name, cred.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY', 'credentials');
+  const secret = await secretValue(kube, ferryNamespace, spec.repositoryPassword.name, spec.repositoryPassword.key, 'repository password');
+  // the S3 client takes its CA from a file; a private one lives only as long as this access
+  let caDir: string | undefined;
+  let caFile: string | undefined;
+  if (spec.s3.caBundle) {
+    caDir = mkdtempSync(join(tmpdir(), 'ferry-ca-'));
+    caFile = join(caDir, 'ca.pem');
+    writeFileSync(caFile, Buffer.from(spec.s3.caBundle, 'base64'), { mode: 0o600 });
+  }
+  return {
+    location: repositoryLocation(spec, sourceNamespace),
+    password: repositoryPassword(secret, sourceNamespace),
+    open: {
+      s3: {
+        region: spec.s3.region,
+        pathStyle: spec.s3.forcePathStyle ?? true,
+        caFile,
+        credentials: { accessKeyId: accessKeyId.toString('utf8').trim(), secretAccessKey: secretAccessKey.toString('utf8').trim() },
+      },
+    },
+    dispose: () => {
+      if (caDir) rmSync(caDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The location or its Secrets are missing or incomplete: a person must fix the configuration. */
+export class LocationError extends Error {
+  override name = 'LocationError';
+}

@@ -1,0 +1,33 @@
+// Which repository a resource uses, and its password: one repository per (storage location, source namespace),
+// each with its own password derived from the location's secret, so tenants never share keys or deduplicate
+// against each other. Pure functions: the steps read the location and its Secrets, then call these.
+import { createHmac } from 'node:crypto';
+import type { BackupStorageLocationSpec } from '../api/types.ts';
+
+const passwordContext = 'ferry.dev/repository/';
+
+/** `s3:<endpoint>/<bucket>/<prefix>/<namespace>` (no prefix: `s3:<endpoint>/<bucket>/<namespace>`). */
+export function repositoryLocation(spec: BackupStorageLocationSpec, namespace: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) throw new Error(`"${namespace}" is not a namespace name, so it cannot name a repository`);
+  const endpoint = spec.s3.endpoint.replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+$/.test(endpoint)) throw new Error(`the storage location's endpoint "${spec.s3.endpoint}" must be http(s)://host[:port]`);
+  const parts = [spec.s3.bucket, ...(spec.s3.prefix ?? '').split('/'), namespace].filter((p) => p !== '');
+  return `s3:${endpoint}/${parts.join('/')}`;
+}
+
+/** hex(HMAC-SHA256(key = the location's password secret, message = "ferry.dev/repository/" + namespace)). */
+export function repositoryPassword(locationSecret: string | Uint8Array, namespace: string): string {
+  if (locationSecret.length === 0) throw new Error("the storage location's repository password secret is empty");
+  return createHmac('sha256', locationSecret).update(passwordContext + namespace).digest('hex');
+}
+
+/** May PVCs of `namespace` be backed up to this location? */
+export function backupAllowed(spec: BackupStorageLocationSpec, namespace: string): boolean {
+  return spec.allowedNamespaces.includes('*') || spec.allowedNamespaces.includes(namespace);
+}
+
+/** May a restore into `to` read the repository of `from`? Its own repository needs only the namespace allowed. */
+export function restoreAllowed(spec: BackupStorageLocationSpec, from: string, to: string): boolean {
+  if (from === to) return backupAllowed(spec, to);
+  return (spec.crossNamespaceRestores ?? []).some((r) => r.from === from && (r.to.includes('*') || r.to.includes(to)));
+}

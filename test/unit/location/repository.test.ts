@@ -1,0 +1,80 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import type { BackupStorageLocationSpec } from '../../../src/shared/api/types.ts';
+import { backupAllowed, repositoryLocation, repositoryPassword, restoreAllowed } from '../../../src/shared/location/repository.ts';
+import { repositoryAccess } from '../../../src/shared/location/access.ts';
+import { MemoryKube } from '../../../src/shared/kube/memory.ts';
+import { parseS3Location } from '../../../src/shared/backend/open.ts';
+
+const spec = (over: Partial<BackupStorageLocationSpec['s3']> = {}): BackupStorageLocationSpec => ({
+  s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'ferry', prefix: 'backups/prod', ...over },
+  credential: { name: 'creds' },
+  repositoryPassword: { name: 'repo-pass', key: 'password' },
+  allowedNamespaces: ['team-a', 'team-b'],
+  crossNamespaceRestores: [{ from: 'team-a', to: ['team-b'] }],
+});
+
+test('the repository URL is s3:<endpoint>/<bucket>/<prefix>/<namespace> and parses back', () => {
+  const url = repositoryLocation(spec(), 'team-a');
+  assert.equal(url, 's3:http://127.0.0.1:9000/ferry/backups/prod/team-a');
+  assert.deepEqual(parseS3Location(url), { endpoint: 'http://127.0.0.1:9000', bucket: 'ferry', prefix: 'backups/prod/team-a' });
+  assert.equal(repositoryLocation(spec({ prefix: undefined, endpoint: 'https://s3.example.com/' }), 'x'), 's3:https://s3.example.com/ferry/x');
+  assert.equal(repositoryLocation(spec({ prefix: '/a//b/' }), 'x'), 's3:http://127.0.0.1:9000/ferry/a/b/x');
+  assert.throws(() => repositoryLocation(spec(), '../etc'), /not a namespace name/);
+  assert.throws(() => repositoryLocation(spec({ endpoint: 'http://h/path' }), 'x'), /http\(s\):\/\/host/);
+});
+
+test('the password is hex HMAC-SHA256 of the namespace under the location secret (checked with WebCrypto)', async () => {
+  const secret = 'location-secret';
+  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode('ferry.dev/repository/team-a'));
+  assert.equal(repositoryPassword(secret, 'team-a'), Buffer.from(mac).toString('hex'));
+  assert.equal(repositoryPassword(Buffer.from(secret), 'team-a'), repositoryPassword(secret, 'team-a'));
+  assert.notEqual(repositoryPassword(secret, 'team-b'), repositoryPassword(secret, 'team-a'));
+  assert.notEqual(repositoryPassword('other', 'team-a'), repositoryPassword(secret, 'team-a'));
+  assert.throws(() => repositoryPassword('', 'team-a'), /empty/);
+});
+
+test('namespaces are allowed by list or "*"; cross-namespace restores only where listed', () => {
+  assert.equal(backupAllowed(spec(), 'team-a'), true);
+  assert.equal(backupAllowed(spec(), 'team-c'), false);
+  assert.equal(backupAllowed({ ...spec(), allowedNamespaces: ['*'] }, 'team-c'), true);
+  assert.equal(restoreAllowed(spec(), 'team-a', 'team-a'), true);
+  assert.equal(restoreAllowed(spec(), 'team-a', 'team-b'), true);
+  assert.equal(restoreAllowed(spec(), 'team-b', 'team-a'), false);
+  assert.equal(restoreAllowed(spec(), 'team-a', 'team-c'), false);
+});
+
+function secret(name: string, data: Record<string, string>) {
+  const b64 = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'ferry-system' }, data: b64 };
+}
+
+test('repository access reads the location and its Secrets, writes a private CA to a file it later removes', async () => {
+  const kube = new MemoryKube();
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  kube.seed(
+    { apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: 'default', namespace: 'ferry-system' }, spec: { ...spec({ caBundle: Buffer.from(pem).toString('base64') }), credential: { name: 'creds', accessKeyIDKey: 'id' } } },
+    secret('creds', { id: 'AKID', AWS_SECRET_ACCESS_KEY: 'SECRET\n' }),
+    secret('repo-pass', { password: 'location-secret' }),
+  );
+  const access = await repositoryAccess(kube, 'ferry-system', 'default', 'team-a');
+  assert.equal(access.location, 's3:http://127.0.0.1:9000/ferry/backups/prod/team-a');
+  assert.equal(access.password, repositoryPassword('location-secret', 'team-a'));
+  assert.deepEqual(access.open.s3?.credentials, { accessKeyId: 'AKID', secretAccessKey: 'SECRET' });
+  assert.equal(access.open.s3?.pathStyle, true);
+  const caFile = access.open.s3!.caFile!;
+  assert.equal(readFileSync(caFile, 'utf8'), pem);
+  access.dispose();
+  assert.equal(existsSync(caFile), false);
+});
+
+test('a missing location, Secret or key is named in the error', async () => {
+  const kube = new MemoryKube();
+  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'nope', 'team-a'), /BackupStorageLocation "nope" does not exist in namespace ferry-system/);
+  kube.seed({ apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: 'default', namespace: 'ferry-system' }, spec: spec() });
+  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'), /credentials Secret "creds" does not exist/);
+  kube.seed(secret('creds', { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }), secret('repo-pass', { other: 'x' }));
+  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'), /repository password Secret "repo-pass" has no key "password"/);
+});
