@@ -2,6 +2,7 @@
 // Errors are printed as one sentence; a stack trace only with FERRY_DEBUG=1.
 import { runCommand, showUsage, type CommandDef } from 'citty';
 import { consola } from 'consola';
+import { unknownFlag } from './flags.ts';
 
 export const exitCodes = { ok: 0, failed: 1, usage: 2, canceled: 3 } as const;
 
@@ -21,6 +22,7 @@ export async function runCli(main: CommandDef, rawArgs = process.argv.slice(2)):
     return rawArgs.length === 0 ? exitCodes.usage : exitCodes.ok;
   }
   try {
+    await rejectUnknownFlags(main, rawArgs);
     await runCommand(main, { rawArgs });
     return exitCodes.ok;
   } catch (err) {
@@ -37,6 +39,15 @@ export async function runCli(main: CommandDef, rawArgs = process.argv.slice(2)):
     consola.error(message);
     return exitCodes.failed;
   }
+}
+
+async function rejectUnknownFlags(main: CommandDef, rawArgs: string[]): Promise<void> {
+  const [cmd] = await subCommandFor(main, rawArgs);
+  // only a command that runs has its flags settled; elsewhere citty reports the unknown command itself
+  if (cmd.subCommands !== undefined) return;
+  const args = typeof cmd.args === 'function' ? await cmd.args() : await cmd.args;
+  const flag = unknownFlag(args ?? {}, rawArgs);
+  if (flag !== undefined) throw new UsageError(`unknown flag ${flag}`);
 }
 
 /** The innermost sub-command named in the arguments, for help output. */

@@ -8,7 +8,8 @@ export default defineCommand({
   meta: { name: 'init', description: 'Create a new encrypted repository (restic format version 2)' },
   args: { ...repoArgs },
   async run({ args }) {
-    const repo = await Repository.init(backendFor(args), await readPassword(args));
+    const backend = backendFor(args);
+    const repo = await Repository.init(backend, await readPassword(args));
     if (args.json) printJSON({ message_type: 'initialized', id: repo.config.id, repository: repoLocation(args) });
     else consola.success(`created repository ${repo.config.id.slice(0, 10)} at ${repoLocation(args)}`);
     await repo.close();

@@ -46,6 +46,7 @@ export function backendFor(flags: RepoFlags) {
 }
 
 export async function openRepo(flags: RepoFlags): Promise<Repository> {
-  const password = await readPassword(flags);
-  return Repository.open(backendFor(flags), password);
+  // where comes before how to unlock it: without a location the password question is premature
+  const backend = backendFor(flags);
+  return Repository.open(backend, await readPassword(flags));
 }
