@@ -2,7 +2,7 @@
 // fetched a few at a time and written at their offsets in any order, and all-zero chunks are not written at all,
 // which recreates sparse files and costs nothing for empty disk regions.
 import { createHash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import { sealOverhead } from '../crypto/seal.ts';
 import type { Semaphore } from '../concurrency/semaphore.ts';
@@ -65,11 +65,16 @@ export function placeBlobs(repo: Repository, content: readonly ID[]): { blobs: B
   return { blobs, size: offset };
 }
 
+/**
+ * Writes a file's content. If any blob cannot be loaded or verified, the file is removed: a restore that fails
+ * must not leave a file of the right size with holes where the damaged data was.
+ */
 export async function writeFileContent(
   repo: Repository, path: Buffer, content: readonly ID[], loads: Semaphore, onBytes: (n: number) => void, signal?: AbortSignal,
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
   const fh = await open(path, 'w', 0o600);
+  let failed = false;
   try {
     await fh.truncate(size);
     await Promise.all(blobs.map(async (b) => {
@@ -79,14 +84,24 @@ export async function writeFileContent(
       }
       await loads.acquire();
       try {
+        // blobs still queued when another one failed are not fetched for a file that is going away
+        if (failed) return;
         signal?.throwIfAborted();
         await writeSkippingZeros(fh, await repo.loadBlob('data', b.id, signal), b.offset);
         onBytes(b.length);
+      } catch (err) {
+        failed = true;
+        throw err;
       } finally {
         loads.release();
       }
     }));
+  } catch (err) {
+    failed = true;
+    throw err;
   } finally {
+    // close waits for writes still in flight, so nothing lands after the file is removed
     await fh.close();
+    if (failed) await unlink(path).catch(() => undefined);
   }
 }
