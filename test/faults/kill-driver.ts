@@ -1,0 +1,38 @@
+// Runs the real `ferry` command line with one deterministic crash point: FERRY_TEST_KILL="TYPE:N:WHEN" makes the
+// process SIGKILL itself at the N-th save of a TYPE file (pack, index, snapshot, lock) on the filesystem backend:
+//   before  the save starts (nothing of that file exists)
+//   during  half the file is in its temporary name beside the target, as a crash mid-write leaves it
+//   after   the file is complete and in place, before anything that follows it (index entries, the snapshot)
+// Only for fault tests; the CLI itself carries no test hooks.
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FsBackend } from '../../src/shared/backend/fs.ts';
+import { objectPath } from '../../src/shared/backend/backend.ts';
+import type { Handle } from '../../src/shared/backend/backend.ts';
+
+const spec = process.env.FERRY_TEST_KILL ?? '';
+const m = /^(pack|index|snapshot|lock):(\d+):(before|during|after)$/.exec(spec);
+if (!m) throw new Error(`FERRY_TEST_KILL "${spec}" must look like pack:3:during`);
+const [, type, nth, when] = m;
+let seen = 0;
+
+function die(): never {
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable: SIGKILL did not stop the process');
+}
+
+const save = FsBackend.prototype.save;
+FsBackend.prototype.save = async function (this: FsBackend, h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+  if (h.type !== type || ++seen !== Number(nth)) return save.call(this, h, data, signal);
+  if (when === 'before') die();
+  if (when === 'during') {
+    const file = await open(`${join(this.location, objectPath(h))}-tmp-killeddriver`, 'wx', 0o600);
+    await file.write(data.subarray(0, data.length >> 1));
+    await file.sync();
+    die();
+  }
+  await save.call(this, h, data, signal);
+  die();
+};
+
+await import('../../src/entry/cli.ts');
