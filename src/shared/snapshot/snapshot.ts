@@ -134,8 +134,8 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot {
       case 'paths': sn.paths = readStrings(r); break;
       case 'hostname': sn.hostname = readString(r); break;
       case 'username': sn.username = readString(r); break;
-      case 'uid': sn.uid = r.readNull() ? 0 : Number(r.readUint(32, key)); break;
-      case 'gid': sn.gid = r.readNull() ? 0 : Number(r.readUint(32, key)); break;
+      case 'uid': sn.uid = r.readNull() ? 0 : r.readUint32(key); break;
+      case 'gid': sn.gid = r.readNull() ? 0 : r.readUint32(key); break;
       case 'excludes': sn.excludes = readStrings(r); break;
       case 'tags': sn.tags = readStrings(r); break;
       case 'original': sn.original = readId(r, key); break;

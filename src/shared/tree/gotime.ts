@@ -126,8 +126,6 @@ function formatOffset(offset: number): string {
   return `${sign}${pad(Math.floor(minutes / 60), 2)}:${pad(minutes % 60, 2)}`;
 }
 
-const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
-
 function daysInMonth(year: number, month: number): number {
   return daysFromCivil(month === 12 ? year + 1 : year, month === 12 ? 1 : month + 1, 1) - daysFromCivil(year, month, 1);
 }
@@ -140,18 +138,40 @@ export function parseGoTime(text: string): GoTime {
   return t;
 }
 
+/** The decimal number in text[from, from + count), or -1 if those are not all digits. */
+function digits(text: string, from: number, count: number): number {
+  let n = 0;
+  for (let i = from; i < from + count; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (!(d >= 0 && d <= 9)) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/** Fixed positions of RFC 3339 (YYYY-MM-DDTHH:MM:SS), read by hand: trees hold three times per node. */
 function parseUncached(text: string): GoTime {
-  const m = rfc3339.exec(text);
-  if (m === null) throw new Error(`time ${JSON.stringify(text)} is not in RFC 3339 format`);
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  const syntax = (): Error => new Error(`time ${JSON.stringify(text)} is not in RFC 3339 format`);
+  const separators = text[4] === '-' && text[7] === '-' && text[10] === 'T' && text[13] === ':' && text[16] === ':';
+  const [year, month, day, hour, minute, second] = [[0, 4], [5, 2], [8, 2], [11, 2], [14, 2], [17, 2]].map(([from, n]) => digits(text, from, n));
+  if (!separators || Math.min(year, month, day, hour, minute, second) < 0) throw syntax();
+  let p = 19;
+  let nanos = 0;
+  if (text[p] === '.') {
+    let end = p + 1;
+    while (digits(text, end, 1) >= 0) end++;
+    if (end === p + 1) throw syntax();
+    nanos = Number(text.slice(p + 1, Math.min(end, p + 10)).padEnd(9, '0'));
+    p = end;
+  }
+  let offset = 0;
+  if (text[p] !== 'Z' || p + 1 !== text.length) {
+    const [oh, om] = [digits(text, p + 1, 2), digits(text, p + 4, 2)];
+    if ((text[p] !== '+' && text[p] !== '-') || text[p + 3] !== ':' || p + 6 !== text.length || Math.min(oh, om) < 0) throw syntax();
+    if (oh >= 24 || om >= 60) throw new Error(`time ${JSON.stringify(text)} has a time zone offset out of range`);
+    offset = (oh * 3600 + om * 60) * (text[p] === '-' ? -1 : 1);
+  }
   const valid = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour < 24 && minute < 60 && second < 60;
   if (!valid) throw new Error(`time ${JSON.stringify(text)} has a field out of range`);
-  const nanos = m[7] === undefined ? 0 : Number(m[7].slice(0, 9).padEnd(9, '0'));
-  let offset = 0;
-  if (m[8] === undefined) {
-    const [oh, om] = [Number(m[10]), Number(m[11])];
-    if (oh >= 24 || om >= 60) throw new Error(`time ${JSON.stringify(text)} has a time zone offset out of range`);
-    offset = (oh * 3600 + om * 60) * (m[9] === '-' ? -1 : 1);
-  }
   return fromCivil({ year, month, day, secondOfDay: hour * 3600 + minute * 60 + second, nanos }, offset);
 }

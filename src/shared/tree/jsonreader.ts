@@ -4,6 +4,7 @@
 // Strings follow Go's decoder: an escaped lone surrogate becomes U+FFFD.
 
 const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const maxUint64 = (1n << 64n) - 1n;
 
 const simpleEscapes = new Map([['"', '"'], ['\\', '\\'], ['/', '/'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t']]);
 
@@ -129,20 +130,42 @@ export class JsonReader {
   /** The source text of a number. */
   readNumberText(): string {
     this.skipSpace();
-    numberPattern.lastIndex = this.pos;
+    const start = this.pos;
+    let p = start;
+    // plain digits are by far the most common: scan them by hand, leave the full grammar to the pattern
+    while (p < this.text.length && this.text.charCodeAt(p) >= 0x30 && this.text.charCodeAt(p) <= 0x39) p++;
+    const next = this.text.charCodeAt(p);
+    if (p > start && next !== 0x2e && next !== 0x65 && next !== 0x45 && (this.text[start] !== '0' || p === start + 1)) {
+      this.pos = p;
+      return this.text.slice(start, p);
+    }
+    numberPattern.lastIndex = start;
     const m = numberPattern.exec(this.text);
     if (m === null) return this.fail('a number');
     this.pos += m[0].length;
     return m[0];
   }
 
-  /** An unsigned integer of at most `bits` bits, as Go decodes into uint32 / uint64. */
-  readUint(bits: 32 | 64, field: string): bigint {
+  private notUnsigned(text: string, field: string, bits: number): never {
+    throw new Error(`${this.what} field "${field}" holds ${text}, which is not a ${bits}-bit unsigned integer`);
+  }
+
+  /** An unsigned integer as Go decodes into a uint32. */
+  readUint32(field: string): number {
     const text = this.readNumberText();
-    if (!/^\d+$/.test(text) || BigInt(text) >= 1n << BigInt(bits)) {
-      throw new Error(`${this.what} field "${field}" holds ${text}, which is not a ${bits}-bit unsigned integer`);
-    }
-    return BigInt(text);
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n > 0xffffffff) this.notUnsigned(text, field, 32);
+    return n;
+  }
+
+  /** An unsigned integer as Go decodes into a uint64, exact beyond 2^53. */
+  readUint64(field: string): bigint {
+    const text = this.readNumberText();
+    if (!/^\d+$/.test(text)) this.notUnsigned(text, field, 64);
+    // up to 15 digits a double is exact, and converting it is cheaper than parsing a BigInt
+    const n = text.length <= 15 ? BigInt(Number(text)) : BigInt(text);
+    if (n > maxUint64) this.notUnsigned(text, field, 64);
+    return n;
   }
 
   /** A signed or unsigned integer small enough for a JS number. */

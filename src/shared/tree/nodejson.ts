@@ -103,54 +103,48 @@ function readType(r: JsonReader): NodeType {
   return type as NodeType;
 }
 
-type FieldReader = (r: JsonReader, node: TreeNode, raw: { linkTarget: Uint8Array | null }) => void;
-
 function uint64(r: JsonReader, field: string): bigint {
-  return r.readNull() ? 0n : r.readUint(64, field);
+  return r.readNull() ? 0n : r.readUint64(field);
 }
 
 function uint32(r: JsonReader, field: string): number {
-  return r.readNull() ? 0 : Number(r.readUint(32, field));
+  return r.readNull() ? 0 : r.readUint32(field);
 }
-
-const fieldReaders: Record<string, FieldReader> = {
-  name: (r, n) => { n.name = goUnquoteInner(readOptionalString(r)); },
-  type: (r, n) => { n.type = readType(r); },
-  mode: (r, n) => { n.mode = uint32(r, 'mode'); },
-  mtime: (r, n) => { n.mtime = readTime(r); },
-  atime: (r, n) => { n.atime = readTime(r); },
-  ctime: (r, n) => { n.ctime = readTime(r); },
-  uid: (r, n) => { n.uid = uint32(r, 'uid'); },
-  gid: (r, n) => { n.gid = uint32(r, 'gid'); },
-  user: (r, n) => { n.user = readOptionalString(r); },
-  group: (r, n) => { n.group = readOptionalString(r); },
-  inode: (r, n) => { n.inode = uint64(r, 'inode'); },
-  device_id: (r, n) => { n.deviceId = uint64(r, 'device_id'); },
-  size: (r, n) => { n.size = uint64(r, 'size'); },
-  links: (r, n) => { n.links = uint64(r, 'links'); },
-  linktarget: (r, n) => { n.linkTarget = utf8Bytes(readOptionalString(r)); },
-  linktarget_raw: (r, _n, raw) => { raw.linkTarget = r.readNull() ? null : parseGoBase64(r.readString(), 'linktarget_raw'); },
-  extended_attributes: (r, n) => { n.extendedAttributes = readExtendedAttributes(r); },
-  generic_attributes: (r, n) => { n.genericAttributes = readGenericAttributes(r); },
-  device: (r, n) => { n.device = uint64(r, 'device'); },
-  content: (r, n) => { n.content = readIdList(r, 'content'); },
-  subtree: (r, n) => { n.subtree = r.readNull() ? null : readId(r, 'subtree'); },
-  error: (r, n) => { n.error = readOptionalString(r); },
-};
 
 /** Reads one node object; fields restic may add later are skipped. */
 export function decodeNode(r: JsonReader): TreeNode {
-  const node = newNode(new Uint8Array(0), 'file');
-  const raw: { linkTarget: Uint8Array | null } = { linkTarget: null };
+  const n = newNode(new Uint8Array(0), 'file');
+  let rawLinkTarget: Uint8Array | null = null;
   let typeSeen = false;
   r.readObject((key) => {
-    const read = Object.hasOwn(fieldReaders, key) ? fieldReaders[key] : undefined;
-    if (read === undefined) return r.skip();
-    if (key === 'type') typeSeen = true;
-    read(r, node, raw);
+    switch (key) {
+      case 'name': n.name = goUnquoteInner(readOptionalString(r)); break;
+      case 'type': n.type = readType(r); typeSeen = true; break;
+      case 'mode': n.mode = uint32(r, key); break;
+      case 'mtime': n.mtime = readTime(r); break;
+      case 'atime': n.atime = readTime(r); break;
+      case 'ctime': n.ctime = readTime(r); break;
+      case 'uid': n.uid = uint32(r, key); break;
+      case 'gid': n.gid = uint32(r, key); break;
+      case 'user': n.user = readOptionalString(r); break;
+      case 'group': n.group = readOptionalString(r); break;
+      case 'inode': n.inode = uint64(r, key); break;
+      case 'device_id': n.deviceId = uint64(r, key); break;
+      case 'size': n.size = uint64(r, key); break;
+      case 'links': n.links = uint64(r, key); break;
+      case 'linktarget': n.linkTarget = utf8Bytes(readOptionalString(r)); break;
+      case 'linktarget_raw': rawLinkTarget = r.readNull() ? null : parseGoBase64(r.readString(), key); break;
+      case 'extended_attributes': n.extendedAttributes = readExtendedAttributes(r); break;
+      case 'generic_attributes': n.genericAttributes = readGenericAttributes(r); break;
+      case 'device': n.device = uint64(r, key); break;
+      case 'content': n.content = readIdList(r, key); break;
+      case 'subtree': n.subtree = r.readNull() ? null : readId(r, key); break;
+      case 'error': n.error = readOptionalString(r); break;
+      default: r.skip();
+    }
   });
-  if (!typeSeen) throw new Error(`tree node "${displayName(node.name)}" has no type`);
+  if (!typeSeen) throw new Error(`tree node "${displayName(n.name)}" has no type`);
   // restic keeps a target that is not valid UTF-8 in linktarget_raw; linktarget then holds U+FFFD for it.
-  if (raw.linkTarget !== null) node.linkTarget = raw.linkTarget;
-  return node;
+  if (rawLinkTarget !== null) n.linkTarget = rawLinkTarget;
+  return n;
 }
