@@ -1,0 +1,66 @@
+// What one resource needs next, decided from its status and its step Jobs alone: nothing, a step Job (with its
+// attempt number), a move to Canceling, or giving up. The webhook asks right after a transition and only ever
+// starts a step that has no Job yet; the sweep also retries failed Jobs and gives up after the last attempt.
+import { canCancel, dueStep } from '../shared/api/phases.ts';
+import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
+import { jobsOfStep } from './step-jobs.ts';
+import type { StepJob } from './step-jobs.ts';
+
+export type Decision =
+  | { action: 'none'; why: string }
+  | { action: 'run'; step: StepName; attempt: number }
+  | { action: 'cancel'; why: string }
+  | { action: 'fail'; step: StepName; phase: Extract<Phase, 'Failing' | 'Failed'>; message: string };
+
+export interface DecideOptions {
+  mode: 'admission' | 'sweep';
+  /** finished Jobs of one step before the resource is given up (the delete step retries for ever) */
+  maxAttempts: number;
+  /** ms since the epoch */
+  now: number;
+  /** a Job that finished this recently may still have its status update on the way */
+  settleMs: number;
+  /** the resource is being deleted even if its deletionTimestamp is not set yet (a DELETE being admitted) */
+  deleting?: boolean;
+}
+
+/** Resources naming another data mover are someone else's. */
+export function isOurs(resource: FerryResource): boolean {
+  const mover = resource.spec?.dataMover;
+  return mover === undefined || mover === '' || mover === 'ferry';
+}
+
+function nextAttempt(resource: FerryResource, step: StepName, jobs: readonly StepJob[]): number {
+  const recorded = resource.status?.steps?.[step]?.attempts ?? 0;
+  return Math.max(recorded, ...jobs.map((j) => j.attempt)) + 1;
+}
+
+function giveUp(resource: FerryResource, step: StepName, jobs: readonly StepJob[], phase: Phase): Decision {
+  const last = jobs[jobs.length - 1];
+  const said = resource.status?.steps?.[step]?.message ?? last.message;
+  const message = last.state === 'failed'
+    ? `step ${step} failed ${jobs.length} times; the last attempt (Job ${last.name}) said: ${said ?? 'nothing'}`
+    : `step ${step} ran ${jobs.length} times without moving the ${resource.kind} on from phase ${phase}`;
+  // a finalize that cannot finish has nobody left to clean up after it: the resource ends here
+  return { action: 'fail', step, phase: step === 'finalize' ? 'Failed' : 'Failing', message };
+}
+
+export function decide(resource: FerryResource, jobs: readonly StepJob[], opts: DecideOptions): Decision {
+  if (!isOurs(resource)) return { action: 'none', why: `spec.dataMover is "${resource.spec.dataMover}", not ferry` };
+  const phase = resource.status?.phase ?? 'New';
+  const deleting = opts.deleting ?? resource.metadata.deletionTimestamp !== undefined;
+  if ((resource.spec.cancel === true || deleting) && canCancel(phase)) {
+    return { action: 'cancel', why: resource.spec.cancel === true ? 'spec.cancel is set' : `the ${resource.kind} is being deleted` };
+  }
+  const step = dueStep(resource.kind, { phase, deleting });
+  if (!step) return { action: 'none', why: `phase ${phase} needs no step` };
+  const own = jobsOfStep(jobs, resource.metadata.uid ?? '', step);
+  const last = own[own.length - 1];
+  if (!last) return { action: 'run', step, attempt: nextAttempt(resource, step, own) };
+  if (opts.mode === 'admission') return { action: 'none', why: `Job ${last.name} exists; the sweep retries it if it fails` };
+  if (last.state === 'active') return { action: 'none', why: `Job ${last.name} is running` };
+  if (last.finishedAt !== undefined && opts.now - last.finishedAt < opts.settleMs) return { action: 'none', why: `Job ${last.name} has just finished` };
+  const finished = own.filter((j) => j.state !== 'active');
+  if (step !== 'delete' && finished.length >= opts.maxAttempts) return giveUp(resource, step, finished, phase);
+  return { action: 'run', step, attempt: nextAttempt(resource, step, own) };
+}

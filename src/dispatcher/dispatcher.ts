@@ -1,0 +1,335 @@
+// Turns decisions into Jobs and status writes. The webhook calls `admitted` for each allowed change; the sweep calls
+// `sweep` on a schedule. Nothing is remembered between calls: every answer comes from the resources and their Jobs
+// as the cluster shows them, so any replica (or the sweep) may act, and acting twice creates the same Job names.
+import { labels } from '../shared/api/phases.ts';
+import type { FerryResource, StepName } from '../shared/api/types.ts';
+import { findCondition, setCondition } from '../shared/kube/conditions.ts';
+import { isAlreadyExists, isNotFound } from '../shared/kube/errors.ts';
+import { emitEvent } from '../shared/kube/events.ts';
+import type { EventInput } from '../shared/kube/events.ts';
+import type { Kube, KubeObject } from '../shared/kube/kube.ts';
+import type { Logger } from '../shared/kube/logger.ts';
+import type { KindName } from '../shared/kube/resources.ts';
+import { updateStatus } from '../shared/kube/status.ts';
+import { decide } from './decide.ts';
+import type { DecideOptions, Decision } from './decide.ts';
+import { buildJob, templateName } from './job.ts';
+import type { ExposedVolume } from './job.ts';
+import { limited, placeTransfers } from './limits.ts';
+import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from './limits.ts';
+import type { DispatcherMetrics } from './metrics.ts';
+import { parseStepJobs } from './step-jobs.ts';
+import type { StepJob } from './step-jobs.ts';
+
+export type Resource = FerryResource & KubeObject;
+
+export const queuedCondition = 'Queued';
+
+export interface DispatcherDeps {
+  kube: Kube;
+  /** ferry's namespace: Job templates, Jobs and exposure objects */
+  namespace: string;
+  limits: TransferLimits;
+  maxAttempts: number;
+  /** nodes a transfer may be pinned to (Ready and schedulable); asked only under a per-node limit */
+  nodes: () => Promise<string[]>;
+  log: Logger;
+  metrics?: DispatcherMetrics;
+  now?: () => Date;
+  /** runs a status write after the admission answer, once the admitted change is stored */
+  defer?: (write: () => Promise<void>) => void;
+  /** name of this process in Events */
+  instance?: string;
+}
+
+export type DispatchResult = 'created' | 'exists' | 'waiting' | 'failed';
+
+export interface Change {
+  operation: 'CREATE' | 'UPDATE' | 'DELETE';
+  resource: Resource;
+  old?: Resource;
+}
+
+export interface SweepReport {
+  dispatched: string[];
+  waiting: string[];
+  canceled: string[];
+  failed: string[];
+  deleted: string[];
+  errors: string[];
+}
+
+const settleMs = 10_000;
+/** Jobs (and exposure objects) of a resource that is gone are removed once this old, so a Job made while its
+ * resource was being created is never mistaken for an orphan. */
+const orphanAgeMs = 10 * 60_000;
+
+function keyOf(r: FerryResource): { kind: FerryResource['kind']; namespace: string; name: string } {
+  return { kind: r.kind, namespace: r.metadata.namespace ?? '', name: r.metadata.name };
+}
+
+function describe(r: FerryResource): string {
+  return `${r.kind} ${r.metadata.namespace}/${r.metadata.name}`;
+}
+
+/** A transition that can start a step: creation, deletion, a new phase or a cancel request. */
+function startsSomething(change: Change): boolean {
+  const { old, resource } = change;
+  if (change.operation !== 'UPDATE' || !old) return true;
+  return old.status?.phase !== resource.status?.phase || old.spec.cancel !== resource.spec.cancel
+    || (old.metadata.deletionTimestamp === undefined) !== (resource.metadata.deletionTimestamp === undefined);
+}
+
+/** A transition that ends a transfer or gives up its turn, so a waiting one may start. */
+function freesSlot(change: Change): boolean {
+  const before = change.old?.status?.phase;
+  const after = change.resource.status?.phase;
+  return (before === 'InProgress' || before === 'Prepared') && after !== before;
+}
+
+export class Dispatcher {
+  readonly #d: Required<Omit<DispatcherDeps, 'metrics'>> & Pick<DispatcherDeps, 'metrics'>;
+
+  constructor(deps: DispatcherDeps) {
+    this.#d = {
+      now: () => new Date(),
+      defer: (write) => void setTimeout(() => void write().catch((err) => deps.log.warn('a deferred status write failed', { error: String(err) })), 1000),
+      instance: process.env.HOSTNAME ?? 'ferry-dispatcher',
+      ...deps,
+    };
+  }
+
+  #options(mode: DecideOptions['mode'], deleting?: boolean): DecideOptions {
+    return { mode, maxAttempts: this.#d.maxAttempts, now: this.#d.now().getTime(), settleMs, deleting };
+  }
+
+  /** Acts on a change the webhook has just allowed (dryRun excluded). Never throws: the sweep makes up for failures. */
+  async admitted(change: Change): Promise<Decision | undefined> {
+    const { resource } = change;
+    const log = this.#d.log.with({ resource: `${resource.kind}/${resource.metadata.namespace}/${resource.metadata.name}` });
+    try {
+      let decision: Decision | undefined;
+      if (startsSomething(change)) {
+        const jobs = await this.#jobsOf(resource.metadata.uid ?? '');
+        decision = decide(resource, jobs, this.#options('admission', change.operation === 'DELETE' ? true : undefined));
+        await this.#act(resource, decision, 'admission');
+      }
+      const transferDue = decision?.action === 'run' && decision.step === 'transfer';
+      if (limited(this.#d.limits) && (transferDue || freesSlot(change))) await this.#placeTransfers('admission', resource);
+      return decision;
+    } catch (err) {
+      log.warn('could not dispatch; the sweep will', { error: err instanceof Error ? err.message : String(err) });
+      this.#d.metrics?.dispatches.inc({ kind: resource.kind, step: 'unknown', result: 'failed' });
+      return undefined;
+    }
+  }
+
+  async #act(resource: Resource, decision: Decision, mode: DecideOptions['mode']): Promise<void> {
+    const later = mode === 'admission' ? this.#d.defer : (write: () => Promise<void>) => write();
+    switch (decision.action) {
+      case 'none':
+        return;
+      case 'cancel':
+        return void (await later(() => this.#cancel(resource, decision.why)));
+      case 'fail':
+        return void (await later(() => this.#giveUp(resource, decision)));
+      case 'run':
+        // transfers wait their turn under a limit: #placeTransfers starts them
+        if (decision.step === 'transfer' && limited(this.#d.limits)) return;
+        await this.run(resource, decision.step, decision.attempt);
+    }
+  }
+
+  /** Creates the step Job from its template; a Job of that name already there is success. */
+  async run(resource: Resource, step: StepName, attempt: number, node?: string): Promise<DispatchResult> {
+    const { kube, namespace } = this.#d;
+    const cronJob = await kube.get({ kind: 'CronJob', namespace, name: templateName(step) });
+    if (!cronJob) throw new Error(`The Job template CronJob ${namespace}/${templateName(step)} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
+    const volume = step === 'transfer' ? await this.#exposedVolume(resource) : undefined;
+    const job = buildJob(cronJob, { resource, step, attempt, namespace, volume, node });
+    let result: DispatchResult;
+    try {
+      await kube.create(job);
+      result = 'created';
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      result = 'exists';
+    }
+    this.#d.metrics?.dispatches.inc({ kind: resource.kind, step, result });
+    this.#d.log.info(result === 'created' ? 'step Job created' : 'step Job already there', { resource: describe(resource), job: job.metadata.name, node });
+    return result;
+  }
+
+  async #exposedVolume(resource: Resource): Promise<ExposedVolume | undefined> {
+    const exposure = resource.status?.exposure;
+    if (!exposure?.pvc) return undefined;
+    const claim = await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolumeClaim', namespace: exposure.namespace || this.#d.namespace, name: exposure.pvc });
+    // without its volume the transfer step fails with a message saying so, which is clearer than waiting here
+    if (!claim) return undefined;
+    const block = (claim.spec as { volumeMode?: string } | undefined)?.volumeMode === 'Block';
+    return { claimName: exposure.pvc, block, readOnly: resource.kind === 'DataUpload' };
+  }
+
+  async #jobsOf(uid: string): Promise<StepJob[]> {
+    return parseStepJobs(await this.#d.kube.list<KubeObject>('Job', { namespace: this.#d.namespace, labelSelector: `${labels.uid}=${uid}` }));
+  }
+
+  async #resources(): Promise<Resource[]> {
+    const [uploads, downloads] = await Promise.all([this.#d.kube.list<Resource>('DataUpload'), this.#d.kube.list<Resource>('DataDownload')]);
+    return [...uploads, ...downloads];
+  }
+
+  /** Starts the transfers that may run now, oldest first, and tells the others why they wait. */
+  async #placeTransfers(mode: DecideOptions['mode'], admitted?: Resource, known?: { resources: Resource[]; jobs: StepJob[] }): Promise<{ started: string[]; waiting: string[] }> {
+    const { kube, namespace } = this.#d;
+    const jobs = known?.jobs ?? parseStepJobs(await kube.list<KubeObject>('Job', { namespace, labelSelector: `${labels.step}=transfer` }));
+    let resources = known?.resources ?? await this.#resources();
+    // the admitted change is not stored yet: count it as it is about to be
+    if (admitted) resources = [...resources.filter((r) => r.metadata.uid !== admitted.metadata.uid), admitted];
+    const holders: SlotHolder[] = [];
+    const candidates: { resource: Resource; attempt: number; candidate: TransferCandidate }[] = [];
+    const options = this.#options(mode);
+    for (const r of resources) {
+      const uid = r.metadata.uid ?? '';
+      const active = jobs.find((j) => j.uid === uid && j.step === 'transfer' && j.state === 'active');
+      if (r.status?.phase === 'InProgress' || active) holders.push({ uid, node: r.status?.node ?? active?.node });
+      const d = decide(r, jobs, options);
+      if (d.action === 'run' && d.step === 'transfer') {
+        candidates.push({ resource: r, attempt: d.attempt, candidate: { uid, created: r.metadata.creationTimestamp ?? '', node: r.status?.node } });
+      }
+    }
+    if (candidates.length === 0) return { started: [], waiting: [] };
+    const nodes = this.#d.limits.perNode > 0 ? await this.#d.nodes() : [];
+    const placements = placeTransfers(holders, candidates.map((c) => c.candidate), this.#d.limits, nodes);
+    const started: string[] = [];
+    const waiting: string[] = [];
+    const later = mode === 'admission' ? this.#d.defer : (write: () => Promise<void>) => write();
+    for (const { resource, attempt, candidate } of candidates) {
+      const placement = placements.get(candidate.uid) as Placement;
+      if (placement.go) {
+        await this.run(resource, 'transfer', attempt, placement.node);
+        started.push(describe(resource));
+      } else {
+        this.#d.metrics?.dispatches.inc({ kind: resource.kind, step: 'transfer', result: 'waiting' });
+        waiting.push(describe(resource));
+      }
+      const queued = placement.go ? undefined : placement.reason;
+      if (this.#queuedChanges(resource, queued)) await later(() => this.#setQueued(resource, queued));
+    }
+    return { started, waiting };
+  }
+
+  #queuedChanges(resource: Resource, reason: string | undefined): boolean {
+    const current = findCondition(resource.status?.conditions, queuedCondition);
+    return reason ? current?.status !== 'True' || current.message !== `Waiting for a transfer slot: ${reason}.` : current?.status === 'True';
+  }
+
+  async #setQueued(resource: Resource, reason: string | undefined): Promise<void> {
+    await this.#write(resource, (fresh) => {
+      if (fresh.status?.phase !== 'Prepared' && fresh.status?.phase !== 'InProgress') return false;
+      if (!this.#queuedChanges(fresh, reason)) return false;
+      const condition = reason
+        ? { type: queuedCondition, status: 'True' as const, reason: 'ConcurrencyLimit', message: `Waiting for a transfer slot: ${reason}.` }
+        : { type: queuedCondition, status: 'False' as const, reason: 'Dispatched', message: 'A transfer slot was free; the transfer Job was created.' };
+      fresh.status = { ...fresh.status, conditions: setCondition(fresh.status?.conditions, condition, this.#d.now()) };
+    }, reason ? { type: 'Normal', reason: 'Queued', note: `Waiting for a transfer slot: ${reason}.`, action: 'Queue' } : undefined);
+  }
+
+  async #cancel(resource: Resource, why: string): Promise<void> {
+    await this.#write(resource, (fresh) => {
+      const phase = fresh.status?.phase;
+      const still = fresh.spec.cancel === true || fresh.metadata.deletionTimestamp !== undefined;
+      if (!still || decide(fresh, [], this.#options('sweep')).action !== 'cancel') return false;
+      fresh.status = { ...fresh.status, phase: 'Canceling', message: `Canceling from phase ${phase ?? 'New'}: ${why}.` };
+    }, { type: 'Normal', reason: 'Canceling', note: `Canceling: ${why}; finalize cleans up.`, action: 'Cancel' });
+  }
+
+  async #giveUp(resource: Resource, decision: Extract<Decision, { action: 'fail' }>): Promise<void> {
+    const phaseThen = resource.status?.phase;
+    await this.#write(resource, (fresh) => {
+      if (fresh.status?.phase !== phaseThen) return false;
+      fresh.status = { ...fresh.status, phase: decision.phase, message: decision.message };
+      if (decision.phase === 'Failed') fresh.status.completionTimestamp = this.#d.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    }, { type: 'Warning', reason: decision.phase === 'Failed' ? 'Failed' : 'Failing', note: decision.message, action: 'GiveUp' });
+  }
+
+  /** A status write on the stored resource (re-read, so a write deferred past the admission sees the change). */
+  async #write(resource: Resource, change: (fresh: Resource) => boolean | void, event?: EventInput): Promise<void> {
+    const fresh = await this.#d.kube.get<Resource>(keyOf(resource));
+    if (!fresh || fresh.metadata.uid !== resource.metadata.uid) return;
+    let changed = false;
+    const written = await updateStatus(this.#d.kube, fresh, (f) => {
+      const result = change(f);
+      changed = result !== false;
+      return result;
+    });
+    if (!changed || !event) return;
+    try {
+      await emitEvent(this.#d.kube, written, event, { controller: 'ferry.dev/dispatcher', instance: this.#d.instance });
+    } catch (err) {
+      this.#d.log.warn('could not record an Event', { resource: describe(resource), error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /** One pass over every resource: start what is due, retry what failed, give up what failed too often, tidy up. */
+  async sweep(): Promise<SweepReport> {
+    const { kube, namespace } = this.#d;
+    const report: SweepReport = { dispatched: [], waiting: [], canceled: [], failed: [], deleted: [], errors: [] };
+    // Jobs first: a Job that ends after this list is still seen running, never as missing
+    const jobObjects = await kube.list<KubeObject>('Job', { namespace, labelSelector: labels.uid });
+    const jobs = parseStepJobs(jobObjects);
+    const resources = await this.#resources();
+    const options = this.#options('sweep');
+    for (const r of resources) {
+      const decision = decide(r, jobs, options);
+      try {
+        if (decision.action === 'run' && (decision.step !== 'transfer' || !limited(this.#d.limits))) {
+          await this.run(r, decision.step, decision.attempt);
+          report.dispatched.push(`${describe(r)}: ${decision.step} attempt ${decision.attempt}`);
+        } else if (decision.action === 'cancel') {
+          await this.#cancel(r, decision.why);
+          report.canceled.push(describe(r));
+        } else if (decision.action === 'fail') {
+          await this.#giveUp(r, decision);
+          report.failed.push(`${describe(r)}: ${decision.message}`);
+        }
+      } catch (err) {
+        report.errors.push(`${describe(r)}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (limited(this.#d.limits)) {
+      const placed = await this.#placeTransfers('sweep', undefined, { resources, jobs });
+      report.dispatched.push(...placed.started.map((s) => `${s}: transfer`));
+      report.waiting.push(...placed.waiting);
+    }
+    report.deleted.push(...await this.#removeOrphans(jobObjects, resources, report));
+    return report;
+  }
+
+  /** Jobs and exposure objects in ferry's namespace whose resource no longer exists. */
+  async #removeOrphans(jobs: KubeObject[], resources: Resource[], report: SweepReport): Promise<string[]> {
+    const living = new Set(resources.map((r) => r.metadata.uid));
+    const now = this.#d.now().getTime();
+    const candidates = [...jobs];
+    for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot'] as const) {
+      try {
+        candidates.push(...await this.#d.kube.list<KubeObject>(kind, { namespace: this.#d.namespace, labelSelector: labels.uid }));
+      } catch (err) {
+        report.errors.push(`could not list ${kind}s: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    const deleted: string[] = [];
+    for (const obj of candidates) {
+      const uid = obj.metadata.labels?.[labels.uid];
+      const age = now - Date.parse(obj.metadata.creationTimestamp ?? '');
+      if (!uid || living.has(uid) || !(age > orphanAgeMs)) continue;
+      const key = { kind: obj.kind as KindName, namespace: this.#d.namespace, name: obj.metadata.name };
+      try {
+        if (await this.#d.kube.delete(key, { propagationPolicy: 'Background', uid: obj.metadata.uid })) deleted.push(`${obj.kind} ${obj.metadata.name}`);
+      } catch (err) {
+        if (!isNotFound(err)) report.errors.push(`${obj.kind} ${obj.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return deleted;
+  }
+}

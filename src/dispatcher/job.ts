@@ -1,0 +1,109 @@
+// A step's Job, made from its template: the suspended CronJob `ferry-step-<step>` in ferry's namespace, read at
+// dispatch time so an edit in Git applies to the next Job. The template keeps the pod (image, resources,
+// securityContext, scheduling); ferry adds the name, the labels that find every Job of a resource, the resource to
+// work on, and for transfer the exposed volume.
+import { jobName, labels } from '../shared/api/phases.ts';
+import type { FerryResource, StepName } from '../shared/api/types.ts';
+import type { KubeObject } from '../shared/kube/kube.ts';
+
+export const stepContainer = 'step';
+export const volumeName = 'ferry-volume';
+export const volumePath = '/ferry/volume';
+export const devicePath = '/ferry/device';
+export const hostnameLabel = 'kubernetes.io/hostname';
+
+export function templateName(step: StepName): string {
+  return `ferry-step-${step}`;
+}
+
+export interface ExposedVolume {
+  claimName: string;
+  block: boolean;
+  readOnly: boolean;
+}
+
+export interface JobRequest {
+  resource: FerryResource;
+  step: StepName;
+  attempt: number;
+  /** ferry's namespace, where every Job runs */
+  namespace: string;
+  /** transfer only: the volume the expose step made */
+  volume?: ExposedVolume;
+  /** run on this node (set when the per-node transfer limit picked it) */
+  node?: string;
+}
+
+interface Container {
+  name: string;
+  args?: string[];
+  env?: { name: string; value?: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  volumeDevices?: { name: string; devicePath: string }[];
+}
+
+interface PodSpec {
+  containers: Container[];
+  volumes?: Record<string, unknown>[];
+  nodeSelector?: Record<string, string>;
+}
+
+interface JobTemplate {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: { template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec } } & Record<string, unknown>;
+}
+
+/** The labels ferry puts on every object it makes for a resource. */
+export function resourceLabels(resource: FerryResource, step: StepName, attempt: number): Record<string, string> {
+  return {
+    [labels.kind]: resource.kind,
+    [labels.name]: resource.metadata.name,
+    [labels.namespace]: resource.metadata.namespace ?? '',
+    [labels.uid]: resource.metadata.uid ?? '',
+    [labels.step]: step,
+    [labels.attempt]: String(attempt),
+  };
+}
+
+export function resourceRef(resource: FerryResource): string {
+  return `${resource.kind}/${resource.metadata.namespace}/${resource.metadata.name}`;
+}
+
+function jobTemplateOf(cronJob: KubeObject, step: StepName): JobTemplate {
+  const template = (cronJob.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
+  if (!template?.spec?.template?.spec?.containers) throw new Error(`CronJob ${templateName(step)} has no jobTemplate with a pod template.`);
+  return structuredClone(template);
+}
+
+function addVolume(pod: PodSpec, container: Container, volume: ExposedVolume): void {
+  pod.volumes = [...(pod.volumes ?? []), { name: volumeName, persistentVolumeClaim: { claimName: volume.claimName, readOnly: volume.readOnly } }];
+  if (volume.block) container.volumeDevices = [...(container.volumeDevices ?? []), { name: volumeName, devicePath }];
+  else container.volumeMounts = [...(container.volumeMounts ?? []), { name: volumeName, mountPath: volumePath, readOnly: volume.readOnly }];
+}
+
+export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
+  const { resource, step, attempt } = req;
+  const template = jobTemplateOf(cronJob, step);
+  const name = jobName(resource.kind, resource.metadata.uid ?? '', step, attempt);
+  const ours = resourceLabels(resource, step, attempt);
+  const pod = template.spec.template.spec;
+  const container = pod.containers.find((c) => c.name === stepContainer);
+  if (!container) throw new Error(`CronJob ${templateName(step)} has no container named "${stepContainer}".`);
+  container.args = [step, resourceRef(resource)];
+  container.env = [...(container.env ?? []).filter((e) => e.name !== 'FERRY_ATTEMPT'), { name: 'FERRY_ATTEMPT', value: String(attempt) }];
+  if (req.volume) addVolume(pod, container, req.volume);
+  if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };
+  const podMeta = template.spec.template.metadata ?? {};
+  template.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      namespace: req.namespace,
+      labels: { ...template.metadata?.labels, ...ours },
+      annotations: { ...template.metadata?.annotations, 'ferry.dev/resource': resourceRef(resource) },
+    },
+    spec: template.spec,
+  };
+}

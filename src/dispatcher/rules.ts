@@ -1,0 +1,68 @@
+// What can be decided about a request from the objects alone, without asking the cluster: valid fields, a usable
+// name, a spec that stays as created (except cancel), and a status that never leaves a terminal phase.
+import { isDeepStrictEqual } from 'node:util';
+import { terminalPhases } from '../shared/api/phases.ts';
+import { issueText, validateFields } from '../shared/api/schemas.ts';
+import type { FerryResource, ResourceKind } from '../shared/api/types.ts';
+import { invalid } from './admission.ts';
+import type { Denial } from './admission.ts';
+
+/** Names end up as label values on every Job and exposure object, and those stop at 63 characters. */
+const maxNameLength = 63;
+
+function fieldDenial(kind: ResourceKind, part: 'spec' | 'status', value: unknown): Denial | undefined {
+  const issues = validateFields(kind, part, value);
+  return issues.length ? invalid(issues.map(issueText).join('; ')) : undefined;
+}
+
+/** The object as a resource of `kind`, or a denial when it is not even shaped like one. */
+export function asResource(kind: ResourceKind, obj: unknown): FerryResource | Denial {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return invalid(`the ${kind} is not a JSON object`);
+  const metadata = (obj as { metadata?: unknown }).metadata;
+  if (typeof metadata !== 'object' || metadata === null || typeof (metadata as { name?: unknown }).name !== 'string') {
+    return invalid('metadata.name: is required');
+  }
+  return obj as FerryResource;
+}
+
+export function isDenial(x: unknown): x is Denial {
+  return typeof x === 'object' && x !== null && 'code' in x && 'reason' in x && 'message' in x;
+}
+
+export function checkCreate(resource: FerryResource): Denial | undefined {
+  const name = resource.metadata.name;
+  if (Array.from(name).length > maxNameLength) {
+    return invalid(`metadata.name: must be at most ${maxNameLength} characters long (it is a label value on ferry's Jobs), not ${Array.from(name).length}`);
+  }
+  return fieldDenial(resource.kind, 'spec', resource.spec);
+}
+
+/** A spec as fixed at creation: every field but cancel. */
+function fixedPart(spec: unknown): Record<string, unknown> {
+  const { cancel: _, ...rest } = (spec ?? {}) as Record<string, unknown>;
+  return rest;
+}
+
+export function checkSpecUpdate(old: FerryResource, next: FerryResource): Denial | undefined {
+  const fields = fieldDenial(next.kind, 'spec', next.spec);
+  if (fields) return fields;
+  const before = fixedPart(old.spec);
+  const after = fixedPart(next.spec);
+  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !isDeepStrictEqual(before[k], after[k])).sort();
+  if (changed.length) {
+    return invalid(`${changed.map((k) => `spec.${k}`).join(', ')}: cannot change after creation; only spec.cancel may be set (create a new ${next.kind} instead)`);
+  }
+  if (old.spec.cancel === true && next.spec.cancel !== true) return invalid('spec.cancel: cannot be unset once set');
+  return undefined;
+}
+
+export function checkStatusUpdate(old: FerryResource, next: FerryResource): Denial | undefined {
+  const fields = fieldDenial(next.kind, 'status', next.status);
+  if (fields) return fields;
+  const from = old.status?.phase;
+  const to = next.status?.phase;
+  if (from && terminalPhases.includes(from) && to !== from) {
+    return invalid(`status.phase: cannot change from ${from}, which is final, to ${to ?? 'nothing'}`);
+  }
+  return undefined;
+}

@@ -1,0 +1,69 @@
+// A step Job as the dispatcher and the sweep see it: which resource, step and attempt it serves (from its labels)
+// and whether it is still running, done or failed (from its status conditions).
+import { labels } from '../shared/api/phases.ts';
+import type { StepName } from '../shared/api/types.ts';
+import type { KubeObject } from '../shared/kube/kube.ts';
+import { hostnameLabel } from './job.ts';
+
+export type JobState = 'active' | 'succeeded' | 'failed';
+
+export interface StepJob {
+  name: string;
+  uid: string;
+  step: StepName;
+  attempt: number;
+  state: JobState;
+  created: string;
+  /** ms since the epoch, when finished */
+  finishedAt?: number;
+  /** why it failed, as the Job controller says */
+  message?: string;
+  /** node the Job was pinned to, if any */
+  node?: string;
+}
+
+const stepNames: readonly string[] = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
+
+interface JobStatus {
+  conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+  completionTime?: string;
+}
+
+function finished(status: JobStatus | undefined): { state: JobState; at?: string; message?: string } {
+  for (const c of status?.conditions ?? []) {
+    if (c.status !== 'True') continue;
+    if (c.type === 'Complete') return { state: 'succeeded', at: status?.completionTime ?? c.lastTransitionTime };
+    if (c.type === 'Failed') return { state: 'failed', at: c.lastTransitionTime, message: [c.reason, c.message].filter(Boolean).join(': ') };
+  }
+  return { state: 'active' };
+}
+
+/** The Job as a step Job, or undefined when its labels do not make it one. */
+export function stepJob(job: KubeObject): StepJob | undefined {
+  const l = job.metadata.labels ?? {};
+  const step = l[labels.step];
+  const attempt = Number(l[labels.attempt]);
+  if (!step || !stepNames.includes(step) || !Number.isInteger(attempt) || attempt < 1 || !l[labels.uid]) return undefined;
+  const done = finished(job.status as JobStatus | undefined);
+  const node = (job.spec as { template?: { spec?: { nodeSelector?: Record<string, string> } } } | undefined)?.template?.spec?.nodeSelector?.[hostnameLabel];
+  return {
+    name: job.metadata.name,
+    uid: l[labels.uid],
+    step: step as StepName,
+    attempt,
+    state: done.state,
+    created: job.metadata.creationTimestamp ?? '',
+    finishedAt: done.at ? Date.parse(done.at) : undefined,
+    message: done.message,
+    node,
+  };
+}
+
+/** The Jobs of one step, by attempt. */
+export function jobsOfStep(jobs: readonly StepJob[], uid: string, step: StepName): StepJob[] {
+  return jobs.filter((j) => j.uid === uid && j.step === step).sort((a, b) => a.attempt - b.attempt);
+}
+
+export function parseStepJobs(jobs: readonly KubeObject[]): StepJob[] {
+  return jobs.map(stepJob).filter((j): j is StepJob => j !== undefined);
+}
