@@ -1,0 +1,75 @@
+// The arithmetic and parsing the benchmark's conclusions rest on: medians, ratios, target verdicts, GNU time's
+// output and MinIO's metrics.
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { test } from 'node:test';
+import { parseTimeLine } from '../measure/child.ts';
+import { metricsToken, parseRequestCounts } from '../measure/minio-metrics.ts';
+import { checkTargets } from '../report/markdown.ts';
+import { median, summarize } from '../report/summarize.ts';
+import type { OpResult } from '../scenario.ts';
+
+test('median of odd and even counts, none for an empty list', () => {
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.equal(median([]), undefined);
+});
+
+function result(peer: string, rep: number, wallSeconds: number, extra: Partial<OpResult> = {}): OpResult {
+  return { dataset: 'A-x', datasetID: 'A', op: 'backup', peer, target: 'local', rep, ok: true, wallSeconds, throughput: 100 / wallSeconds, ...extra };
+}
+
+test('summaries take medians over the successful repetitions and time ratios against ferry', () => {
+  const s = summarize([
+    result('ferry', 1, 2), result('ferry', 2, 4), result('ferry', 3, 3),
+    result('restic', 1, 9), result('restic', 2, 6), result('restic', 3, 100, { ok: false }),
+  ]);
+  const ferry = s.find((x) => x.peer === 'ferry')!;
+  const restic = s.find((x) => x.peer === 'restic')!;
+  assert.equal(ferry.wallSeconds, 3);
+  assert.equal(restic.wallSeconds, 7.5);
+  assert.equal(restic.failed, 1);
+  assert.equal(restic.ferrySpeedup, 2.5);
+  assert.equal(ferry.ferrySpeedup, undefined);
+});
+
+test('target verdicts follow the issue: 1.5x restic on full backup, half its time unchanged, RSS under 256 MiB', () => {
+  const results: OpResult[] = [
+    result('ferry', 1, 2), result('restic', 1, 2.9), result('kopia', 1, 3),
+    { ...result('ferry', 1, 1), op: 'backup-unchanged' }, { ...result('restic', 1, 2), op: 'backup-unchanged' },
+    { ...result('ferry', 1, 1), datasetID: 'B', dataset: 'B-x', maxRssBytes: 300 * 2 ** 20 },
+  ];
+  const checks = checkTargets(summarize(results), undefined);
+  const verdict = (goal: string): boolean | undefined => checks.find((c) => c.goal.startsWith(goal))!.met;
+  assert.equal(verdict('A full backup: >= 1.5x restic'), false);
+  assert.equal(verdict('A full backup: faster than kopia'), true);
+  assert.equal(verdict('A unchanged incremental'), true);
+  assert.equal(verdict('A restore'), undefined);
+  assert.equal(verdict('B backup'), false);
+});
+
+test('GNU time line: user, sys and max RSS (KiB) after any exit-status line', () => {
+  const r = parseTimeLine('Command exited with non-zero status 1\n12.50 3.25 0.75 204800\n');
+  assert.deepEqual(r, { userSeconds: 3.25, sysSeconds: 0.75, maxRssBytes: 204800 * 1024 });
+  assert.throws(() => parseTimeLine('missing'), /four numbers/);
+});
+
+test('MinIO per-bucket request counters are summed by S3 call name', () => {
+  const text = [
+    '# HELP minio_bucket_api_total Total number of requests for a bucket',
+    '# TYPE minio_bucket_api_total counter',
+    'minio_bucket_api_total{bucket="b",name="PutObject",server="x",type="s3"} 12',
+    'minio_bucket_api_total{bucket="b",name="GetObject",server="x",type="s3"} 3',
+    'minio_bucket_api_total{bucket="b",name="PutObject",server="y",type="s3"} 1',
+    'minio_bucket_api_traffic_sent_bytes{bucket="b",server="x",type="s3"} 999',
+  ].join('\n');
+  assert.deepEqual(parseRequestCounts(text, 'minio_bucket_api_total'), { total: 16, byName: { PutObject: 13, GetObject: 3 } });
+});
+
+test('the metrics token is an HS512 JWT for the access key, signed with the secret key', () => {
+  const token = metricsToken('AKID', 'secret', 1000);
+  const [header, claims, signature] = token.split('.');
+  assert.deepEqual(JSON.parse(Buffer.from(header, 'base64url').toString()), { alg: 'HS512', typ: 'JWT' });
+  assert.deepEqual(JSON.parse(Buffer.from(claims, 'base64url').toString()), { exp: 4600, sub: 'AKID', iss: 'prometheus' });
+  assert.equal(signature, createHmac('sha512', 'secret').update(`${header}.${claims}`).digest('base64url'));
+});
