@@ -8,7 +8,7 @@ import { planImage, planMixed, planTiny } from './plan.ts';
 import type { Extent, ImageScale, MixedScale, PlannedFile } from './plan.ts';
 
 /** Bump when a generator changes, so cached datasets made by the old one are regenerated. */
-const generatorVersion = 1;
+const generatorVersion = 2;
 
 export type DatasetID = 'A' | 'B' | 'C';
 
