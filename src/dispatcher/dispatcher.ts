@@ -192,7 +192,8 @@ export class Dispatcher {
     for (const r of resources) {
       const uid = r.metadata.uid ?? '';
       const active = jobs.find((j) => j.uid === uid && j.step === 'transfer' && j.state === 'active');
-      if (r.status?.phase === 'InProgress' || active) holders.push({ uid, node: r.status?.node ?? active?.node });
+      // a transfer Job still running past InProgress is only exiting: its slot is free for the next one
+      if (r.status?.phase === 'InProgress' || (r.status?.phase === 'Prepared' && active)) holders.push({ uid, node: r.status?.node ?? active?.node });
       const d = decide(r, jobs, options);
       if (d.action === 'run' && d.step === 'transfer') {
         candidates.push({ resource: r, attempt: d.attempt, candidate: { uid, created: r.metadata.creationTimestamp ?? '', node: r.status?.node } });

@@ -87,7 +87,7 @@ function objectSchema(field: ObjectField): Schema {
     entries[name] = required.has(name) ? fieldSchema(child) : v.optional(fieldSchema(child));
   }
   // unknown keys pass (and are dropped), as the apiserver prunes them before admission
-  const schema = v.pipe(notAList, v.object(entries, (issue) => (issue.expected?.startsWith('"') ? 'is required' : 'must be an object')));
+  const schema = v.pipe(notAList, v.object(entries, (issue) => (issue.input === undefined ? 'is required' : 'must be an object')));
   const oneOf = field.exactlyOneOf;
   if (!oneOf) return schema;
   return v.pipe(schema, v.check((o: Record<string, unknown>) => oneOf.filter((k) => o[k] !== undefined).length === 1,
