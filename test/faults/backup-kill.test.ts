@@ -179,7 +179,7 @@ test('killed half-way through writing a pack: the partial file is ignored by fer
   await resumeAndVerify(repo, await afterKill(repo));
 });
 
-test('killed while saving the snapshot, all data stored: the rerun uploads no pack', async () => {
+test('killed while saving the snapshot, all data stored: the rerun uploads no data, only changed parent trees', async () => {
   const repo = await newRepo('kill-snapshot');
   await killAt(repo, 'snapshot:1:before');
   const killed = await afterKill(repo);
