@@ -1,0 +1,182 @@
+// The manifests in jobs/, policies/ and deploy/: step templates follow the contract the dispatcher relies on, each
+// ServiceAccount holds only what its step needs (only transfer and delete read Secrets), and the webhook, the
+// Deployment and the kustomizations fit together.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { settings } from '../../../src/dispatcher/config.ts';
+
+type Obj = Record<string, any>;
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const steps = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
+
+function load(dir: string): Obj[] {
+  return readdirSync(join(root, dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .flatMap((f) => yaml.loadAll(readFileSync(join(root, dir, f), 'utf8')) as Obj[]).filter(Boolean);
+}
+
+const jobs = load('jobs');
+const policies = load('policies');
+const deploy = load('deploy');
+const find = (objs: Obj[], kind: string, name: string): Obj => {
+  const found = objs.find((o) => o.kind === kind && o.metadata.name === name);
+  assert.ok(found, `no ${kind} ${name}`);
+  return found;
+};
+
+// Pod Security "baseline" allows adding only these capabilities
+const baselineCapabilities = ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT'];
+
+describe('jobs/', () => {
+  for (const step of steps) {
+    it(`holds the ${step} template the dispatcher expects`, () => {
+      const cron = find(jobs, 'CronJob', `ferry-step-${step}`);
+      assert.equal(cron.metadata.namespace, 'ferry-system');
+      assert.equal(cron.spec.suspend, true);
+      const job = cron.spec.jobTemplate.spec;
+      for (const field of ['backoffLimit', 'activeDeadlineSeconds', 'ttlSecondsAfterFinished']) assert.equal(typeof job[field], 'number', field);
+      const pod = job.template.spec;
+      assert.equal(pod.serviceAccountName, `ferry-step-${step}`);
+      assert.equal(pod.restartPolicy, 'Never');
+      assert.equal(pod.priorityClassName, 'ferry-steps');
+      assert.equal(pod.containers.length, 1);
+      const [c] = pod.containers;
+      assert.equal(c.name, 'step');
+      assert.equal(c.image, 'ferry:dev');
+      assert.deepEqual(c.command, ['ferry-step']);
+      assert.deepEqual(c.args, [step, '--sweep']);
+      assert.ok(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.memory, 'resources');
+      assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+      assert.equal(c.securityContext.privileged, undefined);
+      assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+      assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
+      const added: string[] = c.securityContext.capabilities.add ?? [];
+      if (step === 'transfer') {
+        assert.ok(added.every((cap) => baselineCapabilities.includes(cap)), `transfer adds ${added} beyond baseline`);
+      } else {
+        assert.equal(pod.securityContext.runAsNonRoot, true, `${step} must meet restricted`);
+        assert.deepEqual(added, [], `${step} must meet restricted`);
+      }
+    });
+  }
+
+  it('has the sweep CronJob, running the dispatcher\'s sweep under its own account', () => {
+    const sweep = find(jobs, 'CronJob', 'ferry-sweep');
+    assert.notEqual(sweep.spec.suspend, true);
+    assert.equal(sweep.spec.concurrencyPolicy, 'Forbid');
+    const pod = sweep.spec.jobTemplate.spec.template.spec;
+    assert.equal(pod.serviceAccountName, 'ferry-sweep');
+    assert.deepEqual([pod.containers[0].command, pod.containers[0].args], [['ferry-dispatcher'], ['sweep']]);
+  });
+});
+
+/** What a ServiceAccount may do, from the Roles and ClusterRoles bound to it. */
+function can(sa: string, verb: string, group: string, resource: string, namespace: string): boolean {
+  const subjectOf = (b: Obj) => (b.subjects ?? []).some((s: Obj) => s.kind === 'ServiceAccount' && s.name === sa && s.namespace === 'ferry-system');
+  const rulesOf = (kind: string, name: string, ns?: string) => {
+    const role = policies.find((o) => o.kind === kind && o.metadata.name === name && (kind === 'ClusterRole' || o.metadata.namespace === ns));
+    return (role?.rules ?? []) as Obj[];
+  };
+  const rules: Obj[] = [];
+  for (const b of policies) {
+    if (b.kind === 'ClusterRoleBinding' && subjectOf(b)) rules.push(...rulesOf('ClusterRole', b.roleRef.name));
+    if (b.kind === 'RoleBinding' && subjectOf(b) && b.metadata.namespace === namespace) rules.push(...rulesOf(b.roleRef.kind, b.roleRef.name, namespace));
+  }
+  return rules.some((r) => r.apiGroups.includes(group) && (r.resources.includes(resource) || r.resources.includes('*')) && (r.verbs.includes(verb) || r.verbs.includes('*')));
+}
+
+describe('policies/', () => {
+  const accounts = [...steps.map((s) => `ferry-step-${s}`), 'ferry-dispatcher', 'ferry-sweep'];
+
+  it('has a ServiceAccount for every step, the dispatcher and the sweep', () => {
+    for (const sa of accounts) find(policies, 'ServiceAccount', sa);
+  });
+
+  it('lets only the transfer and delete steps read Secrets, and only in ferry-system', () => {
+    for (const sa of accounts) {
+      const expected = sa === 'ferry-step-transfer' || sa === 'ferry-step-delete';
+      assert.equal(can(sa, 'get', '', 'secrets', 'ferry-system'), expected, `${sa} reading Secrets in ferry-system`);
+      assert.equal(can(sa, 'get', '', 'secrets', 'app'), false, `${sa} reading Secrets elsewhere`);
+      assert.equal(can(sa, 'list', '', 'secrets', 'ferry-system'), false, `${sa} listing Secrets`);
+    }
+  });
+
+  it('gives the dispatcher what it uses and not more', () => {
+    const d = 'ferry-dispatcher';
+    for (const [verb, group, resource, ns] of [
+      ['get', 'batch', 'cronjobs', 'ferry-system'], ['create', 'batch', 'jobs', 'ferry-system'], ['list', 'batch', 'jobs', 'ferry-system'],
+      ['get', 'ferry.dev', 'backupstoragelocations', 'ferry-system'], ['get', '', 'persistentvolumeclaims', 'app'],
+      ['list', 'ferry.dev', 'datauploads', 'app'], ['list', 'ferry.dev', 'datadownloads', 'app'], ['get', 'ferry.dev', 'datauploads', 'app'],
+      ['update', 'ferry.dev', 'datauploads/status', 'app'], ['update', 'ferry.dev', 'datadownloads/status', 'app'],
+      ['list', '', 'nodes', ''], ['create', 'events.k8s.io', 'events', 'app'],
+    ]) assert.ok(can(d, verb, group, resource, ns), `the dispatcher cannot ${verb} ${resource} in ${ns}`);
+    assert.equal(can(d, 'create', 'batch', 'jobs', 'app'), false);
+    assert.equal(can(d, 'delete', 'batch', 'jobs', 'ferry-system'), false);
+    assert.equal(can(d, 'update', 'ferry.dev', 'datauploads', 'app'), false, 'the dispatcher never changes a spec');
+    assert.ok(can('ferry-sweep', 'delete', 'batch', 'jobs', 'ferry-system'));
+    assert.ok(can('ferry-sweep', 'delete', '', 'persistentvolumeclaims', 'ferry-system'));
+    assert.equal(can('ferry-sweep', 'delete', '', 'persistentvolumeclaims', 'app'), false);
+  });
+
+  it('lets every step write its resources\' status and record Events', () => {
+    for (const step of steps) {
+      const sa = `ferry-step-${step}`;
+      assert.ok(can(sa, 'update', 'ferry.dev', 'datauploads/status', 'app'), sa);
+      assert.ok(can(sa, 'create', 'events.k8s.io', 'events', 'app'), sa);
+    }
+    assert.equal(can('ferry-step-snapshot', 'update', 'ferry.dev', 'datadownloads/status', 'app'), false, 'restores have no snapshot step');
+  });
+
+  it('configures the webhook to fail closed, quickly, without side effects on dry runs, for spec and status', () => {
+    const config = find(policies, 'ValidatingWebhookConfiguration', 'ferry-dispatcher');
+    const [hook] = config.webhooks;
+    assert.equal(hook.sideEffects, 'NoneOnDryRun');
+    assert.equal(hook.failurePolicy, 'Fail');
+    const budget = Number(settings.find((s) => s.key === 'budgetMs')!.default);
+    assert.ok(hook.timeoutSeconds * 1000 > budget && hook.timeoutSeconds <= 10, 'the timeout must leave the dispatcher its budget and stay small');
+    assert.equal(hook.clientConfig.service.path, settings.find((s) => s.key === 'path')!.default);
+    const resources = hook.rules.flatMap((r: Obj) => r.resources);
+    for (const r of ['datauploads', 'datauploads/status', 'datadownloads', 'datadownloads/status']) assert.ok(resources.includes(r), r);
+    const service = find(deploy, 'Service', hook.clientConfig.service.name);
+    assert.equal(service.metadata.namespace, hook.clientConfig.service.namespace);
+    assert.ok(service.spec.ports.some((p: Obj) => p.port === hook.clientConfig.service.port));
+  });
+});
+
+describe('deploy/', () => {
+  it('labels ferry-system for Pod Security: baseline enforced, restricted warned and audited', () => {
+    const labels = find(deploy, 'Namespace', 'ferry-system').metadata.labels;
+    assert.equal(labels['pod-security.kubernetes.io/enforce'], 'baseline');
+    assert.equal(labels['pod-security.kubernetes.io/warn'], 'restricted');
+    assert.equal(labels['pod-security.kubernetes.io/audit'], 'restricted');
+  });
+
+  it('runs two dispatcher replicas that serve the webhook with the mounted certificate', () => {
+    const d = find(deploy, 'Deployment', 'ferry-dispatcher');
+    assert.equal(d.spec.replicas, 2);
+    const pod = d.spec.template.spec;
+    const [c] = pod.containers;
+    assert.deepEqual([c.command, c.args], [['ferry-dispatcher'], ['serve']]);
+    assert.equal(pod.serviceAccountName, 'ferry-dispatcher');
+    const env = Object.fromEntries(c.env.filter((e: Obj) => e.value).map((e: Obj) => [e.name, e.value]));
+    const mount = c.volumeMounts.find((m: Obj) => m.name === 'tls').mountPath;
+    assert.equal(env.FERRY_TLS_CERT, `${mount}/tls.crt`);
+    assert.equal(env.FERRY_TLS_KEY, `${mount}/tls.key`);
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+  });
+
+  it('lists every manifest in its kustomization', () => {
+    for (const dir of ['jobs', 'policies']) {
+      const k = yaml.load(readFileSync(join(root, dir, 'kustomization.yaml'), 'utf8')) as Obj;
+      const files = readdirSync(join(root, dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+      assert.deepEqual([...k.resources].sort(), files, dir);
+    }
+    const k = yaml.load(readFileSync(join(root, 'deploy', 'kustomization.yaml'), 'utf8')) as Obj;
+    const crds = readdirSync(join(root, 'deploy', 'crds')).map((f) => `crds/${f}`);
+    for (const entry of [...crds, 'namespace.yaml', 'config.yaml', 'dispatcher.yaml', '../jobs', '../policies']) assert.ok(k.resources.includes(entry), entry);
+  });
+});
