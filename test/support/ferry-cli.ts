@@ -67,5 +67,5 @@ export function parseJSON<T>(r: FerryRun): T {
 
 /** A message printed with a stack trace means an error escaped unexplained. */
 export function hasStackTrace(text: string): boolean {
-  return /^\s+at .+\(.*:\d+:\d+\)$/m.test(text) || /^\s+at (async )?[\w.<>]+ \(node:/m.test(text);
+  return /^\s+at .*(:\d+:\d+\)?|\(index \d+\))$/m.test(text);
 }
