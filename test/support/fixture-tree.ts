@@ -54,6 +54,8 @@ export async function makeFixtureTree(dir: string, opts: FixtureOptions = {}): P
   await mkdir(p(dir, 'sticky'));
   await chmod(p(dir, 'sticky'), 0o1777);
   execFileSync('mkfifo', [join(dir, 'fifo')]);
+  execFileSync('setfattr', ['-n', 'user.ferry.note', '-v', 'kept across backup', join(dir, 'text.txt')]);
+  execFileSync('setfattr', ['-n', 'user.ferry.dir', '-v', '0sAAEC/w==', join(dir, 'deep')]);
   if (isRoot) {
     await lchown(p(dir, 'text.txt'), 1234, 5678);
     await lchown(p(dir, 'link-to-text'), 4321, 8765);

@@ -12,6 +12,7 @@ export default defineCommand({
   args: {
     ...repoArgs,
     snapshot: { type: 'positional', description: 'snapshot id prefix or "latest", optionally followed by :/path/inside', required: true, valueHint: 'SNAPSHOT[:PATH]' },
+    xattrs: { type: 'boolean', description: 'restore recorded extended attributes (through setfattr)', default: false },
     target: { type: 'string', alias: 't', description: 'directory to restore into (created if missing); for a single file, the file or device to write', valueHint: 'DIR' },
   },
   async run({ args }) {
@@ -22,7 +23,7 @@ export default defineCommand({
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await restoreTree(repo, entry.snapshot.tree, {
-      target: resolve(args.target), subpath, signal: signalFromProcess(), onProgress: (p) => progress.update(p),
+      target: resolve(args.target), subpath, xattrs: args.xattrs, signal: signalFromProcess(), onProgress: (p) => progress.update(p),
     });
     progress.done();
     if (args.json) printJSON({ message_type: 'summary', snapshot_id: entry.id, files_restored: result.filesDone, bytes_restored: result.bytesDone, total_duration: (Date.now() - started) / 1000 });

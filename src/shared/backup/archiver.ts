@@ -15,7 +15,9 @@ import type { PackWriter } from '../repository/pack-writer.ts';
 import { decodeTree, encodeTree, findNode } from '../tree/tree.ts';
 import { compareNames, newNode, type TreeNode } from '../tree/node.ts';
 import { localTime } from '../tree/gotime.ts';
-import { nodeFromStat } from '../fsmeta/read.ts';
+import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
+import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
+import { consola } from 'consola';
 import { BackupPool } from './pool.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from './progress.ts';
 import { scanTotals } from './scanner.ts';
@@ -31,6 +33,11 @@ export interface ArchiveOptions {
   onProgress?: ProgressFn;
   /** files at most this big are read and sealed on the main thread; bigger ones go to the workers */
   smallFile?: number;
+  /**
+   * Record extended attributes. Off by default: Node has no xattr API, so they are read through batched getfattr
+   * processes, which costs far more than the rest of a small file's backup.
+   */
+  xattrs?: boolean;
 }
 
 export interface ArchiveResult {
@@ -50,12 +57,16 @@ export class Archiver {
   readonly #writer: PackWriter;
   readonly #pool: BackupPool;
   readonly #opts: ArchiveOptions;
+  /** big files being read by workers (each holds a read buffer there) */
   readonly #fileSlots: Semaphore;
+  /** small files being read on this thread (cheap, but many at once keep the disk busy) */
+  readonly #smallSlots = new Semaphore(32);
   readonly #progress = newProgress();
   readonly #tick: { tick(): void; flush(): void };
   readonly #counters = newCounters();
   readonly #compression: boolean;
   readonly #smallFile: number;
+  readonly #read: ReadOptions = {};
 
   constructor(repo: Repository, writer: PackWriter, opts: ArchiveOptions = {}) {
     this.#repo = repo;
@@ -65,12 +76,17 @@ export class Archiver {
     this.#smallFile = Math.min(opts.smallFile ?? 64 * 1024, minChunkSize);
     const workers = opts.workers ?? Math.max(1, cpus().length);
     this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: this.#compression }, workers, writer);
-    this.#fileSlots = new Semaphore(workers * 4);
+    this.#fileSlots = new Semaphore(workers);
     this.#tick = throttled(opts.onProgress, this.#progress);
   }
 
   /** Archives absolute `paths` under a root tree that mirrors their parent directories, as restic does. */
   async archive(paths: string[]): Promise<ArchiveResult> {
+    if (this.#opts.xattrs) {
+      const reason = await xattrUnsupportedReason(paths[0]);
+      if (reason) throw new Error(`cannot record extended attributes: ${reason}`);
+      this.#read.xattrs = new XattrReader((m) => consola.warn(m));
+    }
     const scan = scanTotals(paths, this.#progress, this.#opts.signal);
     try {
       const parentRoot = this.#opts.parentTree ? await this.#loadTree(this.#opts.parentTree) : undefined;
@@ -123,7 +139,7 @@ export class Archiver {
         nodes.push((await this.#schedule(full, child.name, previous)).done);
         continue;
       }
-      const node = await nodeFromStat(child.name, await lstat(full, { bigint: true }), full);
+      const node = await nodeFromStat(child.name, await lstat(full, { bigint: true }), full, this.#read);
       node.subtree = await this.#saveVirtual(child, full, await this.#previousTree(previous));
       nodes.push(Promise.resolve(node));
     }
@@ -137,7 +153,7 @@ export class Archiver {
   async #schedule(full: Buffer, name: Uint8Array, previous: TreeNode | undefined): Promise<Pending<TreeNode>> {
     this.#opts.signal?.throwIfAborted();
     const st = await lstat(full, { bigint: true });
-    const node = await nodeFromStat(name, st, full);
+    const node = await nodeFromStat(name, st, full, this.#read);
     if (node.type === 'dir') {
       const tree = await this.#walkDir(full, await this.#previousTree(previous));
       return pending(tree.done.then((subtree) => {
@@ -155,8 +171,9 @@ export class Archiver {
       this.#doneFile(Number(node.size));
       return pending(Promise.resolve(node));
     }
-    await this.#fileSlots.acquire();
-    return pending(this.#storeFile(full, node, previous).finally(() => this.#fileSlots.release()));
+    const slots = node.size <= BigInt(this.#smallFile) ? this.#smallSlots : this.#fileSlots;
+    await slots.acquire();
+    return pending(this.#storeFile(full, node, previous).finally(() => slots.release()));
   }
 
   async #walkDir(dir: Buffer, parent: TreeNode[] | undefined): Promise<Pending<ID>> {

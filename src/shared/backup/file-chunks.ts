@@ -4,7 +4,8 @@
 import { maxChunkSize, type Chunker } from '../chunker/chunker.ts';
 import { openForBackup } from './open-source.ts';
 
-const bufferSize = 2 * maxChunkSize;
+// a whole chunk (at most maxChunkSize) plus room to read ahead; several files are read at once, so this is kept small
+const bufferSize = maxChunkSize + (1 << 20);
 
 export interface FileChunk {
   data: Uint8Array;

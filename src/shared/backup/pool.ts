@@ -5,6 +5,7 @@ import type { PreparedBlob } from '../pack/prepare.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import type { BlobType } from '../pack/blob.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+import { allocated } from './collect.ts';
 
 interface Job {
   worker: PoolWorker;
@@ -88,6 +89,8 @@ export class BackupPool {
       }
       case 'sealed': {
         try {
+          // the transferred buffer is garbage once copied into its pack
+          allocated(m.blob.sealed.length);
           await this.#writer.add(m.blob, m.length);
           this.#answer(w, m.job, m.ask, true);
         } catch (err) {

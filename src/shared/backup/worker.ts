@@ -7,6 +7,7 @@ import { prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
+import { allocated } from './collect.ts';
 
 const init = workerData as WorkerInit;
 const pol = parsePolynomial(init.polynomial);
@@ -57,6 +58,7 @@ async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, conten
     const length = chunk.data.length;
     content.ids.push(id);
     content.size += length;
+    allocated(length);
     const need = await ask(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
     if (!need) continue;
     const blob = prepareBlob(init.key, 'data', id, chunk.data, init.compression);

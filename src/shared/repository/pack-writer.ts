@@ -49,10 +49,34 @@ export function repoParts(repo: RepoParts): RepoParts {
   };
 }
 
+/** A pack being filled: blobs are copied into one buffer that becomes the file, so nothing is assembled twice. */
 class OpenPack {
-  readonly parts: Uint8Array[] = [];
   readonly blobs: PackedBlob[] = [];
   size = 0;
+  #buf: Buffer;
+
+  constructor(buf: Buffer) {
+    this.#buf = buf;
+  }
+
+  /** The buffer, for reuse once the pack is stored. */
+  get buffer(): Buffer {
+    return this.#buf;
+  }
+
+  append(bytes: Uint8Array): void {
+    if (this.size + bytes.length > this.#buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.size + bytes.length));
+      this.#buf.copy(bigger, 0, 0, this.size);
+      this.#buf = bigger;
+    }
+    this.#buf.set(bytes, this.size);
+    this.size += bytes.length;
+  }
+
+  contents(): Uint8Array {
+    return this.#buf.subarray(0, this.size);
+  }
 }
 
 export class PackWriter {
@@ -63,8 +87,11 @@ export class PackWriter {
   readonly #packsPerIndex: number;
   readonly #indexIntervalMs: number;
   readonly #writeIndexFiles: boolean;
-  readonly #open: Record<BlobType, OpenPack> = { data: new OpenPack(), tree: new OpenPack() };
+  readonly #open: Partial<Record<BlobType, OpenPack>> = {};
   readonly #pending = new Set<string>();
+  /** buffers of stored packs, reused: allocating 16 MiB per pack leaves garbage the collector frees late */
+  readonly #spare: Buffer[] = [];
+  readonly #packCapacity: number;
   readonly #inFlight = new Set<Promise<void>>();
   #unindexed: IndexPack[] = [];
   #firstUnindexedAt = 0;
@@ -74,7 +101,9 @@ export class PackWriter {
   constructor(repo: RepoParts, opts: PackWriterOptions = {}) {
     this.#repo = repo;
     this.#packSize = opts.packSize ?? 16 << 20;
-    this.#uploads = opts.uploads ?? 4;
+    this.#packCapacity = this.#packSize + (64 << 10);
+    // each pack in flight holds a buffer of about packSize
+    this.#uploads = opts.uploads ?? 2;
     this.#packsPerIndex = opts.packsPerIndex ?? 32;
     this.#indexIntervalMs = opts.indexIntervalMs ?? 5000;
     this.#writeIndexFiles = opts.writeIndexFiles ?? true;
@@ -99,16 +128,17 @@ export class PackWriter {
   async add(b: PreparedBlob, plaintextLength: number, signal?: AbortSignal): Promise<void> {
     this.#throwIfFailed();
     this.#pending.add(b.type + b.id);
-    const pack = this.#open[b.type];
+    // room for a full pack and its header; a pack ends with the blob that crosses packSize, so it may grow once
+    // tree packs fill slowly and are often small at the end: they start small and grow
+    const pack = (this.#open[b.type] ??= new OpenPack(b.type === 'tree' ? Buffer.allocUnsafe(1 << 20) : (this.#spare.pop() ?? Buffer.allocUnsafe(this.#packCapacity))));
     pack.blobs.push({ id: b.id, type: b.type, offset: pack.size, length: b.sealed.length, uncompressedLength: b.uncompressedLength });
-    pack.parts.push(b.sealed);
-    pack.size += b.sealed.length;
+    pack.append(b.sealed);
     if (b.type === 'data') this.stats.dataBlobs++;
     else this.stats.treeBlobs++;
     this.stats.dataAdded += plaintextLength;
     this.stats.dataAddedPacked += b.sealed.length;
     if (pack.size >= this.#packSize) {
-      this.#open[b.type] = new OpenPack();
+      delete this.#open[b.type];
       await this.#startUpload(pack, signal);
     }
   }
@@ -117,8 +147,8 @@ export class PackWriter {
   async flush(signal?: AbortSignal): Promise<void> {
     for (const type of ['data', 'tree'] as const) {
       const pack = this.#open[type];
-      if (pack.blobs.length === 0) continue;
-      this.#open[type] = new OpenPack();
+      if (!pack) continue;
+      delete this.#open[type];
       await this.#startUpload(pack, signal);
     }
     await Promise.all(this.#inFlight);
@@ -139,17 +169,11 @@ export class PackWriter {
   }
 
   async #upload(pack: OpenPack, signal?: AbortSignal): Promise<void> {
-    const header = encodeHeader(this.#repo.key, pack.blobs);
-    const bytes = new Uint8Array(pack.size + header.length);
-    let p = 0;
-    for (const part of pack.parts) {
-      bytes.set(part, p);
-      p += part.length;
-    }
-    bytes.set(header, p);
-    pack.parts.length = 0;
+    pack.append(encodeHeader(this.#repo.key, pack.blobs));
+    const bytes = pack.contents();
     const id = createHash('sha256').update(bytes).digest('hex');
     await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal);
+    if (pack.buffer.length === this.#packCapacity && this.#spare.length < 1) this.#spare.push(pack.buffer);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;
     for (const b of pack.blobs) {

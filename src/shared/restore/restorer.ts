@@ -8,6 +8,7 @@ import type { Repository } from '../repository/repository.ts';
 import { decodeTree, findNode } from '../tree/tree.ts';
 import { displayName, type TreeNode } from '../tree/node.ts';
 import { restoreMetadata } from '../fsmeta/restore.ts';
+import { XattrWriter } from '../fsmeta/xattr.ts';
 import { createSpecialFiles } from '../fsmeta/special.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
 import { writeFileContent } from './file-writer.ts';
@@ -20,6 +21,8 @@ export interface RestoreOptions {
   loads?: number;
   signal?: AbortSignal;
   onProgress?: ProgressFn;
+  /** put recorded extended attributes back (through batched setfattr) */
+  xattrs?: boolean;
 }
 
 export class RestoreError extends Error {}
@@ -40,6 +43,7 @@ class Restorer {
   readonly #tick: { tick(): void; flush(): void };
   /** each hard-linked inode's first path, settling once that file is written */
   readonly #links = new Map<string, Promise<Buffer>>();
+  readonly #meta: { xattrs?: XattrWriter };
 
   constructor(repo: Repository, opts: RestoreOptions) {
     this.#repo = repo;
@@ -47,6 +51,7 @@ class Restorer {
     this.#loads = new Semaphore(opts.loads ?? 16);
     this.#files = new Semaphore(64);
     this.#tick = throttled(opts.onProgress, this.#progress);
+    this.#meta = opts.xattrs ? { xattrs: new XattrWriter() } : {};
   }
 
   async run(root: ID): Promise<Progress> {
@@ -93,7 +98,7 @@ class Restorer {
         await mkdir(path, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'EEXIST') throw err;
         });
-        pending.push(this.#restoreDir(node.subtree!, path).then(() => restoreMetadata(path, node)));
+        pending.push(this.#restoreDir(node.subtree!, path).then(() => restoreMetadata(path, node, this.#meta)));
         continue;
       }
       await this.#files.acquire();
@@ -123,7 +128,7 @@ class Restorer {
       default:
         await createSpecialFiles(this.#opts.target, [{ path, node }]);
     }
-    await restoreMetadata(path, node);
+    await restoreMetadata(path, node, this.#meta);
     this.#progress.filesDone++;
     this.#tick.tick();
   }
