@@ -41,6 +41,8 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
   const e = err as SdkError;
   const status = statusOf(e);
   const name = e.name ?? '';
+  // answers without a body (HEAD requests) carry no error code; the status is then the best description
+  const what = name && name !== 'Unknown' ? name : `HTTP ${status}`;
   if (tlsTrustErrors.has(e.code ?? '')) {
     return new PermanentError(
       `The TLS certificate of ${target.endpoint} is not trusted (${e.code}): pass the CA file that signed it.`,
@@ -52,7 +54,7 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
   }
   if (credentialErrors.has(name) || status === 403 || status === 401) {
     return new PermanentError(
-      `S3 at ${target.endpoint} refused access to bucket "${target.bucket}" (${name || `HTTP ${status}`}): check the credentials and their permissions.`,
+      `S3 at ${target.endpoint} refused access to bucket "${target.bucket}" (${what}): check the credentials and their permissions.`,
       { cause: err },
     );
   }
@@ -63,7 +65,7 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
     return new NotExistError(target.location, h, { cause: err });
   }
   if (status !== undefined && status >= 400 && status < 500 && !transientClientStatus.has(status)) {
-    return new PermanentError(`S3 at ${target.endpoint} rejected a request: ${name || `HTTP ${status}`}: ${e.message ?? ''}`.trim(), { cause: err });
+    return new PermanentError(`S3 at ${target.endpoint} rejected a request (${what}): ${e.message ?? ''}`.trim(), { cause: err });
   }
   return err;
 }
