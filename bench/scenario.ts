@@ -7,6 +7,7 @@ import { changeFiles, undoChanges } from './dataset/change.ts';
 import type { Dataset } from './dataset/datasets.ts';
 import { measure } from './measure/child.ts';
 import type { Command } from './measure/child.ts';
+import { requestsBetween } from './measure/minio-metrics.ts';
 import { countTree } from './measure/stored.ts';
 import type { Peer, Place, RepoCommands, Source } from './peers/peer.ts';
 import type { Target, TargetName } from './targets.ts';
@@ -31,6 +32,8 @@ export interface OpResult {
   storedBytes?: number;
   /** S3 requests the operation made (MinIO only) */
   s3Requests?: number;
+  /** the same, per S3 call (PutObject, GetObject, ...) */
+  s3ByName?: Record<string, number>;
   /** restores: bytes the restored files occupy on disk (shows whether holes survived) */
   restoredAllocated?: number;
 }
@@ -74,7 +77,11 @@ async function measured(run: Run, op: OpName, cmd: Command, after?: (r: OpResult
     maxRssBytes: figures.maxRssBytes, throughput: dataset.bytes / figures.wallSeconds,
   };
   const afterRequests = await target.requests(place);
-  if (before !== undefined && afterRequests !== undefined) result.s3Requests = afterRequests - before;
+  if (before !== undefined && afterRequests !== undefined) {
+    const made = requestsBetween(before, afterRequests);
+    result.s3Requests = made.total;
+    result.s3ByName = made.byName;
+  }
   run.results.push(result);
   const line = `${dataset.name} ${target.name} rep ${rep} ${peer.name} ${op}`;
   if (!result.ok) {

@@ -5,7 +5,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startMinio } from '../test/support/minio.ts';
 import type { Minio } from '../test/support/minio.ts';
-import { bucketRequests } from './measure/minio-metrics.ts';
+import { bucketRequestCounts } from './measure/minio-metrics.ts';
+import type { RequestCounts } from './measure/minio-metrics.ts';
 import { treeBytes } from './measure/stored.ts';
 import type { Place } from './peers/peer.ts';
 
@@ -17,7 +18,7 @@ export interface Target {
   fresh(label: string): Promise<Place>;
   storedBytes(place: Place): Promise<number>;
   /** S3 requests the place has served so far (MinIO only) */
-  requests(place: Place): Promise<number | undefined>;
+  requests(place: Place): Promise<RequestCounts | undefined>;
   discard(place: Place): Promise<void>;
   close(): Promise<void>;
 }
@@ -99,7 +100,7 @@ export async function minioTarget(root: string): Promise<Target> {
       for await (const o of listObjects(client, s3Place(place).bucket)) total += o.size;
       return total;
     },
-    requests: (place) => bucketRequests(minio, s3Place(place).bucket),
+    requests: (place) => bucketRequestCounts(minio, s3Place(place).bucket),
     discard: (place) => emptyAndDelete(client, s3Place(place).bucket),
     async close() {
       client.destroy();

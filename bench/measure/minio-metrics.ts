@@ -43,6 +43,12 @@ export async function bucketRequestCounts(minio: Minio, bucket: string): Promise
   return parseRequestCounts(text, 'minio_bucket_api_total');
 }
 
-export async function bucketRequests(minio: Minio, bucket: string): Promise<number> {
-  return (await bucketRequestCounts(minio, bucket)).total;
+/** What happened between two readings of the same counters. */
+export function requestsBetween(before: RequestCounts, after: RequestCounts): RequestCounts {
+  const byName: Record<string, number> = {};
+  for (const [name, n] of Object.entries(after.byName)) {
+    const d = n - (before.byName[name] ?? 0);
+    if (d > 0) byName[name] = d;
+  }
+  return { total: after.total - before.total, byName };
 }

@@ -93,6 +93,16 @@ export function checkTargets(summaries: Summary[], imageDataBytes: number | unde
   return checks;
 }
 
+/** Which S3 calls each operation made on MinIO: where a request count comes from. */
+function requestBreakdown(summaries: Summary[]): string {
+  const rows = summaries.filter((s) => s.s3ByName && Object.keys(s.s3ByName).length > 0);
+  if (rows.length === 0) return '';
+  return rows.map((s) => {
+    const calls = Object.entries(s.s3ByName!).sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${n}`).join(', ');
+    return `- ${s.datasetID} ${opTitles[s.op] ?? s.op}, ${s.peer}: ${calls}`;
+  }).join('\n');
+}
+
 function kernelsTable(kernels: KernelResult[]): string {
   if (kernels.length === 0) return '';
   const lines = ['| kernel (one core) | MB/s | note |', '|---|--:|---|'];
@@ -134,6 +144,10 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     '## MinIO on 127.0.0.1',
     '',
     resultsTable(r.summaries, 'minio'),
+    '',
+    'S3 calls behind the request counts:',
+    '',
+    requestBreakdown(r.summaries),
     '',
     '## Physical limits on this machine',
     '',

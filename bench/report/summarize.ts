@@ -16,6 +16,8 @@ export interface Summary {
   storedBytes?: number;
   s3Requests?: number;
   restoredAllocated?: number;
+  /** S3 requests per call, from the repetition closest to the median */
+  s3ByName?: Record<string, number>;
   /** this peer's median time over ferry's: above 1, ferry is faster */
   ferrySpeedup?: number;
 }
@@ -50,6 +52,10 @@ export function summarize(results: OpResult[]): Summary[] {
     for (const f of figures) {
       const m = median(ok.map((r) => r[f]).filter((v): v is number => v !== undefined));
       if (m !== undefined) s[f] = m;
+    }
+    if (s.s3Requests !== undefined) {
+      const closest = ok.filter((r) => r.s3ByName).sort((a, b) => Math.abs(a.s3Requests! - s.s3Requests!) - Math.abs(b.s3Requests! - s.s3Requests!))[0];
+      s.s3ByName = closest?.s3ByName;
     }
     summaries.push(s);
   }
