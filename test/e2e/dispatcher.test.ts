@@ -1,0 +1,248 @@
+// The dispatcher on the cluster in a box, installed from deploy/: the CRDs are served as generated, invalid
+// resources are refused by the apiserver (schema) or the webhook with the field named, valid ones get their step
+// Job (found by labels), dry runs create nothing, status updates are checked, the steps' accounts are refused what
+// they must not do, the sweep replaces a deleted Job, and with the dispatcher down creation is refused clearly.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { jobName, labels } from '../../src/shared/api/phases.ts';
+import { KubeError, useCluster } from '../support/cluster.ts';
+import type { TestCluster } from '../support/cluster.ts';
+import { ferryNamespace, installFerry } from '../support/ferry-install.ts';
+import type { FerryInstall } from '../support/ferry-install.ts';
+
+const run = promisify(execFile);
+type Obj = Record<string, any>;
+
+const api = '/apis/ferry.dev/v1alpha1';
+const uploads = (ns: string): string => `${api}/namespaces/${ns}/datauploads`;
+const downloads = (ns: string): string => `${api}/namespaces/${ns}/datadownloads`;
+const jobsPath = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs`;
+
+let cluster: TestCluster;
+let ferry: FerryInstall;
+let app: string;
+let other: string;
+let loc: string;
+const suffix = randomBytes(3).toString('hex');
+
+async function refusal(path: string, obj: Obj, method: 'POST' | 'PUT' = 'POST'): Promise<string> {
+  try {
+    await cluster.kube.request(method, path, obj);
+  } catch (err) {
+    if (err instanceof KubeError && err.status >= 400 && err.status < 500) return err.message;
+    throw err;
+  }
+  assert.fail(`${method} ${path} was accepted: ${JSON.stringify(obj).slice(0, 300)}`);
+}
+
+function du(spec: Obj, name = `du-${randomBytes(3).toString('hex')}`): Obj {
+  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', metadata: { name }, spec: { sourcePVC: 'data', backupStorageLocation: loc, ...spec } };
+}
+
+function dd(spec: Obj, name = `dd-${randomBytes(3).toString('hex')}`): Obj {
+  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload', metadata: { name }, spec: { targetPVC: { name: 'restored' }, backupStorageLocation: loc, source: { snapshotID: 'abcdef0123456789' }, ...spec } };
+}
+
+async function jobsOf(uid: string): Promise<Obj[]> {
+  return (await cluster.kube.get(`${jobsPath}?labelSelector=${encodeURIComponent(`${labels.uid}=${uid}`)}`)).items;
+}
+
+async function kubectl(...args: string[]): Promise<string> {
+  return (await run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args])).stdout;
+}
+
+before(async () => {
+  cluster = await useCluster('dispatcher');
+  ferry = await installFerry(cluster);
+  app = await cluster.namespace('app');
+  other = await cluster.namespace('other');
+  loc = `loc-${suffix}`;
+  await cluster.kube.create(`${api}/namespaces/${ferryNamespace}/backupstoragelocations`, {
+    apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: loc },
+    spec: {
+      s3: { endpoint: cluster.s3.endpoint, bucket: cluster.s3.bucket, prefix: `e2e-${suffix}` },
+      credential: { name: `s3-${suffix}` }, repositoryPassword: { name: `repo-${suffix}`, key: 'password' },
+      allowedNamespaces: [app], crossNamespaceRestores: [{ from: app, to: [other] }],
+    },
+  });
+  await cluster.kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `repo-${suffix}` }, stringData: { password: 'e2e' } });
+  const claim = (name: string, storageClassName: string) => ({
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
+    spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage: '16Mi' } } },
+  });
+  await cluster.kube.create(`/api/v1/namespaces/${app}/persistentvolumeclaims`, claim('data', 'ferry-local-immediate'));
+  await cluster.kube.create(`/api/v1/namespaces/${app}/persistentvolumeclaims`, claim('pending', 'ferry-local'));
+  await cluster.kube.waitFor(`/api/v1/namespaces/${app}/persistentvolumeclaims/data`, 'the data PVC to bind', (pvc) => (pvc.status?.phase === 'Bound' ? true : undefined));
+});
+
+after(async () => {
+  await cluster?.kube.delete(`${api}/namespaces/${ferryNamespace}/backupstoragelocations/${loc}`);
+  await cluster?.kube.delete(`/api/v1/namespaces/${ferryNamespace}/secrets/repo-${suffix}`);
+  await cluster?.cleanup();
+});
+
+describe('the CRDs', () => {
+  it('are served with short names, printer columns and field documentation', async () => {
+    const table = await kubectl('get', 'du,dd', '-n', app, '-o', 'wide');
+    assert.doesNotMatch(table, /error/i);
+    const explained = await kubectl('explain', 'dataupload.spec.sourcePVC');
+    assert.match(explained, /Name of the PersistentVolumeClaim to back up/);
+    const crd = await cluster.kube.get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/datauploads.ferry.dev');
+    assert.deepEqual(crd.spec.versions[0].additionalPrinterColumns.map((c: Obj) => c.name), ['Phase', 'Progress%', 'Bytes Done', 'Total Bytes', 'Location', 'PVC', 'Node', 'Message', 'Age']);
+  });
+});
+
+describe('invalid resources', () => {
+  const cases: [string, () => [string, Obj], string][] = [
+    ['a source PVC name with capitals', () => [uploads(app), du({ sourcePVC: 'Data' })], 'spec.sourcePVC'],
+    ['no source PVC', () => [uploads(app), du({ sourcePVC: undefined })], 'spec.sourcePVC'],
+    ['a source PVC that is a number', () => [uploads(app), du({ sourcePVC: 5 })], 'spec.sourcePVC'],
+    ['a source PVC too long', () => [uploads(app), du({ sourcePVC: 'a'.repeat(254) })], 'spec.sourcePVC'],
+    ['no location', () => [uploads(app), du({ backupStorageLocation: undefined })], 'spec.backupStorageLocation'],
+    ['a location with an underscore', () => [uploads(app), du({ backupStorageLocation: 'a_b' })], 'spec.backupStorageLocation'],
+    ['a location that does not exist', () => [uploads(app), du({ backupStorageLocation: 'nowhere' })], 'spec.backupStorageLocation: BackupStorageLocation "nowhere" does not exist'],
+    ['a namespace the location does not allow', () => [uploads(other), du({})], `spec.backupStorageLocation: BackupStorageLocation "${loc}" does not allow namespace ${other}`],
+    ['a source PVC that does not exist', () => [uploads(app), du({ sourcePVC: 'gone' })], 'spec.sourcePVC: PersistentVolumeClaim "gone" does not exist'],
+    ['a source PVC that is not bound', () => [uploads(app), du({ sourcePVC: 'pending' })], 'spec.sourcePVC: PersistentVolumeClaim "pending" is Pending, not Bound'],
+    ['snapshotMoveData as a string', () => [uploads(app), du({ snapshotMoveData: 'yes' })], 'spec.snapshotMoveData'],
+    ['a timeout in words', () => [uploads(app), du({ operationTimeout: 'ten minutes' })], 'spec.operationTimeout'],
+    ['cancel as a number', () => [uploads(app), du({ cancel: 1 })], 'spec.cancel'],
+    ['tags as a list', () => [uploads(app), du({ tags: ['a'] })], 'spec.tags'],
+    ['a tag with a comma', () => [uploads(app), du({ tags: { team: 'a,b' } })], 'spec.tags.team'],
+    ['too many tags', () => [uploads(app), du({ tags: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`t${i}`, 'x'])) })], 'spec.tags'],
+    ['a snapshot name with a space', () => [uploads(app), du({ csiSnapshot: { volumeSnapshot: 'my snap' } })], 'spec.csiSnapshot.volumeSnapshot'],
+    ['csiSnapshot as a string', () => [uploads(app), du({ csiSnapshot: 'snap' })], 'spec.csiSnapshot'],
+    ['a name longer than a label value', () => [uploads(app), du({}, 'n'.repeat(64))], 'metadata.name'],
+    ['a restore with two sources', () => [downloads(other), dd({ source: { snapshotID: 'abcdef0123456789', dataUpload: { name: 'x' } } })], 'spec.source'],
+    ['a restore with no source', () => [downloads(other), dd({ source: {} })], 'spec.source'],
+    ['a restore without a target', () => [downloads(other), dd({ targetPVC: undefined })], 'spec.targetPVC'],
+    ['a target size in words', () => [downloads(other), dd({ targetPVC: { name: 'r', size: '10 GB' } })], 'spec.targetPVC.size'],
+    ['an unknown access mode', () => [downloads(other), dd({ targetPVC: { name: 'r', accessModes: ['RWO'] } })], 'spec.targetPVC.accessModes[0]'],
+    ['repeated access modes', () => [downloads(other), dd({ targetPVC: { name: 'r', accessModes: ['ReadWriteOnce', 'ReadWriteOnce'] } })], 'spec.targetPVC.accessModes'],
+    ['a short snapshot ID', () => [downloads(other), dd({ source: { snapshotID: 'abc' } })], 'spec.source.snapshotID'],
+    ['a restore into a namespace the location does not allow', () => [downloads(other), dd({})], `spec.backupStorageLocation: BackupStorageLocation "${loc}" does not allow namespace ${other}`],
+    ['a cross-namespace restore the location does not allow', () => [downloads(app), dd({ sourceNamespace: other })], `spec.sourceNamespace: BackupStorageLocation "${loc}" does not allow restores from namespace ${other} into namespace ${app}`],
+    ['two different source namespaces', () => [downloads(other), dd({ source: { dataUpload: { name: 'x', namespace: app } }, sourceNamespace: 'third' })], 'spec.sourceNamespace: must equal spec.source.dataUpload.namespace'],
+    ['a DataUpload that does not exist', () => [downloads(other), dd({ source: { dataUpload: { name: 'ghost', namespace: app } } })], `spec.source.dataUpload: DataUpload "ghost" does not exist in namespace ${app}`],
+    ['a target PVC that is already bound', () => [downloads(app), dd({ targetPVC: { name: 'data' } })], 'spec.targetPVC.name: PersistentVolumeClaim "data" is already bound'],
+  ];
+  assert.ok(cases.length >= 30);
+  for (const [name, make, field] of cases) {
+    it(`are refused, naming the field: ${name}`, async () => {
+      const [path, obj] = make();
+      const message = await refusal(path, JSON.parse(JSON.stringify(obj)));
+      assert.ok(message.includes(field), `"${message}" does not name ${field}`);
+    });
+  }
+});
+
+describe('a valid DataUpload', () => {
+  it('gets its snapshot Job, named for its uid and found by its labels', async () => {
+    const created = await cluster.kube.create(uploads(app), du({}));
+    const uid = created.metadata.uid;
+    const expected = jobName('DataUpload', uid, 'snapshot', 1);
+    const job = await cluster.kube.waitFor(`${jobsPath}/${expected}`, 'the snapshot Job', (j) => j, 15_000);
+    assert.equal(job.metadata.labels[labels.name], created.metadata.name);
+    assert.equal(job.metadata.labels[labels.namespace], app);
+    assert.deepEqual(job.spec.template.spec.containers[0].args, ['snapshot', `DataUpload/${app}/${created.metadata.name}`]);
+    assert.equal(job.spec.template.spec.serviceAccountName, 'ferry-step-snapshot');
+    assert.deepEqual((await jobsOf(uid)).map((j) => j.metadata.name).includes(expected), true);
+  });
+
+  it('is only checked in a dry run: nothing is created', async () => {
+    const obj = du({});
+    const answer = await cluster.kube.request('POST', `${uploads(app)}?dryRun=All`, obj);
+    assert.ok(answer.metadata.uid);
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.deepEqual(await jobsOf(answer.metadata.uid), []);
+    assert.equal(await cluster.kube.find(`${uploads(app)}/${obj.metadata.name}`), undefined);
+  });
+});
+
+describe('status updates', () => {
+  it('are checked field by field, and a final phase stays final', async () => {
+    // another data mover's resource: the steps and the dispatcher leave it alone, only its status is judged
+    const created = await cluster.kube.create(uploads(app), du({ dataMover: 'elsewhere' }));
+    const path = `${uploads(app)}/${created.metadata.name}/status`;
+    assert.match(await refusal(path, { ...created, status: { phase: 'Done' } }, 'PUT'), /status\.phase/);
+    assert.match(await refusal(path, { ...created, status: { phase: 'InProgress', progress: { bytesDone: -1, totalBytes: 1 } } }, 'PUT'), /status\.progress\.bytesDone/);
+    const completed = await cluster.kube.request('PUT', path, { ...created, status: { phase: 'Completed' } });
+    assert.match(await refusal(path, { ...completed, status: { phase: 'InProgress' } }, 'PUT'), /status\.phase: cannot change from Completed, which is final/);
+  });
+
+  it('of the spec are refused except cancel', async () => {
+    const created = await cluster.kube.create(uploads(app), du({ dataMover: 'elsewhere' }));
+    const path = `${uploads(app)}/${created.metadata.name}`;
+    assert.match(await refusal(path, { ...created, spec: { ...created.spec, sourcePVC: 'other' } }, 'PUT'), /spec\.sourcePVC: cannot change after creation/);
+    const canceled = await cluster.kube.request('PUT', path, { ...created, spec: { ...created.spec, cancel: true } });
+    assert.match(await refusal(path, { ...canceled, spec: { ...canceled.spec, cancel: false } }, 'PUT'), /spec\.cancel: cannot be unset/);
+  });
+});
+
+describe('the step accounts', () => {
+  async function asAccount(sa: string) {
+    const res = await cluster.kube.create(`/api/v1/namespaces/${ferryNamespace}/serviceaccounts/${sa}/token`, {
+      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 },
+    });
+    return cluster.kube.withToken(res.status.token);
+  }
+
+  it('refuse the snapshot step the repository Secret, and let the transfer step read it', async () => {
+    const secret = `/api/v1/namespaces/${ferryNamespace}/secrets/repo-${suffix}`;
+    await assert.rejects((await asAccount('ferry-step-snapshot')).get(secret), (err: unknown) => err instanceof KubeError && err.status === 403);
+    await assert.rejects((await asAccount('ferry-dispatcher')).get(secret), (err: unknown) => err instanceof KubeError && err.status === 403);
+    assert.equal((await (await asAccount('ferry-step-transfer')).get(secret)).metadata.name, `repo-${suffix}`);
+  });
+});
+
+describe('the sweep', () => {
+  it('replaces a step Job that was deleted', async () => {
+    // a snapshot that never becomes ready keeps the resource in its first phase while the test works
+    const slowClass = `slow-${suffix}`;
+    await cluster.kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
+      apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name: slowClass },
+      driver: 'local.csi.ferry.dev', deletionPolicy: 'Delete', parameters: { readyDelay: '30m' },
+    });
+    try {
+      const created = await cluster.kube.create(uploads(app), du({ csiSnapshot: { snapshotClass: slowClass }, operationTimeout: '30m' }));
+      const uid = created.metadata.uid;
+      const first = await cluster.kube.waitFor(`${jobsPath}/${jobName('DataUpload', uid, 'snapshot', 1)}`, 'the first snapshot Job', (j) => j, 15_000);
+      await cluster.kube.delete(`${jobsPath}/${first.metadata.name}`, { propagationPolicy: 'Background' });
+      await cluster.kube.waitFor(jobsPath, 'the snapshot Job to go', (list) => (list.items.some((j: Obj) => j.metadata.labels?.[labels.uid] === uid) ? undefined : true), 30_000);
+      const sweep = `sweep-${suffix}`;
+      await kubectl('create', 'job', '-n', ferryNamespace, `--from=cronjob/ferry-sweep`, sweep);
+      await cluster.kube.waitFor(`${jobsPath}/${sweep}`, 'the sweep to finish', (j) => (j.status?.succeeded ? true : j.status?.failed ? assert.fail(`the sweep failed: ${JSON.stringify(j.status)}`) : undefined), 120_000);
+      const replaced = (await jobsOf(uid)).filter((j) => j.metadata.labels[labels.step] === 'snapshot');
+      assert.equal(replaced.length, 1, 'the sweep did not start the snapshot step again');
+      await cluster.kube.patch(`${uploads(app)}/${created.metadata.name}`, { spec: { cancel: true } });
+    } finally {
+      await cluster.kube.delete(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/${slowClass}`);
+    }
+  });
+});
+
+describe('with the dispatcher down', () => {
+  it('creation is refused with a message saying the webhook failed, and works again once it is back', async () => {
+    await kubectl('scale', 'deployment', '-n', ferryNamespace, 'ferry-dispatcher', '--replicas=0');
+    try {
+      const deadline = Date.now() + 60_000;
+      while (await fetch(`http://127.0.0.1:${ferry.metricsPort}/readyz`).then((r) => r.ok, () => false)) {
+        assert.ok(Date.now() < deadline, 'the dispatcher did not stop');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const message = await refusal(uploads(app), du({}));
+      assert.match(message, /failed calling webhook "dispatcher\.ferry\.dev"/);
+    } finally {
+      await kubectl('scale', 'deployment', '-n', ferryNamespace, 'ferry-dispatcher', '--replicas=1');
+      const deadline = Date.now() + 90_000;
+      while (!(await fetch(`http://127.0.0.1:${ferry.metricsPort}/readyz`).then((r) => r.ok, () => false))) {
+        assert.ok(Date.now() < deadline, 'the dispatcher did not come back');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    await cluster.kube.create(uploads(app), du({}));
+  });
+});
