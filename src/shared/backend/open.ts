@@ -9,8 +9,8 @@ import type { Backend } from './backend.ts';
 import { FsBackend } from './fs.ts';
 import { RetryBackend } from './retry.ts';
 import type { RetryOptions } from './retry.ts';
-import { S3Backend } from './s3.ts';
 import type { S3Options } from './s3.ts';
+import { DeferredBackend } from './deferred.ts';
 
 export interface OpenOptions {
   /** S3 settings the location string cannot carry (credentials, CA file, region, tuning) */
@@ -52,7 +52,8 @@ export function openBackend(location: string, opts: OpenOptions = {}): Backend {
   if (location.trim() === '') throw new PermanentError('The repository location is empty.');
   let backend: Backend;
   if (location.startsWith('s3:')) {
-    backend = new S3Backend({ ...opts.s3, ...parseS3Location(location) });
+    const settings: S3Options = { ...opts.s3, ...parseS3Location(location) };
+    backend = new DeferredBackend(redact(location), async () => new (await import('./s3.ts')).S3Backend(settings));
   } else {
     backend = new FsBackend(location.startsWith('local:') ? location.slice('local:'.length) : location);
   }
