@@ -1,7 +1,7 @@
 // What one resource needs next, decided from its status and its step Jobs alone: nothing, a step Job (with its
 // attempt number), a move to Canceling, or giving up. The webhook asks right after a transition and only ever
 // starts a step that has no Job yet; the sweep also retries failed Jobs and gives up after the last attempt.
-import { canCancel, dueStep } from '../shared/api/phases.ts';
+import { canCancel, dueStep, finalizerName } from '../shared/api/phases.ts';
 import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
 import { jobsOfStep } from './step-jobs.ts';
 import type { StepJob } from './step-jobs.ts';
@@ -54,6 +54,9 @@ export function decide(resource: FerryResource, jobs: readonly StepJob[], opts: 
   }
   const step = dueStep(resource.kind, { phase, deleting });
   if (!step) return { action: 'none', why: `phase ${phase} needs no step` };
+  if (step === 'delete' && !(resource.metadata.finalizers ?? []).includes(finalizerName)) {
+    return { action: 'none', why: `no ${finalizerName} finalizer holds the deletion: no repository data to free` };
+  }
   const own = jobsOfStep(jobs, resource.metadata.uid ?? '', step);
   const last = own[own.length - 1];
   if (!last) return { action: 'run', step, attempt: nextAttempt(resource, step, own) };

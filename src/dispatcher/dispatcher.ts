@@ -1,15 +1,14 @@
-// Turns decisions into Jobs and status writes. The webhook calls `admitted` for each allowed change; the sweep calls
-// `sweep` on a schedule. Nothing is remembered between calls: every answer comes from the resources and their Jobs
+// Turns decisions into Jobs and status writes. The webhook calls `admitted` for each allowed change; the sweep
+// (./sweep.ts) goes over every resource on a schedule. Nothing is remembered between calls: every answer comes from the resources and their Jobs
 // as the cluster shows them, so any replica (or the sweep) may act, and acting twice creates the same Job names.
 import { labels } from '../shared/api/phases.ts';
 import type { FerryResource, StepName } from '../shared/api/types.ts';
 import { findCondition, setCondition } from '../shared/kube/conditions.ts';
-import { isAlreadyExists, isNotFound } from '../shared/kube/errors.ts';
+import { isAlreadyExists } from '../shared/kube/errors.ts';
 import { emitEvent } from '../shared/kube/events.ts';
 import type { EventInput } from '../shared/kube/events.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
-import type { KindName } from '../shared/kube/resources.ts';
 import { updateStatus } from '../shared/kube/status.ts';
 import { decide } from './decide.ts';
 import type { DecideOptions, Decision } from './decide.ts';
@@ -50,25 +49,14 @@ export interface Change {
   old?: Resource;
 }
 
-export interface SweepReport {
-  dispatched: string[];
-  waiting: string[];
-  canceled: string[];
-  failed: string[];
-  deleted: string[];
-  errors: string[];
-}
 
 const settleMs = 10_000;
-/** Jobs (and exposure objects) of a resource that is gone are removed once this old, so a Job made while its
- * resource was being created is never mistaken for an orphan. */
-const orphanAgeMs = 10 * 60_000;
 
 function keyOf(r: FerryResource): { kind: FerryResource['kind']; namespace: string; name: string } {
   return { kind: r.kind, namespace: r.metadata.namespace ?? '', name: r.metadata.name };
 }
 
-function describe(r: FerryResource): string {
+export function describe(r: FerryResource): string {
   return `${r.kind} ${r.metadata.namespace}/${r.metadata.name}`;
 }
 
@@ -90,6 +78,11 @@ function freesSlot(change: Change): boolean {
 export class Dispatcher {
   readonly #d: Required<Omit<DispatcherDeps, 'metrics'>> & Pick<DispatcherDeps, 'metrics'>;
 
+  /** What the dispatcher works with, for the sweep. */
+  get context(): Pick<DispatcherDeps, 'kube' | 'namespace' | 'limits'> & { now: () => Date } {
+    return { kube: this.#d.kube, namespace: this.#d.namespace, limits: this.#d.limits, now: this.#d.now };
+  }
+
   constructor(deps: DispatcherDeps) {
     this.#d = {
       now: () => new Date(),
@@ -99,7 +92,8 @@ export class Dispatcher {
     };
   }
 
-  #options(mode: DecideOptions['mode'], deleting?: boolean): DecideOptions {
+  /** How decisions are made now, in this mode. */
+  decideOptions(mode: DecideOptions['mode'], deleting?: boolean): DecideOptions {
     return { mode, maxAttempts: this.#d.maxAttempts, now: this.#d.now().getTime(), settleMs, deleting };
   }
 
@@ -111,11 +105,11 @@ export class Dispatcher {
       let decision: Decision | undefined;
       if (startsSomething(change)) {
         const jobs = await this.#jobsOf(resource.metadata.uid ?? '');
-        decision = decide(resource, jobs, this.#options('admission', change.operation === 'DELETE' ? true : undefined));
+        decision = decide(resource, jobs, this.decideOptions('admission', change.operation === 'DELETE' ? true : undefined));
         await this.#act(resource, decision, 'admission');
       }
       const transferDue = decision?.action === 'run' && decision.step === 'transfer';
-      if (limited(this.#d.limits) && (transferDue || freesSlot(change))) await this.#placeTransfers('admission', resource);
+      if (limited(this.#d.limits) && (transferDue || freesSlot(change))) await this.placeTransfers('admission', resource);
       return decision;
     } catch (err) {
       log.warn('could not dispatch; the sweep will', { error: err instanceof Error ? err.message : String(err) });
@@ -130,11 +124,11 @@ export class Dispatcher {
       case 'none':
         return;
       case 'cancel':
-        return void (await later(() => this.#cancel(resource, decision.why)));
+        return void (await later(() => this.cancel(resource, decision.why)));
       case 'fail':
-        return void (await later(() => this.#giveUp(resource, decision)));
+        return void (await later(() => this.giveUp(resource, decision)));
       case 'run':
-        // transfers wait their turn under a limit: #placeTransfers starts them
+        // transfers wait their turn under a limit: placeTransfers starts them
         if (decision.step === 'transfer' && limited(this.#d.limits)) return;
         await this.run(resource, decision.step, decision.attempt);
     }
@@ -174,21 +168,25 @@ export class Dispatcher {
     return parseStepJobs(await this.#d.kube.list<KubeObject>('Job', { namespace: this.#d.namespace, labelSelector: `${labels.uid}=${uid}` }));
   }
 
-  async #resources(): Promise<Resource[]> {
+  /** Every DataUpload and DataDownload in the cluster. */
+  async resources(): Promise<Resource[]> {
     const [uploads, downloads] = await Promise.all([this.#d.kube.list<Resource>('DataUpload'), this.#d.kube.list<Resource>('DataDownload')]);
     return [...uploads, ...downloads];
   }
 
-  /** Starts the transfers that may run now, oldest first, and tells the others why they wait. */
-  async #placeTransfers(mode: DecideOptions['mode'], admitted?: Resource, known?: { resources: Resource[]; jobs: StepJob[] }): Promise<{ started: string[]; waiting: string[] }> {
+  /**
+   * Starts the transfers that may run now, oldest first, and tells the others why they wait. `admitted` is a change
+   * not stored yet; `known` saves listing what the caller has just listed.
+   */
+  async placeTransfers(mode: DecideOptions['mode'], admitted?: Resource, known?: { resources: Resource[]; jobs: StepJob[] }): Promise<{ started: string[]; waiting: string[] }> {
     const { kube, namespace } = this.#d;
     const jobs = known?.jobs ?? parseStepJobs(await kube.list<KubeObject>('Job', { namespace, labelSelector: `${labels.step}=transfer` }));
-    let resources = known?.resources ?? await this.#resources();
+    let resources = known?.resources ?? await this.resources();
     // the admitted change is not stored yet: count it as it is about to be
     if (admitted) resources = [...resources.filter((r) => r.metadata.uid !== admitted.metadata.uid), admitted];
     const holders: SlotHolder[] = [];
     const candidates: { resource: Resource; attempt: number; candidate: TransferCandidate }[] = [];
-    const options = this.#options(mode);
+    const options = this.decideOptions(mode);
     for (const r of resources) {
       const uid = r.metadata.uid ?? '';
       const active = jobs.find((j) => j.uid === uid && j.step === 'transfer' && j.state === 'active');
@@ -236,16 +234,18 @@ export class Dispatcher {
     }, reason ? { type: 'Normal', reason: 'Queued', note: `Waiting for a transfer slot: ${reason}.`, action: 'Queue' } : undefined);
   }
 
-  async #cancel(resource: Resource, why: string): Promise<void> {
+  /** Moves the resource to Canceling, if it still asks for it and may still be canceled. */
+  async cancel(resource: Resource, why: string): Promise<void> {
     await this.#write(resource, (fresh) => {
       const phase = fresh.status?.phase;
       const still = fresh.spec.cancel === true || fresh.metadata.deletionTimestamp !== undefined;
-      if (!still || decide(fresh, [], this.#options('sweep')).action !== 'cancel') return false;
+      if (!still || decide(fresh, [], this.decideOptions('sweep')).action !== 'cancel') return false;
       fresh.status = { ...fresh.status, phase: 'Canceling', message: `Canceling from phase ${phase ?? 'New'}: ${why}.` };
     }, { type: 'Normal', reason: 'Canceling', note: `Canceling: ${why}; finalize cleans up.`, action: 'Cancel' });
   }
 
-  async #giveUp(resource: Resource, decision: Extract<Decision, { action: 'fail' }>): Promise<void> {
+  /** Failing (or Failed) with the reason, if the resource is still where the decision found it. */
+  async giveUp(resource: Resource, decision: Extract<Decision, { action: 'fail' }>): Promise<void> {
     const phaseThen = resource.status?.phase;
     await this.#write(resource, (fresh) => {
       if (fresh.status?.phase !== phaseThen) return false;
@@ -270,67 +270,5 @@ export class Dispatcher {
     } catch (err) {
       this.#d.log.warn('could not record an Event', { resource: describe(resource), error: err instanceof Error ? err.message : String(err) });
     }
-  }
-
-  /** One pass over every resource: start what is due, retry what failed, give up what failed too often, tidy up. */
-  async sweep(): Promise<SweepReport> {
-    const { kube, namespace } = this.#d;
-    const report: SweepReport = { dispatched: [], waiting: [], canceled: [], failed: [], deleted: [], errors: [] };
-    // Jobs first: a Job that ends after this list is still seen running, never as missing
-    const jobObjects = await kube.list<KubeObject>('Job', { namespace, labelSelector: labels.uid });
-    const jobs = parseStepJobs(jobObjects);
-    const resources = await this.#resources();
-    const options = this.#options('sweep');
-    for (const r of resources) {
-      const decision = decide(r, jobs, options);
-      try {
-        if (decision.action === 'run' && (decision.step !== 'transfer' || !limited(this.#d.limits))) {
-          await this.run(r, decision.step, decision.attempt);
-          report.dispatched.push(`${describe(r)}: ${decision.step} attempt ${decision.attempt}`);
-        } else if (decision.action === 'cancel') {
-          await this.#cancel(r, decision.why);
-          report.canceled.push(describe(r));
-        } else if (decision.action === 'fail') {
-          await this.#giveUp(r, decision);
-          report.failed.push(`${describe(r)}: ${decision.message}`);
-        }
-      } catch (err) {
-        report.errors.push(`${describe(r)}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    if (limited(this.#d.limits)) {
-      const placed = await this.#placeTransfers('sweep', undefined, { resources, jobs });
-      report.dispatched.push(...placed.started.map((s) => `${s}: transfer`));
-      report.waiting.push(...placed.waiting);
-    }
-    report.deleted.push(...await this.#removeOrphans(jobObjects, resources, report));
-    return report;
-  }
-
-  /** Jobs and exposure objects in ferry's namespace whose resource no longer exists. */
-  async #removeOrphans(jobs: KubeObject[], resources: Resource[], report: SweepReport): Promise<string[]> {
-    const living = new Set(resources.map((r) => r.metadata.uid));
-    const now = this.#d.now().getTime();
-    const candidates = [...jobs];
-    for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot'] as const) {
-      try {
-        candidates.push(...await this.#d.kube.list<KubeObject>(kind, { namespace: this.#d.namespace, labelSelector: labels.uid }));
-      } catch (err) {
-        report.errors.push(`could not list ${kind}s: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    const deleted: string[] = [];
-    for (const obj of candidates) {
-      const uid = obj.metadata.labels?.[labels.uid];
-      const age = now - Date.parse(obj.metadata.creationTimestamp ?? '');
-      if (!uid || living.has(uid) || !(age > orphanAgeMs)) continue;
-      const key = { kind: obj.kind as KindName, namespace: this.#d.namespace, name: obj.metadata.name };
-      try {
-        if (await this.#d.kube.delete(key, { propagationPolicy: 'Background', uid: obj.metadata.uid })) deleted.push(`${obj.kind} ${obj.metadata.name}`);
-      } catch (err) {
-        if (!isNotFound(err)) report.errors.push(`${obj.kind} ${obj.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    return deleted;
   }
 }

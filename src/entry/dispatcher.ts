@@ -13,6 +13,7 @@ import { RetryingKube } from '../shared/kube/retry.ts';
 import { loadConfig, settings } from '../dispatcher/config.ts';
 import type { DispatcherConfig } from '../dispatcher/config.ts';
 import { Dispatcher } from '../dispatcher/dispatcher.ts';
+import { sweep as sweepOnce } from '../dispatcher/sweep.ts';
 import type { DispatcherDeps } from '../dispatcher/dispatcher.ts';
 import { DispatcherMetrics } from '../dispatcher/metrics.ts';
 import { nodeLister } from '../dispatcher/nodes.ts';
@@ -63,7 +64,7 @@ const sweep = defineCommand({
     const { deps, http } = parts(config, 'sweep');
     const kube = new RetryingKube(http, { maxElapsedMs: 60_000 });
     try {
-      const report = await new Dispatcher({ ...deps, kube }).sweep();
+      const report = await sweepOnce(new Dispatcher({ ...deps, kube }));
       deps.log.info('sweep done', { ...report });
       if (report.errors.length) throw new Error(`The sweep finished with ${report.errors.length} errors; the first: ${report.errors[0]}`);
     } finally {

@@ -55,7 +55,10 @@ describe('decide, on cancel and deletion', () => {
 
   it('cancels a resource deleted mid-way, and runs the delete step once a DataUpload is done', () => {
     assert.equal(decide(upload('x', 'Prepared'), [], { ...admission, deleting: true }).action, 'cancel');
-    assert.deepEqual(decide(upload('x', 'Completed'), [], { ...admission, deleting: true }), { action: 'run', step: 'delete', attempt: 1 });
+    const done = upload('x', 'Completed');
+    assert.equal(decide(done, [], { ...admission, deleting: true }).action, 'none', 'without the finalizer there is nothing to free');
+    done.metadata.finalizers = ['ferry.dev/delete-repository-data'];
+    assert.deepEqual(decide(done, [], { ...admission, deleting: true }), { action: 'run', step: 'delete', attempt: 1 });
     assert.equal(decide(download('x', 'Completed'), [], { ...admission, deleting: true }).action, 'none');
   });
 });
@@ -101,7 +104,7 @@ describe('decide, with step Jobs', () => {
   it('sweep: ends in Failed when finalize itself cannot finish, and retries delete for ever', () => {
     const f = upload('y', 'Finalizing');
     assert.equal((decide(f, [1, 2, 3].map((a) => job(f.metadata.uid!, 'finalize', a, 'failed')), sweep) as { phase: string }).phase, 'Failed');
-    const gone = upload('z', 'Completed', { metadata: { name: 'z', namespace: 'app', uid: 'u-z', deletionTimestamp: '2025-01-01T00:00:00Z' } });
+    const gone = upload('z', 'Completed', { metadata: { name: 'z', namespace: 'app', uid: 'u-z', deletionTimestamp: '2025-01-01T00:00:00Z', finalizers: ['ferry.dev/delete-repository-data'] } });
     assert.deepEqual(decide(gone, [1, 2, 3, 4].map((a) => job('u-z', 'delete', a, 'failed')), sweep), { action: 'run', step: 'delete', attempt: 5 });
   });
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { AdmissionReview } from '../../../src/dispatcher/admission.ts';
 import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
+import { sweep } from '../../../src/dispatcher/sweep.ts';
 import { jobName } from '../../../src/shared/api/phases.ts';
 import type { Phase } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
@@ -101,7 +102,7 @@ describe('the dispatcher at admission', () => {
 
   it('runs the delete step when a finished DataUpload is deleted', async () => {
     const w = world();
-    const r = await created(w, upload('gone'));
+    const r = await created(w, upload('gone', undefined, { metadata: { name: 'gone', namespace: 'app', uid: 'f0000001-0000-4000-8000-000000000000', finalizers: ['ferry.dev/delete-repository-data'] } }));
     await move(w, r, 'Completed');
     await allowed(w, review('DELETE', null, { old: w.kube.peek(key(r)) }));
     assert.deepEqual(stepsOf(w.kube, r), ['snapshot-1', 'delete-1']);
@@ -157,12 +158,12 @@ describe('the sweep', () => {
     const w = world({ now: () => new Date(now) });
     const r = upload('flaky', 'Accepted');
     w.kube.seed(r);
-    let report = await w.dispatcher.sweep();
+    let report = await sweep(w.dispatcher);
     assert.deepEqual(report.dispatched, ['DataUpload app/flaky: expose attempt 1']);
     for (const attempt of [1, 2, 3]) {
       finishJob(w.kube, jobName('DataUpload', r.metadata.uid!, 'expose', attempt), 'Failed', new Date(now).toISOString(), 'Job has reached the specified backoff limit');
       now += 60_000;
-      report = await w.dispatcher.sweep();
+      report = await sweep(w.dispatcher);
     }
     assert.deepEqual(stepsOf(w.kube, r), ['expose-1', 'expose-2', 'expose-3']);
     assert.equal(report.failed.length, 1);
@@ -177,10 +178,10 @@ describe('the sweep', () => {
     const busy = upload('busy', 'Accepted');
     const stop = upload('stop', 'Prepared', { spec: { sourcePVC: 'data', backupStorageLocation: 'default', cancel: true } });
     w.kube.seed(busy, stop);
-    const first = await w.dispatcher.sweep();
+    const first = await sweep(w.dispatcher);
     assert.deepEqual(first.canceled, ['DataUpload app/stop']);
     assert.equal(w.kube.peek<Resource>(key(stop))!.status?.phase, 'Canceling');
-    const second = await w.dispatcher.sweep();
+    const second = await sweep(w.dispatcher);
     assert.deepEqual(second.dispatched, ['DataUpload app/stop: finalize attempt 1']);
     assert.deepEqual(stepsOf(w.kube, busy), ['expose-1']);
   });
@@ -191,11 +192,11 @@ describe('the sweep', () => {
     w.kube.now = () => new Date(now);
     const r = upload('short-lived', 'Accepted');
     w.kube.seed(r);
-    await w.dispatcher.sweep();
+    await sweep(w.dispatcher);
     await w.kube.delete(key(r));
-    assert.deepEqual((await w.dispatcher.sweep()).deleted, [], 'a young Job may belong to a resource being created');
+    assert.deepEqual((await sweep(w.dispatcher)).deleted, [], 'a young Job may belong to a resource being created');
     now += 11 * 60_000;
-    assert.deepEqual((await w.dispatcher.sweep()).deleted, [`Job ${jobName('DataUpload', r.metadata.uid!, 'expose', 1)}`]);
+    assert.deepEqual((await sweep(w.dispatcher)).deleted, [`Job ${jobName('DataUpload', r.metadata.uid!, 'expose', 1)}`]);
     assert.equal(jobs(w.kube).length, 0);
   });
 
@@ -204,7 +205,7 @@ describe('the sweep', () => {
     const young = upload('young', 'Prepared', {}, '2025-01-01T00:05:00Z');
     const old = upload('old', 'Prepared', {}, '2025-01-01T00:01:00Z');
     w.kube.seed(young, old);
-    const report = await w.dispatcher.sweep();
+    const report = await sweep(w.dispatcher);
     assert.deepEqual(report.dispatched, ['DataUpload app/old: transfer']);
     assert.deepEqual(report.waiting, ['DataUpload app/young']);
     assert.equal(w.kube.peek<Resource>(key(young))!.status?.conditions?.[0]?.reason, 'ConcurrencyLimit');

@@ -1,0 +1,91 @@
+// The sweep: one pass over every DataUpload and DataDownload that starts any step whose Job is missing, retries a
+// failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
+// resources on, and removes what deleted resources left in ferry's namespace. Run every minute by the ferry-sweep
+// CronJob (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
+import { labels } from '../shared/api/phases.ts';
+import { isNotFound } from '../shared/kube/errors.ts';
+import type { KubeObject } from '../shared/kube/kube.ts';
+import type { KindName } from '../shared/kube/resources.ts';
+import { decide } from './decide.ts';
+import { describe } from './dispatcher.ts';
+import type { Dispatcher, Resource } from './dispatcher.ts';
+import { limited } from './limits.ts';
+import { parseStepJobs } from './step-jobs.ts';
+
+export interface SweepReport {
+  dispatched: string[];
+  waiting: string[];
+  canceled: string[];
+  failed: string[];
+  deleted: string[];
+  errors: string[];
+}
+
+/** Jobs and exposure objects of a resource that is gone are removed once this old, so a Job made while its
+ * resource was being created is never taken for an orphan. */
+const orphanAgeMs = 10 * 60_000;
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
+  const { kube, namespace, limits } = dispatcher.context;
+  const report: SweepReport = { dispatched: [], waiting: [], canceled: [], failed: [], deleted: [], errors: [] };
+  // Jobs first: a Job that ends after this list is still seen running, never as missing
+  const jobObjects = await kube.list<KubeObject>('Job', { namespace, labelSelector: labels.uid });
+  const jobs = parseStepJobs(jobObjects);
+  const resources = await dispatcher.resources();
+  const options = dispatcher.decideOptions('sweep');
+  for (const r of resources) {
+    const decision = decide(r, jobs, options);
+    try {
+      if (decision.action === 'run' && (decision.step !== 'transfer' || !limited(limits))) {
+        await dispatcher.run(r, decision.step, decision.attempt);
+        report.dispatched.push(`${describe(r)}: ${decision.step} attempt ${decision.attempt}`);
+      } else if (decision.action === 'cancel') {
+        await dispatcher.cancel(r, decision.why);
+        report.canceled.push(describe(r));
+      } else if (decision.action === 'fail') {
+        await dispatcher.giveUp(r, decision);
+        report.failed.push(`${describe(r)}: ${decision.message}`);
+      }
+    } catch (err) {
+      report.errors.push(`${describe(r)}: ${message(err)}`);
+    }
+  }
+  if (limited(limits)) {
+    const placed = await dispatcher.placeTransfers('sweep', undefined, { resources, jobs });
+    report.dispatched.push(...placed.started.map((s) => `${s}: transfer`));
+    report.waiting.push(...placed.waiting);
+  }
+  report.deleted.push(...await removeOrphans(dispatcher, jobObjects, resources, report));
+  return report;
+}
+
+/** Jobs and exposure objects in ferry's namespace whose resource no longer exists. */
+async function removeOrphans(dispatcher: Dispatcher, jobs: KubeObject[], resources: Resource[], report: SweepReport): Promise<string[]> {
+  const { kube, namespace, now } = dispatcher.context;
+  const living = new Set(resources.map((r) => r.metadata.uid));
+  const candidates = [...jobs];
+  for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot'] as const) {
+    try {
+      candidates.push(...await kube.list<KubeObject>(kind, { namespace, labelSelector: labels.uid }));
+    } catch (err) {
+      report.errors.push(`could not list ${kind}s: ${message(err)}`);
+    }
+  }
+  const deleted: string[] = [];
+  for (const obj of candidates) {
+    const uid = obj.metadata.labels?.[labels.uid];
+    const age = now().getTime() - Date.parse(obj.metadata.creationTimestamp ?? '');
+    if (!uid || living.has(uid) || !(age > orphanAgeMs)) continue;
+    const key = { kind: obj.kind as KindName, namespace, name: obj.metadata.name };
+    try {
+      if (await kube.delete(key, { propagationPolicy: 'Background', uid: obj.metadata.uid })) deleted.push(`${obj.kind} ${obj.metadata.name}`);
+    } catch (err) {
+      if (!isNotFound(err)) report.errors.push(`${obj.kind} ${obj.metadata.name}: ${message(err)}`);
+    }
+  }
+  return deleted;
+}
