@@ -74,8 +74,12 @@ async function serveReview(req: IncomingMessage, res: ServerResponse, path: stri
 }
 
 function tlsFiles(opts: ServerOptions): { cert: Buffer; key: Buffer; stamp: string } {
-  const stamp = [opts.tlsCert, opts.tlsKey].map((f) => statSync(f).mtimeMs).join(':');
-  return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey), stamp };
+  try {
+    const stamp = [opts.tlsCert, opts.tlsKey].map((f) => statSync(f).mtimeMs).join(':');
+    return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey), stamp };
+  } catch (err) {
+    throw new Error(`Cannot read the webhook certificate ${opts.tlsCert} and key ${opts.tlsKey}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 function listen(server: HttpServer | HttpsServer, port: number, host?: string): Promise<number> {
