@@ -1,7 +1,7 @@
 // Restore of a snapshot (or a path inside it) into a directory: directories first, file contents fetched a few
 // blobs at a time across many files, hard links recreated from inode numbers, and directory metadata applied
 // last (writing into a directory changes its mtime). Every blob is verified against its id before it is written.
-import { link, mkdir, symlink } from 'node:fs/promises';
+import { link, mkdir, stat, symlink } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
@@ -11,7 +11,7 @@ import { restoreMetadata } from '../fsmeta/restore.ts';
 import { XattrWriter } from '../fsmeta/xattr.ts';
 import { createSpecialFiles } from '../fsmeta/special.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
-import { writeFileContent } from './file-writer.ts';
+import { writeFileContent, type WriteTarget } from './file-writer.ts';
 
 export interface RestoreOptions {
   target: string;
@@ -57,9 +57,15 @@ class Restorer {
   async run(root: ID): Promise<Progress> {
     const start = await this.#resolve(root, this.#opts.subpath ?? '/');
     const target = Buffer.from(this.#opts.target);
-    await mkdir(target, { recursive: true });
     if ('tree' in start) {
+      await mkdir(target, { recursive: true });
       await this.#restoreDir(start.tree, target);
+    } else if (start.node.type === 'file') {
+      // one file (a stream backup of a block volume): the target is the file, or the device to fill
+      const st = await stat(target).catch(() => undefined);
+      if (st?.isDirectory()) throw new RestoreError(`target ${this.#opts.target} is a directory; name the file or device to write`);
+      await this.#writeFile(start.node, target, { existing: st?.isBlockDevice() === true });
+      this.#progress.filesDone++;
     } else {
       await this.#restoreNode(start.node, target);
     }
@@ -133,6 +139,15 @@ class Restorer {
     this.#tick.tick();
   }
 
+  #writeFile(node: TreeNode, path: Buffer, target: WriteTarget = {}): Promise<void> {
+    this.#progress.filesTotal++;
+    this.#progress.bytesTotal += Number(node.size);
+    return writeFileContent(this.#repo, path, node.content ?? [], this.#loads, (n) => {
+      this.#progress.bytesDone += n;
+      this.#tick.tick();
+    }, this.#opts.signal, target);
+  }
+
   async #restoreFile(node: TreeNode, path: Buffer): Promise<void> {
     const key = node.links > 1n ? `${node.deviceId}:${node.inode}` : '';
     const first = key ? this.#links.get(key) : undefined;
@@ -140,10 +155,7 @@ class Restorer {
       await link(await first, path);
       return;
     }
-    const written = writeFileContent(this.#repo, path, node.content ?? [], this.#loads, (n) => {
-      this.#progress.bytesDone += n;
-      this.#tick.tick();
-    }, this.#opts.signal).then(() => path);
+    const written = this.#writeFile(node, path).then(() => path);
     if (key) this.#links.set(key, written);
     await written;
   }
