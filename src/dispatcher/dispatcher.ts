@@ -17,6 +17,8 @@ import type { ExposedVolume } from './job.ts';
 import { limited, placeTransfers } from './limits.ts';
 import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from './limits.ts';
 import type { DispatcherMetrics } from './metrics.ts';
+import { volumePlacement } from './placement.ts';
+import type { VolumePlacement } from './placement.ts';
 import { parseStepJobs } from './step-jobs.ts';
 import type { StepJob } from './step-jobs.ts';
 
@@ -154,14 +156,27 @@ export class Dispatcher {
     return result;
   }
 
-  async #exposedVolume(resource: Resource): Promise<ExposedVolume | undefined> {
+  async #exposedClaim(resource: Resource): Promise<KubeObject | undefined> {
     const exposure = resource.status?.exposure;
     if (!exposure?.pvc) return undefined;
-    const claim = await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolumeClaim', namespace: exposure.namespace || this.#d.namespace, name: exposure.pvc });
+    return this.#d.kube.get<KubeObject>({ kind: 'PersistentVolumeClaim', namespace: exposure.namespace || this.#d.namespace, name: exposure.pvc });
+  }
+
+  async #exposedVolume(resource: Resource): Promise<ExposedVolume | undefined> {
+    const claim = await this.#exposedClaim(resource);
     // without its volume the transfer step fails with a message saying so, which is clearer than waiting here
     if (!claim) return undefined;
     const block = (claim.spec as { volumeMode?: string } | undefined)?.volumeMode === 'Block';
-    return { claimName: exposure.pvc, block, readOnly: resource.kind === 'DataUpload' };
+    return { claimName: claim.metadata.name, block, readOnly: resource.kind === 'DataUpload' };
+  }
+
+  /** Where a waiting transfer can run: the node it already used, or the one its exposed volume is tied to. */
+  async #placementOf(resource: Resource): Promise<VolumePlacement> {
+    if (resource.status?.node) return { node: resource.status.node, pinnable: false };
+    const claim = await this.#exposedClaim(resource);
+    const volumeName = (claim?.spec as { volumeName?: string } | undefined)?.volumeName;
+    const pv = volumeName ? await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolume', name: volumeName }) : undefined;
+    return volumePlacement(claim, pv);
   }
 
   async #jobsOf(uid: string): Promise<StepJob[]> {
@@ -184,20 +199,24 @@ export class Dispatcher {
     let resources = known?.resources ?? await this.resources();
     // the admitted change is not stored yet: count it as it is about to be
     if (admitted) resources = [...resources.filter((r) => r.metadata.uid !== admitted.metadata.uid), admitted];
-    const holders: SlotHolder[] = [];
+    const holders: (SlotHolder & { resource: Resource })[] = [];
     const candidates: { resource: Resource; attempt: number; candidate: TransferCandidate }[] = [];
     const options = this.decideOptions(mode);
     for (const r of resources) {
       const uid = r.metadata.uid ?? '';
       const active = jobs.find((j) => j.uid === uid && j.step === 'transfer' && j.state === 'active');
       // a transfer Job still running past InProgress is only exiting: its slot is free for the next one
-      if (r.status?.phase === 'InProgress' || (r.status?.phase === 'Prepared' && active)) holders.push({ uid, node: r.status?.node ?? active?.node });
+      if (r.status?.phase === 'InProgress' || (r.status?.phase === 'Prepared' && active)) holders.push({ uid, node: r.status?.node ?? active?.node, resource: r });
       const d = decide(r, jobs, options);
       if (d.action === 'run' && d.step === 'transfer') {
-        candidates.push({ resource: r, attempt: d.attempt, candidate: { uid, created: r.metadata.creationTimestamp ?? '', node: r.status?.node } });
+        candidates.push({ resource: r, attempt: d.attempt, candidate: { uid, created: r.metadata.creationTimestamp ?? '' } });
       }
     }
     if (candidates.length === 0) return { started: [], waiting: [] };
+    if (this.#d.limits.perNode > 0) {
+      for (const h of holders) h.node ??= (await this.#placementOf(h.resource)).node;
+      for (const c of candidates) Object.assign(c.candidate, await this.#placementOf(c.resource));
+    }
     const nodes = this.#d.limits.perNode > 0 ? await this.#d.nodes() : [];
     const placements = placeTransfers(holders, candidates.map((c) => c.candidate), this.#d.limits, nodes);
     const started: string[] = [];

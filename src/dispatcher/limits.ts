@@ -21,6 +21,8 @@ export interface TransferCandidate {
   created: string;
   /** the node its volume is tied to, when known */
   node?: string;
+  /** may ferry choose its node when none is known? (not when only the scheduler knows where the volume can go) */
+  pinnable?: boolean;
 }
 
 export type Placement =
@@ -72,7 +74,7 @@ export function placeTransfers(holders: readonly SlotHolder[], candidates: reado
         placements.set(c.uid, { go: false, reason: `${n} of ${limits.perNode} transfers allowed on node ${c.node} are running` });
         continue;
       }
-    } else if (limits.perNode > 0 && nodes.length > 0) {
+    } else if (limits.perNode > 0 && nodes.length > 0 && c.pinnable !== false) {
       pin = roomiest(nodes, load, limits.perNode);
       if (!pin) {
         placements.set(c.uid, { go: false, reason: `every node runs ${limits.perNode} transfers, the limit per node` });

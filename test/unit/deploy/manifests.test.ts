@@ -111,7 +111,7 @@ describe('policies/', () => {
       ['get', 'ferry.dev', 'backupstoragelocations', 'ferry-system'], ['get', '', 'persistentvolumeclaims', 'app'],
       ['list', 'ferry.dev', 'datauploads', 'app'], ['list', 'ferry.dev', 'datadownloads', 'app'], ['get', 'ferry.dev', 'datauploads', 'app'],
       ['update', 'ferry.dev', 'datauploads/status', 'app'], ['update', 'ferry.dev', 'datadownloads/status', 'app'],
-      ['list', '', 'nodes', ''], ['create', 'events.k8s.io', 'events', 'app'],
+      ['list', '', 'nodes', ''], ['get', '', 'persistentvolumes', ''], ['create', 'events.k8s.io', 'events', 'app'],
     ]) assert.ok(can(d, verb, group, resource, ns), `the dispatcher cannot ${verb} ${resource} in ${ns}`);
     assert.equal(can(d, 'create', 'batch', 'jobs', 'app'), false);
     assert.equal(can(d, 'delete', 'batch', 'jobs', 'ferry-system'), false);

@@ -141,6 +141,24 @@ describe('the dispatcher under transfer limits', () => {
     void b;
   });
 
+  it('counts a transfer on the node its volume is tied to, without pinning it', async () => {
+    const w = world({ limits: { cluster: 0, perNode: 1 } });
+    const r = upload('local', 'Accepted');
+    // node-1: where the least busy choice would put the next transfer, were this one not counted there
+    w.kube.seed(r, { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-local' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } } } });
+    const stored = w.kube.peek<Resource>(key(r))!;
+    const exposure = exposed(w, stored);
+    w.kube.mutate({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name: 'ferry-up-local' }, (c) => { (c.spec as any).volumeName = 'pv-local'; });
+    await move(w, stored, 'Prepared', exposure);
+    const [job] = jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer') as any[];
+    assert.equal(job.spec.template.spec.nodeSelector['kubernetes.io/hostname'], undefined);
+    const second = upload('second', 'Accepted');
+    w.kube.seed(second);
+    await move(w, w.kube.peek<Resource>(key(second))!, 'Prepared', exposed(w, second));
+    const pinned = jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/name'] === 'second') as any[];
+    assert.equal(pinned[0].spec.template.spec.nodeSelector['kubernetes.io/hostname'], 'node-2', 'node-1 is taken by the first transfer');
+  });
+
   it('pins transfers to nodes within the per-node limit', async () => {
     const w = world({ limits: { cluster: 0, perNode: 1 } });
     await prepared(w, ['a', 'b', 'c']);

@@ -39,6 +39,12 @@ describe('placeTransfers', () => {
     assert.deepEqual(m.get('d'), { go: false, reason: 'every node runs 2 transfers, the limit per node' });
   });
 
+  it('does not pin a transfer whose volume only the scheduler can place, and counts it under the cluster limit', () => {
+    const m = placeTransfers([], [{ ...cand('zonal', 1), pinnable: false }, cand('b', 2)], { cluster: 2, perNode: 1 }, ['n1']);
+    assert.deepEqual(m.get('zonal'), { go: true });
+    assert.deepEqual(m.get('b'), { go: true, node: 'n1' });
+  });
+
   it('never exceeds either limit, whatever runs already', () => {
     const nodes = ['n1', 'n2', 'n3'];
     fc.assert(fc.property(
