@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FsBackend } from '../../src/shared/backend/fs.ts';
@@ -14,7 +15,8 @@ import { prune } from '../../src/shared/prune/prune.ts';
 import { makeFixtureTree } from '../support/fixture-tree.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import { restic, resticJSON } from '../support/restic.ts';
-import { testKDF, testPassword } from '../support/repo.ts';
+import { randomBytes, testKDF, testPassword } from '../support/repo.ts';
+import { toolPath } from '../support/tools.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'ferry-interop-'));
 const source = join(work, 'source');
@@ -96,4 +98,24 @@ test('extended attributes, when asked for, go through ferry backup, restic resto
     assert.equal(xattrsOf(join(viaRestic, source, name)), want, `restic restore of ${name}`);
     assert.equal(xattrsOf(join(viaFerry, source, name)), want, `ferry restore of ${name}`);
   }
+});
+
+test('a sparse block image backed up as one stream: zero ranges cost nothing, restic dump and ferry restore give the same bytes', async () => {
+  const { path, repo } = await ferryRepo('stream');
+  const img = join(work, 'disk.img');
+  const fh = await open(img, 'w');
+  await fh.truncate(64 << 20);
+  for (let i = 0; i < 4; i++) await fh.write(randomBytes(1 << 20, 50 + i), 0, 1 << 20, i * (16 << 20) + 4097);
+  await fh.close();
+  const r = await backup(repo, { paths: [img], stream: { name: 'volume.img' } });
+  assert.ok(r.stats.dataAdded < 4 * (1 << 20) + 4 * (1 << 20) + (512 << 10), `only the data ranges and their chunk neighbours are stored (${r.stats.dataAdded})`);
+  const dumped = join(work, 'dumped.img');
+  await writeFile(dumped, execFileSync(await toolPath('restic'), ['-r', path, 'dump', r.snapshotID, '/volume.img'], { env: { ...process.env, RESTIC_PASSWORD: testPassword }, maxBuffer: 128 << 20 }));
+  const restored = join(work, 'restored.img');
+  await repo.loadIndex();
+  await restoreTree(repo, r.snapshot.tree, { target: restored, subpath: '/volume.img' });
+  const digest = async (p: string) => createHash('sha256').update(await readFile(p)).digest('hex');
+  assert.equal(await digest(dumped), await digest(img));
+  assert.equal(await digest(restored), await digest(img));
+  assert.ok((await stat(restored)).blocks < (await stat(img)).blocks + 2048, 'the restored image stays sparse');
 });
