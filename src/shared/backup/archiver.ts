@@ -114,7 +114,7 @@ export class Archiver {
         streamed += n;
         this.#progress.bytesDone += n;
         this.#tick.tick();
-      });
+      }, this.#opts.signal);
       const now = localTime(BigInt(Date.now()) * 1_000_000n);
       const node = newNode(Buffer.from(name), 'file', {
         mode: 0o600, mtime: now, atime: now, ctime: now, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0,
@@ -193,7 +193,7 @@ export class Archiver {
         streamed += n;
         this.#progress.bytesDone += n;
         this.#tick.tick();
-      });
+      }, this.#opts.signal);
       node.content = r.content;
       // the size actually read: a file that grew or shrank since lstat is recorded as it was read
       node.size = BigInt(r.size);

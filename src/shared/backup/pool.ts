@@ -12,6 +12,8 @@ interface Job {
   resolve(v: unknown): void;
   reject(err: Error): void;
   onBytes?: (n: number) => void;
+  /** stops listening for cancellation once the job is over */
+  detach?: () => void;
 }
 
 interface PoolWorker {
@@ -44,8 +46,8 @@ export class BackupPool {
   }
 
   /** Chunks, deduplicates and stores one file; resolves with its content (blob ids in order) and size. */
-  backupFile(path: Uint8Array, onBytes?: (n: number) => void): Promise<{ content: string[]; size: number }> {
-    return this.#submit((job) => ({ op: 'file', job, path }), [], onBytes) as Promise<{ content: string[]; size: number }>;
+  backupFile(path: Uint8Array, onBytes?: (n: number) => void, signal?: AbortSignal): Promise<{ content: string[]; size: number }> {
+    return this.#submit((job) => ({ op: 'file', job, path }), [], onBytes, signal) as Promise<{ content: string[]; size: number }>;
   }
 
   /** Compresses, seals and verifies small blobs in a worker. */
@@ -57,13 +59,23 @@ export class BackupPool {
     await Promise.all(this.#workers.map((w) => w.thread.terminate()));
   }
 
-  #submit(msg: (job: number) => ToWorker, transfer: ArrayBuffer[], onBytes?: (n: number) => void): Promise<unknown> {
+  #submit(msg: (job: number) => ToWorker, transfer: ArrayBuffer[], onBytes?: (n: number) => void, signal?: AbortSignal): Promise<unknown> {
+    signal?.throwIfAborted();
     const worker = this.#workers.reduce((a, b) => (b.jobs < a.jobs ? b : a));
     const job = this.#nextJob++;
     return new Promise((resolve, reject) => {
       worker.jobs++;
       this.#jobs.set(job, { worker, resolve, reject, onBytes });
       worker.thread.postMessage(msg(job), transfer);
+      // the worker stops at its next chunk; the caller learns at once
+      if (!signal) return;
+      const onAbort = (): void => {
+        const cancel: ToWorker = { op: 'cancel', job };
+        worker.thread.postMessage(cancel);
+        this.#finish(job)?.reject(signal.reason instanceof Error ? signal.reason : new Error('backup canceled'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#jobs.get(job)!.detach = () => signal.removeEventListener('abort', onAbort);
     });
   }
 
@@ -72,6 +84,7 @@ export class BackupPool {
     if (!j) return undefined;
     this.#jobs.delete(job);
     j.worker.jobs--;
+    j.detach?.();
     return j;
   }
 

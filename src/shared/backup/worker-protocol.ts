@@ -13,7 +13,9 @@ export interface WorkerInit {
 export type ToWorker =
   | { op: 'file'; job: number; path: Uint8Array }
   | { op: 'prepare'; job: number; blobs: { id: string; type: BlobType; data: Uint8Array }[] }
-  | { op: 'answer'; job: number; ask: number; need: boolean };
+  | { op: 'answer'; job: number; ask: number; need: boolean }
+  /** stop reading this file at the next chunk */
+  | { op: 'cancel'; job: number };
 
 export type FromWorker =
   /** a chunk was found; the worker waits for an `answer` before sealing it */

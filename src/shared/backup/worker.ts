@@ -17,6 +17,7 @@ let nextAsk = 0;
 const zeroIDs = new Map<number, string>();
 /** idle chunkers; a worker runs a few files at once (their reads overlap), each needs its own */
 const chunkers: Chunker[] = [];
+const canceled = new Set<number>();
 
 function post(msg: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(msg, transfer);
@@ -54,6 +55,7 @@ async function backupFile(job: number, path: Uint8Array): Promise<void> {
 
 async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, content: { ids: string[]; size: number }): Promise<void> {
   for await (const chunk of fileChunks(path, chunker)) {
+    if (canceled.delete(job)) throw Object.assign(new Error('backup canceled'), { name: 'AbortError' });
     const id = chunkID(chunk.data, chunk.zero);
     const length = chunk.data.length;
     content.ids.push(id);
@@ -80,6 +82,16 @@ port.on('message', (msg: ToWorker) => {
       resolve?.(msg.need);
       return;
     }
+    case 'cancel':
+      canceled.add(msg.job);
+      // a file waiting for an answer would never get one now
+      for (const [key, resolve] of waiting) {
+        if (key.startsWith(`${msg.job}:`)) {
+          waiting.delete(key);
+          resolve(false);
+        }
+      }
+      return;
     case 'file':
       backupFile(msg.job, msg.path).catch((err: NodeJS.ErrnoException) => post({ op: 'failed', job: msg.job, message: err.message, code: err.code }));
       return;
