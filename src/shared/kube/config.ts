@@ -11,7 +11,11 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfig
   if (!env.KUBECONFIG && env.KUBERNETES_SERVICE_HOST && existsSync(serviceAccountToken)) {
     kc.loadFromCluster();
   } else {
-    kc.loadFromDefault();
+    try {
+      kc.loadFromDefault();
+    } catch (err) {
+      throw new Error(`Cannot read the Kubernetes configuration (KUBECONFIG=${env.KUBECONFIG ?? '~/.kube/config'}): ${(err as Error).message}.`);
+    }
   }
   if (!kc.getCurrentCluster()) throw new Error('No Kubernetes cluster is configured: run in a pod or set KUBECONFIG.');
   return kc;

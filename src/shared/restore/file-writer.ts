@@ -65,18 +65,28 @@ export function placeBlobs(repo: Repository, content: readonly ID[]): { blobs: B
   return { blobs, size: offset };
 }
 
+export interface WriteTarget {
+  /**
+   * Write into an existing file or block device (a restore volume): it is neither truncated (a device cannot be)
+   * nor removed on failure, and all-zero ranges are left as they are, so it must read as zeros there (freshly
+   * provisioned).
+   */
+  existing?: boolean;
+}
+
 /**
  * Writes a file's content. If any blob cannot be loaded or verified, the file is removed: a restore that fails
  * must not leave a file of the right size with holes where the damaged data was.
  */
 export async function writeFileContent(
   repo: Repository, path: Buffer, content: readonly ID[], loads: Semaphore, onBytes: (n: number) => void, signal?: AbortSignal,
+  target: WriteTarget = {},
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
-  const fh = await open(path, 'w', 0o600);
+  const fh = await open(path, target.existing ? 'r+' : 'w', 0o600);
   let failed = false;
   try {
-    await fh.truncate(size);
+    if (!target.existing) await fh.truncate(size);
     await Promise.all(blobs.map(async (b) => {
       if (b.id === zeroID(b.length)) {
         onBytes(b.length);
@@ -102,6 +112,6 @@ export async function writeFileContent(
   } finally {
     // close waits for writes still in flight, so nothing lands after the file is removed
     await fh.close();
-    if (failed) await unlink(path).catch(() => undefined);
+    if (failed && !target.existing) await unlink(path).catch(() => undefined);
   }
 }

@@ -1,0 +1,44 @@
+// Restore of a stream snapshot (a block volume or image backed up as one file) onto an existing file or block
+// device, blobs written at their offsets a few at a time and all-zero chunks skipped (the target is a freshly
+// provisioned volume, which reads as zeros).
+import type { ID } from '../ids/id.ts';
+import { Semaphore } from '../concurrency/semaphore.ts';
+import type { Repository } from '../repository/repository.ts';
+import { decodeTree } from '../tree/tree.ts';
+import type { TreeNode } from '../tree/node.ts';
+import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
+import { writeFileContent } from './file-writer.ts';
+import { RestoreError } from './restorer.ts';
+
+export interface StreamRestoreOptions {
+  signal?: AbortSignal;
+  onProgress?: ProgressFn;
+  /** blob downloads in flight */
+  loads?: number;
+}
+
+/** The one file a stream snapshot's root tree holds. */
+export async function streamNode(repo: Repository, root: ID, signal?: AbortSignal): Promise<TreeNode> {
+  const nodes = decodeTree(await repo.loadBlob('tree', root, signal));
+  if (nodes.length !== 1 || nodes[0].type !== 'file') {
+    throw new RestoreError(`the snapshot holds ${nodes.length} entries at its root, not the single file of a block volume backup`);
+  }
+  return nodes[0];
+}
+
+export async function restoreStream(repo: Repository, root: ID, target: string, opts: StreamRestoreOptions = {}): Promise<Progress> {
+  const node = await streamNode(repo, root, opts.signal);
+  const progress = newProgress();
+  progress.filesTotal = 1;
+  progress.bytesTotal = Number(node.size);
+  progress.totalsFinal = true;
+  progress.currentPath = target;
+  const tick = throttled(opts.onProgress, progress);
+  await writeFileContent(repo, Buffer.from(target), node.content ?? [], new Semaphore(opts.loads ?? 16), (n) => {
+    progress.bytesDone += n;
+    tick.tick();
+  }, opts.signal, { existing: true });
+  progress.filesDone = 1;
+  tick.flush();
+  return progress;
+}

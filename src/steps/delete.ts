@@ -1,0 +1,71 @@
+// delete (a DataUpload being deleted, in a terminal phase, holding ferry's finalizer): forget its repository
+// snapshot, free the data no other snapshot uses (prune, under the repository's exclusive lock), then remove the
+// finalizer so Kubernetes can delete it. A failure leaves the finalizer and says why in status; the sweep tries
+// again later.
+import type { DataUpload, FerryResource } from '../shared/api/types.ts';
+import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
+import { prune } from '../shared/prune/prune.ts';
+import { NoRepositoryError } from '../shared/repository/errors.ts';
+import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
+import type { Outcome, StepContext } from './context.ts';
+import { removeFinalizer } from './finalizer.ts';
+import { openRepository } from './repository.ts';
+import { snapshotsOf } from './tags.ts';
+import { event, writeStatus } from './transition.ts';
+
+export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Outcome> {
+  if (r.kind !== 'DataUpload') return { outcome: 'Skipped', reason: 'only a DataUpload has repository data to delete.' };
+  try {
+    const freed = await freeRepositoryData(ctx, r);
+    await removeFinalizer(ctx, r);
+    const note = freed.forgotten === 0 ? 'No repository snapshot to delete; finalizer removed.' : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes; finalizer removed.`;
+    ctx.log.info(note);
+    await event(ctx, r, { type: 'Normal', reason: 'RepositoryDataDeleted', note });
+    return { outcome: 'Advanced', reason: note, counters: { snapshotsForgotten: freed.forgotten, packsDeleted: freed.packsDeleted, bytesFreed: freed.bytesFreed } };
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    const message = `Could not delete the repository data: ${(err as Error).message} The finalizer stays; the sweep tries again.`;
+    await recordDeleteFailure(ctx, r, message).catch((e: Error) => ctx.log.warn('could not record the failure in status', { error: e.message }));
+    throw err;
+  }
+}
+
+interface Freed {
+  forgotten: number;
+  ids: string[];
+  packsDeleted: number;
+  bytesFreed: number;
+}
+
+async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Freed> {
+  let opened;
+  try {
+    opened = await openRepository(ctx, du, false);
+  } catch (err) {
+    // no repository, no data: a backup that never moved any
+    if (err instanceof NoRepositoryError) return { forgotten: 0, ids: [], packsDeleted: 0, bytesFreed: 0 };
+    throw err;
+  }
+  try {
+    const { repo } = opened;
+    // the recorded snapshot, and any other this DataUpload saved (a run that crashed before recording it)
+    const ids = new Set(snapshotsOf(await listSnapshots(repo, ctx.signal), du).map((e) => e.id));
+    if (du.status?.snapshotID) ids.add(du.status.snapshotID);
+    if (ids.size === 0) return { forgotten: 0, ids: [], packsDeleted: 0, bytesFreed: 0 };
+    await forgetSnapshots(repo, [...ids]);
+    const result = await prune(repo, { signal: ctx.signal, lockWaitMs: ctx.settings.lockWaitMs });
+    return { forgotten: ids.size, ids: [...ids].map((id) => id.slice(0, 8)), packsDeleted: result.packsDeleted, bytesFreed: result.bytesFreed };
+  } finally {
+    await opened.close();
+  }
+}
+
+async function recordDeleteFailure(ctx: StepContext, r: DataUpload, message: string): Promise<void> {
+  const now = ctx.now();
+  await writeStatus(ctx, r, (s) => {
+    s.message = message;
+    s.conditions = setCondition(s.conditions, { type: 'RepositoryDataDeleted', status: 'False', reason: 'DeleteFailed', message }, now);
+    s.steps = { ...s.steps, delete: { ...s.steps?.delete, attempts: s.steps?.delete?.attempts ?? 1, startTime: rfc3339(ctx.startedAt), endTime: rfc3339(now), outcome: 'Failed', message } };
+  });
+  await event(ctx, r, { type: 'Warning', reason: 'DeleteFailed', note: message });
+}

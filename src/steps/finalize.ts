@@ -1,0 +1,92 @@
+// finalize (Finalizing, Failing, Canceling): leave nothing behind and set the terminal phase. Exposure objects
+// in ferry's namespace go on success, failure and cancel alike; the native VolumeSnapshot ferry took goes too,
+// unless it is the backup itself (snapshotMoveData false, completed). A completed restore first hands its volume
+// to the target PVC, which therefore binds only once the data is complete.
+import type { DataUpload, FerryResource, Phase } from '../shared/api/types.ts';
+import { nextPhase } from '../shared/api/phases.ts';
+import type { KubeObject } from '../shared/kube/kube.ts';
+import type { PersistentVolume } from '../shared/kube/objects.ts';
+import type { Outcome, StepContext } from './context.ts';
+import { bindRestoredVolume, keptByTarget } from './bind.ts';
+import { labels } from '../shared/api/phases.ts';
+import { uidSelector } from './names.ts';
+import { transition } from './transition.ts';
+import { waitFor } from './wait.ts';
+
+const cleanupTimeoutMs = 2 * 60_000;
+
+export async function finalize(ctx: StepContext, r: FerryResource): Promise<Outcome> {
+  const from: Phase = r.status?.phase ?? 'New';
+  let note = '';
+  if (r.kind === 'DataDownload' && from === 'Finalizing') note = await bindRestoredVolume(ctx, r);
+  const removed = await removeExposure(ctx, r);
+  if (r.kind === 'DataUpload') await removeNativeSnapshot(ctx, r, from);
+  const to = nextPhase(r.kind, 'finalize', from);
+  await transition(ctx, r, {
+    to,
+    reason: to,
+    note: summary(r, to, note, removed),
+    warning: to !== 'Completed',
+    condition: { type: 'Succeeded', status: to === 'Completed' ? 'True' : 'False' },
+    status: (s) => {
+      s.completionTimestamp = ctx.now().toISOString();
+    },
+  });
+  return { outcome: 'Advanced', reason: `${r.kind} ${to.toLowerCase()}`, counters: { objectsRemoved: removed } };
+}
+
+function summary(r: FerryResource, to: Phase, note: string, removed: number): string {
+  const cleanup = removed > 0 ? ` Removed ${removed} temporary object(s).` : '';
+  if (to === 'Completed') return `${r.kind === 'DataUpload' ? 'Backup' : 'Restore'} completed.${note ? ` ${note}` : ''}${cleanup}`;
+  const why = r.status?.message ? ` ${r.status.message}` : '';
+  return `${r.kind === 'DataUpload' ? 'Backup' : 'Restore'} ${to === 'Canceled' ? 'canceled' : 'failed'}.${why}${cleanup}`;
+}
+
+const exposureKinds = ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapshotContent', 'PersistentVolume'] as const;
+
+/**
+ * Deletes every object labelled with the resource's uid in ferry's namespace (and the cluster-scoped contents and
+ * volumes), then waits until they are gone, so a terminal phase really means nothing is left.
+ */
+async function removeExposure(ctx: StepContext, r: FerryResource): Promise<number> {
+  const selector = uidSelector(r);
+  const found: KubeObject[] = [];
+  for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapshotContent'] as const) {
+    found.push(...(await ctx.kube.list(kind, { namespace: kind === 'VolumeSnapshotContent' ? undefined : ctx.ferryNamespace, labelSelector: selector })));
+  }
+  // a restored volume is labelled too; it is removed unless it already went to the target PVC
+  for (const pv of await ctx.kube.list<PersistentVolume>('PersistentVolume', { labelSelector: selector })) {
+    if (!(r.kind === 'DataDownload' && keptByTarget(pv, r))) found.push(pv);
+  }
+  // snapshots before their contents, claims before volumes: dependents first
+  const order = ['VolumeSnapshot', 'PersistentVolumeClaim', 'VolumeSnapshotContent', 'PersistentVolume'];
+  found.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+  for (const obj of found) {
+    await ctx.kube.delete({ kind: obj.kind as (typeof exposureKinds)[number], namespace: obj.metadata.namespace, name: obj.metadata.name }, { uid: obj.metadata.uid }).catch(ignoreGoneOrReplaced);
+  }
+  const gone = await waitFor(ctx, cleanupTimeoutMs, async () => {
+    for (const obj of found) {
+      const still = await ctx.kube.get({ kind: obj.kind as (typeof exposureKinds)[number], namespace: obj.metadata.namespace, name: obj.metadata.name });
+      if (still && still.metadata.uid === obj.metadata.uid) return undefined;
+    }
+    return true;
+  });
+  if (!gone) throw new Error(`Temporary objects of ${r.kind} ${r.metadata.namespace}/${r.metadata.name} were not deleted within two minutes; the step will try again.`);
+  return found.length;
+}
+
+function ignoreGoneOrReplaced(err: unknown): void {
+  if ((err as { status?: number }).status === 409) return;
+  throw err;
+}
+
+/** The native snapshot ferry took goes, except when it is the backup (snapshotMoveData false and completed). */
+async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phase): Promise<void> {
+  const name = du.status?.volumeSnapshot;
+  if (!name || (from === 'Finalizing' && du.spec.snapshotMoveData === false)) return;
+  const vs = await ctx.kube.get({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name });
+  // a snapshot the user named in spec.csiSnapshot is theirs to keep
+  if (!vs || vs.metadata.labels?.[labels.uid] !== du.metadata.uid) return;
+  await ctx.kube.delete({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name }, { uid: vs.metadata.uid }).catch(ignoreGoneOrReplaced);
+  ctx.log.info('deleted the native VolumeSnapshot', { volumeSnapshot: name });
+}

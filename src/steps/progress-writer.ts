@@ -1,0 +1,47 @@
+// status.progress during a transfer: the engine reports many times a second; this writes the latest numbers
+// every few seconds with a merge patch of the status (no resourceVersion: progress is the one field only the
+// transfer writes, and it must not collide with phase changes). A write still in flight is never overlapped,
+// and a failed write is only logged: progress is a courtesy, the data is the job.
+import type { FerryResource, Progress } from '../shared/api/types.ts';
+import { keyOf, type KubeObject } from '../shared/kube/kube.ts';
+import type { StepContext } from './context.ts';
+
+export class ProgressWriter {
+  readonly #ctx: StepContext;
+  readonly #key: ReturnType<typeof keyOf>;
+  #latest: Progress = { bytesDone: 0, totalBytes: 0 };
+  #written = '';
+  #inFlight: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(ctx: StepContext, r: FerryResource) {
+    this.#ctx = ctx;
+    this.#key = keyOf(r as FerryResource & KubeObject);
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => void this.#write(), this.#ctx.settings.progressMs);
+    this.#timer.unref();
+  }
+
+  update(bytesDone: number, totalBytes: number): void {
+    this.#latest = { bytesDone, totalBytes: Math.max(totalBytes, bytesDone) };
+  }
+
+  /** Stops the timer and waits for a write in flight. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#inFlight;
+  }
+
+  #write(): Promise<void> | undefined {
+    const text = JSON.stringify(this.#latest);
+    if (this.#inFlight || text === this.#written) return;
+    const progress = this.#latest;
+    this.#inFlight = this.#ctx.kube.patch(this.#key, { status: { progress } }, { status: true })
+      .then(() => { this.#written = text; })
+      .catch((err: Error) => this.#ctx.log.warn('could not write the progress', { error: err.message }))
+      .finally(() => { this.#inFlight = undefined; });
+    return this.#inFlight;
+  }
+}

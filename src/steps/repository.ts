@@ -1,0 +1,53 @@
+// Opening the repository a resource uses (its location, its source namespace), creating it on a first backup.
+import type { DataDownload, FerryResource } from '../shared/api/types.ts';
+import { repositoryAccess } from '../shared/location/access.ts';
+import { NoRepositoryError, RepositoryExistsError } from '../shared/repository/errors.ts';
+import { Repository } from '../shared/repository/repository.ts';
+import type { StepContext } from './context.ts';
+
+/** The namespace whose repository holds the resource's data: a DataDownload may read another namespace's. */
+export function repositoryNamespace(r: FerryResource): string {
+  if (r.kind === 'DataUpload') return r.metadata.namespace!;
+  const dd: DataDownload = r;
+  return dd.spec.sourceNamespace ?? dd.spec.source.dataUpload?.namespace ?? dd.metadata.namespace!;
+}
+
+export interface OpenedRepository {
+  repo: Repository;
+  location: string;
+  close(): Promise<void>;
+}
+
+/** Opens the repository; `create` makes it when there is none yet (two first backups racing both succeed). */
+export async function openRepository(ctx: StepContext, r: FerryResource, create: boolean): Promise<OpenedRepository> {
+  const access = await repositoryAccess(ctx.kube, ctx.ferryNamespace, r.spec.backupStorageLocation, repositoryNamespace(r));
+  const backend = ctx.engine.openBackend(access.location, access.open);
+  const close = async (): Promise<void> => {
+    await backend.close();
+    access.dispose();
+  };
+  try {
+    const repo = await openOrInit(backend, access.password, create, ctx);
+    ctx.log.info('opened the repository', { location: access.location });
+    return { repo, location: access.location, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function openOrInit(backend: Parameters<typeof Repository.open>[0], password: string, create: boolean, ctx: StepContext): Promise<Repository> {
+  try {
+    return await Repository.open(backend, password);
+  } catch (err) {
+    if (!(err instanceof NoRepositoryError) || !create) throw err;
+  }
+  try {
+    const repo = await Repository.init(backend, password, ctx.engine.init);
+    ctx.log.info('created the repository', { location: backend.location });
+    return repo;
+  } catch (err) {
+    if (!(err instanceof RepositoryExistsError)) throw err;
+    return Repository.open(backend, password);
+  }
+}

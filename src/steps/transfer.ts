@@ -1,0 +1,179 @@
+// transfer (Prepared, InProgress): the data path, in the Job pod that mounts the exposed volume at
+// /ferry/volume (filesystem) or /ferry/device (block). A backup writes one repository snapshot tagged with the
+// namespace, PVC and DataUpload uid, with the last snapshot of the same PVC as its parent; a restore fills the
+// restore volume from the snapshot. Progress goes to status every few seconds; a cancel stops it within about a
+// second and leaves no snapshot; a crashed run is resumed by the next one (the engine adopts the packs already
+// uploaded, and a snapshot the crashed run managed to save is taken as the result).
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../shared/api/types.ts';
+import { phasesOf } from '../shared/api/phases.ts';
+import { backup } from '../shared/backup/backup.ts';
+import type { Repository } from '../shared/repository/repository.ts';
+import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
+import { restoreTree } from '../shared/restore/restorer.ts';
+import { restoreStream, streamNode } from '../shared/restore/stream.ts';
+import { selectSnapshot, type SnapshotEntry } from '../shared/snapshot/select.ts';
+import { CancelWatch } from './cancel-watch.ts';
+import type { Outcome, StepContext } from './context.ts';
+import { deviceSize, exists } from './device.ts';
+import { StepFailure } from './failure.ts';
+import { ProgressWriter } from './progress-writer.ts';
+import { openRepository } from './repository.ts';
+import { parentOf, snapshotsOf, snapshotTags } from './tags.ts';
+import { transition } from './transition.ts';
+
+interface Moved {
+  snapshotID: string;
+  parentSnapshotID?: string;
+  stats: TransferStats;
+  note: string;
+}
+
+export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outcome> {
+  if (ctx.sweep) return { outcome: 'Skipped', reason: 'transfer runs only in the Job that mounts its volume.' };
+  const resumed = r.status?.phase === 'InProgress';
+  const current = resumed ? r : await transition(ctx, r, {
+    to: 'InProgress',
+    reason: 'TransferStarted',
+    note: `Moving the data${ctx.settings.nodeName ? ` on node ${ctx.settings.nodeName}` : ''}.`,
+    status: (s) => {
+      if (ctx.settings.nodeName) s.node = ctx.settings.nodeName;
+      s.startTimestamp ??= ctx.startedAt.toISOString();
+      s.progress = { bytesDone: 0, totalBytes: 0 };
+    },
+  });
+  const watch = new CancelWatch(ctx, current, phasesOf(current.kind, 'transfer'));
+  const progress = new ProgressWriter(ctx, current);
+  const signal = AbortSignal.any([ctx.signal, watch.signal]);
+  const opened = await openRepository(ctx, current, current.kind === 'DataUpload');
+  watch.start();
+  progress.start();
+  let moved: Moved;
+  try {
+    moved = current.kind === 'DataUpload'
+      ? await backupVolume(ctx, current, opened.repo, signal, progress)
+      : await restoreVolume(ctx, current, opened.repo, signal, progress, resumed);
+    // a cancel that arrived while the last bytes were written still wins: nothing is kept
+    if (watch.reason) signal.throwIfAborted();
+  } catch (err) {
+    if (!watch.reason || ctx.signal.aborted) throw err;
+    return stopped(ctx, current, opened.repo, watch);
+  } finally {
+    watch.stop();
+    await progress.stop();
+    await opened.close();
+  }
+  await transition(ctx, current, {
+    to: 'Finalizing',
+    reason: 'DataMoved',
+    note: moved.note,
+    condition: { type: 'DataMoved', status: 'True' },
+    status: (s) => {
+      s.snapshotID = moved.snapshotID;
+      if (current.kind === 'DataUpload' && moved.parentSnapshotID) (s as NonNullable<DataUpload['status']>).parentSnapshotID = moved.parentSnapshotID;
+      s.stats = moved.stats;
+      s.progress = { bytesDone: moved.stats.bytes, totalBytes: moved.stats.bytes };
+    },
+  });
+  return { outcome: 'Advanced', reason: moved.note, counters: { ...moved.stats } };
+}
+
+/** After an abort: no snapshot of this DataUpload may remain; a cancel or deletion moves the phase to Canceling. */
+async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, watch: CancelWatch): Promise<Outcome> {
+  if (r.kind === 'DataUpload') {
+    const mine = snapshotsOf(await listSnapshots(repo), r).map((e) => e.id);
+    await forgetSnapshots(repo, mine);
+    if (mine.length > 0) ctx.log.info('forgot the snapshot the canceled backup had saved', { snapshots: mine });
+  }
+  if (watch.reason === 'cancel' || watch.reason === 'deleting') {
+    await transition(ctx, r, {
+      to: 'Canceling',
+      reason: 'Canceling',
+      note: `The transfer stopped because ${watch.reason === 'cancel' ? 'cancel was requested' : 'the resource is being deleted'}; no data was kept.`,
+      condition: { type: 'Succeeded', status: 'False' },
+    });
+    return { outcome: 'Canceled', reason: 'the transfer stopped on request' };
+  }
+  return { outcome: 'Skipped', reason: `the transfer stopped: the resource is ${watch.reason === 'gone' ? 'gone' : 'no longer in a transfer phase'}` };
+}
+
+async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, signal: AbortSignal, progress: ProgressWriter): Promise<Moved> {
+  const started = Date.now();
+  const entries = await listSnapshots(repo, signal);
+  const saved = snapshotsOf(entries, du)[0];
+  if (saved) {
+    ctx.log.info('a previous run of this backup already saved its snapshot; taking it', { snapshotID: saved.id });
+    return movedFromSnapshot(saved, 'Took over the snapshot a previous run saved');
+  }
+  const parent = parentOf(entries, du);
+  const block = du.status?.volumeMode === 'Block';
+  const path = block ? ctx.settings.devicePath : ctx.settings.volumePath;
+  if (!(await exists(path))) throw new StepFailure('VolumeNotMounted', `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`);
+  const result = await backup(repo, {
+    paths: [path],
+    stream: block ? { name: `${du.spec.sourcePVC}.img`, size: await deviceSize(path) } : undefined,
+    parent: parent && { id: parent.id, snapshot: parent.snapshot },
+    tags: snapshotTags(du),
+    hostname: du.spec.sourcePVC,
+    signal,
+    onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal),
+  });
+  const s = result.snapshot.summary!;
+  return {
+    snapshotID: result.snapshotID,
+    parentSnapshotID: parent?.id,
+    stats: { files: s.totalFilesProcessed, bytes: s.totalBytesProcessed, bytesAdded: s.dataAdded, bytesStored: s.dataAddedPacked, durationSeconds: (Date.now() - started) / 1000 },
+    note: `Backed up ${s.totalFilesProcessed} file(s), ${s.totalBytesProcessed} bytes, into snapshot ${result.snapshotID.slice(0, 8)}${parent ? ` (parent ${parent.id.slice(0, 8)})` : ''}; ${s.dataAdded} bytes were new.`,
+  };
+}
+
+function movedFromSnapshot(e: SnapshotEntry, what: string): Moved {
+  const s = e.snapshot.summary;
+  return {
+    snapshotID: e.id,
+    parentSnapshotID: e.snapshot.parent ?? undefined,
+    stats: { files: s?.totalFilesProcessed ?? 0, bytes: s?.totalBytesProcessed ?? 0, bytesAdded: s?.dataAdded ?? 0, bytesStored: s?.dataAddedPacked ?? 0, durationSeconds: 0 },
+    note: `${what}: ${e.id.slice(0, 8)}.`,
+  };
+}
+
+async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repository, signal: AbortSignal, progress: ProgressWriter, resumed: boolean): Promise<Moved> {
+  const started = Date.now();
+  const id = dd.status?.snapshotID ?? dd.spec.source.snapshotID;
+  if (!id) throw new StepFailure('SnapshotNotRecorded', 'No snapshot to restore is recorded; the expose step did not finish.');
+  const entry = selectSnapshot(await listSnapshots(repo, signal), id);
+  await repo.loadIndex(signal);
+  const total = entry.snapshot.summary?.totalBytesProcessed ?? 0;
+  const onProgress = (p: { bytesDone: number; bytesTotal: number }) => progress.update(p.bytesDone, Math.max(total, p.bytesTotal));
+  let files: number;
+  let bytes: number;
+  if (await exists(ctx.settings.devicePath)) {
+    const node = await streamNode(repo, entry.snapshot.tree, signal);
+    const size = await deviceSize(ctx.settings.devicePath);
+    if (size !== undefined && size < Number(node.size)) {
+      throw new StepFailure('VolumeTooSmall', `The restore volume holds ${size} bytes but the snapshot's volume has ${node.size}; set spec.targetPVC.size.`);
+    }
+    const p = await restoreStream(repo, entry.snapshot.tree, ctx.settings.devicePath, { signal, onProgress });
+    files = p.filesDone;
+    bytes = p.bytesDone;
+  } else {
+    const target = ctx.settings.volumePath;
+    if (!(await exists(target))) throw new StepFailure('VolumeNotMounted', `The restore volume is not mounted at ${target} (nor a device at ${ctx.settings.devicePath}).`);
+    // a crashed run left part of the tree; start again from an empty volume
+    if (resumed) await emptyDirectory(target);
+    const subpath = entry.snapshot.paths.length === 1 ? entry.snapshot.paths[0] : '/';
+    const p = await restoreTree(repo, entry.snapshot.tree, { target, subpath, signal, onProgress });
+    files = p.filesDone;
+    bytes = p.bytesDone;
+  }
+  return {
+    snapshotID: entry.id,
+    stats: { files, bytes, bytesAdded: 0, bytesStored: 0, durationSeconds: (Date.now() - started) / 1000 },
+    note: `Restored ${files} file(s), ${bytes} bytes, from snapshot ${entry.id.slice(0, 8)}.`,
+  };
+}
+
+async function emptyDirectory(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
+}
