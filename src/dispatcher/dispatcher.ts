@@ -1,6 +1,7 @@
 // Turns decisions into Jobs and status writes. The webhook calls `admitted` for each allowed change; the sweep
-// (./sweep.ts) goes over every resource on a schedule. Nothing is remembered between calls: every answer comes from the resources and their Jobs
-// as the cluster shows them, so any replica (or the sweep) may act, and acting twice creates the same Job names.
+// (./sweep.ts) goes over every resource on a schedule. Nothing is remembered between calls: every answer comes from
+// the resources and their Jobs as the cluster shows them, so any replica (or the sweep) may act, and acting twice
+// creates the same Job names.
 import { labels } from '../shared/api/phases.ts';
 import type { FerryResource, StepName } from '../shared/api/types.ts';
 import { findCondition, setCondition } from '../shared/kube/conditions.ts';
@@ -43,14 +44,13 @@ export interface DispatcherDeps {
   instance?: string;
 }
 
-export type DispatchResult = 'created' | 'exists' | 'waiting' | 'failed';
+export type DispatchResult = 'created' | 'exists';
 
 export interface Change {
   operation: 'CREATE' | 'UPDATE' | 'DELETE';
   resource: Resource;
   old?: Resource;
 }
-
 
 const settleMs = 10_000;
 
@@ -108,7 +108,7 @@ export class Dispatcher {
       if (startsSomething(change)) {
         const jobs = await this.#jobsOf(resource.metadata.uid ?? '');
         decision = decide(resource, jobs, this.decideOptions('admission', change.operation === 'DELETE' ? true : undefined));
-        await this.#act(resource, decision, 'admission');
+        await this.#act(resource, decision);
       }
       const transferDue = decision?.action === 'run' && decision.step === 'transfer';
       if (limited(this.#d.limits) && (transferDue || freesSlot(change))) await this.placeTransfers('admission', resource);
@@ -120,19 +120,12 @@ export class Dispatcher {
     }
   }
 
-  async #act(resource: Resource, decision: Decision, mode: DecideOptions['mode']): Promise<void> {
-    const later = mode === 'admission' ? this.#d.defer : (write: () => Promise<void>) => write();
-    switch (decision.action) {
-      case 'none':
-        return;
-      case 'cancel':
-        return void (await later(() => this.cancel(resource, decision.why)));
-      case 'fail':
-        return void (await later(() => this.giveUp(resource, decision)));
-      case 'run':
-        // transfers wait their turn under a limit: placeTransfers starts them
-        if (decision.step === 'transfer' && limited(this.#d.limits)) return;
-        await this.run(resource, decision.step, decision.attempt);
+  /** At admission a decision is never to give up (only the sweep counts failed attempts). */
+  async #act(resource: Resource, decision: Decision): Promise<void> {
+    if (decision.action === 'cancel') this.#d.defer(() => this.cancel(resource, decision.why));
+    // transfers wait their turn under a limit: placeTransfers starts them
+    if (decision.action === 'run' && !(decision.step === 'transfer' && limited(this.#d.limits))) {
+      await this.run(resource, decision.step, decision.attempt);
     }
   }
 
