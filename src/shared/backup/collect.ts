@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const everyBytes = 48 << 20;
+const everyBytes = 32 << 20;
 let since = 0;
 
 export function allocated(bytes: number): void {

@@ -38,7 +38,7 @@ export class BackupPool {
   constructor(init: WorkerInit, size: number, writer: PackWriter) {
     this.#writer = writer;
     this.#workers = Array.from({ length: Math.max(1, size) }, () => {
-      const w: PoolWorker = { thread: new Worker(new URL('./worker.ts', import.meta.url), { workerData: init }), jobs: 0 };
+      const w: PoolWorker = { thread: new Worker(new URL('./worker.ts', import.meta.url), { workerData: init, resourceLimits: { maxYoungGenerationSizeMb: 8 } }), jobs: 0 };
       w.thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
       w.thread.on('error', (err) => this.#failWorker(w, err));
       return w;
