@@ -51,13 +51,13 @@ async function read(ctx: StepContext, ref: ResourceRef): Promise<FerryResource |
 }
 
 export async function runOne(ctx: StepContext, step: Step, ref: ResourceRef): Promise<Outcome> {
-  const deadline = Date.now() + ctx.settings.phaseWaitMs;
+  const deadline = ctx.now().getTime() + ctx.settings.phaseWaitMs;
   for (;;) {
     const r = await read(ctx, ref);
     if (!r) return { outcome: 'Skipped', reason: `${ref.kind} ${ref.namespace}/${ref.name} does not exist.` };
     if (!ourDataMover(r)) return { outcome: 'Skipped', reason: `${describeResource(r)} belongs to data mover "${r.spec.dataMover}".` };
     if (isDue(ctx.step, r)) return handle(ctx, step, r);
-    if (Date.now() >= deadline) {
+    if (ctx.now().getTime() >= deadline) {
       const phase = r.status?.phase ?? 'New';
       return { outcome: 'Skipped', reason: `${describeResource(r)} is in phase ${phase}${r.metadata.deletionTimestamp ? ' (being deleted)' : ''}, which is not the ${ctx.step} step's.` };
     }

@@ -62,7 +62,10 @@ export class MemoryKube implements Kube {
   async get<T extends KubeObject>(key: ObjectKey): Promise<T | undefined> {
     this.#begin('get', key.kind, key);
     const obj = this.#objects.get(mapKey(key));
-    return obj ? (structuredClone(obj) as T) : undefined;
+    if (!obj) return undefined;
+    const copy = structuredClone(obj) as T;
+    this.#react('get', obj);
+    return copy;
   }
 
   async list<T extends KubeObject>(kind: KindName, opts: ListOptions = {}): Promise<T[]> {
