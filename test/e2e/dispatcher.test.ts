@@ -233,8 +233,10 @@ describe('with the dispatcher down', () => {
         assert.ok(Date.now() < deadline, 'the dispatcher did not stop');
         await new Promise((r) => setTimeout(r, 500));
       }
-      const message = await refusal(uploads(app), du({}));
-      assert.match(message, /failed calling webhook "dispatcher\.ferry\.dev"/);
+      // the apiserver answers 500 for a webhook it cannot call; the message says which
+      const error = await cluster.kube.create(uploads(app), du({})).then(() => assert.fail('created without the dispatcher'), (err: unknown) => err);
+      assert.ok(error instanceof KubeError, String(error));
+      assert.match(error.message, /failed calling webhook "dispatcher\.ferry\.dev"/);
     } finally {
       await kubectl('scale', 'deployment', '-n', ferryNamespace, 'ferry-dispatcher', '--replicas=1');
       const deadline = Date.now() + 90_000;
