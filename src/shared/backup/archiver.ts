@@ -224,8 +224,8 @@ export class Archiver {
   #doneFile(size: number, streamed = 0): void {
     this.#progress.filesDone++;
     this.#progress.bytesDone += size - streamed;
-    this.#counters.totalFiles++;
-    this.#counters.totalBytes += size;
+    this.#counters.totalFilesProcessed++;
+    this.#counters.totalBytesProcessed += size;
     this.#tick.tick();
   }
 

@@ -50,7 +50,6 @@ export async function backup(repo: Repository, opts: BackupOptions): Promise<Bac
     const archive = opts.stream ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size) : await archiver.archive(opts.paths);
     await writer.flush(opts.signal);
     opts.signal?.throwIfAborted();
-    const c = archive.counters;
     const snapshot = newSnapshot(archive.tree, start, {
       parent: opts.parent?.id ?? null,
       paths: opts.stream ? [`/${opts.stream.name}`] : [...opts.paths].sort(),
@@ -63,11 +62,9 @@ export async function backup(repo: Repository, opts: BackupOptions): Promise<Bac
       summary: {
         backupStart: start,
         backupEnd: localTime(BigInt(Date.now()) * 1_000_000n),
-        filesNew: c.filesNew, filesChanged: c.filesChanged, filesUnmodified: c.filesUnmodified,
-        dirsNew: c.dirsNew, dirsChanged: c.dirsChanged, dirsUnmodified: c.dirsUnmodified,
+        ...archive.counters,
         dataBlobs: writer.stats.dataBlobs, treeBlobs: writer.stats.treeBlobs,
         dataAdded: writer.stats.dataAdded, dataAddedPacked: writer.stats.dataAddedPacked,
-        totalFilesProcessed: c.totalFiles, totalBytesProcessed: c.totalBytes,
       },
     });
     const snapshotID = await saveSnapshot(repo, snapshot, opts.signal);

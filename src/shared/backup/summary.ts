@@ -1,16 +1,13 @@
-// What a backup did, in the words of restic's snapshot summary.
+// What the walk of a backup counts: the file and directory part of restic's snapshot summary.
+import type { SnapshotSummary } from '../snapshot/snapshot.ts';
 
-export interface Counters {
-  filesNew: number;
-  filesChanged: number;
-  filesUnmodified: number;
-  dirsNew: number;
-  dirsChanged: number;
-  dirsUnmodified: number;
-  totalFiles: number;
-  totalBytes: number;
-}
+export type Counters = Pick<SnapshotSummary,
+  'filesNew' | 'filesChanged' | 'filesUnmodified' | 'dirsNew' | 'dirsChanged' | 'dirsUnmodified' |
+  'totalFilesProcessed' | 'totalBytesProcessed'>;
 
 export function newCounters(): Counters {
-  return { filesNew: 0, filesChanged: 0, filesUnmodified: 0, dirsNew: 0, dirsChanged: 0, dirsUnmodified: 0, totalFiles: 0, totalBytes: 0 };
+  return {
+    filesNew: 0, filesChanged: 0, filesUnmodified: 0, dirsNew: 0, dirsChanged: 0, dirsUnmodified: 0,
+    totalFilesProcessed: 0, totalBytesProcessed: 0,
+  };
 }

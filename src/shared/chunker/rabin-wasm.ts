@@ -4,19 +4,11 @@ import type { RabinKernel } from './rabin-kernel.ts';
 import { byteTable, windowSize } from './rabin-tables.ts';
 import type { Polynomial } from './polynomial.ts';
 import { rabinWasmBase64 } from './wasm/rabin-wasm-bytes.ts';
+import { compileBase64, instantiate, type WasmModule } from '../wasm/module.ts';
 
 /** where rabin.wat expects its tables, the window and the batch to hash */
 const tablesOffset = 0;
 const batchOffset = 16384 + windowSize;
-
-// the project's TypeScript libs (es2024 + node) do not describe WebAssembly, so the little used here is typed here
-/** a compiled module, opaque to us */
-type WasmModule = object;
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule) => { exports: unknown };
-}
-const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 interface RabinExports {
   memory: { buffer: ArrayBuffer };
@@ -27,7 +19,7 @@ interface RabinExports {
 let compiled: WasmModule | undefined;
 
 function rabinModule(): WasmModule {
-  compiled ??= new wasm.Module(Buffer.from(rabinWasmBase64, 'base64'));
+  compiled ??= compileBase64(rabinWasmBase64);
   return compiled;
 }
 
@@ -37,7 +29,7 @@ export class WasmRabinKernel implements RabinKernel {
   readonly #batchCapacity: number;
 
   constructor(pol: Polynomial) {
-    this.#exports = new wasm.Instance(rabinModule()).exports as unknown as RabinExports;
+    this.#exports = instantiate<RabinExports>(rabinModule());
     // the memory never grows, so this view stays valid
     this.#memory = new Uint8Array(this.#exports.memory.buffer);
     this.#batchCapacity = this.#memory.length - batchOffset;

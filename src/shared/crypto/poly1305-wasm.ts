@@ -2,13 +2,7 @@
 // One instance per thread (module state is per isolate), so worker threads each get their own.
 
 import { poly1305WasmBase64 } from './poly1305-wasm-bytes.ts';
-
-// The project's TypeScript libs (es2024 + node) do not describe WebAssembly; the little used here is typed here.
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: unknown };
-}
-const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+import { compileBase64, instantiate } from '../wasm/module.ts';
 
 interface Kernel {
   memory: { buffer: ArrayBuffer };
@@ -17,7 +11,7 @@ interface Kernel {
   finish(outAt: number): void;
 }
 
-const kernel = new wasm.Instance(new wasm.Module(Buffer.from(poly1305WasmBase64, 'base64'))).exports as unknown as Kernel;
+const kernel = instantiate<Kernel>(compileBase64(poly1305WasmBase64));
 // Fixed layout inside the kernel's two 64 KiB pages: key, tag, padded last block, then a window for message bytes.
 const mem = new Uint8Array(kernel.memory.buffer);
 const keyAt = 0;
