@@ -43,7 +43,7 @@ export default defineCommand({
       stream: args.stream ? { name: args.stream } : undefined,
       xattrs: args.xattrs,
       writer: packSize === undefined ? undefined : { packSize },
-      onProgress: (p) => progress.update(p),
+      onProgress: args.json ? undefined : (p) => progress.update(p),
     });
     progress.done();
     const s = result.snapshot.summary!;

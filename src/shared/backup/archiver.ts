@@ -87,7 +87,8 @@ export class Archiver {
       if (reason) throw new Error(`cannot record extended attributes: ${reason}`);
       this.#read.xattrs = new XattrReader((m) => consola.warn(m));
     }
-    const scan = scanTotals(paths, this.#progress, this.#opts.signal);
+    // totals only matter to someone watching progress; the scan costs a second lstat per file
+    const scan = this.#opts.onProgress ? scanTotals(paths, this.#progress, this.#opts.signal) : Promise.resolve();
     try {
       const parentRoot = this.#opts.parentTree ? await this.#loadTree(this.#opts.parentTree) : undefined;
       const tree = await this.#saveVirtual(buildVirtualTree(paths), Buffer.from('/'), parentRoot);

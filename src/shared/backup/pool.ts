@@ -30,19 +30,34 @@ export class FileReadError extends Error {
 }
 
 export class BackupPool {
-  readonly #workers: PoolWorker[];
+  readonly #workers: PoolWorker[] = [];
+  readonly #init: WorkerInit;
+  readonly #size: number;
   readonly #writer: PackWriter;
   readonly #jobs = new Map<number, Job>();
   #nextJob = 0;
 
   constructor(init: WorkerInit, size: number, writer: PackWriter) {
     this.#writer = writer;
-    this.#workers = Array.from({ length: Math.max(1, size) }, () => {
-      const w: PoolWorker = { thread: new Worker(new URL('./worker.ts', import.meta.url), { workerData: init, resourceLimits: { maxYoungGenerationSizeMb: 8 } }), jobs: 0 };
+    this.#init = init;
+    this.#size = Math.max(1, size);
+  }
+
+  /** Threads start on first use: a backup with nothing new to read never pays for them. */
+  #pick(): PoolWorker {
+    const idle = this.#workers.find((w) => w.jobs === 0);
+    if (idle) return idle;
+    if (this.#workers.length < this.#size) {
+      const w: PoolWorker = {
+        thread: new Worker(new URL('./worker.ts', import.meta.url), { workerData: this.#init, resourceLimits: { maxYoungGenerationSizeMb: 8 } }),
+        jobs: 0,
+      };
       w.thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
       w.thread.on('error', (err) => this.#failWorker(w, err));
+      this.#workers.push(w);
       return w;
-    });
+    }
+    return this.#workers.reduce((a, b) => (b.jobs < a.jobs ? b : a));
   }
 
   /** Chunks, deduplicates and stores one file; resolves with its content (blob ids in order) and size. */
@@ -61,7 +76,7 @@ export class BackupPool {
 
   #submit(msg: (job: number) => ToWorker, transfer: ArrayBuffer[], onBytes?: (n: number) => void, signal?: AbortSignal): Promise<unknown> {
     signal?.throwIfAborted();
-    const worker = this.#workers.reduce((a, b) => (b.jobs < a.jobs ? b : a));
+    const worker = this.#pick();
     const job = this.#nextJob++;
     return new Promise((resolve, reject) => {
       worker.jobs++;
