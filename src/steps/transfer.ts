@@ -14,6 +14,9 @@ import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.t
 import { restoreTree } from '../shared/restore/restorer.ts';
 import { restoreStream, streamNode } from '../shared/restore/stream.ts';
 import { selectSnapshot, type SnapshotEntry } from '../shared/snapshot/select.ts';
+import { restoreMetadata } from '../shared/fsmeta/restore.ts';
+import { decodeTree, findNode } from '../shared/tree/tree.ts';
+import type { TreeNode } from '../shared/tree/node.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { deviceSize, exists } from './device.ts';
@@ -164,6 +167,9 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
     if (resumed) await emptyDirectory(target);
     const subpath = entry.snapshot.paths.length === 1 ? entry.snapshot.paths[0] : '/';
     const p = await restoreTree(repo, entry.snapshot.tree, { target, subpath, signal, onProgress });
+    // the volume's root is the backed-up directory itself: its owner, mode and times come back too
+    const root = await nodeAt(repo, entry.snapshot.tree, subpath, signal);
+    if (root) await restoreMetadata(Buffer.from(target), root);
     files = p.filesDone;
     bytes = p.bytesDone;
   }
@@ -172,6 +178,18 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
     stats: { files, bytes, bytesAdded: 0, bytesStored: 0, durationSeconds: (Date.now() - started) / 1000 },
     note: `Restored ${files} file(s), ${bytes} bytes, from snapshot ${entry.id.slice(0, 8)}.`,
   };
+}
+
+/** The node at an absolute path inside a snapshot (undefined for the root, which has none). */
+async function nodeAt(repo: Repository, root: string, path: string, signal: AbortSignal): Promise<TreeNode | undefined> {
+  let node: TreeNode | undefined;
+  let tree = root;
+  for (const part of path.split('/').filter((p) => p !== '')) {
+    node = findNode(decodeTree(await repo.loadBlob('tree', tree, signal)), Buffer.from(part));
+    if (!node?.subtree) return node;
+    tree = node.subtree;
+  }
+  return node;
 }
 
 async function emptyDirectory(dir: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataDownload, DataUpload } from '../../../src/shared/api/types.ts';
@@ -42,6 +42,7 @@ let firstBackup: { backends: Map<string, Backend>; snapshotID: string; source: s
 test('backup: the volume goes into a new repository snapshot, tagged, with stats, node and progress in status', async () => {
   const source = join(scratch, 'volume');
   await makeFixtureTree(source, { smallFiles: 60, bigFile: 2 * 1024 * 1024 });
+  await chmod(source, 0o751);
   const h = uploadHarness(source);
   const progress: unknown[] = [];
   h.kube.on('patch', 'DataUpload', (o) => progress.push(structuredClone((o.status as { progress: unknown }).progress)));
@@ -95,6 +96,7 @@ test('restore: a DataDownload fills the restore volume with identical content an
   assert.equal(dd.status?.phase, 'Finalizing');
   await rm(join(firstBackup.source, 'new-file.txt'));
   assert.deepEqual(await compareTrees(firstBackup.source, target, { ownership: true, sparse: true, mtimeToleranceNs: 1000n }), []);
+  assert.equal((await stat(target)).mode & 0o7777, 0o751, "the volume root's mode is restored too");
 });
 
 test('restore: a resumed restore starts again from an empty volume', async () => {
