@@ -150,7 +150,8 @@ async function exposeRestore(ctx: StepContext, dd: DataDownload): Promise<Outcom
     note: `Restoring snapshot ${source.snapshotID.slice(0, 8)} into PVC ${name} in ${ns} (${volumeMode}, ${size}); PVC ${namespace}/${dd.spec.targetPVC.name} gets its volume once the data is complete.`,
     condition: { type: 'Exposed', status: 'True' },
     status: (s) => {
-      s.snapshotID = source.snapshotID;
+      // a full id is known only from a DataUpload; an id prefix from the spec is resolved by transfer
+      if (/^[0-9a-f]{64}$/.test(source.snapshotID)) s.snapshotID = source.snapshotID;
       s.exposure = { namespace: ns, pvc: name };
     },
   });

@@ -1,6 +1,7 @@
 // A step context over the in-memory Kube with a fake clock: sleeping advances the clock at once, so waits and
 // timeouts take no real time. Logs are kept for assertions.
 import type { DataDownload, DataUpload, StepName } from '../../../src/shared/api/types.ts';
+import { issueText, validateFields } from '../../../src/shared/api/schemas.ts';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
 import type { Backend } from '../../../src/shared/backend/backend.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
@@ -24,6 +25,15 @@ export function harness(step: StepName, settings: Partial<StepSettings> = {}, ku
   const logs: string[] = [];
   const backends = new Map<string, Backend>();
   kube.now = () => new Date(clock.ms);
+  // every status a step writes must pass the schema the dispatcher and the CRDs enforce
+  for (const kind of ['DataUpload', 'DataDownload'] as const) {
+    for (const verb of ['replaceStatus', 'patch'] as const) {
+      kube.on(verb, kind, (o) => {
+        const issues = validateFields(kind, 'status', o.status);
+        if (issues.length > 0) throw new Error(`invalid ${kind} status written: ${issues.map(issueText).join('; ')}`);
+      });
+    }
+  }
   const ctx: StepContext = {
     step,
     kube,

@@ -105,7 +105,7 @@ test('restore: a resumed restore starts again from an empty volume', async () =>
   await writeFile(join(target, 'left-by-crash'), 'partial');
   const h = harness('transfer', { volumePath: target, devicePath: join(scratch, 'no-device') });
   for (const [k, v] of firstBackup.backends) h.backends.set(k, v);
-  h.kube.seed(dataDownload({ sourceNamespace: 'app' }, { phase: 'InProgress', snapshotID: firstBackup.snapshotID.slice(0, 10) }), ...location());
+  h.kube.seed(dataDownload({ sourceNamespace: 'app', source: { snapshotID: firstBackup.snapshotID.slice(0, 10) } }, { phase: 'InProgress' }), ...location());
   await runOne(h.ctx, transfer, ddRef);
   assert.deepEqual(await compareTrees(firstBackup.source, target, { mtimeToleranceNs: 1000n }), []);
 });
@@ -113,7 +113,7 @@ test('restore: a resumed restore starts again from an empty volume', async () =>
 test('restore of a snapshot that is not in the repository fails the DataDownload', async () => {
   const h = harness('transfer', { volumePath: scratch });
   for (const [k, v] of firstBackup.backends) h.backends.set(k, v);
-  h.kube.seed(dataDownload({ sourceNamespace: 'app' }, { phase: 'Prepared', snapshotID: '0000dead' }), ...location());
+  h.kube.seed(dataDownload({ sourceNamespace: 'app', source: { snapshotID: '0000dead' } }, { phase: 'Prepared' }), ...location());
   await runOne(h.ctx, transfer, ddRef);
   const dd = h.kube.peek<DataDownload & KubeObject>(ddRef)!;
   assert.equal(dd.status?.phase, 'Failing');
