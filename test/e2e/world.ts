@@ -1,0 +1,157 @@
+// What the step suites share on the cluster in a box: ferry installed from deploy/, a storage location with its
+// Secrets, namespaces, PVCs whose data is written straight into their volume on the host (the box's volumes are
+// directories and image files), and views of the outcome: phases over time, leftover objects, the repository.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { BackupStorageLocationSpec, DataDownload, DataUpload } from '../../src/shared/api/types.ts';
+import { labels } from '../../src/shared/api/phases.ts';
+import { openBackend } from '../../src/shared/backend/open.ts';
+import { repositoryLocation, repositoryPassword } from '../../src/shared/location/repository.ts';
+import { Repository } from '../../src/shared/repository/repository.ts';
+import { listSnapshots } from '../../src/shared/repository/snapshots.ts';
+import type { SnapshotEntry } from '../../src/shared/snapshot/select.ts';
+import { statePaths } from '../cluster/paths.ts';
+import { useCluster, type TestCluster } from '../support/cluster.ts';
+import { ferryNamespace, installFerry } from '../support/ferry-install.ts';
+import { restic } from '../support/restic.ts';
+
+export type Obj = Record<string, any>;
+export { ferryNamespace };
+
+export const api = '/apis/ferry.dev/v1alpha1';
+export const claims = (ns: string): string => `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
+export const uploads = (ns: string): string => `${api}/namespaces/${ns}/datauploads`;
+export const downloads = (ns: string): string => `${api}/namespaces/${ns}/datadownloads`;
+export const snapshots = (ns: string): string => `/apis/snapshot.storage.k8s.io/v1/namespaces/${ns}/volumesnapshots`;
+
+export interface World {
+  cluster: TestCluster;
+  location: string;
+  spec: BackupStorageLocationSpec;
+  passwordSecret: string;
+  namespace(prefix: string): Promise<string>;
+  /** the repository of a source namespace, opened with ferry's engine */
+  repository(namespace: string): Promise<Repository>;
+  snapshotsOf(namespace: string): Promise<SnapshotEntry[]>;
+  /** `restic check [--read-data]` on a namespace's repository */
+  resticCheck(namespace: string, readData: boolean): Promise<string>;
+}
+
+/** Installs ferry and a storage location allowing `allowed(app)` namespaces; cleanup is the caller's `after`. */
+export async function world(suite: string, allowedFor: (ns: { app: string; other: string }) => Partial<BackupStorageLocationSpec>): Promise<World & { app: string; other: string }> {
+  const cluster = await useCluster(suite);
+  await installFerry(cluster);
+  const app = await cluster.namespace('app');
+  const other = await cluster.namespace('other');
+  const id = randomBytes(3).toString('hex');
+  const location = `${suite}-${id}`;
+  const passwordSecret = `ferry-password-${id}`;
+  const spec: BackupStorageLocationSpec = {
+    s3: { endpoint: cluster.s3.endpoint, bucket: cluster.s3.bucket, prefix: `e2e/${suite}-${id}`, region: cluster.s3.region },
+    credential: { name: `ferry-s3-${id}` },
+    repositoryPassword: { name: passwordSecret, key: 'password' },
+    allowedNamespaces: [app],
+    ...allowedFor({ app, other }),
+  };
+  const { kube } = cluster;
+  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: spec.credential.name }, stringData: { AWS_ACCESS_KEY_ID: cluster.s3.accessKey, AWS_SECRET_ACCESS_KEY: cluster.s3.secretKey } });
+  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: passwordSecret }, stringData: { password: `secret of ${location}` } });
+  await kube.create(`${api}/namespaces/${ferryNamespace}/backupstoragelocations`, { apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: location }, spec });
+  const s3 = { region: cluster.s3.region, credentials: { accessKeyId: cluster.s3.accessKey, secretAccessKey: cluster.s3.secretKey } };
+  const repository = (ns: string) => Repository.open(openBackend(repositoryLocation(spec, ns), { s3 }), repositoryPassword(`secret of ${location}`, ns));
+  return {
+    cluster, location, spec, passwordSecret, app, other,
+    namespace: (prefix) => cluster.namespace(prefix),
+    repository,
+    async snapshotsOf(ns) {
+      const repo = await repository(ns);
+      try {
+        return await listSnapshots(repo);
+      } finally {
+        await repo.close();
+      }
+    },
+    resticCheck: (ns, readData) => restic({
+      repo: repositoryLocation(spec, ns), password: repositoryPassword(`secret of ${location}`, ns),
+      env: { AWS_ACCESS_KEY_ID: cluster.s3.accessKey, AWS_SECRET_ACCESS_KEY: cluster.s3.secretKey, AWS_DEFAULT_REGION: cluster.s3.region },
+    }, ['check', ...(readData ? ['--read-data'] : [])]),
+  };
+}
+
+/** A bound PVC on the immediate-binding class, and where its data lives on the host. */
+export async function boundClaim(cluster: TestCluster, ns: string, name: string, size: string, block = false): Promise<{ pv: string; path: string }> {
+  await cluster.kube.create(claims(ns), {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
+    spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'ferry-local-immediate', volumeMode: block ? 'Block' : 'Filesystem', resources: { requests: { storage: size } } },
+  });
+  const pvc = await cluster.kube.waitFor(`${claims(ns)}/${name}`, `PVC ${ns}/${name} to bind`, (c) => (c.status?.phase === 'Bound' ? c : undefined));
+  return { pv: pvc.spec.volumeName, path: await volumePath(cluster, pvc.spec.volumeName) };
+}
+
+/** The host path of a PV of the box's storage driver. */
+export async function volumePath(cluster: TestCluster, pv: string): Promise<string> {
+  const obj = await cluster.kube.get(`/api/v1/persistentvolumes/${pv}`);
+  const handle: string = obj.spec.csi.volumeHandle;
+  return join(statePaths().storage, 'volumes', obj.spec.volumeMode === 'Block' ? `${handle}.img` : handle);
+}
+
+export function dataUpload(name: string, location: string, spec: Partial<DataUpload['spec']> = {}): Obj {
+  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', metadata: { name }, spec: { sourcePVC: 'data', backupStorageLocation: location, ...spec } };
+}
+
+export function dataDownload(name: string, location: string, spec: Partial<DataDownload['spec']>): Obj {
+  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload', metadata: { name }, spec: { targetPVC: { name: 'restored' }, backupStorageLocation: location, source: {}, ...spec } };
+}
+
+export interface Watched {
+  final: Obj;
+  /** every distinct (phase, progress) the resource showed, in order, with the time it was seen */
+  seen: { at: number; phase: string; bytesDone?: number; totalBytes?: number; extra?: unknown }[];
+}
+
+/**
+ * Polls a resource until it reaches one of `phases`, recording what it showed on the way; `look` adds whatever
+ * else the test wants sampled at the same moments (e.g. the target PVC's phase).
+ */
+export async function watchUntil(cluster: TestCluster, path: string, phases: string[], timeoutMs: number, look?: () => Promise<unknown>): Promise<Watched> {
+  const deadline = Date.now() + timeoutMs;
+  const seen: Watched['seen'] = [];
+  for (;;) {
+    const obj = await cluster.kube.get(path);
+    const phase = obj.status?.phase ?? 'New';
+    const extra = look ? await look() : undefined;
+    const last = seen.at(-1);
+    const entry = { at: Date.now(), phase, bytesDone: obj.status?.progress?.bytesDone, totalBytes: obj.status?.progress?.totalBytes, extra };
+    if (!last || last.phase !== entry.phase || last.bytesDone !== entry.bytesDone || JSON.stringify(last.extra) !== JSON.stringify(extra)) seen.push(entry);
+    if (phases.includes(phase)) return { final: obj, seen };
+    if (Date.now() > deadline) throw new Error(`${path} did not reach ${phases.join('/')} within ${timeoutMs / 1000} s; it went through ${seen.map((s) => s.phase).join(' > ')}; last status: ${JSON.stringify(obj.status).slice(0, 1500)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** Objects ferry made for a resource that still exist: exposure objects in its namespace, contents, and Jobs still running. */
+export async function leftovers(cluster: TestCluster, uid: string): Promise<string[]> {
+  const selector = `?labelSelector=${encodeURIComponent(`${labels.uid}=${uid}`)}`;
+  const found: string[] = [];
+  const paths = [
+    `${claims(ferryNamespace)}${selector}`, `${snapshots(ferryNamespace)}${selector}`,
+    `/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents${selector}`,
+  ];
+  for (const path of paths) {
+    for (const o of (await cluster.kube.get(path)).items) found.push(`${o.kind ?? path.split('?')[0].split('/').at(-1)} ${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+  }
+  for (const job of (await cluster.kube.get(`/apis/batch/v1/namespaces/${ferryNamespace}/jobs${selector}`)).items) {
+    if (!job.status?.completionTime && !(job.status?.conditions ?? []).some((c: Obj) => c.type === 'Failed' && c.status === 'True')) found.push(`running Job ${job.metadata.name}`);
+  }
+  return found;
+}
+
+/** Waits until nothing is left (deletions take a moment to finish), or returns what stayed. */
+export async function settledLeftovers(cluster: TestCluster, uid: string, timeoutMs = 30_000): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = await leftovers(cluster, uid);
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
