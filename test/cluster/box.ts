@@ -207,7 +207,7 @@ async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<
   const agent = order.filter((d) => d.name === 'node-agent');
   for (const d of [...agent, ...order.filter((d) => d.name !== 'node-agent')]) {
     log(`stopping ${d.name}`);
-    await stopDaemon(d, d.name === 'node-agent' ? 20_000 : 10_000);
+    await stopDaemon(d, d.name === 'node-agent' ? 20_000 : 5_000);
   }
 }
 

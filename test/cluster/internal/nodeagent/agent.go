@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
@@ -77,7 +78,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	a.recorder = broadcaster.NewRecorder(nil, corev1.EventSource{Component: "kubelet"})
+	a.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet"})
 
 	for i := 1; i <= opts.Nodes; i++ {
 		name, port := fmt.Sprintf("%s%d", opts.NodePrefix, i), int32(opts.KubeletPortBase+i-1)
@@ -206,6 +207,7 @@ func (a *Agent) stopAll() {
 		case <-time.After(5 * time.Second):
 		}
 	}
+	_ = os.Remove(a.cgroupDir)
 }
 
 // serviceEnv is the service environment every container gets; only the

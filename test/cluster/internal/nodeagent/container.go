@@ -35,8 +35,8 @@ type exitResult struct {
 // startProcess writes the run spec and starts container-init in fresh mount,
 // UTS and IPC namespaces. It returns once the command is executing or has
 // failed to start; a start failure is reported as the process's exit.
-func (a *Agent) startProcess(runDir string, spec *runspec.Spec, memLimit int64, log *logFile) (*process, error) {
-	cg, err := newMemoryCgroup(a.cgroupDir, a.cgroupV2, filepath.Base(filepath.Dir(runDir))+"_"+filepath.Base(runDir), memLimit)
+func (a *Agent) startProcess(runDir, cgroupName string, spec *runspec.Spec, memLimit int64, log *logFile) (*process, error) {
+	cg, err := newMemoryCgroup(a.cgroupDir, a.cgroupV2, cgroupName, memLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -55,10 +55,10 @@ func newPodWorker(a *Agent, pod *corev1.Pod) *podWorker {
 		w.startTime = *pod.Status.StartTime
 	}
 	for i := range pod.Spec.InitContainers {
-		w.init = append(w.init, newContainerState(&pod.Spec.InitContainers[i], true))
+		w.init = append(w.init, newContainerState(&pod.Spec.InitContainers[i], true, true))
 	}
 	for i := range pod.Spec.Containers {
-		w.main = append(w.main, newContainerState(&pod.Spec.Containers[i], false))
+		w.main = append(w.main, newContainerState(&pod.Spec.Containers[i], false, len(pod.Spec.InitContainers) > 0))
 	}
 	return w
 }

@@ -27,9 +27,11 @@ type containerState struct {
 	last       *corev1.ContainerStateTerminated
 }
 
-func newContainerState(c *corev1.Container, init bool) *containerState {
+// newContainerState starts waiting: regular containers of a pod with init
+// containers wait in PodInitializing, the others in ContainerCreating.
+func newContainerState(c *corev1.Container, init, podHasInit bool) *containerState {
 	reason := "ContainerCreating"
-	if !init {
+	if !init && podHasInit {
 		reason = "PodInitializing"
 	}
 	return &containerState{spec: c, init: init, waiting: &corev1.ContainerStateWaiting{Reason: reason}}
@@ -87,7 +89,8 @@ func (w *podWorker) startContainer(ctx context.Context, cs *containerState, vols
 		return nil, "", err
 	}
 	limit := cs.spec.Resources.Limits.Memory().Value()
-	p, err := w.agent.startProcess(runDir, spec, limit, log)
+	cgroup := fmt.Sprintf("%s_%s-%d", pod.UID, cs.spec.Name, restarts)
+	p, err := w.agent.startProcess(runDir, cgroup, spec, limit, log)
 	if err != nil {
 		log.close()
 		return nil, "", err

@@ -76,6 +76,9 @@ func (w *podWorker) refreshTokens(ctx context.Context) {
 			}
 			if err != nil {
 				w.logf("refreshing the token in volume %s: %v", v.Name, err)
+				w.mu.Lock()
+				w.tokenRefresh = time.Now().Add(30 * time.Second)
+				w.mu.Unlock()
 			}
 		}
 	}

@@ -52,7 +52,10 @@ func (w *podWorker) prepareVolume(ctx context.Context, pod *corev1.Pod, v corev1
 	case src.Ephemeral != nil:
 		return w.claimVolume(ctx, pod, v.Name, pod.Name+"-"+v.Name, false)
 	case src.EmptyDir != nil:
-		return &podVolume{path: dir}, os.MkdirAll(dir, 0o777)
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return nil, err
+		}
+		return &podVolume{path: dir}, os.Chmod(dir, 0o777) // world-writable as a kubelet makes it, whatever the umask
 	case src.HostPath != nil:
 		return hostPathVolume(src.HostPath)
 	case src.ConfigMap != nil, src.Secret != nil, src.DownwardAPI != nil, src.Projected != nil:

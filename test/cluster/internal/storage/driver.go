@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
@@ -77,7 +78,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		vs:       sf.Snapshot().V1().VolumeSnapshots().Lister(),
 		vsc:      sf.Snapshot().V1().VolumeSnapshotContents().Lister(),
 		vsclass:  sf.Snapshot().V1().VolumeSnapshotClasses().Lister(),
-		recorder: broadcaster.NewRecorder(nil, corev1.EventSource{Component: layout.DriverName}),
+		recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: layout.DriverName}),
 	}
 	loops := []*loop{
 		newLoop("claims", kf.Core().V1().PersistentVolumeClaims().Informer(), d.syncClaim),

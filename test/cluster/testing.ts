@@ -1,0 +1,57 @@
+// Small builders and waits shared by the box's own tests.
+
+import type { Kube, KubeObject } from './kube.ts';
+
+export const busybox = 'busybox:1.36';
+export const ferryImage = 'ferry:dev';
+
+export function shellContainer(name: string, script: string, extra: KubeObject = {}): KubeObject {
+  return { name, image: busybox, command: ['sh', '-c', script], ...extra };
+}
+
+export function podObject(name: string, spec: KubeObject, metadata: KubeObject = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, ...metadata }, spec: { restartPolicy: 'Never', ...spec } };
+}
+
+export function claimObject(name: string, spec: KubeObject = {}): KubeObject {
+  return {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } }, ...spec },
+  };
+}
+
+export function jobObject(name: string, podSpec: KubeObject, spec: KubeObject = {}): KubeObject {
+  return {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
+    spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', ...podSpec } }, ...spec },
+  };
+}
+
+export const podsPath = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
+export const claimsPath = (ns: string): string => `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
+export const jobsPath = (ns: string): string => `/apis/batch/v1/namespaces/${ns}/jobs`;
+export const snapshotsPath = (ns: string): string => `/apis/snapshot.storage.k8s.io/v1/namespaces/${ns}/volumesnapshots`;
+export const contentsPath = '/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents';
+
+/** Waits for the pod to reach a terminal phase and returns it. */
+export function podFinished(kube: Kube, ns: string, name: string, timeoutMs = 90_000): Promise<KubeObject> {
+  return kube.waitFor(`${podsPath(ns)}/${name}`, `pod ${ns}/${name} to finish`,
+    (pod) => (['Succeeded', 'Failed'].includes(pod.status?.phase) ? pod : undefined), timeoutMs);
+}
+
+export function jobCondition(kube: Kube, ns: string, name: string, type: string, timeoutMs = 120_000): Promise<KubeObject> {
+  return kube.waitFor(`${jobsPath(ns)}/${name}`, `job ${ns}/${name} to be ${type}`,
+    (job) => (job.status?.conditions ?? []).find((c: KubeObject) => c.type === type && c.status === 'True'), timeoutMs);
+}
+
+export function snapshotReady(kube: Kube, ns: string, name: string, timeoutMs = 60_000): Promise<KubeObject> {
+  return kube.waitFor(`${snapshotsPath(ns)}/${name}`, `snapshot ${ns}/${name} to be readyToUse`,
+    (vs) => (vs.status?.readyToUse === true ? vs : undefined), timeoutMs);
+}
+
+/** The terminated state of a pod's (first) container. */
+export function terminated(pod: KubeObject, container?: string): KubeObject {
+  const statuses: KubeObject[] = pod.status?.containerStatuses ?? [];
+  const status = container ? statuses.find((s) => s.name === container) : statuses[0];
+  return status?.state?.terminated ?? {};
+}
