@@ -20,7 +20,7 @@ export interface Report {
 const MiB = 2 ** 20;
 const mib = (n: number | undefined): string => (n === undefined ? '' : (n / MiB).toFixed(n < 10 * MiB ? 1 : 0));
 const num = (n: number | undefined, digits = 2): string => (n === undefined ? '' : n.toFixed(digits));
-const mbps = (n: number | undefined): string => (n === undefined ? '' : (n / 1e6).toFixed(0));
+const mbps = (n: number | undefined): string => (n === undefined ? '' : (n / 1e6).toFixed(n < 10e6 ? 2 : 0));
 
 const opTitles: Record<string, string> = {
   backup: 'backup (full)',
@@ -42,7 +42,7 @@ function resultsTable(summaries: Summary[], target: string): string {
   for (const s of rows) {
     const failed = s.failed > 0 ? ` (${s.failed}/${s.runs} failed)` : '';
     lines.push(`| ${s.datasetID} | ${opTitles[s.op] ?? s.op} | ${s.peer}${failed} | ${num(s.wallSeconds)} | ${mbps(s.throughput)} | ` +
-      `${num(s.cpuSeconds)} | ${mib(s.maxRssBytes)} | ${mib(s.storedBytes)} | ${s.s3Requests ?? ''} | ${num(s.ferrySpeedup)} |`);
+      `${num(s.cpuSeconds)} | ${mib(s.maxRssBytes)} | ${mib(s.storedBytes)} | ${s.s3Requests === undefined ? '' : Math.round(s.s3Requests)} | ${num(s.ferrySpeedup)} |`);
   }
   return lines.join('\n');
 }
