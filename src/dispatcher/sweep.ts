@@ -3,7 +3,8 @@
 // resources on, and removes what deleted resources left in ferry's namespace. Run every minute by the ferry-sweep
 // CronJob (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
 import { labels } from '../shared/api/phases.ts';
-import { isNotFound } from '../shared/kube/errors.ts';
+import type { StepName } from '../shared/api/types.ts';
+import { isNotFound, KubeError } from '../shared/kube/errors.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import type { KindName } from '../shared/kube/resources.ts';
 import { decide } from './decide.ts';
@@ -41,8 +42,9 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
     const decision = decide(r, jobs, options);
     try {
       if (decision.action === 'run' && (decision.step !== 'transfer' || !limited(limits))) {
-        await dispatcher.run(r, decision.step, decision.attempt);
-        report.dispatched.push(`${describe(r)}: ${decision.step} attempt ${decision.attempt}`);
+        const refused = await runOrRefused(dispatcher, r, decision.step, decision.attempt);
+        if (refused) report.failed.push(`${describe(r)}: ${refused}`);
+        else report.dispatched.push(`${describe(r)}: ${decision.step} attempt ${decision.attempt}`);
       } else if (decision.action === 'cancel') {
         await dispatcher.cancel(r, decision.why);
         report.canceled.push(describe(r));
@@ -61,6 +63,22 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   }
   report.deleted.push(...await removeOrphans(dispatcher, jobObjects, resources, report));
   return report;
+}
+
+/**
+ * Starts a step, or gives the resource up when the apiserver refuses its Job as invalid: that will not change on
+ * a retry (e.g. a name too long for a label, on a resource made while the webhook was not installed).
+ */
+async function runOrRefused(dispatcher: Dispatcher, r: Resource, step: StepName, attempt: number): Promise<string | undefined> {
+  try {
+    await dispatcher.run(r, step, attempt);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof KubeError && err.status === 422)) throw err;
+    const reason = `ferry cannot start its ${step} step: ${err.message}`;
+    await dispatcher.giveUp(r, { action: 'fail', step, phase: 'Failed', message: reason });
+    return reason;
+  }
 }
 
 /** Jobs and exposure objects in ferry's namespace whose resource no longer exists. */

@@ -3,12 +3,14 @@
 // from a throwaway CA), and every pod shares one network, so the dispatcher runs as one replica on free ports.
 //
 //   const cluster = await useCluster('my-suite');
-//   const ferry = await installFerry(cluster);      // once per test run; later suites of the run reuse it
+//   const ferry = await installFerry(cluster);
 //
-// The install is shared by the suites of one test run (a lock keeps two from installing at once) and redone by
-// the next run, so the dispatcher always runs the checkout's current code.
+// Suites share one install, also across test runs of several people on one box (a lock keeps two from installing
+// at once). It is redone only when the dispatcher is not answering or the code and manifests it runs have changed,
+// and then without a gap: the new dispatcher starts on new ports, the webhook switches to it, the old one goes.
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
@@ -28,15 +30,34 @@ export interface FerryInstall {
   metricsPort: number;
   /** PEM of the CA that signed the dispatcher's certificate */
   ca: string;
-  /** the test run that installed it */
-  owner: number;
+  /** the dispatcher's Deployment in ferry-system */
+  deployment: string;
+  /** hash of what the dispatcher runs: its sources and the manifests */
+  version: string;
 }
+
+/** What the installed dispatcher and manifests are made of; a change means installing again. */
+const versioned = ['deploy', 'jobs', 'policies', 'src/dispatcher', 'src/entry/dispatcher.ts', 'src/shared/api', 'src/shared/kube'];
 
 /** Kinds the box cannot serve as deploy/ has them; the installer makes its own versions. */
 const replaced = new Set(['Deployment', 'Service', 'PodDisruptionBudget', 'ValidatingWebhookConfiguration']);
+const installLabel = 'ferrybox.ferry.dev/install';
 
-function runOwner(): number {
-  return process.env.NODE_TEST_CONTEXT ? process.ppid : process.pid;
+async function* files(path: string): AsyncGenerator<string> {
+  const entries = await readdir(path, { withFileTypes: true }).catch(() => undefined);
+  if (!entries) {
+    yield path;
+    return;
+  }
+  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) yield* files(join(path, e.name));
+}
+
+async function currentVersion(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const top of versioned) {
+    for await (const file of files(join(checkoutDir, top))) hash.update(file).update(await readFile(file).catch(() => Buffer.alloc(0)));
+  }
+  return hash.digest('hex').slice(0, 10);
 }
 
 async function kubectl(cluster: TestCluster, args: string[], input?: string): Promise<string> {
@@ -67,11 +88,14 @@ async function waitHealthy(port: number, what: string, timeoutMs = 90_000): Prom
   }
 }
 
-function dispatcherDeployment(rendered: KubeObject[], webhookPort: number, metricsPort: number): KubeObject {
+function dispatcherDeployment(rendered: KubeObject[], name: string, version: string, webhookPort: number, metricsPort: number): KubeObject {
   const deployment = structuredClone(rendered.find((o) => o.kind === 'Deployment' && o.metadata.name === 'ferry-dispatcher'));
   if (!deployment) throw new Error('deploy/ renders no Deployment ferry-dispatcher.');
+  deployment.metadata.name = name;
   deployment.spec.replicas = 1;
-  deployment.spec.strategy = { type: 'Recreate' };
+  // old and new dispatchers run side by side during a switch: each selects its own pod
+  deployment.spec.selector.matchLabels[installLabel] = version;
+  deployment.spec.template.metadata.labels[installLabel] = version;
   const container = deployment.spec.template.spec.containers[0];
   container.env = [...container.env, { name: 'FERRY_WEBHOOK_PORT', value: String(webhookPort) }, { name: 'FERRY_METRICS_PORT', value: String(metricsPort) }];
   delete container.ports;
@@ -87,36 +111,43 @@ function webhookConfiguration(rendered: KubeObject[], webhookPort: number, ca: s
   return config;
 }
 
-async function install(cluster: TestCluster, recordFile: string): Promise<FerryInstall> {
+const apply = (cluster: TestCluster, items: KubeObject[]): Promise<string> =>
+  kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+
+async function install(cluster: TestCluster, version: string, previous: Partial<FerryInstall>): Promise<FerryInstall> {
   const rendered = await renderDeploy();
-  // the previous run's dispatcher (old code, maybe gone) must not judge this run's objects while they are applied
-  await kubectl(cluster, ['delete', 'validatingwebhookconfiguration', 'ferry-dispatcher', '--ignore-not-found']);
   const plain = rendered.filter((o) => !replaced.has(o.kind));
-  await kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: plain }));
+  await apply(cluster, plain);
   await kubectl(cluster, ['wait', '--for=condition=Established', '--timeout=60s', ...plain.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => `crd/${o.metadata.name}`)]);
 
-  const dir = join(statePaths().root, 'ferry-install');
+  const dir = join(statePaths().root, 'ferry-install', version);
   await mkdir(dir, { recursive: true });
   const certs = await makeTestCertificates(dir, 'tls.crt', 'tls.key');
   const [cert, key, ca] = await Promise.all([readFile(certs.certFile, 'utf8'), readFile(certs.keyFile, 'utf8'), readFile(certs.caFile, 'utf8')]);
-  const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: 'ferry-dispatcher-tls', namespace: ferryNamespace }, stringData: { 'tls.crt': cert, 'tls.key': key } };
+  const secretName = `ferry-dispatcher-tls-${version}`;
+  const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: secretName, namespace: ferryNamespace }, stringData: { 'tls.crt': cert, 'tls.key': key } };
 
   const webhookPort = await freePort();
   const metricsPort = await freePort();
-  await kubectl(cluster, ['delete', 'deployment', '-n', ferryNamespace, 'ferry-dispatcher', '--ignore-not-found', '--wait=true']);
-  await kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [secret, dispatcherDeployment(rendered, webhookPort, metricsPort)] }));
+  const deployment = dispatcherDeployment(rendered, `ferry-dispatcher-${version}`, version, webhookPort, metricsPort);
+  deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName = secretName;
+  await apply(cluster, [secret, deployment]);
   await waitHealthy(metricsPort, 'The dispatcher');
-  await kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify(webhookConfiguration(rendered, webhookPort, ca)));
-  const installed: FerryInstall = { webhookPort, metricsPort, ca, owner: runOwner() };
-  await writeFile(recordFile, JSON.stringify(installed));
-  return installed;
+  await apply(cluster, [webhookConfiguration(rendered, webhookPort, ca)]);
+  if (previous.deployment && previous.deployment !== deployment.metadata.name) {
+    await kubectl(cluster, ['delete', 'deployment', '-n', ferryNamespace, previous.deployment, '--ignore-not-found', '--wait=false']);
+  }
+  return { webhookPort, metricsPort, ca, deployment: deployment.metadata.name, version };
 }
 
 export async function installFerry(cluster: TestCluster): Promise<FerryInstall> {
   const recordFile = join(statePaths().root, 'ferry-install.json');
   return withLock(join(statePaths().root, 'ferry-install.lock'), 10 * 60_000, async () => {
     const previous = JSON.parse(await readFile(recordFile, 'utf8').catch(() => '{}')) as Partial<FerryInstall>;
-    if (previous.owner === runOwner() && previous.metricsPort && (await healthy(previous.metricsPort))) return previous as FerryInstall;
-    return install(cluster, recordFile);
+    const version = await currentVersion();
+    if (previous.version === version && previous.metricsPort && (await healthy(previous.metricsPort))) return previous as FerryInstall;
+    const installed = await install(cluster, version, previous);
+    await writeFile(recordFile, JSON.stringify(installed));
+    return installed;
   });
 }

@@ -8,6 +8,7 @@ import { handleReview } from '../../../src/dispatcher/handler.ts';
 import { sweep } from '../../../src/dispatcher/sweep.ts';
 import { jobName } from '../../../src/shared/api/phases.ts';
 import type { Phase } from '../../../src/shared/api/types.ts';
+import { KubeError } from '../../../src/shared/kube/errors.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import type { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import { claim, ferryNamespace, finishJob, jobs, review, upload, world } from './world.ts';
@@ -189,6 +190,19 @@ describe('the sweep', () => {
     assert.equal(stored.status?.phase, 'Failing');
     assert.match(stored.status?.message ?? '', /^step expose failed 3 times; the last attempt \(Job ferry-up-\w+-expose-3\) said: BackoffLimitExceeded: Job has reached/);
     assert.ok(w.kube.all('Event').some((e) => e.reason === 'Failing' && e.type === 'Warning'));
+  });
+
+  it('gives up a resource whose Job the apiserver refuses as invalid, instead of failing every sweep', async () => {
+    const w = world();
+    const r = upload('n'.repeat(64), 'Accepted');
+    w.kube.seed(r);
+    w.kube.failNext('create', 'Job', new KubeError(422, 'Invalid', 'Job.batch "x" is invalid: metadata.labels: Invalid value: must be no more than 63 bytes'));
+    const report = await sweep(w.dispatcher);
+    assert.deepEqual(report.errors, []);
+    assert.equal(report.failed.length, 1);
+    const stored = w.kube.peek<Resource>(key(r))!;
+    assert.equal(stored.status?.phase, 'Failed');
+    assert.match(stored.status?.message ?? '', /^ferry cannot start its expose step: Job.batch "x" is invalid/);
   });
 
   it('leaves running Jobs alone and cancels what asks to be canceled', async () => {
