@@ -50,6 +50,7 @@ const exposureKinds = ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapsho
  */
 async function removeExposure(ctx: StepContext, r: FerryResource): Promise<number> {
   const selector = uidSelector(r);
+  await removeTransferJobs(ctx, selector);
   const found: KubeObject[] = [];
   for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapshotContent'] as const) {
     found.push(...(await ctx.kube.list(kind, { namespace: kind === 'VolumeSnapshotContent' ? undefined : ctx.ferryNamespace, labelSelector: selector })));
@@ -73,6 +74,17 @@ async function removeExposure(ctx: StepContext, r: FerryResource): Promise<numbe
   });
   if (!gone) throw new Error(`Temporary objects of ${r.kind} ${r.metadata.namespace}/${r.metadata.name} were not deleted within two minutes; the step will try again.`);
   return found.length;
+}
+
+/**
+ * A finished pod still holds its PVC (the pvc-protection finalizer lets a claim go only once no pod object names
+ * it), so the transfer Jobs go first, their pods with them. Their outcome stays in the resource's status.
+ */
+async function removeTransferJobs(ctx: StepContext, selector: string): Promise<void> {
+  const jobs = await ctx.kube.list('Job', { namespace: ctx.ferryNamespace, labelSelector: `${selector},${labels.step}=transfer` });
+  for (const job of jobs) {
+    await ctx.kube.delete({ kind: 'Job', namespace: ctx.ferryNamespace, name: job.metadata.name }, { uid: job.metadata.uid, propagationPolicy: 'Background' }).catch(ignoreGoneOrReplaced);
+  }
 }
 
 function ignoreGoneOrReplaced(err: unknown): void {

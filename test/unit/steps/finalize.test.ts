@@ -19,12 +19,15 @@ function exposureOf(kube: MemoryKube, nativeLabels: Record<string, string> | und
     { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: exposed, namespace: ferryNamespace, labels }, spec: { source: { volumeSnapshotContentName: exposed } } },
     { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', metadata: { name: exposed, labels }, spec: { deletionPolicy: 'Retain' } },
     { ...pvc(ferryNamespace, exposed), metadata: { name: exposed, namespace: ferryNamespace, labels } },
+    // a finished transfer pod still holds the exposed PVC: its Job goes; the other steps' Jobs stay
+    { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'ferry-up-transfer-1', namespace: ferryNamespace, labels: { ...labels, 'ferry.dev/step': 'transfer' } }, spec: {} },
+    { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'ferry-up-snapshot-1', namespace: ferryNamespace, labels: { ...labels, 'ferry.dev/step': 'snapshot' } }, spec: {} },
     // someone else's objects in ferry's namespace stay
     { ...pvc(ferryNamespace, 'other'), metadata: { name: 'other', namespace: ferryNamespace, labels: { 'ferry.dev/uid': 'someone-else' } } },
   );
 }
 
-function names(kube: MemoryKube, kind: 'VolumeSnapshot' | 'VolumeSnapshotContent' | 'PersistentVolumeClaim' | 'PersistentVolume'): string[] {
+function names(kube: MemoryKube, kind: 'VolumeSnapshot' | 'VolumeSnapshotContent' | 'PersistentVolumeClaim' | 'PersistentVolume' | 'Job'): string[] {
   return kube.all(kind).map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort();
 }
 
@@ -45,6 +48,7 @@ for (const row of table) {
     assert.deepEqual(names(h.kube, 'VolumeSnapshot'), row.nativeKept ? [`app/${exposed}`] : []);
     assert.deepEqual(names(h.kube, 'VolumeSnapshotContent'), []);
     assert.deepEqual(names(h.kube, 'PersistentVolumeClaim'), [`${ferryNamespace}/other`]);
+    assert.deepEqual(h.kube.all('Job').map((j) => j.metadata.name), ['ferry-up-snapshot-1']);
     const du = h.kube.peek<DataUpload & KubeObject>(duRef)!;
     assert.equal(du.status?.phase, row.to);
     assert.equal(du.status?.completionTimestamp, '2026-03-01T12:00:00.000Z');
