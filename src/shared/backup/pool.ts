@@ -6,6 +6,7 @@ import type { PackWriter } from '../repository/pack-writer.ts';
 import type { BlobType } from '../pack/blob.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { allocated } from './collect.ts';
+import { transferList } from './transfer.ts';
 
 interface Job {
   worker: PoolWorker;
@@ -33,11 +34,14 @@ export class BackupPool {
   readonly #workers: PoolWorker[] = [];
   readonly #init: WorkerInit;
   readonly #size: number;
-  readonly #writer: PackWriter;
+  /** after close, late callers (siblings of a failed file) are refused rather than given a new thread */
+  #closed = false;
+  readonly #writer: PackWriter | undefined;
   readonly #jobs = new Map<number, Job>();
   #nextJob = 0;
 
-  constructor(init: WorkerInit, size: number, writer: PackWriter) {
+  /** `writer` receives new blobs of a backup; a pool used only to open blobs (restore) needs none */
+  constructor(init: WorkerInit, size: number, writer?: PackWriter) {
     this.#writer = writer;
     this.#init = init;
     this.#size = Math.max(1, size);
@@ -65,17 +69,24 @@ export class BackupPool {
     return this.#submit((job) => ({ op: 'file', job, path }), [], onBytes, signal) as Promise<{ content: string[]; size: number }>;
   }
 
+  /** Opens a stored blob in a worker: decrypt, decompress, verify its hash. Rejects with the reason. */
+  openBlob(id: string, sealed: Uint8Array, uncompressedLength: number): Promise<Uint8Array> {
+    return this.#submit((job) => ({ op: 'open', job, id, sealed, uncompressedLength }), transferList([sealed])) as Promise<Uint8Array>;
+  }
+
   /** Compresses, seals and verifies small blobs in a worker. */
   prepare(blobs: { id: string; type: BlobType; data: Uint8Array }[]): Promise<PreparedBlob[]> {
     return this.#submit((job) => ({ op: 'prepare', job, blobs }), []) as Promise<PreparedBlob[]>;
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await Promise.all(this.#workers.map((w) => w.thread.terminate()));
   }
 
   #submit(msg: (job: number) => ToWorker, transfer: ArrayBuffer[], onBytes?: (n: number) => void, signal?: AbortSignal): Promise<unknown> {
     signal?.throwIfAborted();
+    if (this.#closed) return Promise.reject(new Error('the operation ended; no more work is accepted'));
     const worker = this.#pick();
     const job = this.#nextJob++;
     return new Promise((resolve, reject) => {
@@ -112,14 +123,14 @@ export class BackupPool {
     switch (m.op) {
       case 'chunk': {
         this.#jobs.get(m.job)?.onBytes?.(m.length);
-        this.#answer(w, m.job, m.ask, this.#writer.claim('data', m.id));
+        this.#answer(w, m.job, m.ask, this.#writer!.claim('data', m.id));
         return;
       }
       case 'sealed': {
         try {
           // the transferred buffer is garbage once copied into its pack
           allocated(m.blob.sealed.length);
-          await this.#writer.add(m.blob, m.length);
+          await this.#writer!.add(m.blob, m.length);
           this.#answer(w, m.job, m.ask, true);
         } catch (err) {
           this.#finish(m.job)?.reject(err as Error);
@@ -128,6 +139,9 @@ export class BackupPool {
       }
       case 'fileDone':
         this.#finish(m.job)?.resolve({ content: m.content, size: m.size });
+        return;
+      case 'opened':
+        this.#finish(m.job)?.resolve(m.data);
         return;
       case 'prepared':
         this.#finish(m.job)?.resolve(m.blobs);

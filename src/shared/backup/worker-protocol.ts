@@ -14,6 +14,8 @@ export type ToWorker =
   | { op: 'file'; job: number; path: Uint8Array }
   | { op: 'prepare'; job: number; blobs: { id: string; type: BlobType; data: Uint8Array }[] }
   | { op: 'answer'; job: number; ask: number; need: boolean }
+  /** decrypt, decompress and verify a stored blob (restore) */
+  | { op: 'open'; job: number; id: string; sealed: Uint8Array; uncompressedLength: number }
   /** stop reading this file at the next chunk */
   | { op: 'cancel'; job: number };
 
@@ -24,4 +26,5 @@ export type FromWorker =
   | { op: 'sealed'; job: number; ask: number; blob: PreparedBlob; length: number }
   | { op: 'fileDone'; job: number; content: string[]; size: number }
   | { op: 'prepared'; job: number; blobs: PreparedBlob[] }
+  | { op: 'opened'; job: number; data: Uint8Array }
   | { op: 'failed'; job: number; message: string; code?: string };

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { parsePolynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
-import { prepareBlob } from '../pack/prepare.ts';
+import { openBlob, prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
@@ -94,6 +94,16 @@ port.on('message', (msg: ToWorker) => {
       return;
     case 'file':
       backupFile(msg.job, msg.path).catch((err: NodeJS.ErrnoException) => post({ op: 'failed', job: msg.job, message: err.message, code: err.code }));
+      return;
+    case 'open':
+      try {
+        const data = openBlob(init.key, msg.sealed, msg.uncompressedLength);
+        const got = createHash('sha256').update(data).digest('hex');
+        if (got !== msg.id) throw new Error('its content does not match its id');
+        post({ op: 'opened', job: msg.job, data }, transferList([data]));
+      } catch (err) {
+        post({ op: 'failed', job: msg.job, message: (err as Error).message });
+      }
       return;
     case 'prepare':
       try {

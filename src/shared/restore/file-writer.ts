@@ -78,9 +78,12 @@ export interface WriteTarget {
  * Writes a file's content. If any blob cannot be loaded or verified, the file is removed: a restore that fails
  * must not leave a file of the right size with holes where the damaged data was.
  */
+/** Fetches and verifies one data blob; the restorer's reads it on worker threads. */
+export type ReadBlob = (id: ID, signal?: AbortSignal) => Promise<Uint8Array>;
+
 export async function writeFileContent(
   repo: Repository, path: Buffer, content: readonly ID[], loads: Semaphore, onBytes: (n: number) => void, signal?: AbortSignal,
-  target: WriteTarget = {},
+  target: WriteTarget = {}, read: ReadBlob = (id, s) => repo.loadBlob('data', id, s),
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
   const fh = await open(path, target.existing ? 'r+' : 'w', 0o600);
@@ -97,7 +100,7 @@ export async function writeFileContent(
         // blobs still queued when another one failed are not fetched for a file that is going away
         if (failed) return;
         signal?.throwIfAborted();
-        await writeSkippingZeros(fh, await repo.loadBlob('data', b.id, signal), b.offset);
+        await writeSkippingZeros(fh, await read(b.id, signal), b.offset);
         onBytes(b.length);
       } catch (err) {
         failed = true;

@@ -11,7 +11,11 @@ import { restoreMetadata } from '../fsmeta/restore.ts';
 import { XattrWriter } from '../fsmeta/xattr.ts';
 import { createSpecialFiles } from '../fsmeta/special.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
-import { writeFileContent, type WriteTarget } from './file-writer.ts';
+import { writeFileContent, type ReadBlob, type WriteTarget } from './file-writer.ts';
+import { BackupPool } from '../backup/pool.ts';
+import { formatPolynomial } from '../chunker/polynomial.ts';
+import { CorruptBlobError, MissingBlobError } from '../repository/errors.ts';
+import { cpus } from 'node:os';
 
 export interface RestoreOptions {
   target: string;
@@ -19,6 +23,8 @@ export interface RestoreOptions {
   subpath?: string;
   /** blob downloads in flight */
   loads?: number;
+  /** threads that decrypt, decompress and verify blobs (default: one per core) */
+  workers?: number;
   signal?: AbortSignal;
   onProgress?: ProgressFn;
   /** put recorded extended attributes back (through batched setfattr) */
@@ -38,6 +44,7 @@ class Restorer {
   readonly #repo: Repository;
   readonly #opts: RestoreOptions;
   readonly #loads: Semaphore;
+  readonly #pool: BackupPool;
   readonly #files: Semaphore;
   readonly #progress = newProgress();
   readonly #tick: { tick(): void; flush(): void };
@@ -49,12 +56,33 @@ class Restorer {
     this.#repo = repo;
     this.#opts = opts;
     this.#loads = new Semaphore(opts.loads ?? 16);
+    this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: false }, opts.workers ?? cpus().length);
     this.#files = new Semaphore(64);
     this.#tick = throttled(opts.onProgress, this.#progress);
     this.#meta = opts.xattrs ? { xattrs: new XattrWriter() } : {};
   }
 
+  /** Loads a blob here, and opens it on a worker thread: decryption and hashing are most of a restore's CPU. */
+  readonly #read: ReadBlob = async (id, signal) => {
+    const loc = this.#repo.index.get(id, 'data');
+    if (!loc) throw new MissingBlobError('data', id);
+    const sealed = await this.#repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
+    try {
+      return await this.#pool.openBlob(id, sealed, loc.uncompressedLength);
+    } catch (err) {
+      throw new CorruptBlobError(loc.pack, id, (err as Error).message);
+    }
+  };
+
   async run(root: ID): Promise<Progress> {
+    try {
+      return await this.#run(root);
+    } finally {
+      await this.#pool.close();
+    }
+  }
+
+  async #run(root: ID): Promise<Progress> {
     const start = await this.#resolve(root, this.#opts.subpath ?? '/');
     const target = Buffer.from(this.#opts.target);
     if ('tree' in start) {
@@ -145,7 +173,7 @@ class Restorer {
     return writeFileContent(this.#repo, path, node.content ?? [], this.#loads, (n) => {
       this.#progress.bytesDone += n;
       this.#tick.tick();
-    }, this.#opts.signal, target);
+    }, this.#opts.signal, target, this.#read);
   }
 
   async #restoreFile(node: TreeNode, path: Buffer): Promise<void> {
