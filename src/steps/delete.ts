@@ -16,6 +16,9 @@ import { event, writeStatus } from './transition.ts';
 export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Outcome> {
   if (r.kind !== 'DataUpload') return { outcome: 'Skipped', reason: 'only a DataUpload has repository data to delete.' };
   try {
+    if (!(await ctx.kube.get({ kind: 'BackupStorageLocation', namespace: ctx.ferryNamespace, name: r.spec.backupStorageLocation }))) {
+      return await releaseWithoutLocation(ctx, r);
+    }
     const freed = await freeRepositoryData(ctx, r);
     await removeFinalizer(ctx, r);
     const note = freed.forgotten === 0 ? 'No repository snapshot to delete; finalizer removed.' : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes; finalizer removed.`;
@@ -28,6 +31,18 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
     await recordDeleteFailure(ctx, r, message).catch((e: Error) => ctx.log.warn('could not record the failure in status', { error: e.message }));
     throw err;
   }
+}
+
+/**
+ * With its storage location gone ferry cannot reach the data any more; holding the finalizer would only block the
+ * namespace's deletion for ever. The data stays in the bucket, and the Event says so.
+ */
+async function releaseWithoutLocation(ctx: StepContext, du: DataUpload): Promise<Outcome> {
+  await removeFinalizer(ctx, du);
+  const note = `BackupStorageLocation ${du.spec.backupStorageLocation} no longer exists, so snapshot ${du.status?.snapshotID?.slice(0, 8) ?? '(none)'} stays in its bucket; finalizer removed.`;
+  ctx.log.warn(note);
+  await event(ctx, du, { type: 'Warning', reason: 'RepositoryDataKept', note });
+  return { outcome: 'Advanced', reason: note };
 }
 
 interface Freed {

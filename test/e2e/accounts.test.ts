@@ -37,11 +37,16 @@ async function canI(step: string, verb: string, resource: string, namespace?: st
 
 describe('step accounts', { timeout: 20 * 60_000 }, () => {
   it('each step Job of a backup runs under its own ServiceAccount, and the backup completes with those rights', async () => {
-    await w.cluster.kube.create(uploads(w.app), dataUpload('least', w.location));
-    const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/least`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000);
+    const created = await w.cluster.kube.create(uploads(w.app), dataUpload('least', w.location));
+    // finalize deletes the transfer Job (its pod holds the exposed PVC), so the Jobs are looked at while they run
+    const byStep = new Map<string, string>();
+    const jobsPath = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs?labelSelector=${encodeURIComponent(`${labels.uid}=${created.metadata.uid}`)}`;
+    const look = async (): Promise<undefined> => {
+      for (const j of (await w.cluster.kube.get(jobsPath)).items as Obj[]) byStep.set(j.metadata.labels[labels.step], j.spec.template.spec.serviceAccountName);
+    };
+    const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/least`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000, look);
     assert.equal(final.status.phase, 'Completed', final.status.message);
-    const jobs: Obj[] = (await w.cluster.kube.get(`/apis/batch/v1/namespaces/${ferryNamespace}/jobs?labelSelector=${encodeURIComponent(`${labels.uid}=${final.metadata.uid}`)}`)).items;
-    const byStep = new Map(jobs.map((j) => [j.metadata.labels[labels.step], j.spec.template.spec.serviceAccountName]));
+    await look();
     for (const step of ['snapshot', 'expose', 'transfer', 'finalize']) assert.equal(byStep.get(step), `ferry-step-${step}`, `the ${step} Job`);
   });
 

@@ -86,13 +86,22 @@ test('a DataUpload that never moved data (no repository) just loses its finalize
 
 test('a failure leaves the finalizer, says why in status and an Event, and is thrown for a retry', async () => {
   const h = harness('delete');
-  h.kube.seed(deleting('uid-y', 'a'.repeat(64)));
-  await assert.rejects(runOne(h.ctx, deleteData, ref), /BackupStorageLocation "default" does not exist/);
+  const [bsl] = location();
+  h.kube.seed(deleting('uid-y', 'a'.repeat(64)), bsl);
+  await assert.rejects(runOne(h.ctx, deleteData, ref), /The credentials Secret "s3" does not exist/);
   const du = h.kube.peek<DataUpload & KubeObject>(ref)!;
   assert.ok(du.metadata.finalizers?.includes(finalizerName));
-  assert.match(du.status!.message!, /^Could not delete the repository data: BackupStorageLocation "default" does not exist in namespace ferry-system\. The finalizer stays/);
+  assert.match(du.status!.message!, /^Could not delete the repository data: The credentials Secret "s3" does not exist in namespace ferry-system\. The finalizer stays/);
   assert.equal(du.status?.conditions?.find((c) => c.type === 'RepositoryDataDeleted')?.status, 'False');
   assert.equal(du.status?.steps?.delete?.outcome, 'Failed');
   assert.deepEqual(eventsOf(h.kube).map((e) => [e.reason, e.type]), [['DeleteFailed', 'Warning']]);
   assert.equal(du.status?.phase, 'Completed', 'the phase stays terminal');
+});
+
+test('with its storage location gone the finalizer is released with a Warning, so the namespace can go', async () => {
+  const h = harness('delete');
+  h.kube.seed(deleting('uid-z', 'a'.repeat(64)));
+  assert.equal((await runOne(h.ctx, deleteData, ref)).outcome, 'Advanced');
+  assert.deepEqual(h.kube.peek<DataUpload & KubeObject>(ref)!.metadata.finalizers, ['example.com/keep']);
+  assert.deepEqual(eventsOf(h.kube).map((e) => [e.reason, e.type]), [['RepositoryDataKept', 'Warning']]);
 });
