@@ -123,8 +123,21 @@ class Restorer {
 
   /** Restores a directory's entries into `dir` (which exists); settles once every file below is written. */
   async #restoreDir(tree: ID, dir: Buffer): Promise<void> {
+    await (await this.#scheduleDir(tree, dir)).done;
+  }
+
+  /**
+   * Creates a directory's entries and starts their contents. Settles once everything below is scheduled (the walk
+   * goes depth first and waits for file slots, so memory follows the work in flight, not the tree); `done` settles
+   * once everything below is written.
+   */
+  async #scheduleDir(tree: ID, dir: Buffer): Promise<{ done: Promise<void> }> {
     const nodes = await this.#loadTree(tree);
     const pending: Promise<void>[] = [];
+    const track = (p: Promise<void>): void => {
+      p.catch(() => undefined); // failures surface through Promise.all below
+      pending.push(p);
+    };
     for (const node of nodes) {
       this.#opts.signal?.throwIfAborted();
       const path = Buffer.concat([dir, sep, checkedName(node.name)]);
@@ -132,15 +145,17 @@ class Restorer {
         await mkdir(path, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'EEXIST') throw err;
         });
-        pending.push(this.#restoreDir(node.subtree!, path).then(() => restoreMetadata(path, node, this.#meta)));
+        const below = await this.#scheduleDir(node.subtree!, path);
+        // a directory's times are set last: writing its entries changes them
+        track(below.done.then(() => restoreMetadata(path, node, this.#meta)));
         continue;
       }
       await this.#files.acquire();
-      const p = this.#restoreNode(node, path).finally(() => this.#files.release());
-      p.catch(() => undefined);
-      pending.push(p);
+      track(this.#restoreNode(node, path).finally(() => this.#files.release()));
     }
-    await Promise.all(pending);
+    const done = Promise.all(pending).then(() => undefined);
+    done.catch(() => undefined);
+    return { done };
   }
 
   async #restoreNode(node: TreeNode, path: Buffer): Promise<void> {
