@@ -93,6 +93,7 @@ async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> 
       dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name },
     },
   } satisfies PersistentVolumeClaim);
+  await boundUnlessDelayed(ctx, du, name, storageClassName);
 
   await transition(ctx, du, {
     to: 'Prepared',
@@ -104,6 +105,26 @@ async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> 
     },
   });
   return { outcome: 'Advanced', reason: `exposed as PVC ${ns}/${name}` };
+}
+
+/**
+ * With an immediate-binding class the volume is provisioned on its own, somewhere; waiting for it here lets the
+ * transfer Job be placed where the volume is (and makes a provisioning failure this step's). A class that binds
+ * on first use binds when the transfer pod is scheduled, so there is nothing to wait for.
+ */
+async function boundUnlessDelayed(ctx: StepContext, r: FerryResource, name: string, className: string | undefined): Promise<void> {
+  const sc = className ? await ctx.kube.get<StorageClass>({ kind: 'StorageClass', name: className }) : await defaultClass(ctx);
+  if (!sc || sc.volumeBindingMode === 'WaitForFirstConsumer') return;
+  const bound = await waitFor(ctx, operationTimeoutMs(r), async () => {
+    const pvc = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace: ctx.ferryNamespace, name });
+    return pvc?.status?.phase === 'Bound' ? pvc : undefined;
+  });
+  if (!bound) throw new StepFailure('ExposeTimeout', `The PVC ${ctx.ferryNamespace}/${name} was not bound within ${r.spec.operationTimeout ?? '10m'}; see its events.`);
+}
+
+async function defaultClass(ctx: StepContext): Promise<StorageClass | undefined> {
+  const classes = await ctx.kube.list<StorageClass>('StorageClass');
+  return classes.find((c) => c.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
 }
 
 /** ReadOnlyMany where the class says its driver supports it from snapshots, else ReadWriteOnce. */
@@ -144,6 +165,7 @@ async function exposeRestore(ctx: StepContext, dd: DataDownload): Promise<Outcom
       resources: { requests: { storage: size } },
     },
   } satisfies PersistentVolumeClaim);
+  await boundUnlessDelayed(ctx, dd, name, storageClassName);
   await transition(ctx, dd, {
     to: 'Prepared',
     reason: 'Exposed',

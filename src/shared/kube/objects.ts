@@ -61,6 +61,7 @@ export interface VolumeSnapshotContent extends KubeObject {
 export interface StorageClass extends KubeObject {
   kind: 'StorageClass';
   provisioner: string;
+  volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
 }
 
 export function pvcRequest(pvc: PersistentVolumeClaim): string | undefined {

@@ -47,7 +47,7 @@ test('backup: clones the snapshot content (same handle, Retain) into ferry\'s na
 test('backup: ReadOnlyMany when the storage class says its driver allows it; running again changes nothing', async () => {
   const h = harness('expose');
   h.kube.seed(dataUpload({}, { phase: 'Accepted', volumeSnapshot: name, volumeMode: 'Block' }), pvc('app', 'data'),
-    { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'fast', annotations: { 'ferry.dev/backup-access-mode': 'ReadOnlyMany' } }, provisioner: 'x' });
+    { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'fast', annotations: { 'ferry.dev/backup-access-mode': 'ReadOnlyMany' } }, provisioner: 'x', volumeBindingMode: 'WaitForFirstConsumer' });
   sourceSnapshot(h.kube);
   await runOne(h.ctx, expose, { kind: 'DataUpload', namespace: 'app', name: 'du-1' });
   const claim = h.kube.peek<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name })!;
@@ -57,6 +57,24 @@ test('backup: ReadOnlyMany when the storage class says its driver allows it; run
   h.kube.mutate({ kind: 'DataUpload', namespace: 'app', name: 'du-1' }, (o) => { (o.status as { phase: string }).phase = 'Accepted'; });
   assert.equal((await runOne(h.ctx, expose, { kind: 'DataUpload', namespace: 'app', name: 'du-1' })).outcome, 'Advanced');
   assert.equal(h.kube.all('PersistentVolumeClaim').filter((p) => p.metadata.namespace === ferryNamespace).length, 1);
+});
+
+test('backup: with an immediate-binding class the step waits until the PVC is bound, and fails if it never is', async () => {
+  for (const binds of [true, false]) {
+    const h = harness('expose');
+    h.kube.seed(dataUpload({ operationTimeout: '1m' }, { phase: 'Accepted', volumeSnapshot: name }), pvc('app', 'data'),
+      { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'fast' }, provisioner: 'x', volumeBindingMode: 'Immediate' });
+    sourceSnapshot(h.kube);
+    let looks = 0;
+    h.kube.on('get', 'PersistentVolumeClaim', (o, k) => {
+      if (o.metadata.namespace === ferryNamespace && ++looks === 3 && binds) k.mutate({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name }, (c) => { c.status = { phase: 'Bound' }; });
+    });
+    await runOne(h.ctx, expose, { kind: 'DataUpload', namespace: 'app', name: 'du-1' });
+    const du = h.kube.peek<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })!;
+    assert.equal(du.status?.phase, binds ? 'Prepared' : 'Failing');
+    if (binds) assert.ok(looks >= 3, 'it looked until the PVC was bound');
+    else assert.match(du.status!.message!, /was not bound within 1m/);
+  }
 });
 
 test('backup: a snapshot that lost its content fails the DataUpload', async () => {
