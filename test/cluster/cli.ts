@@ -1,7 +1,9 @@
-// `npm run cluster -- up|down|status|env`: the cluster in a box for e2e tests and the demo (see README.md here).
+// `npm run cluster -- up|build|down|status|env`: the cluster in a box for e2e tests and the demo (see README.md here).
+import { dirname } from 'node:path';
 import { defineCommand, runMain } from 'citty';
 import { consola } from 'consola';
 import { down, problems, readRecord, up, watchOwner } from './box.ts';
+import { ensureBinaries } from './build.ts';
 import type { BoxRecord } from './box.ts';
 import { statePaths } from './paths.ts';
 
@@ -31,6 +33,14 @@ const upCommand = defineCommand({
     if (reused) consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
     else consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
     console.log(['', ...exports(record), '', 'kubectl get nodes   # kubectl from Debian\'s kubernetes-client works'].join('\n'));
+  },
+});
+
+const buildCommand = defineCommand({
+  meta: { name: 'build', description: 'Only build what the cache lacks (for CI, before the tests)' },
+  async run() {
+    const b = await ensureBinaries((line) => consola.info(line));
+    consola.success(`${b.built ? 'Built' : 'Cached'} in ${b.seconds.toFixed(1)} s: ${dirname(b.bin['kube-apiserver'])}, ${b.ferrybox}`);
   },
 });
 
@@ -76,5 +86,5 @@ const watchOwnerCommand = defineCommand({
 
 await runMain(defineCommand({
   meta: { name: 'cluster', description: 'The cluster in a box: a real Kubernetes control plane, S3 and emulated nodes' },
-  subCommands: { up: upCommand, down: downCommand, status: statusCommand, env: envCommand, 'watch-owner': watchOwnerCommand },
+  subCommands: { up: upCommand, build: buildCommand, down: downCommand, status: statusCommand, env: envCommand, 'watch-owner': watchOwnerCommand },
 }));

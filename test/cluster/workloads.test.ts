@@ -185,6 +185,23 @@ describe('pods', () => {
     assert.deepEqual(pod.status.conditions.find((c: any) => c.type === 'Initialized').status, 'True');
   });
 
+  it('restarts a failing container under restartPolicy OnFailure and keeps the previous run', async () => {
+    const { kube } = cluster;
+    const script = 'n=$(cat /state/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /state/n; echo run $n; [ $n -ge 3 ]';
+    await kube.create(podsPath(ns), podObject('flaky', {
+      restartPolicy: 'OnFailure',
+      containers: [shellContainer('main', script, { volumeMounts: [{ name: 'state', mountPath: '/state' }] })],
+      volumes: [{ name: 'state', emptyDir: {} }],
+    }));
+    const pod = await podFinished(kube, ns, 'flaky');
+    const status = pod.status.containerStatuses[0];
+    assert.equal(pod.status.phase, 'Succeeded');
+    assert.equal(status.restartCount, 2);
+    assert.equal(status.lastState.terminated.exitCode, 1);
+    assert.equal(await cluster.podLogs(ns, 'flaky'), 'run 3\n');
+    assert.equal(await cluster.podLogs(ns, 'flaky', { previous: true }), 'run 2\n');
+  });
+
   it('serves container logs through the apiserver (kubectl logs)', async () => {
     const { kube } = cluster;
     await kube.create(podsPath(ns), podObject('talker', { containers: [shellContainer('talk', 'echo one; echo two; echo three')] }));

@@ -40,7 +40,7 @@ type Options struct {
 	// APIServerPort is what pods see as KUBERNETES_SERVICE_PORT on 127.0.0.1.
 	APIServerPort string
 	// KubeletPortBase is node i's log endpoint port (base+i).
-	KubeletPortBase int
+	KubeletPortBase           int
 	TLSCert, TLSKey, ClientCA string
 }
 

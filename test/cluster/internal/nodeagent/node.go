@@ -72,7 +72,7 @@ func (a *Agent) nodeStatus(port int32) corev1.NodeStatus {
 			cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
 			cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
 		},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: nodeIP}, {Type: corev1.NodeHostName, Address: "localhost"}},
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: nodeIP}, {Type: corev1.NodeHostName, Address: "localhost"}},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: port}},
 		NodeInfo: corev1.NodeSystemInfo{
 			KubeletVersion: kubeletVersion, OperatingSystem: "linux", Architecture: runtime.GOARCH,

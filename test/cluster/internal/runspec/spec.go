@@ -20,11 +20,11 @@ type Spec struct {
 	Env        []string `json:"env"`
 	WorkingDir string   `json:"workingDir"`
 	// UID and GID are nil when the container runs as the image's user (root here).
-	UID                *int64   `json:"uid,omitempty"`
-	GID                *int64   `json:"gid,omitempty"`
-	SupplementalGroups []int64  `json:"supplementalGroups,omitempty"`
-	ReadOnlyRoot       bool     `json:"readOnlyRoot,omitempty"`
-	Mounts             []Mount  `json:"mounts"`
+	UID                *int64  `json:"uid,omitempty"`
+	GID                *int64  `json:"gid,omitempty"`
+	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
+	ReadOnlyRoot       bool    `json:"readOnlyRoot,omitempty"`
+	Mounts             []Mount `json:"mounts"`
 	// CgroupProcs lists cgroup.procs files the process joins before exec, so
 	// everything it runs is accounted and limited.
 	CgroupProcs []string `json:"cgroupProcs,omitempty"`
