@@ -3,7 +3,7 @@
 // the resources and their Jobs as the cluster shows them, so any replica (or the sweep) may act, and acting twice
 // creates the same Job names.
 import { labels } from '../shared/api/phases.ts';
-import type { FerryResource, StepName } from '../shared/api/types.ts';
+import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
 import { findCondition, setCondition } from '../shared/kube/conditions.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
 import { emitEvent } from '../shared/kube/events.ts';
@@ -70,6 +70,12 @@ function startsSomething(change: Change): boolean {
     || (old.metadata.deletionTimestamp === undefined) !== (resource.metadata.deletionTimestamp === undefined);
 }
 
+const afterTransfer: readonly (Phase | undefined)[] = ['Finalizing', 'Completed', 'Failing', 'Failed', 'Canceling', 'Canceled'];
+
+function pastTransfer(phase: Phase | undefined): boolean {
+  return afterTransfer.includes(phase);
+}
+
 /** A transition that ends a transfer or gives up its turn, so a waiting one may start. */
 function freesSlot(change: Change): boolean {
   const before = change.old?.status?.phase;
@@ -79,6 +85,7 @@ function freesSlot(change: Change): boolean {
 
 export class Dispatcher {
   readonly #d: Required<Omit<DispatcherDeps, 'metrics'>> & Pick<DispatcherDeps, 'metrics'>;
+  #placing: Promise<unknown> = Promise.resolve();
 
   /** What the dispatcher works with, for the sweep. */
   get context(): Pick<DispatcherDeps, 'kube' | 'namespace' | 'limits'> & { now: () => Date } {
@@ -184,12 +191,19 @@ export class Dispatcher {
 
   /**
    * Starts the transfers that may run now, oldest first, and tells the others why they wait. `admitted` is a change
-   * not stored yet; `known` saves listing what the caller has just listed.
+   * not stored yet. One placement at a time in this process: each must see the Jobs the one before it created.
    */
-  async placeTransfers(mode: DecideOptions['mode'], admitted?: Resource, known?: { resources: Resource[]; jobs: StepJob[] }): Promise<{ started: string[]; waiting: string[] }> {
+  placeTransfers(mode: DecideOptions['mode'], admitted?: Resource): Promise<{ started: string[]; waiting: string[] }> {
+    const next = this.#placing.then(() => this.#place(mode, admitted));
+    this.#placing = next.catch(() => undefined);
+    return next;
+  }
+
+  async #place(mode: DecideOptions['mode'], admitted?: Resource): Promise<{ started: string[]; waiting: string[] }> {
     const { kube, namespace } = this.#d;
-    const jobs = known?.jobs ?? parseStepJobs(await kube.list<KubeObject>('Job', { namespace, labelSelector: `${labels.step}=transfer` }));
-    let resources = known?.resources ?? await this.resources();
+    // fresh lists, Jobs first: a transfer started meanwhile shows as a Job even if its resource looks older
+    const jobs = parseStepJobs(await kube.list<KubeObject>('Job', { namespace, labelSelector: `${labels.step}=transfer` }));
+    let resources = await this.resources();
     // the admitted change is not stored yet: count it as it is about to be
     if (admitted) resources = [...resources.filter((r) => r.metadata.uid !== admitted.metadata.uid), admitted];
     const holders: (SlotHolder & { resource: Resource })[] = [];
@@ -198,8 +212,9 @@ export class Dispatcher {
     for (const r of resources) {
       const uid = r.metadata.uid ?? '';
       const active = jobs.find((j) => j.uid === uid && j.step === 'transfer' && j.state === 'active');
-      // a transfer Job still running past InProgress is only exiting: its slot is free for the next one
-      if (r.status?.phase === 'InProgress' || (r.status?.phase === 'Prepared' && active)) holders.push({ uid, node: r.status?.node ?? active?.node, resource: r });
+      // a started transfer holds its slot even before its resource shows Prepared (that write may still be on its
+      // way); a transfer Job still running past InProgress is only exiting, and its slot is free for the next one
+      if (r.status?.phase === 'InProgress' || (active && !pastTransfer(r.status?.phase))) holders.push({ uid, node: r.status?.node ?? active?.node, resource: r });
       const d = decide(r, jobs, options);
       if (d.action === 'run' && d.step === 'transfer') {
         candidates.push({ resource: r, attempt: d.attempt, candidate: { uid, created: r.metadata.creationTimestamp ?? '' } });

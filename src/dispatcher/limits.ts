@@ -1,5 +1,5 @@
 // Concurrency limits for transfers, cluster-wide and per node, decided from what the cluster shows: a resource
-// holds a slot while it is InProgress, or Prepared with its transfer Job started. Waiting resources go oldest first, so every replica
+// holds a slot while it is InProgress, or while its transfer Job runs before that. Waiting resources go oldest first, so every replica
 // of the dispatcher (and the sweep) reaches the same answer from the same objects.
 
 export interface TransferLimits {

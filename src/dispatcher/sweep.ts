@@ -57,7 +57,7 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
     }
   }
   if (limited(limits)) {
-    const placed = await dispatcher.placeTransfers('sweep', undefined, { resources, jobs });
+    const placed = await dispatcher.placeTransfers('sweep');
     report.dispatched.push(...placed.started.map((s) => `${s}: transfer`));
     report.waiting.push(...placed.waiting);
   }

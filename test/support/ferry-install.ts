@@ -80,7 +80,7 @@ async function healthy(port: number): Promise<boolean> {
   }
 }
 
-async function waitHealthy(port: number, what: string, timeoutMs = 90_000): Promise<void> {
+async function waitHealthy(port: number, what: string, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await healthy(port))) {
     if (Date.now() > deadline) throw new Error(`${what} did not become ready on 127.0.0.1:${port} within ${timeoutMs / 1000} s.`);
@@ -114,7 +114,7 @@ function webhookConfiguration(rendered: KubeObject[], webhookPort: number, ca: s
 const apply = (cluster: TestCluster, items: KubeObject[]): Promise<string> =>
   kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
 
-async function install(cluster: TestCluster, version: string, previous: Partial<FerryInstall>): Promise<FerryInstall> {
+async function install(cluster: TestCluster, version: string): Promise<FerryInstall> {
   const rendered = await renderDeploy();
   const plain = rendered.filter((o) => !replaced.has(o.kind));
   await apply(cluster, plain);
@@ -134,9 +134,10 @@ async function install(cluster: TestCluster, version: string, previous: Partial<
   await apply(cluster, [secret, deployment]);
   await waitHealthy(metricsPort, 'The dispatcher');
   await apply(cluster, [webhookConfiguration(rendered, webhookPort, ca)]);
-  if (previous.deployment && previous.deployment !== deployment.metadata.name) {
-    await kubectl(cluster, ['delete', 'deployment', '-n', ferryNamespace, previous.deployment, '--ignore-not-found', '--wait=false']);
-  }
+  // every other dispatcher goes: an earlier install's, or one whose install did not finish
+  const others = (await kubectl(cluster, ['get', 'deployment', '-n', ferryNamespace, '-l', 'app.kubernetes.io/component=dispatcher', '-o', 'name']))
+    .split('\n').filter((n) => n && n !== `deployment.apps/${deployment.metadata.name}`);
+  if (others.length) await kubectl(cluster, ['delete', '-n', ferryNamespace, '--ignore-not-found', '--wait=false', ...others]);
   return { webhookPort, metricsPort, ca, deployment: deployment.metadata.name, version };
 }
 
@@ -146,7 +147,7 @@ export async function installFerry(cluster: TestCluster): Promise<FerryInstall> 
     const previous = JSON.parse(await readFile(recordFile, 'utf8').catch(() => '{}')) as Partial<FerryInstall>;
     const version = await currentVersion();
     if (previous.version === version && previous.metricsPort && (await healthy(previous.metricsPort))) return previous as FerryInstall;
-    const installed = await install(cluster, version, previous);
+    const installed = await install(cluster, version);
     await writeFile(recordFile, JSON.stringify(installed));
     return installed;
   });

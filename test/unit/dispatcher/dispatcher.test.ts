@@ -160,6 +160,18 @@ describe('the dispatcher under transfer limits', () => {
     assert.equal(pinned[0].spec.template.spec.nodeSelector['kubernetes.io/hostname'], 'node-2', 'node-1 is taken by the first transfer');
   });
 
+  it('starts one transfer for one free slot when two resources become Prepared at the same moment', async () => {
+    const w = world({ limits: { cluster: 1, perNode: 0 } });
+    const rs = ['x', 'y'].map((n, i) => {
+      const r = upload(n, 'Accepted', {}, `2025-01-01T00:0${i}:00Z`);
+      w.kube.seed(r);
+      return w.kube.peek<Resource>(key(r))!;
+    });
+    // both reviews are answered before either status write is stored, as the apiserver may do
+    await Promise.all(rs.map((r) => allowed(w, review('UPDATE', { ...r, status: { phase: 'Prepared', ...exposed(w, r) } }, { old: r, subResource: 'status' }))));
+    assert.equal(jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer').length, 1);
+  });
+
   it('pins transfers to nodes within the per-node limit', async () => {
     const w = world({ limits: { cluster: 0, perNode: 1 } });
     await prepared(w, ['a', 'b', 'c']);
