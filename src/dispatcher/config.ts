@@ -36,8 +36,8 @@ export const settings: readonly Setting[] = [
   { key: 'maxTransfers', env: 'FERRY_MAX_TRANSFERS', flag: 'max-transfers', kind: 'count', default: '0', description: 'transfers at once in the cluster (0: no limit)' },
   { key: 'maxTransfersPerNode', env: 'FERRY_MAX_TRANSFERS_PER_NODE', flag: 'max-transfers-per-node', kind: 'count', default: '0', description: 'transfers at once per node (0: no limit)' },
   { key: 'maxAttempts', env: 'FERRY_MAX_ATTEMPTS', flag: 'max-attempts', kind: 'count', default: '3', description: 'Jobs of one step before the resource is given up' },
-  { key: 'apiTimeoutMs', env: 'FERRY_API_TIMEOUT_MS', flag: 'api-timeout-ms', kind: 'ms', default: '2000', description: 'timeout of each apiserver request' },
-  { key: 'budgetMs', env: 'FERRY_ADMISSION_BUDGET_MS', flag: 'admission-budget-ms', kind: 'ms', default: '4000', description: 'time to check and dispatch before answering a review anyway' },
+  { key: 'apiTimeoutMs', env: 'FERRY_API_TIMEOUT_MS', flag: 'api-timeout-ms', kind: 'ms', default: '3000', description: 'timeout of each apiserver request' },
+  { key: 'budgetMs', env: 'FERRY_ADMISSION_BUDGET_MS', flag: 'admission-budget-ms', kind: 'ms', default: '7000', description: 'time to check and dispatch before answering a review anyway' },
 ];
 
 function parse(setting: Setting, raw: string, source: string): string | number {

@@ -44,7 +44,7 @@ describe('twenty DataUploads at once', () => {
       const byNode = new Map<string, number>();
       for (const d of running) byNode.set(d.status.node ?? '?', (byNode.get(d.status.node ?? '?') ?? 0) + 1);
       for (const [node, n] of byNode) {
-        if (node !== '?') assert.ok(n <= perNode, `${n} transfers in progress on ${node}, limit ${perNode}`);
+        if (node !== '?') assert.ok(n <= perNode, `${n} transfers in progress on ${node}, limit ${perNode}: ${running.map((d) => `${d.metadata.name}@${d.status.node}`).join(', ')}`);
         peak = Math.max(peak, n);
       }
       assert.ok(running.length <= perNode * w.cluster.nodes.length, `${running.length} transfers in progress on ${w.cluster.nodes.length} nodes`);
