@@ -6,6 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { FsBackend } from '../../src/shared/backend/fs.ts';
 import { Repository } from '../../src/shared/repository/repository.ts';
@@ -63,18 +65,22 @@ const reference = parseJSON<Summary>(await ferryOK(backupArgs(await newRepo('ref
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts a backup and SIGKILLs it once `ready()` holds, plus a seeded delay; fails if it finishes first. */
-async function killWhen(repo: string, what: string, ready: () => Promise<boolean>): Promise<FerryRun> {
-  const { child, done } = spawnFerry(backupArgs(repo));
+/**
+ * Starts a backup that pauses right after the given save (see kill-driver.ts), waits a seeded moment while the
+ * rest of the process runs on, and SIGKILLs it from outside.
+ */
+async function killWhen(repo: string, point: string): Promise<FerryRun> {
+  const mark = join(work, `pause-${randomUUID()}`);
+  const { child, done } = spawnFerry(backupArgs(repo), { entry: killDriver, env: { FERRY_TEST_KILL: `${point}:pause`, FERRY_TEST_PAUSE_MARK: mark } });
   let exited = false;
   void done.then(() => { exited = true; });
-  while (!exited && !(await ready())) await sleep(10);
+  while (!exited && !existsSync(mark)) await sleep(10);
   if (!exited) {
     await sleep(seededInt(random, 0, 40));
     child.kill('SIGKILL');
   }
   const run = await done;
-  assert.equal(run.signal, 'SIGKILL', `the backup finished (exit ${run.code}) before ${what}: ${run.stderr}`);
+  assert.equal(run.signal, 'SIGKILL', `the backup was not stopped after ${point} (exit ${run.code}): ${run.stderr}`);
   return run;
 }
 
@@ -144,7 +150,7 @@ test(`reference backup writes many packs (seed ${seed})`, () => {
 
 test('killed while taking the lock, before any data moved', async () => {
   const repo = await newRepo('kill-lock');
-  await killWhen(repo, 'the lock was taken', async () => (await storedFiles(repo, 'locks')).length > 0);
+  await killWhen(repo, 'lock:1');
   const killed = await afterKill(repo);
   assert.equal(killed.packs, 0);
   await resumeAndVerify(repo, killed);
@@ -154,7 +160,7 @@ for (const [name, lo, hi] of [['early', 2, 5], ['late', 8, 11]] as const) {
   const k = seededInt(random, lo, hi);
   test(`killed ${name}, after ${k} packs reached storage (seed ${seed})`, async () => {
     const repo = await newRepo(`kill-${name}`);
-    await killWhen(repo, `${k} packs were stored`, async () => (await packFiles(repo)).length >= k);
+    await killWhen(repo, `pack:${k}`);
     const killed = await afterKill(repo);
     assert.ok(killed.packs >= k);
     await resumeAndVerify(repo, killed);

@@ -3,15 +3,17 @@
 //   before  the save starts (nothing of that file exists)
 //   during  half the file is in its temporary name beside the target, as a crash mid-write leaves it
 //   after   the file is complete and in place, before anything that follows it (index entries, the snapshot)
+//   pause   the file is complete and in place; the process creates FERRY_TEST_PAUSE_MARK and waits, so the test
+//           can SIGKILL it from outside at a moment it chooses, however fast the machine is
 // Only for fault tests; the CLI itself carries no test hooks.
-import { open } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBackend } from '../../src/shared/backend/fs.ts';
 import { objectPath } from '../../src/shared/backend/backend.ts';
 import type { Handle } from '../../src/shared/backend/backend.ts';
 
 const spec = process.env.FERRY_TEST_KILL ?? '';
-const m = /^(pack|index|snapshot|lock):(\d+):(before|during|after)$/.exec(spec);
+const m = /^(pack|index|snapshot|lock):(\d+):(before|during|after|pause)$/.exec(spec);
 if (!m) throw new Error(`FERRY_TEST_KILL "${spec}" must look like pack:3:during`);
 const [, type, nth, when] = m;
 let seen = 0;
@@ -32,6 +34,11 @@ FsBackend.prototype.save = async function (this: FsBackend, h: Handle, data: Uin
     die();
   }
   await save.call(this, h, data, signal);
+  if (when === 'pause') {
+    await writeFile(process.env.FERRY_TEST_PAUSE_MARK ?? '', '');
+    // other uploads already under way go on; this one never returns, so the backup stalls here until killed
+    await new Promise<never>(() => undefined);
+  }
   die();
 };
 
