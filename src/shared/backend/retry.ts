@@ -5,6 +5,7 @@
 import { isPermanent } from './backend.ts';
 import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
 import { isAbort } from './errors.ts';
+import { sleep } from '../concurrency/sleep.ts';
 
 export interface RetryInfo {
   operation: string;
@@ -38,21 +39,6 @@ const defaults = {
 /** Errors that say the code is wrong, not the network; retrying them only hides the bug. */
 function isProgrammingError(err: unknown): boolean {
   return err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError || err instanceof ReferenceError;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    signal?.throwIfAborted();
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export class RetryBackend implements Backend {

@@ -5,6 +5,7 @@
 import { isTransient } from './errors.ts';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
 import type { KindName } from './resources.ts';
+import { sleep } from '../concurrency/sleep.ts';
 
 export interface KubeRetryOptions {
   initialDelayMs?: number;
@@ -19,20 +20,7 @@ export interface KubeRetryOptions {
 
 const defaults = { initialDelayMs: 250, maxDelayMs: 10_000, maxElapsedMs: 15 * 60_000 };
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+export { sleep };
 
 export class RetryingKube implements Kube {
   readonly inner: Kube;
