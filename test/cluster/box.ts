@@ -73,7 +73,12 @@ export async function problems(record: BoxRecord, paths: StatePaths = statePaths
   for (const d of record.daemons) {
     if (!(await daemonRunning(d))) out.push(`${d.name} (pid ${d.pid}) is not running; see ${d.log}`);
   }
-  const access = accessFromPki(record.server, paths.pki);
+  let access: KubeAccess;
+  try {
+    access = accessFromPki(record.server, paths.pki);
+  } catch {
+    return [...out, `the box's certificates are missing from ${paths.pki}`];
+  }
   if ((await httpStatus(`${record.server}/readyz`, access)) !== 200) out.push(`the apiserver at ${record.server} is not ready`);
   return out;
 }
