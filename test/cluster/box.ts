@@ -47,6 +47,8 @@ export interface BoxRecord {
   ports: Ports;
   s3: S3Settings;
   daemons: Daemon[];
+  /** the box's own program this box runs, to tell when the sources have moved on */
+  ferrybox: string;
   /** seconds per start phase, for the record */
   timings: Record<string, number>;
 }
@@ -124,7 +126,7 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
     kubernetesVersion, startedAt: new Date().toISOString(), owner, server, kubeconfig: paths.kubeconfig, pki: paths.pki,
     nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`), ports,
     s3: { endpoint: `http://127.0.0.1:${ports.minio}`, region: 'us-east-1', bucket: testBucket, ...settings.s3 },
-    daemons: [], timings,
+    daemons: [], ferrybox: b.ferrybox, timings,
   };
   const phase = async (name: string, fn: () => Promise<void>): Promise<void> => {
     const t0 = performance.now();

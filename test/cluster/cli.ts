@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { defineCommand, runMain } from 'citty';
 import { consola } from 'consola';
 import { down, problems, readRecord, up, watchOwner } from './box.ts';
-import { ensureBinaries } from './build.ts';
+import { cacheDirs, ensureBinaries } from './build.ts';
 import type { BoxRecord } from './box.ts';
 import { statePaths } from './paths.ts';
 
@@ -31,6 +31,9 @@ const upCommand = defineCommand({
       log: (line) => consola.info(line),
     });
     if (reused) consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
+    if (reused && dirname(record.ferrybox ?? '') !== (await cacheDirs()).ferryboxDir) {
+      consola.warn('The box runs an older build of test/cluster\'s Go code; `npm run cluster -- down` and `up` to use the current one.');
+    }
     else consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
     console.log(['', ...exports(record), '', 'kubectl get nodes   # kubectl from Debian\'s kubernetes-client works'].join('\n'));
   },
