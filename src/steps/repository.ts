@@ -2,7 +2,7 @@
 import type { DataDownload, FerryResource } from '../shared/api/types.ts';
 import { repositoryAccess } from '../shared/location/access.ts';
 import { NoRepositoryError, RepositoryExistsError } from '../shared/repository/errors.ts';
-import { Repository } from '../shared/repository/repository.ts';
+import { Repository, type InitOptions } from '../shared/repository/repository.ts';
 import type { StepContext } from './context.ts';
 
 /** The namespace whose repository holds the resource's data: a DataDownload may read another namespace's. */
@@ -27,7 +27,7 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
     access.dispose();
   };
   try {
-    const repo = await openOrInit(backend, access.password, create, ctx);
+    const repo = await openOrInit(backend, access.password, create ? { ...ctx.engine.init, ...access.identity } : undefined);
     ctx.log.info('opened the repository', { location: access.location });
     return { repo, location: access.location, close };
   } catch (err) {
@@ -36,16 +36,15 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
   }
 }
 
-async function openOrInit(backend: Parameters<typeof Repository.open>[0], password: string, create: boolean, ctx: StepContext): Promise<Repository> {
+/** Opens the repository, or creates it with `init` (undefined: never create). */
+async function openOrInit(backend: Parameters<typeof Repository.open>[0], password: string, init: InitOptions | undefined): Promise<Repository> {
   try {
     return await Repository.open(backend, password);
   } catch (err) {
-    if (!(err instanceof NoRepositoryError) || !create) throw err;
+    if (!(err instanceof NoRepositoryError) || !init) throw err;
   }
   try {
-    const repo = await Repository.init(backend, password, ctx.engine.init);
-    ctx.log.info('created the repository', { location: backend.location });
-    return repo;
+    return await Repository.init(backend, password, init);
   } catch (err) {
     if (!(err instanceof RepositoryExistsError)) throw err;
     return Repository.open(backend, password);

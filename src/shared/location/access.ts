@@ -7,11 +7,13 @@ import { join } from 'node:path';
 import type { BackupStorageLocation } from '../api/types.ts';
 import type { OpenOptions } from '../backend/open.ts';
 import type { Kube, KubeObject } from '../kube/kube.ts';
-import { repositoryLocation, repositoryPassword } from './repository.ts';
+import { repositoryIdentity, repositoryLocation, repositoryPassword, type RepositoryIdentity } from './repository.ts';
 
 export interface RepositoryAccess {
   location: string;
   password: string;
+  /** what the repository is created with when it does not exist yet */
+  identity: RepositoryIdentity;
   open: OpenOptions;
   /** removes the CA file written for the S3 client, if any */
   dispose(): void;
@@ -54,6 +56,7 @@ export async function repositoryAccess(kube: Kube, ferryNamespace: string, name:
   return {
     location: repositoryLocation(spec, sourceNamespace),
     password: repositoryPassword(secret, sourceNamespace),
+    identity: repositoryIdentity(secret, sourceNamespace),
     open: {
       s3: {
         region: spec.s3.region,

@@ -1,8 +1,11 @@
 // Which repository a resource uses, and its password: one repository per (storage location, source namespace),
 // each with its own password derived from the location's secret, so tenants never share keys or deduplicate
-// against each other. Pure functions: the steps read the location and its Secrets, then call these.
+// against each other. Its master key and chunker polynomial are derived the same way, so that concurrent first
+// backups create identical repositories. Pure functions: the steps read the location and its Secrets, then call these.
 import { createHmac } from 'node:crypto';
 import type { BackupStorageLocationSpec } from '../api/types.ts';
+import { derivePolynomial, type Polynomial } from '../chunker/polynomial.ts';
+import type { MasterKey } from '../crypto/key.ts';
 
 const passwordContext = 'ferry.dev/repository/';
 
@@ -19,6 +22,33 @@ export function repositoryLocation(spec: BackupStorageLocationSpec, namespace: s
 export function repositoryPassword(locationSecret: string | Uint8Array, namespace: string): string {
   if (locationSecret.length === 0) throw new Error("the storage location's repository password secret is empty");
   return createHmac('sha256', locationSecret).update(passwordContext + namespace).digest('hex');
+}
+
+export interface RepositoryIdentity {
+  masterKey: MasterKey;
+  polynomial: Polynomial;
+  id: string;
+}
+
+/**
+ * The master key, chunker polynomial and id a namespace's repository is created with, derived from the location's
+ * secret like its password (each under its own HMAC context). Transfers that race to create the repository thus
+ * all write the same one, and none of them ends up holding a key the stored config was not sealed with.
+ */
+export function repositoryIdentity(locationSecret: string | Uint8Array, namespace: string): RepositoryIdentity {
+  if (locationSecret.length === 0) throw new Error("the storage location's repository password secret is empty");
+  const derive = (what: string, length: number): Buffer => {
+    const out: Buffer[] = [];
+    for (let i = 0; out.length * 32 < length; i++) out.push(createHmac('sha256', locationSecret).update(`ferry.dev/${what}/${i}/${namespace}`).digest());
+    return Buffer.concat(out).subarray(0, length);
+  };
+  let draw = 0;
+  const polynomial = derivePolynomial((n) => derive(`polynomial/${draw++}`, n), 10_000);
+  return {
+    masterKey: { encrypt: derive('master-key/encrypt', 32), macK: derive('master-key/mac-k', 16), macR: derive('master-key/mac-r', 16) },
+    polynomial,
+    id: derive('repository-id', 32).toString('hex'),
+  };
 }
 
 /** May PVCs of `namespace` be backed up to this location? */

@@ -22,6 +22,13 @@ import { mapConcurrent } from '../concurrency/map.ts';
 export interface InitOptions {
   polynomial?: Polynomial;
   kdf?: KDFParams;
+  /**
+   * A master key and repository id chosen by the caller instead of at random. Callers that may race to create the
+   * same repository (two first backups of one namespace) pass the same values, so whichever config lands, every
+   * racer's key and config agree with it.
+   */
+  masterKey?: MasterKey;
+  id?: string;
 }
 
 export type UnpackedType = Extract<FileType, 'snapshot' | 'index' | 'lock'>;
@@ -45,9 +52,9 @@ export class Repository {
   static async init(backend: Backend, password: string, opts: InitOptions = {}): Promise<Repository> {
     if (await exists(backend, { type: 'config', name: '' })) throw new RepositoryExistsError(backend.location);
     await backend.create();
-    const key = newMasterKey();
+    const key = opts.masterKey ?? newMasterKey();
     const keyID = await addKey(backend, key, password, opts.kdf);
-    const config = newConfig(opts.polynomial);
+    const config = { ...newConfig(opts.polynomial), ...(opts.id ? { id: opts.id } : {}) };
     // the config is sealed but never compressed: its version tells readers how to read everything else
     await backend.save({ type: 'config', name: '' }, encodeUnpacked(key, encodeConfig(config), 1));
     return new Repository(backend, config, key, keyID);

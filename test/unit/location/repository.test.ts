@@ -2,7 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import type { BackupStorageLocationSpec } from '../../../src/shared/api/types.ts';
-import { backupAllowed, repositoryLocation, repositoryPassword, restoreAllowed } from '../../../src/shared/location/repository.ts';
+import { backupAllowed, repositoryIdentity, repositoryLocation, repositoryPassword, restoreAllowed } from '../../../src/shared/location/repository.ts';
+import { degree, isIrreducible } from '../../../src/shared/chunker/polynomial.ts';
+import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import { Repository } from '../../../src/shared/repository/repository.ts';
 import { repositoryAccess } from '../../../src/shared/location/access.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import { parseS3Location } from '../../../src/shared/backend/open.ts';
@@ -34,6 +37,28 @@ test('the password is hex HMAC-SHA256 of the namespace under the location secret
   assert.notEqual(repositoryPassword(secret, 'team-b'), repositoryPassword(secret, 'team-a'));
   assert.notEqual(repositoryPassword('other', 'team-a'), repositoryPassword(secret, 'team-a'));
   assert.throws(() => repositoryPassword('', 'team-a'), /empty/);
+});
+
+test('the identity a repository is created with is derived per namespace: same inputs, same key; usable and distinct', async () => {
+  const a = repositoryIdentity('location secret', 'team-a');
+  assert.deepEqual(repositoryIdentity('location secret', 'team-a'), a);
+  const b = repositoryIdentity('location secret', 'team-b');
+  assert.notDeepEqual(b.masterKey, a.masterKey);
+  assert.notEqual(b.id, a.id);
+  assert.notDeepEqual(repositoryIdentity('other secret', 'team-a').masterKey, a.masterKey);
+  assert.equal(isIrreducible(a.polynomial), true);
+  assert.equal(degree(a.polynomial), 53);
+  assert.match(a.id, /^[0-9a-f]{64}$/);
+  assert.deepEqual([a.masterKey.encrypt.length, a.masterKey.macK.length, a.masterKey.macR.length], [32, 16, 16]);
+  assert.notDeepEqual(a.masterKey.macK, a.masterKey.macR);
+  // a repository created with it opens with the password alone, and has exactly that key, id and polynomial
+  const backend = new MemBackend();
+  await Repository.init(backend, 'pw', { ...a, kdf: { N: 1024, r: 8, p: 1 } });
+  const repo = await Repository.open(backend, 'pw');
+  const hex = (k: typeof a.masterKey) => [k.encrypt, k.macK, k.macR].map((x) => Buffer.from(x).toString('hex'));
+  assert.deepEqual(hex(repo.key), hex(a.masterKey));
+  assert.equal(repo.config.id, a.id);
+  assert.equal(repo.config.chunkerPolynomial, a.polynomial);
 });
 
 test('namespaces are allowed by list or "*"; cross-namespace restores only where listed', () => {

@@ -10,6 +10,7 @@ import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { repositoryPassword } from '../../../src/shared/location/repository.ts';
 import { Repository } from '../../../src/shared/repository/repository.ts';
 import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
+import { restoreTree } from '../../../src/shared/restore/restorer.ts';
 import { runOne } from '../../../src/steps/run.ts';
 import { transfer } from '../../../src/steps/transfer.ts';
 import { compareTrees } from '../../support/compare-tree.ts';
@@ -159,6 +160,34 @@ test('cancel during a backup: it stops within a second, saves no snapshot and mo
   assert.ok(Date.now() - canceledAt < 1500, `stopped ${Date.now() - canceledAt} ms after the cancel`);
   assert.equal(h.kube.peek<DataUpload & KubeObject>(duRef)!.status?.phase, 'Canceling');
   assert.equal((await listSnapshots(await openRepo(backend))).length, 0);
+});
+
+test('two first backups of a namespace racing to create its repository both land in one readable repository', async () => {
+  const volume = join(scratch, 'race-volume');
+  await mkdir(volume);
+  await writeFile(join(volume, 'file'), randomBytes(300_000, 5));
+  const shared = new Map<string, Backend>();
+  const runs = ['0b7c7a2e-1111-4c3e-9f00-0000000000a1', '0b7c7a2e-1111-4c3e-9f00-0000000000a2'].map((uid) => {
+    const h = uploadHarness(volume, undefined, undefined, uid);
+    h.ctx.engine.openBackend = (location) => {
+      let b = shared.get(location);
+      if (!b) shared.set(location, (b = new MemBackend()));
+      return b;
+    };
+    return h;
+  });
+  const outcomes = await Promise.all(runs.map((h) => runOne(h.ctx, transfer, duRef)));
+  assert.deepEqual(outcomes.map((o) => o.outcome), ['Advanced', 'Advanced'], outcomes.map((o) => o.reason).join('; '));
+  const backend = shared.get(repoLocation)!;
+  const repo = await openRepo(backend);
+  const entries = await listSnapshots(repo);
+  assert.equal(entries.length, 2);
+  await repo.loadIndex();
+  for (const e of entries) {
+    const target = await mkdtemp(join(scratch, 'race-restore-'));
+    await restoreTree(repo, e.snapshot.tree, { target, subpath: volume });
+    assert.ok((await readFile(join(target, 'file'))).equals(await readFile(join(volume, 'file'))));
+  }
 });
 
 let blockBackup: { backends: Map<string, Backend>; snapshotID: string };
