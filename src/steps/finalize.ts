@@ -18,6 +18,8 @@ const cleanupTimeoutMs = 2 * 60_000;
 export async function finalize(ctx: StepContext, r: FerryResource): Promise<Outcome> {
   const from: Phase = r.status?.phase ?? 'New';
   let note = '';
+  // the transfer's pod holds the exposed PVC until the pod object is gone, also once it has finished
+  await removeTransferJobs(ctx, uidSelector(r));
   if (r.kind === 'DataDownload' && from === 'Finalizing') note = await bindRestoredVolume(ctx, r);
   const removed = await removeExposure(ctx, r);
   if (r.kind === 'DataUpload') await removeNativeSnapshot(ctx, r, from);
@@ -50,7 +52,6 @@ const exposureKinds = ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapsho
  */
 async function removeExposure(ctx: StepContext, r: FerryResource): Promise<number> {
   const selector = uidSelector(r);
-  await removeTransferJobs(ctx, selector);
   const found: KubeObject[] = [];
   for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapshotContent'] as const) {
     found.push(...(await ctx.kube.list(kind, { namespace: kind === 'VolumeSnapshotContent' ? undefined : ctx.ferryNamespace, labelSelector: selector })));

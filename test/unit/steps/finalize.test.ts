@@ -105,9 +105,12 @@ function volumeBinder(kube: MemoryKube): void {
 
 test('restore: the restored volume is handed to a new target PVC only now, keeping its reclaim policy', async () => {
   const h = harness('finalize');
-  h.kube.seed(dataDownload({}, { phase: 'Finalizing', exposure: { namespace: ferryNamespace, pvc: restorePVC } }));
+  h.kube.seed(dataDownload({}, { phase: 'Finalizing', exposure: { namespace: ferryNamespace, pvc: restorePVC } }),
+    { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'ferry-down-transfer-1', namespace: ferryNamespace, labels: { 'ferry.dev/uid': ddUID, 'ferry.dev/step': 'transfer' } }, spec: {} });
   restoredVolume(h.kube);
   volumeBinder(h.kube);
+  // like pvc-protection: the restore PVC cannot go while the transfer Job (and its pod) exists
+  h.kube.on('delete', 'PersistentVolumeClaim', (o) => assert.equal(h.kube.all('Job').length, 0, `${o.metadata.name} deleted while the transfer Job exists`));
   assert.equal((await runOne(h.ctx, finalize, ddRef)).outcome, 'Advanced');
   const target = h.kube.peek<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace: 'restore', name: 'data-copy' })!;
   assert.deepEqual(target.spec, { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', volumeMode: 'Filesystem', resources: { requests: { storage: '3Gi' } }, volumeName: 'pv-1' });
@@ -121,6 +124,7 @@ test('restore: the restored volume is handed to a new target PVC only now, keepi
   const dd = h.kube.peek<DataDownload & KubeObject>(ddRef)!;
   assert.equal(dd.status?.phase, 'Completed');
   assert.match(dd.status!.message!, /PVC restore\/data-copy is bound to the restored volume pv-1/);
+  assert.deepEqual(h.kube.all('Job').map((j) => j.metadata.name), [], 'the transfer Job went before its PVC');
   // the PV was Retain while its restore PVC was deleted, so the data never risked deletion
   const order = h.kube.actions.filter((a) => (a.verb === 'patch' && a.kind === 'PersistentVolume') || (a.verb === 'delete' && a.kind === 'PersistentVolumeClaim')).map((a) => `${a.verb} ${a.kind}`);
   assert.deepEqual(order.slice(0, 2), ['patch PersistentVolume', 'delete PersistentVolumeClaim']);
