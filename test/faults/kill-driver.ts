@@ -36,7 +36,9 @@ FsBackend.prototype.save = async function (this: FsBackend, h: Handle, data: Uin
   await save.call(this, h, data, signal);
   if (when === 'pause') {
     await writeFile(process.env.FERRY_TEST_PAUSE_MARK ?? '', '');
-    // other uploads already under way go on; this one never returns, so the backup stalls here until killed
+    // other uploads already under way go on; this one never returns, so the backup stalls here until killed.
+    // The timer keeps Node from exiting when nothing else is pending (a pause at the lock, before any data moves).
+    setInterval(() => undefined, 1000);
     await new Promise<never>(() => undefined);
   }
   die();
