@@ -162,7 +162,8 @@ for (const [name, lo, hi] of [['early', 2, 5], ['late', 8, 11]] as const) {
     const repo = await newRepo(`kill-${name}`);
     await killWhen(repo, `pack:${k}`);
     const killed = await afterKill(repo);
-    assert.ok(killed.packs >= k);
+    // the k-th save is complete; the save started just before it may still have been running (two run side by side)
+    assert.ok(killed.packs >= k - 1, `${killed.packs} packs stored`);
     await resumeAndVerify(repo, killed);
   });
 }
