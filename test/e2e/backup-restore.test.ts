@@ -12,7 +12,7 @@ import { makeFixtureTree } from '../support/fixture-tree.ts';
 import { KubeError } from '../support/cluster.ts';
 import { randomBytes } from '../support/repo.ts';
 import {
-  boundClaim, claims, dataDownload, dataUpload, downloads, ferryNamespace, settledLeftovers, snapshots, uploads, volumePath, watchUntil, world,
+  boundClaim, claims, dataDownload, dataUpload, downloads, ferryNamespace, settledLeftovers, snapshots, summary, uploads, volumePath, watchUntil, world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -36,10 +36,11 @@ before(async () => {
 after(() => w?.cluster.cleanup());
 
 describe('backup of a filesystem PVC', { timeout: 30 * 60_000 }, () => {
-  it('reaches Completed with progress seen rising, a clean repository and nothing left behind', async () => {
+  it('reaches Completed with progress seen rising, a clean repository and nothing left behind', async (t) => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('full', w.location));
     const { final, seen } = await watchUntil(w.cluster, `${uploads(w.app)}/full`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
     assert.equal(final.status.phase, 'Completed', final.status.message);
+    t.diagnostic(summary(final));
     first = final;
     const phases = [...new Set(seen.map((s) => s.phase))];
     assert.deepEqual(phases.filter((p) => p !== 'New'), ['Accepted', 'Prepared', 'InProgress', 'Finalizing', 'Completed'].filter((p) => phases.includes(p)));
@@ -73,12 +74,13 @@ describe('backup of a filesystem PVC', { timeout: 30 * 60_000 }, () => {
 });
 
 describe('restore into another namespace', { timeout: 30 * 60_000 }, () => {
-  it('gives identical content and metadata, and the PVC binds only once the data is complete', async () => {
+  it('gives identical content and metadata, and the PVC binds only once the data is complete', async (t) => {
     assert.ok(first, 'needs the backup of the first test');
     await w.cluster.kube.create(downloads(w.other), dataDownload('copy', w.location, { targetPVC: { name: 'restored' }, source: { dataUpload: { name: 'full', namespace: w.app } } }));
     const target = async () => (await w.cluster.kube.find(`${claims(w.other)}/restored`))?.status?.phase ?? 'absent';
     const { final, seen } = await watchUntil(w.cluster, `${downloads(w.other)}/copy`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs, target);
     assert.equal(final.status.phase, 'Completed', final.status.message);
+    t.diagnostic(summary(final));
     const early = seen.filter((s) => ['New', 'Prepared', 'InProgress'].includes(s.phase) && s.extra === 'Bound');
     assert.deepEqual(early, [], 'the target PVC was bound before the data was complete');
     assert.ok(seen.some((s) => s.phase === 'InProgress'), 'the restore was watched while it ran');
@@ -100,7 +102,7 @@ describe('restore into another namespace', { timeout: 30 * 60_000 }, () => {
 });
 
 describe('incremental backup', { timeout: 30 * 60_000 }, () => {
-  it('after changing 1% of the data uploads about 1% and records its parent', async () => {
+  it('after changing 1% of the data uploads about 1% and records its parent', async (t) => {
     assert.ok(first, 'needs the backup of the first test');
     const total: number = first.status.stats.bytes;
     const changed = Math.round(total * 0.01);
@@ -110,6 +112,7 @@ describe('incremental backup', { timeout: 30 * 60_000 }, () => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('second', w.location));
     const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/second`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
     assert.equal(final.status.phase, 'Completed', final.status.message);
+    t.diagnostic(summary(final));
     assert.equal(final.status.parentSnapshotID, first.status.snapshotID);
     // what is new is the changed bytes plus the rest of the chunks they fall in (restic's chunks average 1 MiB)
     const added: number = final.status.stats.bytesAdded;

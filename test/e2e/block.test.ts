@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { open, readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { randomBytes } from '../support/repo.ts';
-import { boundClaim, claims, dataDownload, dataUpload, downloads, settledLeftovers, uploads, volumePath, watchUntil, world } from './world.ts';
+import { boundClaim, claims, dataDownload, dataUpload, downloads, settledLeftovers, summary, uploads, volumePath, watchUntil, world } from './world.ts';
 import type { World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -27,10 +27,11 @@ after(() => w?.cluster.cleanup());
 const sha = async (path: string): Promise<string> => createHash('sha256').update(await readFile(path)).digest('hex');
 
 describe('block volume', { timeout: 30 * 60_000 }, () => {
-  it('backs up as one stream whose zero ranges cost nothing, and restores identical bytes', async () => {
+  it('backs up as one stream whose zero ranges cost nothing, and restores identical bytes', async (t) => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('disk', w.location));
     const up = (await watchUntil(w.cluster, `${uploads(w.app)}/disk`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000)).final;
     assert.equal(up.status.phase, 'Completed', up.status.message);
+    t.diagnostic(summary(up));
     assert.equal(up.status.volumeMode, 'Block');
     assert.equal(up.status.stats.bytes, size);
     const dataBytes = dataAt.length * mib;
@@ -42,6 +43,7 @@ describe('block volume', { timeout: 30 * 60_000 }, () => {
     await w.cluster.kube.create(downloads(w.other), dataDownload('disk-copy', w.location, { targetPVC: { name: 'restored' }, source: { dataUpload: { name: 'disk', namespace: w.app } } }));
     const down = (await watchUntil(w.cluster, `${downloads(w.other)}/disk-copy`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000)).final;
     assert.equal(down.status.phase, 'Completed', down.status.message);
+    t.diagnostic(summary(down));
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/restored`);
     assert.equal(pvc.spec.volumeMode, 'Block');
     assert.equal(await sha(await volumePath(w.cluster, pvc.spec.volumeName)), await sha(device));

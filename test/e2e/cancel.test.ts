@@ -23,7 +23,7 @@ before(async () => {
 after(() => w?.cluster.cleanup());
 
 describe('cancel', { timeout: 20 * 60_000 }, () => {
-  it('during transfer: Canceled within 10 s, nothing left behind, no snapshot in the repository', async () => {
+  it('during transfer: Canceled within 10 s, nothing left behind, no snapshot in the repository', async (t) => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('canceled', w.location));
     const path = `${uploads(w.app)}/canceled`;
     const moving = await w.cluster.kube.waitFor(path, 'the transfer to move data', (du) => (du.status?.phase === 'InProgress' && (du.status?.progress?.bytesDone ?? 0) > 0 ? du : du.status?.phase === 'Completed' || du.status?.phase === 'Failed' ? du : undefined), 10 * 60_000);
@@ -33,6 +33,7 @@ describe('cancel', { timeout: 20 * 60_000 }, () => {
     const { final, seen } = await watchUntil(w.cluster, path, ['Canceled', 'Completed', 'Failed'], 60_000);
     const took = Date.now() - asked;
     assert.equal(final.status.phase, 'Canceled', `${final.status.message}; went through ${seen.map((s) => s.phase).join(' > ')}`);
+    t.diagnostic(`Canceled ${took} ms after the cancel request, ${moving.status.progress.bytesDone} bytes into the transfer`);
     assert.ok(took <= 10_000, `Canceled ${took} ms after the cancel request`);
     assert.equal(final.status.snapshotID, undefined);
     assert.ok(final.status.completionTimestamp);

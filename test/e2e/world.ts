@@ -155,3 +155,10 @@ export async function settledLeftovers(cluster: TestCluster, uid: string, timeou
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** One line on how a finished resource went: its steps' durations and its transfer stats, for test diagnostics. */
+export function summary(obj: Obj): string {
+  const steps = Object.entries(obj.status?.steps ?? {}).map(([name, r]: [string, any]) => `${name} ${((Date.parse(r.endTime) - Date.parse(r.startTime)) / 1000).toFixed(0)} s`);
+  const total = obj.status?.completionTimestamp ? ` in ${((Date.parse(obj.status.completionTimestamp) - Date.parse(obj.metadata.creationTimestamp)) / 1000).toFixed(0)} s` : '';
+  return `${obj.kind} ${obj.metadata.name} ${obj.status?.phase}${total} (${steps.join(', ')}); stats ${JSON.stringify(obj.status?.stats ?? {})}`;
+}
