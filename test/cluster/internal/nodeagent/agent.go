@@ -67,11 +67,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	a := &Agent{opts: opts, kube: kube, storage: opts.Storage, self: self,
+	// /proc/self/exe still executes when a newer build has replaced this one in the cache.
+	a := &Agent{opts: opts, kube: kube, storage: opts.Storage, self: "/proc/self/exe",
 		nodes: map[string]int32{}, workers: map[types.UID]*podWorker{}}
 	if err := a.setupCgroup(); err != nil {
 		return err
