@@ -1,15 +1,27 @@
 // status.progress during a transfer: the engine reports many times a second; this writes the latest numbers
 // every few seconds with a merge patch of the status (no resourceVersion: progress is the one field only the
 // transfer writes, and it must not collide with phase changes). A write still in flight is never overlapped,
-// and a failed write is only logged: progress is a courtesy, the data is the job.
+// and a failed write is only logged: progress is a courtesy, the data is the job. Every progress written carries
+// `percent`, since the Progress% printer column reads a field and cannot divide.
 import type { FerryResource, Progress } from '../shared/api/types.ts';
 import { keyOf, type KubeObject } from '../shared/kube/kube.ts';
 import type { StepContext } from './context.ts';
 
+/** Progress with its whole percentage (rounded down, so 100 means done); a total below the bytes done is raised. */
+export function progressOf(bytesDone: number, totalBytes: number): Progress {
+  const total = Math.max(totalBytes, bytesDone);
+  return { bytesDone, totalBytes: total, percent: total === 0 ? 0 : Math.floor((bytesDone / total) * 100) };
+}
+
+/** A finished transfer: 100% even when there was nothing to move. */
+export function finishedProgress(bytes: number): Progress {
+  return { bytesDone: bytes, totalBytes: bytes, percent: 100 };
+}
+
 export class ProgressWriter {
   readonly #ctx: StepContext;
   readonly #key: ReturnType<typeof keyOf>;
-  #latest: Progress = { bytesDone: 0, totalBytes: 0 };
+  #latest: Progress = progressOf(0, 0);
   #written = '';
   #inFlight: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -25,7 +37,7 @@ export class ProgressWriter {
   }
 
   update(bytesDone: number, totalBytes: number): void {
-    this.#latest = { bytesDone, totalBytes: Math.max(totalBytes, bytesDone) };
+    this.#latest = progressOf(bytesDone, totalBytes);
   }
 
   /** Stops the timer and waits for a write in flight. */

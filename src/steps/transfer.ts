@@ -10,6 +10,7 @@ import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../
 import { phasesOf } from '../shared/api/phases.ts';
 import { backup } from '../shared/backup/backup.ts';
 import type { Repository } from '../shared/repository/repository.ts';
+import { lockStore } from '../shared/repository/lock-store.ts';
 import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
 import { restoreTree } from '../shared/restore/restorer.ts';
 import { restoreStream, streamNode } from '../shared/restore/stream.ts';
@@ -21,8 +22,9 @@ import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { deviceSize, exists } from './device.ts';
 import { StepFailure } from './failure.ts';
-import { ProgressWriter } from './progress-writer.ts';
+import { finishedProgress, ProgressWriter, progressOf } from './progress-writer.ts';
 import { openRepository } from './repository.ts';
+import { removeDeadStepLocks } from './stale-locks.ts';
 import { parentOf, snapshotsOf, snapshotTags } from './tags.ts';
 import { transition } from './transition.ts';
 
@@ -43,7 +45,7 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
     status: (s) => {
       if (ctx.settings.nodeName) s.node = ctx.settings.nodeName;
       s.startTimestamp ??= ctx.startedAt.toISOString();
-      s.progress = { bytesDone: 0, totalBytes: 0 };
+      s.progress = progressOf(0, 0);
     },
   });
   const watch = new CancelWatch(ctx, current, phasesOf(current.kind, 'transfer'));
@@ -76,7 +78,7 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
       s.snapshotID = moved.snapshotID;
       if (current.kind === 'DataUpload' && moved.parentSnapshotID) (s as NonNullable<DataUpload['status']>).parentSnapshotID = moved.parentSnapshotID;
       s.stats = moved.stats;
-      s.progress = { bytesDone: moved.stats.bytes, totalBytes: moved.stats.bytes };
+      s.progress = finishedProgress(moved.stats.bytes);
     },
   });
   return { outcome: 'Advanced', reason: moved.note, counters: { ...moved.stats } };
@@ -113,6 +115,8 @@ async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, 
   const block = du.status?.volumeMode === 'Block';
   const path = block ? ctx.settings.devicePath : ctx.settings.volumePath;
   if (!(await exists(path))) throw new StepFailure('VolumeNotMounted', `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`);
+  // a delete step killed mid-prune leaves its exclusive lock: do not wait 30 minutes for it
+  await removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, lockStore(repo), ctx.log);
   const result = await backup(repo, {
     paths: [path],
     stream: block ? { name: `${du.spec.sourcePVC}.img`, size: await deviceSize(path) } : undefined,
