@@ -87,6 +87,15 @@ export class HttpKube implements Kube {
     return true;
   }
 
+  /**
+   * Any request by REST path, for callers that address kinds outside the fixed table (the CLI's discovery and
+   * server-side apply). The parsed JSON answer, or undefined for 404.
+   */
+  async call<T>(method: string, path: string, body?: unknown, contentType?: string): Promise<T | undefined> {
+    const res = await this.#request(method, path, body, contentType);
+    return res.status === 404 ? undefined : this.#object<T>(res);
+  }
+
   /** Answers 2xx and 404 to the caller; any other status becomes a KubeError. */
   async #request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Response> {
     const opts: RequestOptions = {};
