@@ -145,6 +145,53 @@ const cancel = bool('Set to true to cancel: ferry stops within seconds, cleans u
 
 // ---- BackupStorageLocation ----
 
+const cronSchedule = (description: string, fallback: string): StringField => str(description, {
+  pattern: {
+    regex: '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9*,/?LW#A-Za-z-]+( [0-9*,/?LW#A-Za-z-]+){4})$',
+    allowed: "a cron schedule of five fields such as '0 3 * * 0', or @daily, @weekly and the like",
+  },
+  maxLength: 128,
+  default: fallback,
+});
+
+const maintenance = obj('Periodic maintenance of every repository under this location: prune frees the data no snapshot uses, check verifies the structure and reads a sample of the data back. ferry runs each as a CronJob in its namespace, under the repository\'s exclusive lock; a run finding a backup in progress skips that repository and says so.', {
+  suspend: bool('Stop scheduled maintenance (a Job made by hand from the CronJob still runs).', { default: false }),
+  prune: obj('Pruning: forget nothing, but delete and repack what no snapshot uses.', {
+    schedule: cronSchedule('When to prune (cron, in the controller manager\'s time zone).', '0 3 * * 0'),
+  }),
+  check: obj('Checking the repositories.', {
+    schedule: cronSchedule('When to check the structure: index, packs, snapshots and trees (cron).', '0 1 * * *'),
+    readDataSchedule: cronSchedule('When to also read a sample of the data back and verify it (cron).', '0 4 * * 6'),
+    readDataSubset: str('Share of the packs the data check reads, chosen at random each time.', {
+      pattern: { regex: '^([1-9][0-9]?(\\.[0-9]+)?|100)%$', allowed: "a percentage from 1% to 100%, such as '10%'" },
+      default: '10%',
+    }),
+  }),
+});
+
+const maintenanceRun = obj('One maintenance run on one repository.', {
+  task: str('What ran: prune, check (structure) or check-data (structure and a sample of the data).', { enum: ['prune', 'check', 'check-data'] }),
+  outcome: str('How it ended: Skipped when a backup held the repository (it runs again on schedule).', { enum: ['Succeeded', 'Failed', 'Skipped'] }),
+  startTime: timestamp('When the run started.'),
+  durationSeconds: num('How long it took.', { minimum: 0 }),
+  job: objectName('The Job that ran it, in ferry\'s namespace.'),
+  bytesFreed: int('Bytes of packs prune deleted.', { minimum: 0 }),
+  packsDeleted: int('Packs prune deleted.', { minimum: 0 }),
+  errorsFound: int('Errors check found (see message).', { minimum: 0 }),
+  staleLocksRemoved: int('Locks of dead holders removed before the run.', { minimum: 0 }),
+  message: str('What happened, in a sentence or two.', { maxLength: 4096 }),
+}, { required: ['task', 'outcome', 'startTime', 'durationSeconds'] });
+
+const maintenanceStatus = obj('Maintenance history: the last runs per repository, and the latest run of all.', {
+  lastTask: str('Task of the latest run.', { enum: ['prune', 'check', 'check-data'] }),
+  lastOutcome: str('Outcome of the latest run.', { enum: ['Succeeded', 'Failed', 'Skipped'] }),
+  lastRunTime: timestamp('When the latest run started.'),
+  repositories: arr('Per repository (source namespace), its latest runs.', obj('The latest maintenance runs of one repository.', {
+    namespace: namespaceName('Source namespace of the repository.'),
+    runs: arr('Latest runs, newest first.', maintenanceRun, { maxItems: 10 }),
+  }, { required: ['namespace', 'runs'] }), { listType: 'map', mapKeys: ['namespace'], maxItems: 1000 }),
+});
+
 export const backupStorageLocationSpec = obj('Where and how ferry stores repositories: one repository per source namespace under the prefix.', {
   s3: obj('The S3-compatible bucket holding the repositories.', {
     endpoint: str('S3 endpoint, http(s)://host[:port].', {
@@ -182,6 +229,7 @@ export const backupStorageLocationSpec = obj('Where and how ferry stores reposit
       to: arr('Target namespaces that may restore from it; ["*"] allows every namespace.',
         str('A namespace name, or * for all.', { pattern: namespaceOrAll, maxLength: 63 }), { minItems: 1, listType: 'set' }),
     }, { required: ['from', 'to'] }), { listType: 'map', mapKeys: ['from'] }),
+  maintenance,
 }, { required: ['s3', 'credential', 'repositoryPassword', 'allowedNamespaces'] });
 
 export const backupStorageLocationStatus = obj('What ferry last found out about the location.', {
@@ -189,6 +237,7 @@ export const backupStorageLocationStatus = obj('What ferry last found out about 
   message: str('Why the location is unavailable, when it is.', { maxLength: 32768 }),
   lastValidationTime: timestamp('When the location was last checked.'),
   conditions,
+  maintenance: maintenanceStatus,
 });
 
 // ---- DataUpload ----

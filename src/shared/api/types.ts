@@ -58,6 +58,54 @@ export interface BackupStorageLocationSpec {
   allowedNamespaces: string[];
   /** restores reading another namespace's repository: from -> allowed target namespaces */
   crossNamespaceRestores?: { from: string; to: string[] }[];
+  /** periodic prune and check of every repository under this location (CronJobs made by ferry) */
+  maintenance?: MaintenanceSpec;
+}
+
+export interface MaintenanceSpec {
+  /** true: no maintenance runs by schedule (a Job made from the CronJob by hand still runs) */
+  suspend?: boolean;
+  prune?: { schedule?: string };
+  check?: {
+    /** structure check (index, packs listed, snapshots, trees) */
+    schedule?: string;
+    /** reading a sample of the data back */
+    readDataSchedule?: string;
+    /** share of the packs the data check reads, e.g. "10%" */
+    readDataSubset?: string;
+  };
+}
+
+export type MaintenanceTask = 'prune' | 'check' | 'check-data';
+export type MaintenanceOutcome = 'Succeeded' | 'Failed' | 'Skipped';
+
+/** One maintenance run on one repository. */
+export interface MaintenanceRun {
+  task: MaintenanceTask;
+  outcome: MaintenanceOutcome;
+  startTime: string;
+  durationSeconds: number;
+  /** the Job that ran it */
+  job?: string;
+  bytesFreed?: number;
+  packsDeleted?: number;
+  errorsFound?: number;
+  staleLocksRemoved?: number;
+  message?: string;
+}
+
+export interface RepositoryMaintenance {
+  /** source namespace of the repository */
+  namespace: string;
+  /** newest first, bounded */
+  runs: MaintenanceRun[];
+}
+
+export interface MaintenanceStatus {
+  lastTask?: MaintenanceTask;
+  lastOutcome?: MaintenanceOutcome;
+  lastRunTime?: string;
+  repositories?: RepositoryMaintenance[];
 }
 
 export interface BackupStorageLocationStatus {
@@ -65,6 +113,7 @@ export interface BackupStorageLocationStatus {
   message?: string;
   lastValidationTime?: string;
   conditions?: Condition[];
+  maintenance?: MaintenanceStatus;
 }
 
 export interface BackupStorageLocation {

@@ -31,8 +31,21 @@ export const fullLocation: BackupStorageLocation = {
     repositoryPassword: { name: 'repo-password', key: 'password' },
     allowedNamespaces: ['app', 'other'],
     crossNamespaceRestores: [{ from: 'app', to: ['other'] }],
+    maintenance: { suspend: false, prune: { schedule: '0 3 * * 0' }, check: { schedule: '@daily', readDataSchedule: '0 4 * * 6', readDataSubset: '12.5%' } },
   },
-  status: { phase: 'Available', message: 'reachable', lastValidationTime: time, conditions: [condition] },
+  status: {
+    phase: 'Available', message: 'reachable', lastValidationTime: time, conditions: [condition],
+    maintenance: {
+      lastTask: 'prune', lastOutcome: 'Succeeded', lastRunTime: time,
+      repositories: [{
+        namespace: 'app',
+        runs: [{
+          task: 'prune', outcome: 'Succeeded', startTime: time, durationSeconds: 2.5, job: 'ferry-maint-prune-default-29000000',
+          bytesFreed: 1024, packsDeleted: 1, errorsFound: 0, staleLocksRemoved: 1, message: 'pruned',
+        }],
+      }],
+    },
+  },
 };
 
 export const fullUpload: DataUpload = {
