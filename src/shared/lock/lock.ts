@@ -155,9 +155,18 @@ export class Lock {
   }
 }
 
-/** Removes locks that are stale; returns what was removed and why. */
-export async function removeStaleLocks(store: LockStore, now = new Date()): Promise<{ id: ID; reason: string }[]> {
-  const removed: { id: ID; reason: string }[] = [];
+/** Why a lock may be removed, or '' to keep it; it may ask the outside world (e.g. whether the holder still runs). */
+export type LockJudge = (info: LockInfo, id: ID) => string | Promise<string>;
+
+export interface RemovedLock {
+  id: ID;
+  info: LockInfo;
+  reason: string;
+}
+
+/** Removes the locks `judge` gives a reason for; returns what was removed and why. */
+export async function removeLocksWhere(store: LockStore, judge: LockJudge): Promise<RemovedLock[]> {
+  const removed: RemovedLock[] = [];
   for await (const id of store.list()) {
     let info: LockInfo;
     try {
@@ -166,11 +175,19 @@ export async function removeStaleLocks(store: LockStore, now = new Date()): Prom
       if (store.isNotExist(err)) continue;
       throw err;
     }
-    const reason = staleReason(info, now);
-    if (reason) {
+    const reason = await judge(info, id);
+    if (!reason) continue;
+    try {
       await store.remove(id);
-      removed.push({ id, reason });
+    } catch (err) {
+      if (!store.isNotExist(err)) throw err; // its holder released it meanwhile: gone either way
     }
+    removed.push({ id, info, reason });
   }
   return removed;
+}
+
+/** Removes locks that are stale; returns what was removed and why. */
+export function removeStaleLocks(store: LockStore, now = new Date()): Promise<RemovedLock[]> {
+  return removeLocksWhere(store, (info) => staleReason(info, now));
 }
