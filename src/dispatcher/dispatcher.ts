@@ -220,7 +220,10 @@ export class Dispatcher {
         candidates.push({ resource: r, attempt: d.attempt, candidate: { uid, created: r.metadata.creationTimestamp ?? '' } });
       }
     }
-    if (candidates.length === 0) return { started: [], waiting: [] };
+    if (candidates.length === 0) {
+      this.#queueSeen(holders.length, 0);
+      return { started: [], waiting: [] };
+    }
     if (this.#d.limits.perNode > 0) {
       for (const h of holders) h.node ??= (await this.#placementOf(h.resource)).node;
       for (const c of candidates) Object.assign(c.candidate, await this.#placementOf(c.resource));
@@ -242,7 +245,13 @@ export class Dispatcher {
       const queued = placement.go ? undefined : placement.reason;
       if (this.#queuedChanges(resource, queued)) await later(() => this.#setQueued(resource, queued));
     }
+    this.#queueSeen(holders.length + started.length, waiting.length);
     return { started, waiting };
+  }
+
+  #queueSeen(transferring: number, waiting: number): void {
+    this.#d.metrics?.transferring.set({}, transferring);
+    this.#d.metrics?.waiting.set({}, waiting);
   }
 
   #queuedChanges(resource: Resource, reason: string | undefined): boolean {

@@ -1,5 +1,6 @@
-// The dispatcher's Prometheus metrics in the text exposition format: admissions, denials, dispatches and admission
-// latency. A few counters and one histogram do not need a client library.
+// The dispatcher's Prometheus metrics in the text exposition format: admissions, denials, dispatches, admission
+// latency, and the transfer queue as the last placement saw it. A few counters, gauges and one histogram do not need
+// a client library. Each replica counts what it did; Prometheus sums the replicas.
 
 type Labels = Record<string, string>;
 
@@ -8,21 +9,22 @@ function labelText(labels: Labels): string {
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
-class Counter {
+/** Counters and gauges: one number per label set. */
+class Series {
   readonly #values = new Map<string, { labels: Labels; value: number }>();
   readonly name: string;
   readonly help: string;
+  readonly type: 'counter' | 'gauge';
 
-  constructor(name: string, help: string) {
+  constructor(name: string, help: string, type: 'counter' | 'gauge') {
     this.name = name;
     this.help = help;
+    this.type = type;
   }
 
-  inc(labels: Labels, by = 1): void {
+  protected put(labels: Labels, value: (old: number) => number): void {
     const key = labelText(labels);
-    const entry = this.#values.get(key) ?? { labels, value: 0 };
-    entry.value += by;
-    this.#values.set(key, entry);
+    this.#values.set(key, { labels, value: value(this.#values.get(key)?.value ?? 0) });
   }
 
   get(labels: Labels): number {
@@ -30,9 +32,29 @@ class Counter {
   }
 
   render(): string[] {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`];
     for (const { labels, value } of this.#values.values()) lines.push(`${this.name}${labelText(labels)} ${value}`);
     return lines;
+  }
+}
+
+class Counter extends Series {
+  constructor(name: string, help: string) {
+    super(name, help, 'counter');
+  }
+
+  inc(labels: Labels, by = 1): void {
+    this.put(labels, (old) => old + by);
+  }
+}
+
+class Gauge extends Series {
+  constructor(name: string, help: string) {
+    super(name, help, 'gauge');
+  }
+
+  set(labels: Labels, value: number): void {
+    this.put(labels, () => value);
   }
 }
 
@@ -74,8 +96,17 @@ export class DispatcherMetrics {
   readonly dispatches = new Counter('ferry_dispatcher_dispatches_total', 'Step Jobs dispatched, by kind, step and result (created, exists, waiting, failed).');
   readonly latency = new Histogram('ferry_dispatcher_admission_duration_seconds', 'Time to answer an admission request, by kind.',
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
+  readonly waiting = new Gauge('ferry_dispatcher_waiting_transfers', 'Resources waiting for a transfer slot under the concurrency limits, as the last placement saw them.');
+  readonly transferring = new Gauge('ferry_dispatcher_running_transfers', 'Transfers holding a slot (running, or started and not yet InProgress), as the last placement saw them.');
+
+  constructor() {
+    // a dispatcher that has placed nothing yet has an empty queue, and says so
+    this.waiting.set({}, 0);
+    this.transferring.set({}, 0);
+  }
 
   render(): string {
-    return `${[...this.admissions.render(), ...this.denials.render(), ...this.dispatches.render(), ...this.latency.render()].join('\n')}\n`;
+    const all = [this.admissions, this.denials, this.dispatches, this.latency, this.waiting, this.transferring];
+    return `${all.flatMap((m) => m.render()).join('\n')}\n`;
   }
 }

@@ -13,7 +13,11 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import yaml from 'js-yaml';
+import { KubeConfig } from '@kubernetes/client-node';
+import { applyAll } from '../../src/shared/install/apply.ts';
+import { renderInstall } from '../../src/shared/install/install.ts';
+import { HttpKube } from '../../src/shared/kube/client.ts';
+import type { KubeObject as ApplyObject } from '../../src/shared/kube/kube.ts';
 import { withLock } from '../cluster/lock.ts';
 import { checkoutDir, statePaths } from '../cluster/paths.ts';
 import { freePort } from '../cluster/ports.ts';
@@ -37,7 +41,7 @@ export interface FerryInstall {
 }
 
 /** What the installed dispatcher and manifests are made of; a change means installing again. */
-const versioned = ['deploy', 'jobs', 'policies', 'src/dispatcher', 'src/entry/dispatcher.ts', 'src/shared/api', 'src/shared/kube'];
+const versioned = ['deploy', 'jobs', 'policies', 'src/shared/install', 'src/dispatcher', 'src/entry/dispatcher.ts', 'src/shared/api', 'src/shared/kube'];
 
 /** Kinds the box cannot serve as deploy/ has them; the installer makes its own versions. */
 const replaced = new Set(['Deployment', 'Service', 'PodDisruptionBudget', 'ValidatingWebhookConfiguration']);
@@ -66,10 +70,9 @@ async function kubectl(cluster: TestCluster, args: string[], input?: string): Pr
   return (await child).stdout;
 }
 
-/** deploy/ rendered by kustomize, as objects. */
+/** deploy/ rendered as `ferry install` renders it (as kustomize would), as objects. */
 export async function renderDeploy(): Promise<KubeObject[]> {
-  const { stdout } = await run('kubectl', ['kustomize', join(checkoutDir, 'deploy')], { maxBuffer: 64 * 1024 * 1024 });
-  return (yaml.loadAll(stdout) as KubeObject[]).filter(Boolean);
+  return renderInstall({ dir: join(checkoutDir, 'deploy') });
 }
 
 async function healthy(port: number): Promise<boolean> {
@@ -111,14 +114,22 @@ function webhookConfiguration(rendered: KubeObject[], webhookPort: number, ca: s
   return config;
 }
 
-const apply = (cluster: TestCluster, items: KubeObject[]): Promise<string> =>
-  kubectl(cluster, ['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+/** Server-side apply through the API, as `ferry install` does (CRDs wait until Established). */
+async function apply(cluster: TestCluster, items: KubeObject[]): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const kube = new HttpKube(kc);
+  try {
+    await applyAll(kube, items as ApplyObject[]);
+  } finally {
+    kube.close();
+  }
+}
 
 async function install(cluster: TestCluster, version: string): Promise<FerryInstall> {
   const rendered = await renderDeploy();
   const plain = rendered.filter((o) => !replaced.has(o.kind));
   await apply(cluster, plain);
-  await kubectl(cluster, ['wait', '--for=condition=Established', '--timeout=60s', ...plain.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => `crd/${o.metadata.name}`)]);
 
   const dir = join(statePaths().root, 'ferry-install', version);
   await mkdir(dir, { recursive: true });

@@ -133,12 +133,14 @@ describe('the dispatcher under transfer limits', () => {
       assert.equal(queued?.message, 'Waiting for a transfer slot: 2 of 2 transfers allowed in the cluster are running.');
     }
     assert.equal(w.metrics.dispatches.get({ kind: 'DataUpload', step: 'transfer', result: 'waiting' }) > 0, true);
+    assert.deepEqual([w.metrics.transferring.get({}), w.metrics.waiting.get({})], [2, 2]);
     await move(w, a, 'InProgress');
     await move(w, a, 'Finalizing');
     assert.deepEqual(jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer').map((j) => j.metadata.labels?.['ferry.dev/name']).sort(), ['a', 'b', 'c']);
     await w.flush();
     assert.equal(w.kube.peek<Resource>(key(c))!.status?.conditions?.find((x) => x.type === 'Queued')?.status, 'False');
     assert.equal(w.kube.peek<Resource>(key(d))!.status?.conditions?.find((x) => x.type === 'Queued')?.status, 'True');
+    assert.deepEqual([w.metrics.transferring.get({}), w.metrics.waiting.get({})], [2, 1]);
     void b;
   });
 
