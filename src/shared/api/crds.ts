@@ -68,6 +68,23 @@ const kinds: Record<DescribedKind, KindInfo> = {
     description: 'A restore of repository data into a PVC; the PVC becomes usable only once its data is complete.',
     columns: transferColumns({ name: 'PVC', type: 'string', jsonPath: '.spec.targetPVC.name', description: 'PVC restored into.' }),
   },
+  BackupSchedule: {
+    scope: 'Namespaced',
+    singular: 'backupschedule',
+    shortNames: ['bs'],
+    description: 'Backups of PVCs on a cron schedule, each run one DataUpload per PVC, with expiry and restic-style retention. A CronJob owned by the schedule starts the runs; deleting the schedule keeps its backups unless annotated ferry.dev/delete-backups: "true".',
+    columns: [
+      { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule', description: 'Cron schedule.' },
+      { name: 'TimeZone', type: 'string', jsonPath: '.spec.timeZone', description: 'Time zone of the schedule.', priority: 1 },
+      { name: 'Suspend', type: 'string', jsonPath: '.spec.suspend', description: 'Whether runs are suspended.' },
+      { name: 'Last Run', type: 'string', jsonPath: '.status.lastRun.outcome', description: 'Outcome of the latest run.' },
+      { name: 'Last Schedule', type: 'date', jsonPath: '.status.lastScheduleTime', description: 'When the latest run was due.' },
+      { name: 'Last Success', type: 'date', jsonPath: '.status.lastSuccessfulTime', description: 'When the latest fully successful run was due.' },
+      { name: 'Next', type: 'string', jsonPath: '.status.nextScheduleTime', description: 'When the next run is due.', priority: 1 },
+      { name: 'Missed', type: 'integer', jsonPath: '.status.missedRuns', description: 'Runs that were due but did not start.', priority: 1 },
+      age,
+    ],
+  },
 };
 
 /** The whole object's schema: spec and status from the descriptions, around Kubernetes' own fields. */

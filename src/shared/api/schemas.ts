@@ -117,6 +117,7 @@ export const schemas: Record<DescribedKind, { spec: Schema; status: Schema }> = 
   BackupStorageLocation: { spec: fieldSchema(fieldsOf.BackupStorageLocation.spec), status: fieldSchema(fieldsOf.BackupStorageLocation.status) },
   DataUpload: { spec: fieldSchema(fieldsOf.DataUpload.spec), status: fieldSchema(fieldsOf.DataUpload.status) },
   DataDownload: { spec: fieldSchema(fieldsOf.DataDownload.spec), status: fieldSchema(fieldsOf.DataDownload.status) },
+  BackupSchedule: { spec: fieldSchema(fieldsOf.BackupSchedule.spec), status: fieldSchema(fieldsOf.BackupSchedule.status) },
 };
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -186,6 +186,8 @@ export interface DataUploadSpec {
   operationTimeout?: string;
   cancel?: boolean;
   tags?: Record<string, string>;
+  /** e.g. "720h": the DataUpload is deleted this long after its creation (unless annotated ferry.dev/retain-if-expired) */
+  expire?: string;
 }
 
 export interface DataUploadStatus extends CommonStatus {
@@ -235,8 +237,80 @@ export interface DataDownload {
 export type FerryResource = DataUpload | DataDownload;
 export type ResourceKind = FerryResource['kind'];
 
-export const plurals: Record<ResourceKind | 'BackupStorageLocation', string> = {
+// ---- BackupSchedule: DataUploads on a cron schedule, with expiry and retention (in the PVCs' namespace) ----
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+export interface RetentionPolicy {
+  keepLast?: number;
+  keepHourly?: number;
+  keepDaily?: number;
+  keepWeekly?: number;
+  keepMonthly?: number;
+  keepYearly?: number;
+}
+
+export type ConcurrencyPolicy = 'Allow' | 'Forbid' | 'Replace';
+
+export interface BackupScheduleSpec {
+  /** five-field cron, or @daily and the like */
+  schedule: string;
+  /** IANA time zone of the schedule and of the retention buckets; default UTC */
+  timeZone?: string;
+  /** PVC names; with selector, the union */
+  pvcs?: string[];
+  selector?: LabelSelector;
+  backupStorageLocation: string;
+  snapshotMoveData?: boolean;
+  /** copied into each DataUpload's spec.expire */
+  expire?: string;
+  retention?: RetentionPolicy;
+  suspend?: boolean;
+  /** a run finding the previous run's DataUploads unfinished: Allow (run too), Forbid (skip), Replace (cancel them) */
+  concurrencyPolicy?: ConcurrencyPolicy;
+  /** the run waits a stable pseudo-random delay below this before creating its DataUploads */
+  jitter?: string;
+}
+
+export type RunOutcome = 'Running' | 'Succeeded' | 'Failed' | 'Skipped';
+
+export interface ScheduleRun {
+  /** the run's id, also the ferry.dev/run label of its DataUploads */
+  run: string;
+  scheduledTime: string;
+  outcome: RunOutcome;
+  message?: string;
+  pvcs?: { pvc: string; dataUpload?: string; phase?: Phase; message?: string }[];
+  /** DataUploads retention deleted after the run */
+  deleted?: string[];
+}
+
+export interface BackupScheduleStatus {
+  observedGeneration?: number;
+  cronJob?: string;
+  lastScheduleTime?: string;
+  lastSuccessfulTime?: string;
+  nextScheduleTime?: string;
+  /** scheduled times that passed without a run, counted since creation */
+  missedRuns?: number;
+  lastRun?: ScheduleRun;
+  conditions?: Condition[];
+}
+
+export interface BackupSchedule {
+  apiVersion: typeof apiVersion;
+  kind: 'BackupSchedule';
+  metadata: ObjectMeta;
+  spec: BackupScheduleSpec;
+  status?: BackupScheduleStatus;
+}
+
+export const plurals: Record<ResourceKind | 'BackupStorageLocation' | 'BackupSchedule', string> = {
   DataUpload: 'datauploads',
   DataDownload: 'datadownloads',
   BackupStorageLocation: 'backupstoragelocations',
+  BackupSchedule: 'backupschedules',
 };

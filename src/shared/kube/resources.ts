@@ -28,6 +28,9 @@ const table = {
   DataUpload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datauploads', namespaced: true },
   DataDownload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datadownloads', namespaced: true },
   BackupStorageLocation: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupstoragelocations', namespaced: true },
+  BackupSchedule: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupschedules', namespaced: true },
+  ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
+  RoleBinding: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', namespaced: true },
 } as const satisfies Record<string, ResourceInfo>;
 
 export type KindName = keyof typeof table;

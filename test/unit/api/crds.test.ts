@@ -9,7 +9,7 @@ import { crdFiles, customResourceDefinition, describedKinds, resourceSchema } fr
 import type { DescribedKind } from '../../../src/shared/api/fields.ts';
 import { validateFields } from '../../../src/shared/api/schemas.ts';
 import { group, plurals } from '../../../src/shared/api/types.ts';
-import { fullDownload, fullLocation, fullUpload } from './fixtures.ts';
+import { fullDownload, fullLocation, fullSchedule, fullUpload } from './fixtures.ts';
 
 const crdDir = join(import.meta.dirname, '..', '..', '..', 'deploy', 'crds');
 
@@ -33,7 +33,7 @@ function* valuePaths(value: unknown, path: string): Generator<string> {
 }
 
 const fixtures: Record<DescribedKind, { spec: unknown; status?: unknown }> = {
-  BackupStorageLocation: fullLocation, DataUpload: fullUpload, DataDownload: fullDownload,
+  BackupStorageLocation: fullLocation, DataUpload: fullUpload, DataDownload: fullDownload, BackupSchedule: fullSchedule,
 };
 
 describe('deploy/crds', () => {

@@ -1,6 +1,6 @@
 // Resources with every field set, typed by src/shared/api/types.ts: the type checker refuses a field the types do
 // not have, and a test refuses a described field these objects lack, so types.ts and fields.ts describe one API.
-import type { BackupStorageLocation, Condition, DataDownload, DataUpload, StepRecord } from '../../../src/shared/api/types.ts';
+import type { BackupSchedule, BackupStorageLocation, Condition, DataDownload, DataUpload, StepRecord } from '../../../src/shared/api/types.ts';
 
 const time = '2025-03-01T10:00:00Z';
 const id = 'a'.repeat(64);
@@ -61,6 +61,7 @@ export const fullUpload: DataUpload = {
     operationTimeout: '10m',
     cancel: false,
     tags: { team: 'payments' },
+    expire: '720h',
   },
   status: { ...common, phase: 'Completed', snapshotID: id, parentSnapshotID: id, volumeSnapshot: 'data-snap', volumeMode: 'Filesystem' },
 };
@@ -79,4 +80,37 @@ export const fullDownload: DataDownload = {
     cancel: false,
   },
   status: { ...common, phase: 'InProgress', snapshotID: id },
+};
+
+export const fullSchedule: BackupSchedule = {
+  apiVersion: 'ferry.dev/v1alpha1',
+  kind: 'BackupSchedule',
+  metadata: { name: 'nightly', namespace: 'app', uid: '2f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0', generation: 2 },
+  spec: {
+    schedule: '30 2 * * *',
+    timeZone: 'Europe/Berlin',
+    pvcs: ['data'],
+    selector: { matchLabels: { backup: 'nightly' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['db'] }] },
+    backupStorageLocation: 'default',
+    snapshotMoveData: true,
+    expire: '720h',
+    retention: { keepLast: 3, keepHourly: 24, keepDaily: 7, keepWeekly: 4, keepMonthly: 12, keepYearly: 2 },
+    suspend: false,
+    concurrencyPolicy: 'Forbid',
+    jitter: '5m',
+  },
+  status: {
+    observedGeneration: 2,
+    cronJob: 'ferry-schedule-nightly',
+    lastScheduleTime: time,
+    lastSuccessfulTime: time,
+    nextScheduleTime: time,
+    missedRuns: 1,
+    lastRun: {
+      run: '202503011000', scheduledTime: time, outcome: 'Succeeded', message: 'all completed',
+      pvcs: [{ pvc: 'data', dataUpload: 'nightly-data-202503011000', phase: 'Completed', message: 'done' }],
+      deleted: ['nightly-data-202502011000'],
+    },
+    conditions: [condition],
+  },
 };
