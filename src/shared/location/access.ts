@@ -37,14 +37,18 @@ async function secretValue(kube: Kube, namespace: string, name: string, key: str
   return Buffer.from(b64, 'base64');
 }
 
-/** The repository of `sourceNamespace` at location `name`, ready for openBackend + Repository.open. */
-export async function repositoryAccess(kube: Kube, ferryNamespace: string, name: string, sourceNamespace: string): Promise<RepositoryAccess> {
-  const bsl = await readLocation(kube, ferryNamespace, name);
+/** How to reach a location's bucket: its S3 settings with the credentials from its Secret. */
+export interface S3Access {
+  s3: NonNullable<OpenOptions['s3']>;
+  /** removes the CA file written for the S3 client, if any */
+  dispose(): void;
+}
+
+export async function s3Access(kube: Kube, ferryNamespace: string, bsl: BackupStorageLocation): Promise<S3Access> {
   const { spec } = bsl;
   const cred = spec.credential;
   const accessKeyId = await secretValue(kube, ferryNamespace, cred.name, cred.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID', 'credentials');
   const secretAccessKey = await secretValue(kube, ferryNamespace, cred.name, cred.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY', 'credentials');
-  const secret = await secretValue(kube, ferryNamespace, spec.repositoryPassword.name, spec.repositoryPassword.key, 'repository password');
   // the S3 client takes its CA from a file; a private one lives only as long as this access
   let caDir: string | undefined;
   let caFile: string | undefined;
@@ -54,21 +58,38 @@ export async function repositoryAccess(kube: Kube, ferryNamespace: string, name:
     writeFileSync(caFile, Buffer.from(spec.s3.caBundle, 'base64'), { mode: 0o600 });
   }
   return {
-    location: repositoryLocation(spec, sourceNamespace),
-    password: repositoryPassword(secret, sourceNamespace),
-    identity: repositoryIdentity(secret, sourceNamespace),
-    open: {
-      s3: {
-        region: spec.s3.region,
-        pathStyle: spec.s3.forcePathStyle ?? true,
-        caFile,
-        credentials: { accessKeyId: accessKeyId.toString('utf8').trim(), secretAccessKey: secretAccessKey.toString('utf8').trim() },
-      },
+    s3: {
+      region: spec.s3.region,
+      pathStyle: spec.s3.forcePathStyle ?? true,
+      caFile,
+      credentials: { accessKeyId: accessKeyId.toString('utf8').trim(), secretAccessKey: secretAccessKey.toString('utf8').trim() },
     },
     dispose: () => {
       if (caDir) rmSync(caDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The repository of `sourceNamespace` at location `name`, ready for openBackend + Repository.open. */
+export async function repositoryAccess(kube: Kube, ferryNamespace: string, name: string, sourceNamespace: string): Promise<RepositoryAccess> {
+  const bsl = await readLocation(kube, ferryNamespace, name);
+  const { spec } = bsl;
+  const secret = await secretValue(kube, ferryNamespace, spec.repositoryPassword.name, spec.repositoryPassword.key, 'repository password');
+  const location = repositoryLocation(spec, sourceNamespace);
+  const access = await s3Access(kube, ferryNamespace, bsl);
+  return {
+    location,
+    password: repositoryPassword(secret, sourceNamespace),
+    identity: repositoryIdentity(secret, sourceNamespace),
+    open: { s3: access.s3 },
+    dispose: access.dispose,
+  };
+}
+
+/** The location's repository password Secret holds a non-empty value under its key. */
+export async function checkPasswordSecret(kube: Kube, ferryNamespace: string, bsl: BackupStorageLocation): Promise<void> {
+  const secret = await secretValue(kube, ferryNamespace, bsl.spec.repositoryPassword.name, bsl.spec.repositoryPassword.key, 'repository password');
+  if (secret.length === 0) throw new LocationError(`The repository password Secret "${bsl.spec.repositoryPassword.name}" holds an empty "${bsl.spec.repositoryPassword.key}".`);
 }
 
 /** The location or its Secrets are missing or incomplete: a person must fix the configuration. */
