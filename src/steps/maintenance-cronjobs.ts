@@ -1,0 +1,149 @@
+// The maintenance CronJobs of every storage location: one per task (prune, check, check-data), copied from the
+// suspended template CronJob `ferry-step-maintenance` (jobs/maintenance.yaml) with the location's schedules, owned by
+// the location (deleting it deletes them). `ferry-step maintenance --reconcile`, run by the ferry-maintenance-
+// reconcile CronJob, makes what exists match: a new location, a changed schedule or an edited template (through
+// Git) reach the CronJobs on its next run. By hand, a run is `kubectl create job --from=cronjob/<name> <job>`.
+import { createHash } from 'node:crypto';
+import type { BackupStorageLocation, MaintenanceTask } from '../shared/api/types.ts';
+import { apiVersion } from '../shared/api/types.ts';
+import { isAlreadyExists } from '../shared/kube/errors.ts';
+import type { KubeObject } from '../shared/kube/kube.ts';
+import type { MaintenanceContext } from './maintenance-repository.ts';
+
+export const templateCronJob = 'ferry-step-maintenance';
+export const tasks: readonly MaintenanceTask[] = ['prune', 'check', 'check-data'];
+
+export const maintenanceLabels = {
+  component: 'app.kubernetes.io/component',
+  task: 'ferry.dev/maintenance-task',
+  location: 'ferry.dev/location',
+} as const;
+
+/** The hash of what a CronJob was made from, so an unchanged one is not written again. */
+const sourceAnnotation = 'ferry.dev/maintenance-source';
+
+export const defaultSchedules: Record<MaintenanceTask, string> = { prune: '0 3 * * 0', check: '0 1 * * *', 'check-data': '0 4 * * 6' };
+export const defaultReadDataSubset = '10%';
+
+/** Jobs made from a CronJob append 11 characters; a Job name must stay within 63. */
+const maxCronJobName = 52;
+
+function shortHash(text: string, length: number): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
+}
+
+/** `ferry-maint-<task>-<location>`, shortened with a hash of the location's name when too long. */
+export function cronJobName(location: string, task: MaintenanceTask): string {
+  const name = `ferry-maint-${task}-${location}`;
+  if (name.length <= maxCronJobName) return name;
+  const head = `ferry-maint-${task}-`;
+  const hash = shortHash(location, 8);
+  return `${head}${location.slice(0, maxCronJobName - head.length - hash.length - 1).replace(/[-.]+$/, '')}-${hash}`;
+}
+
+/** A label value naming the location: the name itself when it fits a label (63 characters), else a hash. */
+export function locationLabel(location: string): string {
+  return location.length <= 63 ? location : `h-${shortHash(location, 32)}`;
+}
+
+export function scheduleOf(bsl: BackupStorageLocation, task: MaintenanceTask): string {
+  const m = bsl.spec.maintenance;
+  const given = task === 'prune' ? m?.prune?.schedule : task === 'check' ? m?.check?.schedule : m?.check?.readDataSchedule;
+  return given ?? defaultSchedules[task];
+}
+
+interface JobTemplate {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: { template: { metadata?: { labels?: Record<string, string> }; spec: { containers: { name: string; args?: string[] }[] } } };
+}
+
+function jobTemplateOf(template: KubeObject): JobTemplate {
+  const jobTemplate = (template.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
+  if (!jobTemplate?.spec?.template?.spec?.containers?.some((c) => c.name === 'step')) {
+    throw new Error(`CronJob ${templateCronJob} has no jobTemplate with a container named "step".`);
+  }
+  return structuredClone(jobTemplate);
+}
+
+/** The CronJob of one task of one location, as it should be. */
+export function desiredCronJob(template: KubeObject, bsl: BackupStorageLocation & KubeObject, task: MaintenanceTask): KubeObject {
+  const location = bsl.metadata.name;
+  const jobTemplate = jobTemplateOf(template);
+  const container = jobTemplate.spec.template.spec.containers.find((c) => c.name === 'step')!;
+  container.args = ['maintenance', location, task];
+  const ours = { [maintenanceLabels.component]: 'maintenance', [maintenanceLabels.task]: task, [maintenanceLabels.location]: locationLabel(location) };
+  jobTemplate.metadata = { ...jobTemplate.metadata, labels: { ...jobTemplate.metadata?.labels, ...ours } };
+  const podMeta = jobTemplate.spec.template.metadata ?? {};
+  jobTemplate.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };
+  const templateSpec = template.spec as Record<string, unknown>;
+  const spec = {
+    schedule: scheduleOf(bsl, task),
+    suspend: bsl.spec.maintenance?.suspend ?? false,
+    concurrencyPolicy: 'Forbid',
+    startingDeadlineSeconds: templateSpec.startingDeadlineSeconds ?? 3600,
+    successfulJobsHistoryLimit: templateSpec.successfulJobsHistoryLimit ?? 3,
+    failedJobsHistoryLimit: templateSpec.failedJobsHistoryLimit ?? 3,
+    jobTemplate,
+  };
+  const owner = { apiVersion, kind: 'BackupStorageLocation', name: location, uid: bsl.metadata.uid ?? '', controller: true };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: {
+      name: cronJobName(location, task),
+      namespace: bsl.metadata.namespace,
+      labels: { ...template.metadata.labels, ...ours },
+      annotations: { [sourceAnnotation]: shortHash(JSON.stringify([spec, owner]), 16), 'ferry.dev/location': location },
+      ownerReferences: [owner],
+    },
+    spec,
+  };
+}
+
+export interface ReconcileReport {
+  created: string[];
+  updated: string[];
+  unchanged: number;
+  errors: string[];
+}
+
+/** Creates or updates the maintenance CronJobs of every location in ferry's namespace. */
+export async function reconcileCronJobs(ctx: MaintenanceContext): Promise<ReconcileReport> {
+  const { kube, ferryNamespace } = ctx;
+  const template = await kube.get<KubeObject>({ kind: 'CronJob', namespace: ferryNamespace, name: templateCronJob });
+  if (!template) throw new Error(`The maintenance template CronJob ${ferryNamespace}/${templateCronJob} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
+  const report: ReconcileReport = { created: [], updated: [], unchanged: 0, errors: [] };
+  const locations = await kube.list<BackupStorageLocation & KubeObject>('BackupStorageLocation', { namespace: ferryNamespace });
+  for (const bsl of locations.filter((l) => !l.metadata.deletionTimestamp)) {
+    for (const task of tasks) {
+      const want = desiredCronJob(template, bsl, task);
+      try {
+        await ensure(ctx, want, report);
+      } catch (err) {
+        report.errors.push(`CronJob ${want.metadata.name}: ${(err as Error).message}`);
+      }
+    }
+  }
+  return report;
+}
+
+async function ensure(ctx: MaintenanceContext, want: KubeObject, report: ReconcileReport): Promise<void> {
+  const key = { kind: 'CronJob' as const, namespace: want.metadata.namespace, name: want.metadata.name };
+  const have = await ctx.kube.get<KubeObject>(key);
+  if (!have) {
+    try {
+      await ctx.kube.create(want);
+      report.created.push(want.metadata.name);
+    } catch (err) {
+      // another reconcile made it meanwhile; the next run compares it
+      if (!isAlreadyExists(err)) throw err;
+    }
+    return;
+  }
+  if (have.metadata.annotations?.[sourceAnnotation] === want.metadata.annotations?.[sourceAnnotation]) {
+    report.unchanged++;
+    return;
+  }
+  await ctx.kube.replace({ ...want, metadata: { ...want.metadata, resourceVersion: have.metadata.resourceVersion } });
+  report.updated.push(want.metadata.name);
+}

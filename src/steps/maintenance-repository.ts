@@ -1,0 +1,121 @@
+// One maintenance task on one repository: open it (a namespace without a repository has nothing to maintain),
+// remove locks of holders that are gone, then prune under the exclusive lock or check under a shared one. A
+// repository another holder keeps locked is skipped with the reason ("a backup is in progress"), never waited for
+// past the lock wait: the next scheduled run tries again, and the backup is never disturbed.
+//
+// check takes a shared lock, as restic's check does: reading never harms a backup writing beside it, and a shared
+// lock still keeps prune (exclusive) from deleting packs under the check. So only prune skips for backups.
+import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
+import { checkRepository } from '../shared/check/check.ts';
+import { decodeLock, Lock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../shared/lock/lock.ts';
+import type { RepositoryAccess } from '../shared/location/access.ts';
+import { prune } from '../shared/prune/prune.ts';
+import { NoRepositoryError } from '../shared/repository/errors.ts';
+import { lockStore } from '../shared/repository/lock-store.ts';
+import { Repository } from '../shared/repository/repository.ts';
+import { rfc3339 } from '../shared/kube/conditions.ts';
+import type { StepContext } from './context.ts';
+import { removeDeadStepLocks } from './stale-locks.ts';
+
+/** What maintenance needs of a step's context: it works on a storage location, not on one resource. */
+export type MaintenanceContext = Omit<StepContext, 'step' | 'sweep'>;
+
+export interface TaskOptions {
+  task: MaintenanceTask;
+  /** check-data: the fraction of packs to read, (0, 1] */
+  readDataFraction: number;
+}
+
+/** Errors quoted in a run's message; the rest are counted. */
+const quotedErrors = 3;
+
+/** The run's record, or undefined when the namespace has no repository at this location. */
+export async function maintainRepository(ctx: MaintenanceContext, access: RepositoryAccess, opts: TaskOptions): Promise<MaintenanceRun | undefined> {
+  const started = ctx.now();
+  const backend = ctx.engine.openBackend(access.location, access.open);
+  try {
+    let repo: Repository;
+    try {
+      repo = await Repository.open(backend, access.password);
+    } catch (err) {
+      if (err instanceof NoRepositoryError) return undefined;
+      throw err;
+    }
+    const run = (fields: Omit<MaintenanceRun, 'task' | 'startTime' | 'durationSeconds'>): MaintenanceRun => ({
+      task: opts.task, startTime: rfc3339(started), durationSeconds: (ctx.now().getTime() - started.getTime()) / 1000,
+      ...(ctx.settings.jobName ? { job: ctx.settings.jobName } : {}), ...fields,
+    });
+    let staleLocksRemoved = 0;
+    try {
+      staleLocksRemoved = await clearStaleLocks(ctx, repo);
+      const done = opts.task === 'prune' ? await pruneTask(ctx, repo) : await checkTask(ctx, repo, opts);
+      return run({ ...done, staleLocksRemoved });
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      if (err instanceof LockConflictError) return run({ outcome: 'Skipped', staleLocksRemoved, message: await lockedReason(repo, err, ctx.now()) });
+      return run({ outcome: 'Failed', staleLocksRemoved, message: `${opts.task} failed: ${(err as Error).message}` });
+    }
+  } finally {
+    await backend.close();
+  }
+}
+
+type TaskResult = Omit<MaintenanceRun, 'task' | 'startTime' | 'durationSeconds'>;
+
+async function pruneTask(ctx: MaintenanceContext, repo: Repository): Promise<TaskResult> {
+  const result = await prune(repo, { signal: ctx.signal, lockWaitMs: ctx.settings.lockWaitMs });
+  const message = result.packsDeleted === 0 ? 'Nothing to free.' : `Deleted ${result.packsDeleted} pack(s) (${result.packsWritten} written by repacking), freeing ${result.bytesFreed} bytes.`;
+  return { outcome: 'Succeeded', bytesFreed: result.bytesFreed, packsDeleted: result.packsDeleted, message };
+}
+
+async function checkTask(ctx: MaintenanceContext, repo: Repository, opts: TaskOptions): Promise<TaskResult> {
+  const lock = await Lock.acquire(lockStore(repo), { exclusive: false, waitMs: ctx.settings.lockWaitMs, signal: ctx.signal });
+  try {
+    const readData = opts.task === 'check-data';
+    const result = await checkRepository(repo, { readData, readDataSubset: opts.readDataFraction, signal: ctx.signal });
+    const read = readData ? `, read ${result.packsRead} pack(s) back` : '';
+    const summary = `${result.snapshots} snapshot(s), ${result.trees} tree(s)${read}`;
+    if (result.errors.length === 0) return { outcome: 'Succeeded', errorsFound: 0, message: `No errors in ${summary}.` };
+    const quoted = result.errors.slice(0, quotedErrors).join('; ');
+    const more = result.errors.length > quotedErrors ? ` and ${result.errors.length - quotedErrors} more` : '';
+    return { outcome: 'Failed', errorsFound: result.errors.length, message: `${result.errors.length} error(s) in ${summary}: ${quoted}${more}.` };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Why the lock could not be taken, from the live locks as they are now. */
+async function lockedReason(repo: Repository, err: LockConflictError, now: Date): Promise<string> {
+  const live = await liveLocks(repo, now).catch(() => []);
+  const shared = live.find((l) => !l.exclusive);
+  if (shared) return `Skipped: a backup is in progress (a shared lock held by ${shared.hostname} since ${shared.time.toISOString()}); the next scheduled run tries again.`;
+  const exclusive = live.find((l) => l.exclusive);
+  if (exclusive) return `Skipped: another prune holds the repository's exclusive lock (${exclusive.hostname} since ${exclusive.time.toISOString()}); the next scheduled run tries again.`;
+  return `Skipped: ${err.message}; the next scheduled run tries again.`;
+}
+
+async function liveLocks(repo: Repository, now: Date): Promise<LockInfo[]> {
+  const store = lockStore(repo);
+  const live: LockInfo[] = [];
+  for await (const id of store.list()) {
+    try {
+      const info = decodeLock(await store.load(id));
+      if (!staleReason(info, now)) live.push(info);
+    } catch (err) {
+      if (!store.isNotExist(err)) throw err;
+    }
+  }
+  return live;
+}
+
+/**
+ * Removes the locks of step pods that are gone (a Job killed while it held the lock) and those the engine calls
+ * stale (not refreshed for 30 minutes): `ferry repo unlock` done before every run.
+ */
+async function clearStaleLocks(ctx: MaintenanceContext, repo: Repository): Promise<number> {
+  const store = lockStore(repo);
+  const dead = await removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, store, ctx.log);
+  const stale = await removeStaleLocks(store, ctx.now());
+  for (const r of stale) ctx.log.info('removed a stale repository lock', { lock: r.id.slice(0, 8), reason: r.reason });
+  return dead.length + stale.length;
+}

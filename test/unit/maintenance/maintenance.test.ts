@@ -1,0 +1,180 @@
+// The maintenance step over the in-memory Kube and in-memory buckets: prune frees what no snapshot uses and records
+// the bytes, a backup's live lock makes prune skip (the lock stays), check reads beside it, a dead step pod's lock
+// goes, corruption is reported, and every status written passes the CRD's schema.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BackupStorageLocation } from '../../../src/shared/api/types.ts';
+import { issueText, validateFields } from '../../../src/shared/api/schemas.ts';
+import { backup } from '../../../src/shared/backup/backup.ts';
+import type { Backend } from '../../../src/shared/backend/backend.ts';
+import type { KubeObject } from '../../../src/shared/kube/kube.ts';
+import { encodeLock, newLockInfo } from '../../../src/shared/lock/lock.ts';
+import { repositoryPassword } from '../../../src/shared/location/repository.ts';
+import { lockStore } from '../../../src/shared/repository/lock-store.ts';
+import { Repository } from '../../../src/shared/repository/repository.ts';
+import { forgetSnapshots } from '../../../src/shared/repository/snapshots.ts';
+import { parseMaintenanceArgs, readDataFraction, runMaintenance } from '../../../src/steps/maintenance.ts';
+import { randomBytes, testKDF, testPolynomial } from '../../support/repo.ts';
+import { ferryNamespace, harness, location, type Harness } from '../steps/harness.ts';
+
+const scratch = await mkdtemp(join(tmpdir(), 'ferry-maintenance-'));
+after(() => rm(scratch, { recursive: true, force: true }));
+const appRepo = 's3:http://127.0.0.1:9/ferry/test/app';
+const mib = 1024 * 1024;
+
+function setup(): Harness {
+  const h = harness('delete', { lockWaitMs: 0, jobName: 'ferry-maint-prune-default-29000000' });
+  h.kube.seed(...location(['app', 'empty']));
+  h.kube.on('replaceStatus', 'BackupStorageLocation', (o) => {
+    const issues = validateFields('BackupStorageLocation', 'status', o.status);
+    if (issues.length > 0) throw new Error(`invalid BackupStorageLocation status written: ${issues.map(issueText).join('; ')}`);
+  });
+  return h;
+}
+
+/** The app namespace's repository with two snapshots: one of a shared file, one adding a unique file. */
+async function twoSnapshots(h: Harness): Promise<{ repo: Repository; ids: string[] }> {
+  const backend = h.ctx.engine.openBackend(appRepo, {});
+  const repo = await Repository.init(backend, repositoryPassword('location secret', 'app'), { kdf: testKDF, polynomial: testPolynomial });
+  const dir = join(scratch, `volume-${Math.random().toString(36).slice(2)}`);
+  await mkdir(dir);
+  await writeFile(join(dir, 'shared'), randomBytes(mib, 1));
+  const ids = [(await backup(repo, { paths: [dir], workers: 1 })).snapshotID];
+  await writeFile(join(dir, 'unique'), randomBytes(mib, 2));
+  ids.push((await backup(repo, { paths: [dir], workers: 1 })).snapshotID);
+  return { repo, ids };
+}
+
+async function packBytes(backend: Backend): Promise<number> {
+  let total = 0;
+  for await (const f of backend.list('pack')) total += f.size;
+  return total;
+}
+
+function statusOf(h: Harness): BackupStorageLocation['status'] {
+  return h.kube.peek<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'default' })!.status;
+}
+
+async function lockCount(repo: Repository): Promise<number> {
+  let n = 0;
+  for await (const _ of lockStore(repo).list()) n++;
+  return n;
+}
+
+test('prune frees the data of a forgotten snapshot and records the bytes freed in the location\'s history', async () => {
+  const h = setup();
+  const { repo, ids } = await twoSnapshots(h);
+  await forgetSnapshots(repo, [ids[1]]);
+  const before = await packBytes(repo.backend);
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'prune' });
+  const freed = before - (await packBytes(repo.backend));
+  assert.equal(out.outcome, 'Advanced', out.reason);
+  assert.ok(freed >= mib && freed < 1.2 * mib, `freed ${freed} bytes`);
+  const m = statusOf(h)!.maintenance!;
+  assert.deepEqual(m.repositories!.map((r) => r.namespace), ['app'], 'the namespace without a repository is passed over');
+  const [last] = m.repositories![0].runs;
+  assert.equal(last.task, 'prune');
+  assert.equal(last.outcome, 'Succeeded');
+  assert.equal(last.bytesFreed, freed);
+  assert.equal(last.job, 'ferry-maint-prune-default-29000000');
+  assert.equal(m.lastOutcome, 'Succeeded');
+  assert.equal(out.counters?.bytesFreed, freed);
+  assert.equal(await lockCount(repo), 0, 'prune released its lock');
+});
+
+test('a backup in progress makes prune skip, keeps the backup\'s lock, and check still runs beside it', async () => {
+  const h = setup();
+  const { repo, ids } = await twoSnapshots(h);
+  await forgetSnapshots(repo, [ids[1]]);
+  const before = await packBytes(repo.backend);
+  // a transfer pod that is running holds the shared lock
+  h.kube.seed({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ferry-up-0123456789abcdef-transfer-1-abcde', namespace: ferryNamespace, labels: { 'app.kubernetes.io/name': 'ferry' } }, status: { phase: 'Running' } });
+  const backupLock = await lockStore(repo).save(encodeLock({ ...newLockInfo(false), hostname: 'ferry-up-0123456789abcdef-transfer-1-abcde', pid: 7 }));
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'prune' });
+  assert.equal(out.outcome, 'Waiting', out.reason);
+  const [skipped] = statusOf(h)!.maintenance!.repositories![0].runs;
+  assert.equal(skipped.outcome, 'Skipped');
+  assert.match(skipped.message!, /backup is in progress/);
+  assert.equal(await packBytes(repo.backend), before, 'nothing was deleted');
+  const locks: string[] = [];
+  for await (const id of lockStore(repo).list()) locks.push(id);
+  assert.deepEqual(locks, [backupLock], 'the backup keeps its lock and maintenance left none');
+
+  const check = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check' });
+  assert.equal(check.outcome, 'Advanced', check.reason);
+  const [checked] = statusOf(h)!.maintenance!.repositories![0].runs;
+  assert.deepEqual([checked.task, checked.outcome, checked.errorsFound], ['check', 'Succeeded', 0]);
+});
+
+test('the lock of a killed maintenance Job is removed and the run succeeds', async () => {
+  const h = setup();
+  const { repo } = await twoSnapshots(h);
+  const dead = 'ferry-maint-prune-default-29000000-x7k2p';
+  h.kube.seed({ apiVersion: 'v1', kind: 'Pod', metadata: { name: dead, namespace: ferryNamespace, labels: { 'app.kubernetes.io/name': 'ferry' } }, status: { phase: 'Failed' } });
+  await lockStore(repo).save(encodeLock({ ...newLockInfo(true), hostname: dead, pid: 7 }));
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'prune' });
+  assert.equal(out.outcome, 'Advanced', out.reason);
+  const [run] = statusOf(h)!.maintenance!.repositories![0].runs;
+  assert.deepEqual([run.outcome, run.staleLocksRemoved], ['Succeeded', 1]);
+  assert.equal(await lockCount(repo), 0);
+});
+
+test('the exclusive lock of a live holder outside the cluster is respected: prune skips', async () => {
+  const h = setup();
+  const { repo } = await twoSnapshots(h);
+  await lockStore(repo).save(encodeLock({ ...newLockInfo(true), hostname: 'laptop-of-an-operator', pid: 7 }));
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'prune' });
+  assert.equal(out.outcome, 'Waiting');
+  const [run] = statusOf(h)!.maintenance!.repositories![0].runs;
+  assert.equal(run.outcome, 'Skipped');
+  assert.match(run.message!, /another prune holds the repository's exclusive lock \(laptop-of-an-operator/);
+  assert.equal(await lockCount(repo), 1);
+});
+
+test('check-data reports a corrupted pack as a failed run with the errors found', async () => {
+  const h = setup();
+  const { repo } = await twoSnapshots(h);
+  let victim = '';
+  for await (const f of repo.backend.list('pack')) victim ||= f.name;
+  const bytes = await repo.backend.load({ type: 'pack', name: victim }, 0, 0);
+  const damaged = Uint8Array.from(bytes);
+  damaged[100] ^= 0xff;
+  await repo.backend.remove({ type: 'pack', name: victim });
+  await repo.backend.save({ type: 'pack', name: victim }, damaged);
+  // every pack read back, so the damaged one surely is
+  const bsl = h.kube.peek<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'default' })!;
+  await h.kube.replace({ ...bsl, spec: { ...bsl.spec, maintenance: { check: { readDataSubset: '100%' } } } });
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check-data' });
+  assert.equal(out.outcome, 'Failed');
+  const status = statusOf(h)!;
+  const [run] = status.maintenance!.repositories![0].runs;
+  assert.equal(run.task, 'check-data');
+  assert.equal(run.outcome, 'Failed');
+  assert.ok((run.errorsFound ?? 0) >= 1);
+  assert.match(run.message!, new RegExp(`pack ${victim} is corrupted`));
+  assert.equal(status.conditions!.find((c) => c.type === 'Maintained')!.status, 'False');
+});
+
+test('a location with no repository yet has nothing to do; a missing location is skipped', async () => {
+  const h = setup();
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check' });
+  assert.equal(out.outcome, 'Advanced');
+  assert.match(out.reason, /No repository exists yet/);
+  assert.equal(statusOf(h)?.maintenance, undefined);
+  const missing = await runMaintenance(h.ctx, { mode: 'run', location: 'nowhere', task: 'check' });
+  assert.equal(missing.outcome, 'Skipped');
+});
+
+test('arguments and the read-data subset', () => {
+  assert.deepEqual(parseMaintenanceArgs(['default', 'check-data']), { mode: 'run', location: 'default', task: 'check-data' });
+  assert.deepEqual(parseMaintenanceArgs(['--reconcile']), { mode: 'reconcile' });
+  assert.throws(() => parseMaintenanceArgs(['default']), /does not name a storage location and a task/);
+  assert.throws(() => parseMaintenanceArgs(['default', 'vacuum']), /does not name a storage location and a task/);
+  assert.equal(readDataFraction(undefined), 0.1);
+  assert.equal(readDataFraction('12.5%'), 0.125);
+  assert.equal(readDataFraction('100%'), 1);
+  assert.throws(() => readDataFraction('0%'), /not a percentage/);
+});
