@@ -4,7 +4,8 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { createS3Client, type S3ClientOptions } from '../backend/s3-client.ts';
 
-export type ProbeFailure = 'dns' | 'connection' | 'tls' | 'credentials' | 'bucket' | 'permission' | 'endpoint';
+/** `secret`: the location's Secrets are missing or incomplete, so nothing was tried */
+export type ProbeFailure = 'secret' | 'dns' | 'connection' | 'tls' | 'credentials' | 'bucket' | 'permission' | 'endpoint';
 
 export interface ProbeTarget extends S3ClientOptions {
   bucket: string;

@@ -1,0 +1,9 @@
+import { defineCommand } from 'citty';
+import create from './create.ts';
+import describe from './describe.ts';
+import get from './get.ts';
+
+export default defineCommand({
+  meta: { name: 'location', description: "BackupStorageLocations: the S3 buckets ferry backs up into (in ferry's namespace)" },
+  subCommands: { create, get, describe },
+});
