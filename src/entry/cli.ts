@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // `ferry`: the command line.
 import { defineCommand } from 'citty';
+import location from '../cli/location/index.ts';
 import repo from '../cli/repo/index.ts';
 import { runCli } from '../cli/run.ts';
 
 const main = defineCommand({
   meta: { name: 'ferry', version: '0.1.0', description: 'Back up Kubernetes volumes into restic-compatible repositories' },
-  subCommands: { repo },
+  subCommands: { repo, location },
 });
 
 process.exitCode = await runCli(main);
