@@ -22,40 +22,85 @@ export function formatDuration(ms: number): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-/** One line describing progress: files, bytes, rate, and an estimate once totals are known. */
-export function progressLine(p: Readonly<Progress>, elapsedMs: number): string {
-  const rate = elapsedMs > 0 ? (p.bytesDone / elapsedMs) * 1000 : 0;
-  const pct = p.bytesTotal > 0 ? Math.min(100, (p.bytesDone / p.bytesTotal) * 100) : 0;
+/** What a progress line shows: bytes (and files, when counted) against totals that may still be growing. */
+export type ProgressFigures = Pick<Progress, 'bytesDone' | 'bytesTotal' | 'totalsFinal'> & { filesDone?: number };
+
+export interface ProgressView {
+  /** bytes per second; default: the average since the start */
+  rate?: number;
+  /** the stage the work is in (a resource's phase), shown first */
+  phase?: string;
+  /** draw a bar of the done fraction (on a terminal) */
+  bar?: boolean;
+}
+
+const barWidth = 24;
+
+function bar(fraction: number): string {
+  const full = Math.round(Math.min(1, Math.max(0, fraction)) * barWidth);
+  return `[${'#'.repeat(full)}${'.'.repeat(barWidth - full)}]`;
+}
+
+/** One line describing progress: phase, files, bytes, a bar, rate, and an estimate once totals are known. */
+export function progressLine(p: Readonly<ProgressFigures>, elapsedMs: number, view: ProgressView = {}): string {
+  const rate = view.rate ?? (elapsedMs > 0 ? (p.bytesDone / elapsedMs) * 1000 : 0);
+  const fraction = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
   const eta = p.totalsFinal && rate > 0 && p.bytesTotal > p.bytesDone ? `, ETA ${formatDuration(((p.bytesTotal - p.bytesDone) / rate) * 1000)}` : '';
-  const total = p.bytesTotal > 0 ? ` / ${formatBytes(p.bytesTotal)} (${pct.toFixed(1)}%)` : '';
-  return `[${formatDuration(elapsedMs)}] ${p.filesDone} files, ${formatBytes(p.bytesDone)}${total}, ${formatBytes(rate)}/s${eta}`;
+  const total = p.bytesTotal > 0 ? ` / ${formatBytes(p.bytesTotal)} (${(fraction * 100).toFixed(1)}%)` : '';
+  const files = p.filesDone === undefined ? '' : `${p.filesDone} files, `;
+  const phase = view.phase ? `${view.phase} ` : '';
+  const drawn = view.bar ? `${bar(fraction)} ` : '';
+  return `[${formatDuration(elapsedMs)}] ${phase}${drawn}${files}${formatBytes(p.bytesDone)}${total}, ${formatBytes(rate)}/s${eta}`;
+}
+
+/** Bytes per second over the last few seconds, so a watch that starts late does not count what came before. */
+function recentRate(): (bytes: number, now: number) => number | undefined {
+  const windowMs = 15_000;
+  const samples: { at: number; bytes: number }[] = [];
+  return (bytes, now) => {
+    // bytes going down means the work started over (a new attempt): measure afresh
+    if (samples.length > 0 && bytes < samples[samples.length - 1].bytes) samples.length = 0;
+    samples.push({ at: now, bytes });
+    while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
+    const first = samples[0];
+    return now > first.at ? ((bytes - first.bytes) / (now - first.at)) * 1000 : undefined;
+  };
+}
+
+export interface ProgressReporter {
+  /** `phase` names the stage, for work that goes through several (a backup's phases) */
+  update(p: Readonly<ProgressFigures>, phase?: string): void;
+  done(): void;
 }
 
 /**
- * Progress for a long operation: a line redrawn in place on a terminal, a plain line every few seconds
- * otherwise, nothing with --json (stdout is for the result).
+ * Progress for a long operation: a line with a bar redrawn in place on a terminal; otherwise a plain line every few
+ * seconds and at each change of phase; nothing with --json (stdout is for the result).
  */
-export function progressReporter(json: boolean): { update(p: Readonly<Progress>): void; done(): void } {
+export function progressReporter(json: boolean, stream: NodeJS.WriteStream = process.stderr): ProgressReporter {
   const start = Date.now();
-  const tty = process.stderr.isTTY === true;
+  const tty = stream.isTTY === true;
+  const rateOf = recentRate();
   let lastPlain = 0;
-  let last: Readonly<Progress> | undefined;
+  let last: { p: Readonly<ProgressFigures>; phase?: string; rate?: number } | undefined;
+  const line = (now: number) => progressLine(last!.p, now - start, { phase: last!.phase, rate: last!.rate, bar: tty });
   return {
-    update(p) {
-      last = p;
+    update(p, phase) {
+      const now = Date.now();
+      const phaseChanged = last !== undefined && last.phase !== phase;
+      last = { p: { ...p }, phase, rate: rateOf(p.bytesDone, now) };
       if (json) return;
-      const line = progressLine(p, Date.now() - start);
       if (tty) {
-        process.stderr.write(`\r\x1b[2K${line}`);
-      } else if (Date.now() - lastPlain >= 5000) {
-        lastPlain = Date.now();
-        consola.log(line);
+        stream.write(`\r\x1b[2K${line(now)}`);
+      } else if (now - lastPlain >= 5000 || phaseChanged) {
+        lastPlain = now;
+        consola.log(line(now));
       }
     },
     done() {
       if (json) return;
-      if (tty) process.stderr.write('\n');
-      else if (last) consola.log(progressLine(last, Date.now() - start));
+      if (tty) stream.write('\n');
+      else if (last) consola.log(line(Date.now()));
     },
   };
 }

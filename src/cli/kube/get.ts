@@ -1,0 +1,31 @@
+// `ferry backup get [NAME]` and `ferry restore get [NAME]`: one resource or the namespace's list, as a table or
+// as the API objects (-o json|yaml).
+import { defineCommand } from 'citty';
+import type { ResourceKind } from '../../shared/api/types.ts';
+import { fetchAll, fetchOne, listArgs, nothingFound } from '../resource/fetch.ts';
+import { kubeArgs, withKube } from '../resource/kube.ts';
+import { objectName } from '../resource/names.ts';
+import { outputArgs, outputFormat, printObjects } from '../resource/output.ts';
+import { columnsFor } from './columns.ts';
+import { nouns, type Resource } from './kinds.ts';
+
+export function getCommand(kind: ResourceKind) {
+  return defineCommand({
+    meta: { name: 'get', description: `List ${nouns[kind]}s (${kind}s), or show one` },
+    args: {
+      name: { type: 'positional', required: false, description: `the ${kind} to show (default: all in the namespace)`, valueHint: 'NAME' },
+      ...kubeArgs,
+      ...outputArgs,
+      ...listArgs,
+    },
+    async run({ args }) {
+      const format = outputFormat(args);
+      const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
+      await withKube(args, async ({ kube, namespace }) => {
+        const all = args['all-namespaces'] === true && name === undefined;
+        const objects = name !== undefined ? [await fetchOne<Resource>(kube, kind, namespace, name)] : await fetchAll<Resource>(kube, kind, all ? undefined : namespace);
+        printObjects(objects, format, columnsFor(kind, all), { single: name !== undefined, empty: nothingFound(kind, all ? undefined : namespace) });
+      });
+    },
+  });
+}

@@ -1,0 +1,57 @@
+// `ferry backup logs NAME` and `ferry restore logs NAME`: what every step Job of the resource printed, in step
+// order, each pod under a header naming its step, attempt, Job and how it ended. Logs come through the apiserver
+// (as `kubectl logs` reads them), with the user's rights.
+import { defineCommand } from 'citty';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { ResourceKind, StepName } from '../../shared/api/types.ts';
+import { stepContainer } from '../../dispatcher/job.ts';
+import { fetchOne } from '../resource/fetch.ts';
+import { kubeArgs, withKube } from '../resource/kube.ts';
+import { objectName } from '../resource/names.ts';
+import { UsageError } from '../run.ts';
+import { nouns, type Resource } from './kinds.ts';
+import { stepJobsOf, type JobRun, type PodRun } from './step-jobs.ts';
+
+const steps: readonly StepName[] = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
+
+function header(j: JobRun, p: PodRun): string {
+  const end = p.exitCode === undefined ? p.phase : `exit ${p.exitCode}${p.reason ? ` ${p.reason}` : ''}`;
+  return `==> ${j.step} attempt ${j.attempt}: Job ${j.name}, pod ${p.name} (${end}) <==`;
+}
+
+async function podLog(config: KubeConfig, namespace: string, pod: string): Promise<string> {
+  try {
+    return await config.makeApiClient(CoreV1Api).readNamespacedPodLog({ name: pod, namespace, container: stepContainer });
+  } catch (err) {
+    const e = err as { code?: number; body?: unknown; message?: string };
+    const said = typeof e.body === 'string' ? (JSON.parse(e.body) as { message?: string }).message : e.message;
+    return `(no logs: ${e.code ? `HTTP ${e.code}: ` : ''}${said ?? 'unknown error'})\n`;
+  }
+}
+
+export function logsCommand(kind: ResourceKind) {
+  return defineCommand({
+    meta: { name: 'logs', description: `Print the logs of every step Job of a ${nouns[kind]}, in step order` },
+    args: {
+      name: { type: 'positional', required: false, description: `the ${kind}`, valueHint: 'NAME' },
+      step: { type: 'string', description: `only this step: ${steps.join(', ')}`, valueHint: 'STEP' },
+      ...kubeArgs,
+    },
+    async run({ args }) {
+      const name = objectName(args.name, 'NAME');
+      if (args.step !== undefined && !steps.includes(args.step as StepName)) throw new UsageError(`--step ${args.step} is not a step; use one of: ${steps.join(', ')}`);
+      await withKube(args, async ({ kube, config, namespace, ferryNamespace }) => {
+        const r = await fetchOne<Resource>(kube, kind, namespace, name);
+        const jobs = (await stepJobsOf(kube, ferryNamespace, r)).filter((j) => args.step === undefined || j.step === args.step);
+        const pods = jobs.flatMap((j) => j.pods.map((p) => ({ j, p })));
+        if (pods.length === 0) {
+          throw new Error(`${kind} ${namespace}/${name} has no step pods${args.step ? ` of step ${args.step}` : ''} left in ${ferryNamespace} (finished Jobs are removed an hour after they end).`);
+        }
+        for (const { j, p } of pods) {
+          const text = await podLog(config, ferryNamespace, p.name);
+          process.stdout.write(`${header(j, p)}\n${text}${text.endsWith('\n') || text === '' ? '' : '\n'}`);
+        }
+      });
+    },
+  });
+}

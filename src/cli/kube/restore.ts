@@ -1,0 +1,81 @@
+// `ferry restore ...`: DataDownloads, each restoring one backup into a PVC (new, or existing and unbound).
+import { defineCommand } from 'citty';
+import { apiVersion, type DataDownload, type DataUpload } from '../../shared/api/types.ts';
+import { KubeError } from '../../shared/kube/errors.ts';
+import { kubeArgs, withKube } from '../resource/kube.ts';
+import { objectName } from '../resource/names.ts';
+import { isDocument, outputArgs, outputFormat } from '../resource/output.ts';
+import { UsageError } from '../run.ts';
+import { deleteCommand } from './delete.ts';
+import { describeCommand } from './describe.ts';
+import { getCommand } from './get.ts';
+import type { Resource } from './kinds.ts';
+import { logsCommand } from './logs.ts';
+import { printCreated } from './result.ts';
+import { operationTimeout } from './timeout.ts';
+import { waitForEnd } from './wait.ts';
+import type { Kube } from '../../shared/kube/kube.ts';
+
+/** The backup restored from, when the user may read it: it gives the defaults for --location and --pvc. */
+async function readBackup(kube: Kube, namespace: string, name: string): Promise<DataUpload | undefined> {
+  try {
+    const du = await kube.get<DataUpload & Resource>({ kind: 'DataUpload', namespace, name });
+    if (!du) throw new Error(`DataUpload "${name}" not found in namespace ${namespace}: --from names a backup in the namespace (-n).`);
+    return du;
+  } catch (err) {
+    if (err instanceof KubeError && err.status === 403) return undefined;
+    throw err;
+  }
+}
+
+const create = defineCommand({
+  meta: { name: 'create', description: 'Restore a backup into a PVC: create a DataDownload (and with --wait, follow it to the end)' },
+  args: {
+    name: { type: 'positional', required: false, description: 'name of the restore (the DataDownload)', valueHint: 'NAME' },
+    from: { type: 'string', description: 'the backup (DataUpload) to restore, in the namespace (-n)', valueHint: 'BACKUP' },
+    'to-namespace': { type: 'string', description: 'namespace to restore into (default: the backup\'s)', valueHint: 'NS' },
+    pvc: { type: 'string', description: 'PVC to restore into (default: the name of the backed-up PVC)', valueHint: 'PVC' },
+    location: { type: 'string', description: 'BackupStorageLocation holding the backup (default: the backup\'s)', valueHint: 'LOCATION' },
+    timeout: { type: 'string', description: 'how long each step may take, e.g. 30m (default 10m)', valueHint: 'DURATION' },
+    wait: { type: 'boolean', description: 'follow the restore until it ends (exit 0 Completed, 1 Failed, 3 Canceled)', default: false },
+    ...kubeArgs,
+    ...outputArgs,
+  },
+  async run({ args }) {
+    const format = outputFormat(args);
+    const name = objectName(args.name, 'NAME');
+    const from = objectName(args.from, '--from');
+    const target = args['to-namespace'] === undefined ? undefined : objectName(args['to-namespace'], '--to-namespace');
+    const pvcFlag = args.pvc === undefined ? undefined : objectName(args.pvc, '--pvc');
+    const locationFlag = args.location === undefined ? undefined : objectName(args.location, '--location');
+    const timeout = args.timeout === undefined ? undefined : operationTimeout(args.timeout);
+    await withKube(args, async ({ kube, namespace }) => {
+      const backup = pvcFlag && locationFlag ? undefined : await readBackup(kube, namespace, from);
+      const pvc = pvcFlag ?? backup?.spec.sourcePVC;
+      const location = locationFlag ?? backup?.spec.backupStorageLocation;
+      if (!pvc || !location) throw new UsageError(`you may not read backup ${namespace}/${from}: pass --pvc and --location`);
+      const into = target ?? namespace;
+      const dd: DataDownload = {
+        apiVersion, kind: 'DataDownload', metadata: { name, namespace: into },
+        spec: {
+          targetPVC: { name: pvc }, backupStorageLocation: location, source: { dataUpload: { name: from, namespace } },
+          ...(timeout ? { operationTimeout: timeout } : {}),
+        },
+      };
+      let r = await kube.create<Resource>(dd as Resource);
+      if (args.wait) r = await waitForEnd(kube, 'DataDownload', into, name, { quiet: isDocument(format) });
+      printCreated(r, format, args.wait);
+    });
+  },
+});
+
+export default defineCommand({
+  meta: { name: 'restore', description: 'Restore backups into PVCs and follow the restores (DataDownloads)' },
+  subCommands: {
+    create,
+    get: getCommand('DataDownload'),
+    describe: describeCommand('DataDownload'),
+    delete: deleteCommand('DataDownload'),
+    logs: logsCommand('DataDownload'),
+  },
+});

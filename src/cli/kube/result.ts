@@ -1,0 +1,24 @@
+// What `create` prints: the object as a document (-o json|yaml), a table row (-o wide), or a line saying what
+// happened, with the outcome in one sentence after --wait.
+import type { DataUpload } from '../../shared/api/types.ts';
+import { consola } from 'consola';
+import { formatBytes } from '../output.ts';
+import { isDocument, printObjects, type OutputFormat } from '../resource/output.ts';
+import { between } from '../resource/time.ts';
+import { columnsFor } from './columns.ts';
+import { nouns, type Resource } from './kinds.ts';
+
+function outcome(r: Resource): string {
+  const st = r.status?.stats;
+  const snapshot = r.kind === 'DataUpload' && (r as DataUpload).status?.snapshotID ? `snapshot ${(r as DataUpload).status!.snapshotID!.slice(0, 8)}, ` : '';
+  const sizes = st ? `${formatBytes(st.bytes)} in ${st.files} files, ${formatBytes(st.bytesAdded)} added, ` : '';
+  return `${nouns[r.kind]} ${r.metadata.name} ${r.status?.phase}: ${snapshot}${sizes}took ${between(r.metadata.creationTimestamp, r.status?.completionTimestamp)}`;
+}
+
+export function printCreated(r: Resource, format: OutputFormat, waited: boolean): void {
+  if (isDocument(format) || format === 'wide') {
+    printObjects([r], format, columnsFor(r.kind, false), { single: true });
+    return;
+  }
+  consola.success(waited ? outcome(r) : `${r.kind.toLowerCase()}/${r.metadata.name} created in namespace ${r.metadata.namespace}`);
+}

@@ -1,0 +1,38 @@
+// --wait: follows a resource until its phase is an end, showing its phase and progress (a bar on a terminal,
+// plain lines otherwise), and turns the end into the exit code: Completed 0, Failed 1, Canceled 3.
+import { terminalPhases } from '../../shared/api/phases.ts';
+import type { ResourceKind } from '../../shared/api/types.ts';
+import type { Kube } from '../../shared/kube/kube.ts';
+import { sleep } from '../../shared/concurrency/sleep.ts';
+import { progressReporter } from '../output.ts';
+import { CanceledError } from '../run.ts';
+import type { Resource } from './kinds.ts';
+
+export interface WaitOptions {
+  /** no progress output (the result goes to stdout as a document) */
+  quiet: boolean;
+  pollMs?: number;
+}
+
+/** The resource once it ends; throws (exit 1) when it failed or vanished, CanceledError (exit 3) when canceled. */
+export async function waitForEnd(kube: Kube, kind: ResourceKind, namespace: string, name: string, opts: WaitOptions): Promise<Resource> {
+  const progress = progressReporter(opts.quiet);
+  for (;;) {
+    const r = await kube.get<Resource>({ kind, namespace, name });
+    if (!r) {
+      progress.done();
+      throw new Error(`${kind} ${namespace}/${name} was deleted while waiting for it to finish.`);
+    }
+    const phase = r.status?.phase ?? 'New';
+    const p = r.status?.progress;
+    progress.update({ bytesDone: p?.bytesDone ?? 0, bytesTotal: p?.totalBytes ?? 0, totalsFinal: (p?.totalBytes ?? 0) > 0 }, phase);
+    if (terminalPhases.includes(phase)) {
+      progress.done();
+      const why = r.status?.message ? `: ${r.status.message}` : '.';
+      if (phase === 'Failed') throw new Error(`${kind} ${namespace}/${name} failed${why}`);
+      if (phase === 'Canceled') throw new CanceledError(`${kind} ${namespace}/${name} was canceled${why}`);
+      return r;
+    }
+    await sleep(opts.pollMs ?? 1000);
+  }
+}
