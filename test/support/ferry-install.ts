@@ -29,6 +29,9 @@ const run = promisify(execFile);
 
 export const ferryNamespace = 'ferry-system';
 
+/** All the installer needs of the box: its admin kubeconfig (a TestCluster or the box's record, as `npm run demo` has). */
+export type BoxAccess = Pick<TestCluster, 'kubeconfig'>;
+
 export interface FerryInstall {
   webhookPort: number;
   metricsPort: number;
@@ -64,7 +67,7 @@ async function currentVersion(): Promise<string> {
   return hash.digest('hex').slice(0, 10);
 }
 
-async function kubectl(cluster: TestCluster, args: string[], input?: string): Promise<string> {
+async function kubectl(cluster: BoxAccess, args: string[], input?: string): Promise<string> {
   const child = run('kubectl', ['--kubeconfig', cluster.kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 });
   if (input !== undefined) child.child.stdin?.end(input);
   return (await child).stdout;
@@ -115,7 +118,7 @@ function webhookConfiguration(rendered: KubeObject[], webhookPort: number, ca: s
 }
 
 /** Server-side apply through the API, as `ferry install` does (CRDs wait until Established). */
-async function apply(cluster: TestCluster, items: KubeObject[]): Promise<void> {
+async function apply(cluster: BoxAccess, items: KubeObject[]): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   const kube = new HttpKube(kc);
@@ -126,7 +129,7 @@ async function apply(cluster: TestCluster, items: KubeObject[]): Promise<void> {
   }
 }
 
-async function install(cluster: TestCluster, version: string): Promise<FerryInstall> {
+async function install(cluster: BoxAccess, version: string): Promise<FerryInstall> {
   const rendered = await renderDeploy();
   const plain = rendered.filter((o) => !replaced.has(o.kind));
   await apply(cluster, plain);
@@ -152,7 +155,7 @@ async function install(cluster: TestCluster, version: string): Promise<FerryInst
   return { webhookPort, metricsPort, ca, deployment: deployment.metadata.name, version };
 }
 
-export async function installFerry(cluster: TestCluster): Promise<FerryInstall> {
+export async function installFerry(cluster: BoxAccess): Promise<FerryInstall> {
   const recordFile = join(statePaths().root, 'ferry-install.json');
   return withLock(join(statePaths().root, 'ferry-install.lock'), 10 * 60_000, async () => {
     const previous = JSON.parse(await readFile(recordFile, 'utf8').catch(() => '{}')) as Partial<FerryInstall>;
