@@ -55,7 +55,7 @@ export async function applyObject(kube: HttpKube, discovery: Discovery, obj: Kub
   const query = new URLSearchParams({ fieldManager, force: 'true' });
   if (opts.dryRun) query.set('dryRun', 'All');
   const applied = await kube.call<KubeObject>('PATCH', `${path}?${query}`, obj, 'application/apply-patch+yaml');
-  if (!applied) throw new Error(`The apiserver lost ${describeObject(obj)} while applying it.`);
+  if (!applied) throw new Error(`The apiserver answered "not found" to applying ${describeObject(obj)}: does its namespace exist?`);
   return applied;
 }
 
@@ -82,11 +82,12 @@ function rank(obj: KubeObject): number {
 }
 
 /**
- * Applies the objects in dependency order (each CRD Established before the rest), calling `onApplied` after each.
+ * Applies the objects in dependency order (each CRD Established before the rest), calling `onApplied` with what the
+ * apiserver made of each.
  * With dryRun the apiserver checks every object and stores none; CRDs are then not waited for, and objects of kinds
  * they would add cannot be checked.
  */
-export async function applyAll(kube: HttpKube, objects: readonly KubeObject[], opts: { dryRun?: boolean; onApplied?: (obj: KubeObject) => void } = {}): Promise<void> {
+export async function applyAll(kube: HttpKube, objects: readonly KubeObject[], opts: { dryRun?: boolean; onApplied?: (obj: KubeObject, live: KubeObject) => void } = {}): Promise<void> {
   const discovery = new Discovery(kube);
   const ordered = [...objects].sort((a, b) => rank(a) - rank(b));
   const crds = ordered.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);
@@ -96,7 +97,7 @@ export async function applyAll(kube: HttpKube, objects: readonly KubeObject[], o
       await waitEstablished(kube, crds);
       crdsWaited = true;
     }
-    await applyObject(kube, discovery, obj, opts);
-    opts.onApplied?.(obj);
+    const live = await applyObject(kube, discovery, obj, opts);
+    opts.onApplied?.(obj, live);
   }
 }
