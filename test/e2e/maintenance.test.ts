@@ -1,0 +1,239 @@
+// Issue 5, repository maintenance: the reconcile Job makes a location's maintenance CronJobs; runs made from them
+// (as an operator would, `kubectl create job --from=cronjob/...`) skip a repository a backup is writing without
+// disturbing the backup, check beside it, free what a forgotten snapshot used and record the bytes in the location's
+// history, and clear the lock of a maintenance Job killed with SIGKILL so the next run succeeds; restic checks after.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes as cryptoBytes } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BackupStorageLocation, MaintenanceRun, MaintenanceTask } from '../../src/shared/api/types.ts';
+import { decodeLock, type LockInfo } from '../../src/shared/lock/lock.ts';
+import { lockStore } from '../../src/shared/repository/lock-store.ts';
+import type { Repository } from '../../src/shared/repository/repository.ts';
+import { forgetSnapshots } from '../../src/shared/repository/snapshots.ts';
+import { cronJobName } from '../../src/steps/maintenance-cronjobs.ts';
+import { api, boundClaim, dataUpload, ferryNamespace, uploads, watchUntil, world } from './world.ts';
+import type { Obj, World } from './world.ts';
+
+let w: World & { app: string; other: string };
+let volume: string;
+const mib = 1024 * 1024;
+const jobs = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs`;
+const cronJobs = `/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs`;
+let locationPath: string;
+let made = 0;
+
+async function writeRandom(path: string, size: number): Promise<void> {
+  await writeFile(path, cryptoBytes(size));
+}
+
+before(async () => {
+  w = await world('maint', ({ app }) => ({ allowedNamespaces: [app], maintenance: { check: { readDataSubset: '100%' } } }));
+  locationPath = `${api}/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`;
+  ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '512Mi'));
+  await writeRandom(join(volume, 'shared.bin'), 8 * mib);
+}, { timeout: 30 * 60_000 });
+
+after(async () => {
+  // the location owns its maintenance CronJobs: deleting it removes them
+  await w?.cluster.kube.delete(locationPath);
+  await w?.cluster.cleanup();
+});
+
+/** Runs a Job made from a CronJob's jobTemplate (what `kubectl create job --from=cronjob/...` does); waits for its end. */
+async function runFrom(cronJob: string, env: Record<string, string> = {}): Promise<Obj> {
+  const cron = await w.cluster.kube.get(`${cronJobs}/${cronJob}`);
+  const template = structuredClone(cron.spec.jobTemplate);
+  const container = template.spec.template.spec.containers[0];
+  container.env = [...(container.env ?? []).filter((e: Obj) => !(e.name in env)), ...Object.entries(env).map(([name, value]) => ({ name, value }))];
+  const name = `${cronJob.slice(0, 50)}-e${++made}`;
+  await w.cluster.kube.create(jobs, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, labels: template.metadata?.labels, annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' } }, spec: template.spec });
+  return finished(name);
+}
+
+function jobEnded(job: Obj): boolean {
+  return (job.status?.conditions ?? []).some((c: Obj) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+}
+
+async function finished(name: string): Promise<Obj> {
+  return w.cluster.kube.waitFor(`${jobs}/${name}`, `Job ${name} to finish`, (j) => (jobEnded(j) ? j : undefined), 10 * 60_000);
+}
+
+const succeeded = (job: Obj): boolean => (job.status?.conditions ?? []).some((c: Obj) => c.type === 'Complete' && c.status === 'True');
+
+/** Runs a maintenance Job of `task` and reads the run it recorded (found by its Job: several may run at once). */
+async function maintain(task: MaintenanceTask, env: Record<string, string> = {}): Promise<{ job: Obj; run: MaintenanceRun }> {
+  const job = await runFrom(cronJobName(w.location, task), env);
+  const bsl = await w.cluster.kube.get(locationPath) as unknown as BackupStorageLocation;
+  const runs = bsl.status?.maintenance?.repositories?.find((r) => r.namespace === w.app)?.runs ?? [];
+  const run = runs.find((r) => r.job === job.metadata.name);
+  assert.ok(run, `Job ${job.metadata.name} recorded no run: ${JSON.stringify(bsl.status?.maintenance)}`);
+  assert.equal(run.task, task);
+  return { job, run };
+}
+
+async function backup(name: string): Promise<Obj> {
+  await w.cluster.kube.create(uploads(w.app), dataUpload(name, w.location));
+  const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/${name}`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
+  assert.equal(final.status.phase, 'Completed', final.status.message);
+  return final;
+}
+
+async function packBytes(repo: Repository): Promise<number> {
+  let total = 0;
+  for await (const f of repo.backend.list('pack')) total += f.size;
+  return total;
+}
+
+async function locks(repo: Repository): Promise<(LockInfo & { id: string })[]> {
+  const store = lockStore(repo);
+  const found: (LockInfo & { id: string })[] = [];
+  for await (const id of store.list()) {
+    try {
+      found.push({ ...decodeLock(await store.load(id)), id });
+    } catch (err) {
+      if (!store.isNotExist(err)) throw err;
+    }
+  }
+  return found;
+}
+
+/** Host processes (the box shares the host's PID space) running `ferry-step maintenance <location> <task>`. */
+async function maintenanceProcesses(task: MaintenanceTask): Promise<number[]> {
+  const wanted = `\0maintenance\0${w.location}\0${task}`;
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('src/entry/step.ts') && cmdline.includes(wanted)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
+  it('the reconcile Job makes the location\'s three maintenance CronJobs, owned by it', async () => {
+    const job = await runFrom('ferry-maintenance-reconcile');
+    assert.ok(succeeded(job), `reconcile failed: ${JSON.stringify(job.status)}`);
+    const bsl = await w.cluster.kube.get(locationPath);
+    for (const task of ['prune', 'check', 'check-data'] as const) {
+      const cron = await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, task)}`);
+      assert.deepEqual(cron.spec.jobTemplate.spec.template.spec.containers[0].args, ['maintenance', w.location, task]);
+      assert.equal(cron.metadata.ownerReferences?.[0]?.uid, bsl.metadata.uid);
+    }
+  });
+
+  it('skips pruning a repository a backup is writing, checks beside it, and the backup completes', async (t) => {
+    await backup('first');
+    // big enough that the backup is still writing when the maintenance pods start
+    await writeRandom(join(volume, 'big.bin'), 192 * mib);
+    await w.cluster.kube.create(uploads(w.app), dataUpload('during', w.location));
+    const repo = await w.repository(w.app);
+    try {
+      await w.cluster.kube.waitFor(`${uploads(w.app)}/during`, 'the backup to be writing', (du) => (du.status?.phase === 'InProgress' ? true : undefined), 10 * 60_000);
+      await waitUntil(async () => (await locks(repo)).some((l) => !l.exclusive), 'the backup\'s shared lock', 5 * 60_000);
+      const started = Date.now();
+      const [prune, check] = await Promise.all([maintain('prune', { FERRY_LOCK_WAIT_MS: '0' }), maintain('check', { FERRY_LOCK_WAIT_MS: '0' })]);
+      t.diagnostic(`prune: ${prune.run.outcome} (${prune.run.message}); check: ${check.run.outcome} (${check.run.message}); both done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const during = await w.cluster.kube.get(`${uploads(w.app)}/during`);
+      assert.notEqual(during.status?.phase, 'Completed', 'the backup was still running when maintenance ended, so the test proves something');
+      assert.equal(prune.run.outcome, 'Skipped');
+      assert.match(prune.run.message ?? '', /backup is in progress/);
+      assert.ok(succeeded(prune.job), 'a skip is not a failed Job');
+      assert.equal(check.run.outcome, 'Succeeded', check.run.message);
+      assert.equal(check.run.errorsFound, 0);
+    } finally {
+      await repo.close();
+    }
+    await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000).then(({ final }) => {
+      assert.equal(final.status.phase, 'Completed', final.status.message);
+    });
+  });
+
+  it('prune frees what a forgotten snapshot used, and the history shows the bytes freed', async (t) => {
+    await writeRandom(join(volume, 'unique.bin'), 6 * mib);
+    const doomed = await backup('doomed');
+    const repo = await w.repository(w.app);
+    try {
+      // forgotten without pruning, as `restic forget` does: the data stays until a prune
+      await forgetSnapshots(repo, [doomed.status.snapshotID]);
+      const before = await packBytes(repo);
+      const { job, run } = await maintain('prune', { FERRY_LOCK_WAIT_MS: '0' });
+      const freed = before - (await packBytes(repo));
+      t.diagnostic(`prune: ${run.message} in ${run.durationSeconds} s; packs shrank by ${freed} bytes`);
+      assert.ok(succeeded(job));
+      assert.equal(run.outcome, 'Succeeded', run.message);
+      assert.equal(run.bytesFreed, freed);
+      // the unique file was 6 MiB of random bytes, and its big neighbour is still used by the "during" snapshot
+      assert.ok(freed >= 5.5 * mib && freed <= 7 * mib, `freed ${freed} bytes`);
+      const bsl = await w.cluster.kube.get(locationPath);
+      assert.equal(bsl.status.maintenance.lastOutcome, 'Succeeded');
+      assert.equal(bsl.status.conditions.find((c: Obj) => c.type === 'Maintained')?.status, 'True');
+    } finally {
+      await repo.close();
+    }
+    await w.resticCheck(w.app, true);
+  });
+
+  it('clears the lock of a maintenance Job killed with SIGKILL, and the next run succeeds', async (t) => {
+    const repo = await w.repository(w.app);
+    try {
+      const killed = await killWhileLocked(repo, t);
+      const left = (await locks(repo)).filter((l) => l.hostname.startsWith(killed));
+      assert.equal(left.length, 1, 'the killed Job left its lock behind');
+      const { job, run } = await maintain('prune', { FERRY_LOCK_WAIT_MS: '0' });
+      t.diagnostic(`next prune: ${run.outcome}, ${run.staleLocksRemoved} lock(s) removed: ${run.message}`);
+      assert.ok(succeeded(job));
+      assert.equal(run.outcome, 'Succeeded', run.message);
+      assert.ok((run.staleLocksRemoved ?? 0) >= 1);
+      assert.deepEqual(await locks(repo), [], 'no lock is left');
+      const check = await maintain('check-data', { FERRY_LOCK_WAIT_MS: '0' });
+      assert.equal(check.run.outcome, 'Succeeded', check.run.message);
+    } finally {
+      await repo.close();
+    }
+    await w.resticCheck(w.app, true);
+  });
+});
+
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}.`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Starts a check-data Job (it reads every pack back, under a lock) and SIGKILLs its process as soon as its lock is in
+ * the repository; tries again if a run ends before it can be killed. Returns the killed Job's name.
+ */
+async function killWhileLocked(repo: Repository, t: { diagnostic(s: string): void }): Promise<string> {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const cron = await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, 'check-data')}`);
+    const template = structuredClone(cron.spec.jobTemplate);
+    const name = `${cronJobName(w.location, 'check-data').slice(0, 50)}-k${attempt}`;
+    await w.cluster.kube.create(jobs, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, labels: template.metadata?.labels }, spec: template.spec });
+    let killed = false;
+    const deadline = Date.now() + 10 * 60_000;
+    while (!killed && Date.now() < deadline) {
+      const held = (await locks(repo)).some((l) => l.hostname.startsWith(name));
+      if (held) {
+        const pids = await maintenanceProcesses('check-data');
+        for (const pid of pids) process.kill(pid, 'SIGKILL');
+        killed = pids.length > 0;
+        if (killed) t.diagnostic(`attempt ${attempt}: SIGKILLed pid(s) ${pids.join(', ')} of Job ${name} while it held its lock`);
+      }
+      const job = await w.cluster.kube.get(`${jobs}/${name}`);
+      if (!killed && jobEnded(job)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const job = await finished(name);
+    if (killed) {
+      assert.ok(!succeeded(job), `Job ${name} did not fail after its process was killed`);
+      return name;
+    }
+    t.diagnostic(`attempt ${attempt}: Job ${name} ended before it could be killed`);
+  }
+  throw new Error('No check-data Job could be killed while it held its lock in 3 attempts.');
+}
