@@ -7,11 +7,13 @@ import rerun from '../cli/kube/rerun.ts';
 import restore from '../cli/kube/restore.ts';
 import location from '../cli/location/index.ts';
 import repo from '../cli/repo/index.ts';
+import install from '../cli/install/install.ts';
+import doctor from '../cli/doctor/doctor.ts';
 import { runCli } from '../cli/run.ts';
 
 const main = defineCommand({
   meta: { name: 'ferry', version: '0.1.0', description: 'Back up Kubernetes volumes into restic-compatible repositories' },
-  subCommands: { backup, restore, rerun, cancel, repo, location },
+  subCommands: { backup, restore, rerun, cancel, repo, location, install, doctor },
 });
 
 process.exitCode = await runCli(main);
