@@ -12,6 +12,7 @@ import type { Change, Dispatcher, Resource } from './dispatcher.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import { checkReferences } from './references.ts';
 import { asResource, checkCreate, checkSpecUpdate, checkStatusUpdate, isDenial } from './rules.ts';
+import { checkSchedule, scheduleAdmitted } from './schedule.ts';
 
 export interface HandlerDeps {
   kube: Kube;
@@ -59,8 +60,22 @@ async function judge(req: AdmissionRequest, kind: ResourceKind, deps: HandlerDep
   return denial ? { denial } : { change: { operation: 'UPDATE', resource: resource as Resource, old: old as Resource } };
 }
 
+/** A BackupSchedule has no phases: check it, and let a new generation (or a deletion) start what it needs. */
+async function answerSchedule(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
+  if (req.operation === 'CREATE' || req.operation === 'UPDATE') {
+    const denial = checkSchedule(req.object, req.subResource === 'status' ? 'status' : 'spec');
+    if (denial) return deny(req.uid, denial);
+  }
+  if (!req.dryRun) {
+    await within(scheduleAdmitted(req, deps), deps.budgetMs)
+      .catch((err) => deps.log.warn('could not act on a BackupSchedule change; the sweep will', { error: err instanceof Error ? err.message : String(err) }));
+  }
+  return allow(req.uid);
+}
+
 async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   const kind = req.kind.kind;
+  if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
   if (req.kind.group !== group || !kinds.includes(kind)) {
     return allow(req.uid, [`ferry's dispatcher does not validate ${req.kind.group}/${kind}; check the webhook rules`]);
   }

@@ -1,7 +1,8 @@
 // The sweep: one pass over every DataUpload and DataDownload that starts any step whose Job is missing, retries a
 // failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
-// resources on, and removes what deleted resources left in ferry's namespace. Run every minute by the ferry-sweep
-// CronJob (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
+// resources on, removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles
+// and deletes expired DataUploads (./expiry.ts). Run every minute by the ferry-sweep CronJob
+// (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
 import { labels } from '../shared/api/phases.ts';
 import type { StepName } from '../shared/api/types.ts';
 import { isNotFound, KubeError } from '../shared/kube/errors.ts';
@@ -11,6 +12,8 @@ import { decide } from './decide.ts';
 import { describe } from './dispatcher.ts';
 import type { Dispatcher, Resource } from './dispatcher.ts';
 import { limited } from './limits.ts';
+import { expireUploads } from './expiry.ts';
+import { sweepSchedules } from './schedule.ts';
 import { parseStepJobs } from './step-jobs.ts';
 
 export interface SweepReport {
@@ -62,7 +65,23 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
     report.waiting.push(...placed.waiting);
   }
   report.deleted.push(...await removeOrphans(dispatcher, jobObjects, resources, report));
+  await sweepSchedulesAndExpiry(dispatcher, report);
   return report;
+}
+
+/** Schedules whose new generation got no reconcile Job, and DataUploads past their spec.expire. */
+async function sweepSchedulesAndExpiry(dispatcher: Dispatcher, report: SweepReport): Promise<void> {
+  const { kube, namespace, now } = dispatcher.context;
+  try {
+    const schedules = await sweepSchedules({ kube, namespace });
+    report.dispatched.push(...schedules.started.map((s) => `${s}: schedule reconcile`));
+    report.errors.push(...schedules.errors);
+    const expired = await expireUploads(kube, now().getTime());
+    report.deleted.push(...expired.deleted);
+    report.errors.push(...expired.errors);
+  } catch (err) {
+    report.errors.push(`schedules and expiry: ${message(err)}`);
+  }
 }
 
 /**

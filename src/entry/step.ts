@@ -13,9 +13,10 @@ import type { Outcome, StepContext } from '../steps/context.ts';
 import { steps } from '../steps/index.ts';
 import { maintenanceUsage, parseMaintenanceArgs, runMaintenance, type MaintenanceRequest } from '../steps/maintenance.ts';
 import { parseResourceRef, runOne, runSweep } from '../steps/run.ts';
+import { parseScheduleArgs, runScheduleCommand, scheduleUsage, type ScheduleRequest } from '../steps/schedule-command.ts';
 import { settingsFromEnv } from '../steps/settings.ts';
 
-const usage = `usage: ferry-step <snapshot|expose|transfer|finalize|delete> (<Kind>/<namespace>/<name> | --sweep)\n   or: ${maintenanceUsage.replace('usage: ', '')}`;
+const usage = `usage: ferry-step <snapshot|expose|transfer|finalize|delete> (<Kind>/<namespace>/<name> | --sweep)\n   or: ${maintenanceUsage.replace('usage: ', '')}\n   or: ${scheduleUsage}`;
 
 /** Maintenance works on a storage location, not on one resource: its own arguments. */
 function maintenanceRequest(argv: string[]): MaintenanceRequest | undefined {
@@ -29,10 +30,22 @@ function maintenanceRequest(argv: string[]): MaintenanceRequest | undefined {
   }
 }
 
+/** The schedule commands work on a BackupSchedule: their own arguments. */
+function scheduleRequest(argv: string[]): ScheduleRequest | undefined {
+  try {
+    return parseScheduleArgs(argv);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    writeTerminationMessage({ outcome: 'Error', reason: (err as Error).message });
+    process.exit(2);
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [stepArg, target] = argv;
   const maintenance = maintenanceRequest(argv);
-  if (!maintenance && (!stepArg || !(stepArg in steps) || !target || argv.length !== 2)) {
+  const schedule = scheduleRequest(argv);
+  if (!maintenance && !schedule && (!stepArg || !(stepArg in steps) || !target || argv.length !== 2)) {
     process.stderr.write(`${usage}\n`);
     writeTerminationMessage({ outcome: 'Error', reason: usage });
     return 2;
@@ -41,13 +54,13 @@ async function main(argv: string[]): Promise<number> {
   const sweep = target === '--sweep';
   let ref;
   try {
-    ref = sweep || maintenance ? undefined : parseResourceRef(target);
+    ref = sweep || maintenance || schedule ? undefined : parseResourceRef(target);
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${usage}\n`);
     writeTerminationMessage({ outcome: 'Error', reason: (err as Error).message });
     return 2;
   }
-  const log = createLogger(maintenance ? { step: 'maintenance', location: maintenance.mode === 'run' ? maintenance.location : 'reconcile' } : { step, resource: sweep ? 'sweep' : target });
+  const log = createLogger(schedule ? { step: schedule.command, resource: target } : maintenance ? { step: 'maintenance', location: maintenance.mode === 'run' ? maintenance.location : 'reconcile' } : { step, resource: sweep ? 'sweep' : target });
   const aborter = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => aborter.abort(Object.assign(new Error(`stopped by ${sig}`), { name: 'AbortError' })));
   let connection: ReturnType<typeof connect> | undefined;
@@ -64,11 +77,11 @@ async function main(argv: string[]): Promise<number> {
       sleep,
     };
     const ctx: StepContext = { ...base, step, sweep };
-    const outcome: Outcome = maintenance ? await runMaintenance(base, maintenance) : ref ? await runOne(ctx, steps[step], ref) : await runSweep(ctx, steps[step]);
+    const outcome: Outcome = schedule ? await runScheduleCommand(base, schedule) : maintenance ? await runMaintenance(base, maintenance) : ref ? await runOne(ctx, steps[step], ref) : await runSweep(ctx, steps[step]);
     log.info(outcome.reason, { outcome: outcome.outcome, counters: outcome.counters });
     writeTerminationMessage({ outcome: outcome.outcome, reason: outcome.reason, counters: outcome.counters });
     // a failed maintenance run fails its Job, so `kubectl get jobs` shows it too (the details are in the location's status)
-    if (maintenance) return outcome.outcome === 'Failed' ? 1 : 0;
+    if (maintenance || schedule) return outcome.outcome === 'Failed' ? 1 : 0;
     return sweep && (outcome.counters?.errors ?? 0) > 0 ? 1 : 0;
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);

@@ -1,0 +1,116 @@
+// BackupSchedule at admission: valid fields, a cron expression and time zone that mean something, PVCs named or
+// selected; then (never on a dry run) the schedule reconcile Job for the new generation, which makes the
+// schedule's CronJob. Deleting a schedule annotated ferry.dev/delete-backups: "true" deletes its DataUploads too.
+import { issueText, validateFields } from '../shared/api/schemas.ts';
+import type { BackupSchedule } from '../shared/api/types.ts';
+import { isAlreadyExists } from '../shared/kube/errors.ts';
+import type { Kube, KubeObject } from '../shared/kube/kube.ts';
+import type { Logger } from '../shared/kube/logger.ts';
+import { cronProblem } from '../shared/schedule/cron.ts';
+import { reconcileJobName, reconcileTemplate, scheduleAnnotations, scheduleLabels } from '../shared/schedule/names.ts';
+import { selectsSomething } from '../shared/schedule/selector.ts';
+import { timeZoneProblem } from '../shared/schedule/zone.ts';
+import { invalid } from './admission.ts';
+import type { AdmissionRequest, Denial } from './admission.ts';
+import { stepContainer } from './job.ts';
+
+type Schedule = BackupSchedule & KubeObject;
+
+/** The spec's problems beyond its fields' shapes, each naming its field. */
+function meaningProblems(spec: BackupSchedule['spec']): string[] {
+  const problems: string[] = [];
+  const cron = cronProblem(spec.schedule);
+  if (cron) problems.push(`spec.schedule: ${cron}`);
+  const zone = spec.timeZone === undefined ? undefined : timeZoneProblem(spec.timeZone);
+  if (zone) problems.push(`spec.timeZone: ${zone}`);
+  if (!spec.pvcs?.length && !selectsSomething(spec.selector)) problems.push('spec: name PVCs in spec.pvcs or select them with spec.selector (or both)');
+  for (const [i, e] of (spec.selector?.matchExpressions ?? []).entries()) {
+    const wantsValues = e.operator === 'In' || e.operator === 'NotIn';
+    if (wantsValues !== Boolean(e.values?.length)) {
+      problems.push(`spec.selector.matchExpressions[${i}].values: ${wantsValues ? `must not be empty for ${e.operator}` : `must be empty for ${e.operator}`}`);
+    }
+  }
+  return problems;
+}
+
+export function checkSchedule(obj: unknown, part: 'spec' | 'status'): Denial | undefined {
+  const value = (obj as { spec?: unknown; status?: unknown } | undefined)?.[part];
+  const issues = validateFields('BackupSchedule', part, value).map(issueText);
+  if (issues.length) return invalid(issues.join('; '));
+  if (part === 'status') return undefined;
+  const name = (obj as Schedule).metadata?.name ?? '';
+  if (name.length > 63) return invalid(`metadata.name: must be at most 63 characters long (it is a label value on the schedule's DataUploads), not ${name.length}`);
+  const problems = meaningProblems((obj as Schedule).spec);
+  return problems.length ? invalid(problems.join('; ')) : undefined;
+}
+
+export interface ScheduleDeps {
+  kube: Kube;
+  /** ferry's namespace: the Job template and the reconcile Jobs */
+  namespace: string;
+  /** absent in the sweep, which reports what it did instead */
+  log?: Logger;
+}
+
+/** What an allowed (not dry-run) change of a schedule sets off. */
+export async function scheduleAdmitted(req: AdmissionRequest, deps: ScheduleDeps): Promise<void> {
+  if (req.subResource) return;
+  if (req.operation === 'DELETE') {
+    await deleteBackupsIfAsked(req.oldObject as Schedule, deps);
+    return;
+  }
+  const schedule = req.object as Schedule;
+  const old = req.oldObject as Schedule | undefined;
+  if (req.operation === 'UPDATE' && old?.metadata.generation === schedule.metadata.generation) return;
+  await startReconcile(schedule, deps);
+}
+
+/** The reconcile Job of the schedule's generation, from the template; one already there is success. */
+export async function startReconcile(schedule: Schedule, deps: ScheduleDeps): Promise<'created' | 'exists'> {
+  const { kube, namespace } = deps;
+  const template = await kube.get<KubeObject>({ kind: 'CronJob', namespace, name: reconcileTemplate });
+  if (!template) throw new Error(`The Job template CronJob ${namespace}/${reconcileTemplate} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
+  const jobTemplate = structuredClone((template.spec as { jobTemplate?: { metadata?: { labels?: Record<string, string> }; spec?: Record<string, unknown> } }).jobTemplate);
+  const pod = (jobTemplate?.spec?.template as { spec?: { containers?: { name: string; args?: string[] }[] } } | undefined)?.spec;
+  const container = pod?.containers?.find((c) => c.name === stepContainer);
+  if (!jobTemplate?.spec || !container) throw new Error(`CronJob ${reconcileTemplate} has no jobTemplate with a container named "${stepContainer}".`);
+  const ref = `BackupSchedule/${schedule.metadata.namespace}/${schedule.metadata.name}`;
+  container.args = ['schedule', ref];
+  const labels = { ...jobTemplate.metadata?.labels, [scheduleLabels.schedule]: schedule.metadata.name, 'ferry.dev/namespace': schedule.metadata.namespace ?? '' };
+  const job: KubeObject = {
+    apiVersion: 'batch/v1', kind: 'Job',
+    metadata: { name: reconcileJobName(schedule.metadata.uid ?? '', schedule.metadata.generation ?? 1), namespace, labels, annotations: { 'ferry.dev/resource': ref } },
+    spec: jobTemplate.spec,
+  };
+  try {
+    await kube.create(job);
+    deps.log?.info('schedule reconcile Job created', { schedule: ref, job: job.metadata.name });
+    return 'created';
+  } catch (err) {
+    if (isAlreadyExists(err)) return 'exists';
+    throw err;
+  }
+}
+
+async function deleteBackupsIfAsked(schedule: Schedule | undefined, deps: ScheduleDeps): Promise<void> {
+  if (!schedule || schedule.metadata.annotations?.[scheduleAnnotations.deleteBackups] !== 'true') return;
+  const namespace = schedule.metadata.namespace;
+  const uploads = await deps.kube.list<KubeObject>('DataUpload', { namespace, labelSelector: `${scheduleLabels.schedule}=${schedule.metadata.name}` });
+  for (const du of uploads) await deps.kube.delete({ kind: 'DataUpload', namespace, name: du.metadata.name }, { uid: du.metadata.uid });
+  deps.log?.info('deleted the backups of a deleted schedule', { schedule: `${namespace}/${schedule.metadata.name}`, count: uploads.length });
+}
+
+/** For the sweep: schedules whose generation no reconcile has seen get their reconcile Job (again). */
+export async function sweepSchedules(deps: ScheduleDeps): Promise<{ started: string[]; errors: string[] }> {
+  const started: string[] = [];
+  const errors: string[] = [];
+  for (const s of await deps.kube.list<Schedule>('BackupSchedule')) {
+    if (s.metadata.deletionTimestamp || s.status?.observedGeneration === s.metadata.generation) continue;
+    try {
+      if (await startReconcile(s, deps) === 'created') started.push(`BackupSchedule ${s.metadata.namespace}/${s.metadata.name}`);
+    } catch (err) {
+      errors.push(`BackupSchedule ${s.metadata.namespace}/${s.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return { started, errors };
+}
