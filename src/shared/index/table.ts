@@ -21,6 +21,7 @@ export class BlobTable {
   #slots = new Int32Array(0);
   #packIDs: ID[] = [];
   #packNumber = new Map<ID, number>();
+  #spans: { count: number; type: number; byPack: Map<number, { start: number; end: number }> } | undefined;
 
   constructor(initialCapacity = 1024) {
     this.#grow(initialCapacity);
@@ -68,6 +69,33 @@ export class BlobTable {
 
   *entries(): Generator<BlobLocation> {
     for (let i = 0; i < this.#count; i++) yield this.#at(i);
+  }
+
+  /**
+   * The byte range of a pack that holds its blobs of one type (from the first one's start to the last one's end),
+   * from the index alone. Computed for every pack in one pass and kept until the table grows.
+   */
+  span(pack: ID, type: BlobType): { start: number; end: number } | undefined {
+    const t = type === 'tree' ? 1 : 0;
+    if (this.#spans?.count !== this.#count || this.#spans.type !== t) this.#spans = { count: this.#count, type: t, byPack: this.#computeSpans(t) };
+    const n = this.#packNumber.get(pack);
+    return n === undefined ? undefined : this.#spans.byPack.get(n);
+  }
+
+  #computeSpans(t: number): Map<number, { start: number; end: number }> {
+    const byPack = new Map<number, { start: number; end: number }>();
+    for (let i = 0; i < this.#count; i++) {
+      if (this.#type[i] !== t) continue;
+      const start = this.#offset[i];
+      const end = start + this.#length[i];
+      const s = byPack.get(this.#pack[i]);
+      if (!s) byPack.set(this.#pack[i], { start, end });
+      else {
+        if (start < s.start) s.start = start;
+        if (end > s.end) s.end = end;
+      }
+    }
+    return byPack;
   }
 
   packs(): ID[] {

@@ -17,6 +17,7 @@ import type { BlobType, PackedBlob } from '../pack/blob.ts';
 import { openBlob } from '../pack/prepare.ts';
 import { decodeHeader, headerRange } from '../pack/header.ts';
 import { PackWriter, type PackWriterOptions } from './pack-writer.ts';
+import { TreeCache } from './tree-cache.ts';
 import { mapConcurrent } from '../concurrency/map.ts';
 
 export interface InitOptions {
@@ -41,12 +42,14 @@ export class Repository {
   readonly index = new BlobTable();
   /** index files whose contents are in `index` */
   readonly indexFiles = new Set<ID>();
+  readonly #trees: TreeCache;
 
   private constructor(backend: Backend, config: RepoConfig, key: MasterKey, keyID: string) {
     this.backend = backend;
     this.config = config;
     this.key = key;
     this.keyID = keyID;
+    this.#trees = new TreeCache(backend, this.index);
   }
 
   static async init(backend: Backend, password: string, opts: InitOptions = {}): Promise<Repository> {
@@ -106,11 +109,16 @@ export class Repository {
     });
   }
 
-  /** Reads, decrypts, decompresses and verifies one blob; a mismatch names the pack and the blob. */
+  /**
+   * Reads, decrypts, decompresses and verifies one blob; a mismatch names the pack and the blob. Trees come
+   * through a cache of pack ranges (a walk reads many trees of few packs); data blobs are read one by one.
+   */
   async loadBlob(type: BlobType, id: ID, signal?: AbortSignal): Promise<Uint8Array> {
     const loc = this.index.get(id, type);
     if (!loc) throw new MissingBlobError(type, id);
-    const sealed = await this.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
+    const sealed = type === 'tree'
+      ? await this.#trees.sealed(loc, signal)
+      : await this.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
     return this.openPackedBlob(loc.pack, loc, sealed);
   }
 

@@ -1,0 +1,17 @@
+// An in-memory backend that counts the reads of pack files, so tests can check how reads are batched.
+import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import type { Handle } from '../../../src/shared/backend/backend.ts';
+
+export class CountingBackend extends MemBackend {
+  packReads = 0;
+  packBytes = 0;
+
+  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
+    const data = await super.load(h, offset, length, signal);
+    if (h.type === 'pack') {
+      this.packReads++;
+      this.packBytes += data.length;
+    }
+    return data;
+  }
+}
