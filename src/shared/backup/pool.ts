@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { PreparedBlob } from '../pack/prepare.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import type { BlobType } from '../pack/blob.ts';
-import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type { BlobInRead, FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { allocated } from './collect.ts';
 import { transferList } from './transfer.ts';
 
@@ -69,9 +69,12 @@ export class BackupPool {
     return this.#submit((job) => ({ op: 'file', job, path }), [], onBytes, signal) as Promise<{ content: string[]; size: number }>;
   }
 
-  /** Opens a stored blob in a worker: decrypt, decompress, verify its hash. Rejects with the reason. */
-  openBlob(id: string, sealed: Uint8Array, uncompressedLength: number): Promise<Uint8Array> {
-    return this.#submit((job) => ({ op: 'open', job, id, sealed, uncompressedLength }), transferList([sealed])) as Promise<Uint8Array>;
+  /**
+   * Opens stored blobs read together in a worker: decrypt, decompress, verify each hash. Each result is the
+   * plaintext or the reason that blob could not be opened.
+   */
+  openBlobs(bytes: Uint8Array, blobs: BlobInRead[]): Promise<(Uint8Array | string)[]> {
+    return this.#submit((job) => ({ op: 'open', job, bytes, blobs }), transferList([bytes])) as Promise<(Uint8Array | string)[]>;
   }
 
   /** Compresses, seals and verifies small blobs in a worker. */
@@ -141,7 +144,7 @@ export class BackupPool {
         this.#finish(m.job)?.resolve({ content: m.content, size: m.size });
         return;
       case 'opened':
-        this.#finish(m.job)?.resolve(m.data);
+        this.#finish(m.job)?.resolve(m.results);
         return;
       case 'prepared':
         this.#finish(m.job)?.resolve(m.blobs);

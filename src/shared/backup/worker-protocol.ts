@@ -10,12 +10,19 @@ export interface WorkerInit {
   compression: boolean;
 }
 
+export interface BlobInRead {
+  id: string;
+  offset: number;
+  length: number;
+  uncompressedLength: number;
+}
+
 export type ToWorker =
   | { op: 'file'; job: number; path: Uint8Array }
   | { op: 'prepare'; job: number; blobs: { id: string; type: BlobType; data: Uint8Array }[] }
   | { op: 'answer'; job: number; ask: number; need: boolean }
-  /** decrypt, decompress and verify a stored blob (restore) */
-  | { op: 'open'; job: number; id: string; sealed: Uint8Array; uncompressedLength: number }
+  /** decrypt, decompress and verify stored blobs read together (restore); offsets are into `bytes` */
+  | { op: 'open'; job: number; bytes: Uint8Array; blobs: BlobInRead[] }
   /** stop reading this file at the next chunk */
   | { op: 'cancel'; job: number };
 
@@ -26,5 +33,6 @@ export type FromWorker =
   | { op: 'sealed'; job: number; ask: number; blob: PreparedBlob; length: number }
   | { op: 'fileDone'; job: number; content: string[]; size: number }
   | { op: 'prepared'; job: number; blobs: PreparedBlob[] }
-  | { op: 'opened'; job: number; data: Uint8Array }
+  /** per blob, its plaintext or why it could not be opened */
+  | { op: 'opened'; job: number; results: (Uint8Array | string)[] }
   | { op: 'failed'; job: number; message: string; code?: string };

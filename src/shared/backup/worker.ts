@@ -5,7 +5,7 @@ import { parsePolynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
 import { openBlob, prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
-import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type { BlobInRead, FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
 import { allocated } from './collect.ts';
 
@@ -73,6 +73,17 @@ function prepareMany(job: number, blobs: { id: string; type: 'data' | 'tree'; da
   post({ op: 'prepared', job, blobs: out }, transferList(out.map((b) => b.sealed)));
 }
 
+/** A blob's plaintext, checked against its id, or why it could not be opened. */
+function openVerified(sealed: Uint8Array, b: BlobInRead): Uint8Array | string {
+  try {
+    const data = openBlob(init.key, sealed, b.uncompressedLength);
+    const got = createHash('sha256').update(data).digest('hex');
+    return got === b.id ? data : 'its content does not match its id';
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 port.on('message', (msg: ToWorker) => {
   switch (msg.op) {
     case 'answer': {
@@ -95,16 +106,11 @@ port.on('message', (msg: ToWorker) => {
     case 'file':
       backupFile(msg.job, msg.path).catch((err: NodeJS.ErrnoException) => post({ op: 'failed', job: msg.job, message: err.message, code: err.code }));
       return;
-    case 'open':
-      try {
-        const data = openBlob(init.key, msg.sealed, msg.uncompressedLength);
-        const got = createHash('sha256').update(data).digest('hex');
-        if (got !== msg.id) throw new Error('its content does not match its id');
-        post({ op: 'opened', job: msg.job, data }, transferList([data]));
-      } catch (err) {
-        post({ op: 'failed', job: msg.job, message: (err as Error).message });
-      }
+    case 'open': {
+      const results = msg.blobs.map((b) => openVerified(msg.bytes.subarray(b.offset, b.offset + b.length), b));
+      post({ op: 'opened', job: msg.job, results }, transferList(results.filter((r) => typeof r !== 'string')));
       return;
+    }
     case 'prepare':
       try {
         prepareMany(msg.job, msg.blobs);

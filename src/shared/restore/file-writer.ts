@@ -1,11 +1,12 @@
 // Writes one file's content from its blobs: the file is sized first (so untouched ranges stay holes), blobs are
-// fetched a few at a time and written at their offsets in any order, and all-zero chunks are not written at all,
-// which recreates sparse files and costs nothing for empty disk regions.
+// asked for all at once (within a byte budget) and written at their offsets in any order, and all-zero chunks are
+// not written at all, which recreates sparse files and costs nothing for empty disk regions.
 import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import { sealOverhead } from '../crypto/seal.ts';
-import type { Semaphore } from '../concurrency/semaphore.ts';
+import type { BlobLocation } from '../index/table.ts';
+import type { ByteBudget } from './byte-budget.ts';
 import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
 
@@ -49,6 +50,7 @@ export interface BlobPlacement {
   id: ID;
   offset: number;
   length: number;
+  loc: BlobLocation;
 }
 
 /** Where each content blob lands in the file, from the plaintext lengths the index records. */
@@ -59,7 +61,7 @@ export function placeBlobs(repo: Repository, content: readonly ID[]): { blobs: B
     const loc = repo.index.get(id, 'data');
     if (!loc) throw new MissingBlobError('data', id);
     const length = loc.uncompressedLength > 0 ? loc.uncompressedLength : loc.length - sealOverhead;
-    blobs.push({ id, offset, length });
+    blobs.push({ id, offset, length, loc });
     offset += length;
   }
   return { blobs, size: offset };
@@ -74,47 +76,66 @@ export interface WriteTarget {
   existing?: boolean;
 }
 
+/** Where a file's blobs come from: a reader of verified plaintext, and the budget of plaintext bytes in flight. */
+export interface ContentSource {
+  read(loc: BlobLocation): Promise<Uint8Array>;
+  budget: ByteBudget;
+}
+
+async function openTarget(path: Buffer, size: number, target: WriteTarget): Promise<FileHandle> {
+  const fh = await open(path, target.existing ? 'r+' : 'w', 0o600);
+  if (target.existing) return fh;
+  try {
+    await fh.truncate(size);
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+  return fh;
+}
+
 /**
  * Writes a file's content. If any blob cannot be loaded or verified, the file is removed: a restore that fails
  * must not leave a file of the right size with holes where the damaged data was.
  */
-/** Fetches and verifies one data blob; the restorer's reads it on worker threads. */
-export type ReadBlob = (id: ID, signal?: AbortSignal) => Promise<Uint8Array>;
-
 export async function writeFileContent(
-  repo: Repository, path: Buffer, content: readonly ID[], loads: Semaphore, onBytes: (n: number) => void, signal?: AbortSignal,
-  target: WriteTarget = {}, read: ReadBlob = (id, s) => repo.loadBlob('data', id, s),
+  repo: Repository, path: Buffer, content: readonly ID[], source: ContentSource, onBytes: (n: number) => void, signal?: AbortSignal,
+  target: WriteTarget = {},
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
-  const fh = await open(path, target.existing ? 'r+' : 'w', 0o600);
+  // every blob is asked for before the file is open, so the requests of many files reach the reader together
+  const opened = openTarget(path, size, target);
+  opened.catch(() => undefined); // its failure surfaces where it is awaited
   let failed = false;
   try {
-    if (!target.existing) await fh.truncate(size);
     await Promise.all(blobs.map(async (b) => {
       if (b.id === zeroID(b.length)) {
         onBytes(b.length);
         return;
       }
-      await loads.acquire();
+      const granted = await source.budget.take(b.length);
       try {
         // blobs still queued when another one failed are not fetched for a file that is going away
         if (failed) return;
         signal?.throwIfAborted();
-        await writeSkippingZeros(fh, await read(b.id, signal), b.offset);
+        const data = await source.read(b.loc);
+        await writeSkippingZeros(await opened, data, b.offset);
         onBytes(b.length);
       } catch (err) {
         failed = true;
         throw err;
       } finally {
-        loads.release();
+        source.budget.give(granted);
       }
     }));
+    await opened;
   } catch (err) {
     failed = true;
     throw err;
   } finally {
+    const fh = await opened.catch(() => undefined);
     // close waits for writes still in flight, so nothing lands after the file is removed
-    await fh.close();
-    if (failed && !target.existing) await unlink(path).catch(() => undefined);
+    await fh?.close();
+    if (failed && fh && !target.existing) await unlink(path).catch(() => undefined);
   }
 }

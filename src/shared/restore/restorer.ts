@@ -1,6 +1,6 @@
-// Restore of a snapshot (or a path inside it) into a directory: directories first, file contents fetched a few
-// blobs at a time across many files, hard links recreated from inode numbers, and directory metadata applied
-// last (writing into a directory changes its mtime). Every blob is verified against its id before it is written.
+// Restore of a snapshot (or a path inside it) into a directory: directories first, the contents of many files at
+// once through a pack reader that serves neighbouring blobs with one ranged read, hard links recreated from inode
+// numbers, and directory metadata applied last (writing into a directory changes its mtime). Every blob is verified against its id before it is written.
 import { link, mkdir, stat, symlink } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
@@ -11,18 +11,22 @@ import { restoreMetadata } from '../fsmeta/restore.ts';
 import { XattrWriter } from '../fsmeta/xattr.ts';
 import { createSpecialFiles } from '../fsmeta/special.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
-import { writeFileContent, type ReadBlob, type WriteTarget } from './file-writer.ts';
+import { writeFileContent, type ContentSource, type WriteTarget } from './file-writer.ts';
+import { PackReader } from './pack-reader.ts';
+import { openOnWorkers } from './open-blobs.ts';
+import { ByteBudget } from './byte-budget.ts';
 import { BackupPool } from '../backup/pool.ts';
 import { formatPolynomial } from '../chunker/polynomial.ts';
-import { CorruptBlobError, MissingBlobError } from '../repository/errors.ts';
 import { cpus } from 'node:os';
 
 export interface RestoreOptions {
   target: string;
   /** a path inside the snapshot, e.g. "/data/app"; its contents (or the file itself) are restored into target */
   subpath?: string;
-  /** blob downloads in flight */
+  /** ranged pack reads in flight */
   loads?: number;
+  /** plaintext bytes asked for but not yet written */
+  budget?: number;
   /** threads that decrypt, decompress and verify blobs (default: one per core) */
   workers?: number;
   signal?: AbortSignal;
@@ -34,6 +38,9 @@ export interface RestoreOptions {
 export class RestoreError extends Error {}
 
 const sep = Buffer.from('/');
+/** files being written at once: enough that the blobs of many small files share pack reads (one descriptor each) */
+const filesInFlight = 512;
+const defaultBudget = 64 << 20;
 
 export async function restoreTree(repo: Repository, root: ID, opts: RestoreOptions): Promise<Progress> {
   const r = new Restorer(repo, opts);
@@ -43,8 +50,8 @@ export async function restoreTree(repo: Repository, root: ID, opts: RestoreOptio
 class Restorer {
   readonly #repo: Repository;
   readonly #opts: RestoreOptions;
-  readonly #loads: Semaphore;
   readonly #pool: BackupPool;
+  readonly #source: ContentSource;
   readonly #files: Semaphore;
   readonly #progress = newProgress();
   readonly #tick: { tick(): void; flush(): void };
@@ -55,24 +62,13 @@ class Restorer {
   constructor(repo: Repository, opts: RestoreOptions) {
     this.#repo = repo;
     this.#opts = opts;
-    this.#loads = new Semaphore(opts.loads ?? 16);
     this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: false }, opts.workers ?? cpus().length);
-    this.#files = new Semaphore(64);
+    const reader = new PackReader(repo.backend, openOnWorkers(this.#pool), { reads: opts.loads, signal: opts.signal });
+    this.#source = { read: (loc) => reader.read(loc), budget: new ByteBudget(opts.budget ?? defaultBudget) };
+    this.#files = new Semaphore(filesInFlight);
     this.#tick = throttled(opts.onProgress, this.#progress);
     this.#meta = opts.xattrs ? { xattrs: new XattrWriter() } : {};
   }
-
-  /** Loads a blob here, and opens it on a worker thread: decryption and hashing are most of a restore's CPU. */
-  readonly #read: ReadBlob = async (id, signal) => {
-    const loc = this.#repo.index.get(id, 'data');
-    if (!loc) throw new MissingBlobError('data', id);
-    const sealed = await this.#repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
-    try {
-      return await this.#pool.openBlob(id, sealed, loc.uncompressedLength);
-    } catch (err) {
-      throw new CorruptBlobError(loc.pack, id, (err as Error).message);
-    }
-  };
 
   async run(root: ID): Promise<Progress> {
     try {
@@ -185,10 +181,10 @@ class Restorer {
   #writeFile(node: TreeNode, path: Buffer, target: WriteTarget = {}): Promise<void> {
     this.#progress.filesTotal++;
     this.#progress.bytesTotal += Number(node.size);
-    return writeFileContent(this.#repo, path, node.content ?? [], this.#loads, (n) => {
+    return writeFileContent(this.#repo, path, node.content ?? [], this.#source, (n) => {
       this.#progress.bytesDone += n;
       this.#tick.tick();
-    }, this.#opts.signal, target, this.#read);
+    }, this.#opts.signal, target);
   }
 
   async #restoreFile(node: TreeNode, path: Buffer): Promise<void> {

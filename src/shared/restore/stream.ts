@@ -2,18 +2,21 @@
 // device, blobs written at their offsets a few at a time and all-zero chunks skipped (the target is a freshly
 // provisioned volume, which reads as zeros).
 import type { ID } from '../ids/id.ts';
-import { Semaphore } from '../concurrency/semaphore.ts';
+import type { BlobLocation } from '../index/table.ts';
 import type { Repository } from '../repository/repository.ts';
 import { decodeTree } from '../tree/tree.ts';
 import type { TreeNode } from '../tree/node.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
 import { writeFileContent } from './file-writer.ts';
+import { PackReader } from './pack-reader.ts';
+import { openHere } from './open-blobs.ts';
+import { ByteBudget } from './byte-budget.ts';
 import { RestoreError } from './restorer.ts';
 
 export interface StreamRestoreOptions {
   signal?: AbortSignal;
   onProgress?: ProgressFn;
-  /** blob downloads in flight */
+  /** ranged pack reads in flight */
   loads?: number;
 }
 
@@ -34,7 +37,9 @@ export async function restoreStream(repo: Repository, root: ID, target: string, 
   progress.totalsFinal = true;
   progress.currentPath = target;
   const tick = throttled(opts.onProgress, progress);
-  await writeFileContent(repo, Buffer.from(target), node.content ?? [], new Semaphore(opts.loads ?? 16), (n) => {
+  const reader = new PackReader(repo.backend, openHere(repo), { reads: opts.loads, signal: opts.signal });
+  const source = { read: (loc: BlobLocation) => reader.read(loc), budget: new ByteBudget(64 << 20) };
+  await writeFileContent(repo, Buffer.from(target), node.content ?? [], source, (n) => {
     progress.bytesDone += n;
     tick.tick();
   }, opts.signal, { existing: true });

@@ -1,0 +1,42 @@
+// The two ways a restore opens the blobs of one pack read: on worker threads (decryption and hashing are most of a
+// restore's CPU) or on this thread (a stream restore, which writes one file and has no pool).
+import type { BackupPool } from '../backup/pool.ts';
+import type { Repository } from '../repository/repository.ts';
+import { CorruptBlobError } from '../repository/errors.ts';
+import type { OpenBlobs } from './pack-reader.ts';
+
+/** Blobs go to the workers in groups of about this many bytes: a few messages per read, and every worker busy. */
+const groupBytes = 1 << 20;
+
+export function openOnWorkers(pool: BackupPool): OpenBlobs {
+  return async (pack, blobs, bytes, start) => {
+    const groups: (typeof blobs)[] = [];
+    let group: (typeof blobs)[number][] = [];
+    for (const b of blobs) {
+      if (group.length > 0 && b.offset + b.length - group[0].offset > groupBytes) {
+        groups.push(group);
+        group = [];
+      }
+      group.push(b);
+    }
+    groups.push(group);
+    const opened = await Promise.all(groups.map((g) => {
+      const from = g[0].offset;
+      const to = Math.max(...g.map((b) => b.offset + b.length));
+      // a copy of just this group: posting a view would clone the whole read
+      const part = bytes.slice(from - start, to - start);
+      return pool.openBlobs(part, g.map((b) => ({ id: b.id, offset: b.offset - from, length: b.length, uncompressedLength: b.uncompressedLength })));
+    }));
+    return opened.flat().map((r, i) => (typeof r === 'string' ? new CorruptBlobError(pack, blobs[i].id, r) : r));
+  };
+}
+
+export function openHere(repo: Repository): OpenBlobs {
+  return async (pack, blobs, bytes, start) => blobs.map((b) => {
+    try {
+      return repo.openPackedBlob(pack, b, bytes.subarray(b.offset - start, b.offset - start + b.length));
+    } catch (err) {
+      return err as Error;
+    }
+  });
+}

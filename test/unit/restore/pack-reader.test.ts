@@ -1,0 +1,102 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hashID } from '../../../src/shared/ids/id.ts';
+import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
+import { PackReader } from '../../../src/shared/restore/pack-reader.ts';
+import { openHere } from '../../../src/shared/restore/open-blobs.ts';
+import type { Repository } from '../../../src/shared/repository/repository.ts';
+import { CorruptBlobError } from '../../../src/shared/repository/errors.ts';
+import { randomBytes, testRepo } from '../../support/repo.ts';
+import { CountingBackend } from './counting-backend.ts';
+
+/** A repository holding `count` blobs of `size` bytes in packs of about `packSize` bytes. */
+async function repoWithBlobs(count: number, size: number, packSize: number): Promise<{ repo: Repository; backend: CountingBackend; blobs: Map<string, Uint8Array> }> {
+  const backend = new CountingBackend();
+  const repo = await testRepo(backend);
+  const writer = repo.writer({ packSize });
+  const blobs = new Map<string, Uint8Array>();
+  for (let i = 0; i < count; i++) {
+    const data = randomBytes(size, i + 1);
+    const id = hashID(data);
+    blobs.set(id, data);
+    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, false), data.length);
+  }
+  await writer.flush();
+  backend.packReads = 0;
+  return { repo, backend, blobs };
+}
+
+function locate(repo: Repository, id: string) {
+  return repo.index.get(id, 'data')!;
+}
+
+test('blobs asked for together are read with one ranged read per pack, each resolving to its own plaintext', async () => {
+  const { repo, backend, blobs } = await repoWithBlobs(300, 1000, 64 * 1024);
+  const packs = repo.index.packs().length;
+  assert.ok(packs >= 4, `only ${packs} packs`);
+  const reader = new PackReader(repo.backend, openHere(repo));
+  const got = await Promise.all([...blobs.keys()].map((id) => reader.read(locate(repo, id))));
+  [...blobs.values()].forEach((data, i) => assert.ok(Buffer.from(got[i]).equals(Buffer.from(data)), `blob ${i}`));
+  assert.equal(backend.packReads, packs);
+  assert.equal(reader.readsIssued, packs);
+});
+
+test('a read never exceeds maxRead, and a wide gap between wanted blobs starts a new read', async () => {
+  const { repo, backend, blobs } = await repoWithBlobs(64, 4000, 1 << 20);
+  assert.equal(repo.index.packs().length, 1);
+  const ids = [...blobs.keys()];
+  const reader = new PackReader(repo.backend, openHere(repo), { maxRead: 40_000, maxGap: 0 });
+  await Promise.all(ids.map((id) => reader.read(locate(repo, id))));
+  // 64 sealed blobs of 4032 bytes: 9 fit in 40,000 bytes, so 8 reads
+  assert.equal(backend.packReads, Math.ceil(64 / Math.floor(40_000 / 4032)));
+  backend.packReads = 0;
+  // every other blob, with gaps of one blob that maxGap 0 refuses to read through
+  const sparse = new PackReader(repo.backend, openHere(repo), { maxGap: 0 });
+  await Promise.all(ids.map((id) => locate(repo, id)).sort((a, b) => a.offset - b.offset).filter((_, i) => i % 2 === 0).map((loc) => sparse.read(loc)));
+  assert.equal(backend.packReads, 32);
+  backend.packReads = 0;
+  const bridged = new PackReader(repo.backend, openHere(repo), { maxGap: 5000 });
+  await Promise.all(ids.map((id) => locate(repo, id)).sort((a, b) => a.offset - b.offset).filter((_, i) => i % 2 === 0).map((loc) => bridged.read(loc)));
+  assert.equal(backend.packReads, 1);
+});
+
+test('the same blob asked for twice costs one read and reaches both callers', async () => {
+  const { repo, backend, blobs } = await repoWithBlobs(3, 1000, 64 * 1024);
+  const [id] = blobs.keys();
+  const reader = new PackReader(repo.backend, openHere(repo));
+  const [a, b] = await Promise.all([reader.read(locate(repo, id)), reader.read(locate(repo, id))]);
+  assert.ok(Buffer.from(a).equals(Buffer.from(blobs.get(id)!)) && Buffer.from(b).equals(Buffer.from(a)));
+  assert.equal(backend.packReads, 1);
+});
+
+test('a damaged blob fails alone, naming its pack and id; a missing pack fails all its blobs', async () => {
+  const { repo, backend, blobs } = await repoWithBlobs(10, 1000, 1 << 20);
+  const ids = [...blobs.keys()];
+  const victim = locate(repo, ids[4]);
+  const path = `data/${victim.pack.slice(0, 2)}/${victim.pack}`;
+  const pack = await backend.load({ type: 'pack', name: victim.pack });
+  pack[victim.offset + 20] ^= 1;
+  await backend.save({ type: 'pack', name: victim.pack }, pack);
+  const reader = new PackReader(repo.backend, openHere(repo));
+  const results = await Promise.allSettled(ids.map((id) => reader.read(locate(repo, id))));
+  results.forEach((r, i) => {
+    if (i !== 4) return assert.equal(r.status, 'fulfilled', `blob ${i}`);
+    assert.equal(r.status, 'rejected');
+    const err = (r as PromiseRejectedResult).reason as Error;
+    assert.ok(err instanceof CorruptBlobError && err.message.includes(victim.pack) && err.message.includes(ids[4]), err.message);
+  });
+  await backend.remove({ type: 'pack', name: victim.pack });
+  const gone = await Promise.allSettled(ids.map((id) => reader.read(locate(repo, id))));
+  assert.ok(gone.every((r) => r.status === 'rejected' && backend.isNotExist(r.reason)), `${path} is gone, yet a read succeeded`);
+});
+
+test('aborting rejects blobs still waiting for a read', async () => {
+  const { repo, blobs } = await repoWithBlobs(20, 1000, 4096);
+  const ctl = new AbortController();
+  const reader = new PackReader(repo.backend, openHere(repo), { reads: 1, signal: ctl.signal });
+  const pending = [...blobs.keys()].map((id) => reader.read(locate(repo, id)));
+  ctl.abort(new Error('stop now'));
+  const results = await Promise.allSettled(pending);
+  assert.ok(results.every((r) => r.status === 'rejected'), 'a blob was delivered after the abort');
+  await assert.rejects(reader.read(locate(repo, [...blobs.keys()][0])), /stop now/);
+});
