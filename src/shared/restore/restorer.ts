@@ -1,6 +1,7 @@
 // Restore of a snapshot (or a path inside it) into a directory: directories first, the contents of many files at
 // once through a pack reader that serves neighbouring blobs with one ranged read, hard links recreated from inode
-// numbers, and directory metadata applied last (writing into a directory changes its mtime). Every blob is verified against its id before it is written.
+// numbers, and directory metadata applied last (writing into a directory changes its mtime). Every blob is
+// verified against its id before it is written.
 import { link, mkdir, stat, symlink } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
