@@ -4,9 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Repository } from '../../src/shared/repository/repository.ts';
 import { randomBytes } from '../support/repo.ts';
-import { boundClaim, dataUpload, uploads, watchUntil, world } from './world.ts';
+import { boundClaim, completedBackup, packBytes, uploads, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -20,18 +19,7 @@ before(async () => {
 }, { timeout: 30 * 60_000 });
 after(() => w?.cluster.cleanup());
 
-async function backup(name: string): Promise<Obj> {
-  await w.cluster.kube.create(uploads(w.app), dataUpload(name, w.location));
-  const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/${name}`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000);
-  assert.equal(final.status.phase, 'Completed', final.status.message);
-  return final;
-}
-
-async function packBytes(repo: Repository): Promise<number> {
-  let total = 0;
-  for await (const f of repo.backend.list('pack')) total += f.size;
-  return total;
-}
+const backup = (name: string): Promise<Obj> => completedBackup(w, w.app, name, 10 * 60_000);
 
 describe('deleting a DataUpload', { timeout: 30 * 60_000 }, () => {
   it('removes its snapshot and its unique data, keeps shared data, and leaves a clean repository', async (t) => {

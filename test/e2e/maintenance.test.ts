@@ -13,7 +13,7 @@ import { lockStore } from '../../src/shared/repository/lock-store.ts';
 import type { Repository } from '../../src/shared/repository/repository.ts';
 import { forgetSnapshots } from '../../src/shared/repository/snapshots.ts';
 import { cronJobName } from '../../src/steps/maintenance-cronjobs.ts';
-import { api, boundClaim, dataUpload, ferryNamespace, uploads, watchUntil, world } from './world.ts';
+import { api, boundClaim, completedBackup, dataUpload, ferryNamespace, packBytes, uploads, watchUntil, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -73,18 +73,7 @@ async function maintain(task: MaintenanceTask, env: Record<string, string> = {})
   return { job, run };
 }
 
-async function backup(name: string): Promise<Obj> {
-  await w.cluster.kube.create(uploads(w.app), dataUpload(name, w.location));
-  const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/${name}`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
-  assert.equal(final.status.phase, 'Completed', final.status.message);
-  return final;
-}
-
-async function packBytes(repo: Repository): Promise<number> {
-  let total = 0;
-  for await (const f of repo.backend.list('pack')) total += f.size;
-  return total;
-}
+const backup = (name: string): Promise<Obj> => completedBackup(w, w.app, name);
 
 async function locks(repo: Repository): Promise<(LockInfo & { id: string })[]> {
   const store = lockStore(repo);

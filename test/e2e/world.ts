@@ -129,6 +129,21 @@ export async function watchUntil(cluster: TestCluster, path: string, phases: str
   }
 }
 
+/** Creates DataUpload `name` of PVC `data` in `namespace` and waits for its end; throws unless it Completed. */
+export async function completedBackup(w: Pick<World, 'cluster' | 'location'>, namespace: string, name: string, timeoutMs = 15 * 60_000): Promise<Obj> {
+  await w.cluster.kube.create(uploads(namespace), dataUpload(name, w.location));
+  const { final } = await watchUntil(w.cluster, `${uploads(namespace)}/${name}`, ['Completed', 'Failed', 'Canceled'], timeoutMs);
+  if (final.status.phase !== 'Completed') throw new Error(`DataUpload ${namespace}/${name} ended ${final.status.phase}: ${final.status.message}`);
+  return final;
+}
+
+/** Bytes the repository's pack files take in storage. */
+export async function packBytes(repo: Repository): Promise<number> {
+  let total = 0;
+  for await (const f of repo.backend.list('pack')) total += f.size;
+  return total;
+}
+
 /** Objects ferry made for a resource that still exist: exposure objects in its namespace, contents, and Jobs still running. */
 export async function leftovers(cluster: TestCluster, uid: string): Promise<string[]> {
   const selector = `?labelSelector=${encodeURIComponent(`${labels.uid}=${uid}`)}`;
