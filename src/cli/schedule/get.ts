@@ -1,0 +1,47 @@
+// `ferry schedule get [NAME]`: the schedules as a table (more with -o wide), or the objects (-o json|yaml).
+import { defineCommand } from 'citty';
+import { fetchAll, fetchOne, listArgs, nothingFound } from '../resource/fetch.ts';
+import { kubeArgs, withKube } from '../resource/kube.ts';
+import { objectName } from '../resource/names.ts';
+import { outputArgs, outputFormat, printObjects } from '../resource/output.ts';
+import type { Column } from '../resource/table.ts';
+import { age } from '../resource/time.ts';
+import type { Schedule } from './create.ts';
+
+const ago = (t: string | undefined): string => (t ? `${age(t)} ago` : '');
+
+export function scheduleColumns(allNamespaces: boolean): Column<Schedule>[] {
+  return [
+    ...(allNamespaces ? [{ header: 'namespace', value: (s: Schedule) => s.metadata.namespace ?? '' }] : []),
+    { header: 'name', value: (s) => s.metadata.name },
+    { header: 'schedule', value: (s) => s.spec.schedule },
+    { header: 'suspend', value: (s) => String(s.spec.suspend ?? false) },
+    { header: 'last run', value: (s) => s.status?.lastRun?.outcome ?? '' },
+    { header: 'last schedule', value: (s) => ago(s.status?.lastScheduleTime) },
+    { header: 'location', value: (s) => s.spec.backupStorageLocation },
+    { header: 'age', value: (s) => age(s.metadata.creationTimestamp) },
+    { header: 'time zone', value: (s) => s.spec.timeZone ?? 'UTC', wide: true },
+    { header: 'pvcs', value: (s) => [...(s.spec.pvcs ?? []), ...Object.entries(s.spec.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`)].join(','), wide: true },
+    { header: 'next', value: (s) => s.status?.nextScheduleTime ?? '', wide: true },
+    { header: 'last success', value: (s) => ago(s.status?.lastSuccessfulTime), wide: true },
+  ];
+}
+
+export default defineCommand({
+  meta: { name: 'get', description: 'List the backup schedules, or show one' },
+  args: {
+    name: { type: 'positional', required: false, description: 'the schedule to show (default: all in the namespace)', valueHint: 'NAME' },
+    ...kubeArgs,
+    ...outputArgs,
+    ...listArgs,
+  },
+  async run({ args }) {
+    const format = outputFormat(args);
+    const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
+    await withKube(args, async ({ kube, namespace }) => {
+      const all = args['all-namespaces'] === true && name === undefined;
+      const objects = name !== undefined ? [await fetchOne<Schedule>(kube, 'BackupSchedule', namespace, name)] : await fetchAll<Schedule>(kube, 'BackupSchedule', all ? undefined : namespace);
+      printObjects(objects, format, scheduleColumns(all), { single: name !== undefined, empty: nothingFound('BackupSchedule', all ? undefined : namespace) });
+    });
+  },
+});
