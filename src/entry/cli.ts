@@ -9,11 +9,12 @@ import location from '../cli/location/index.ts';
 import repo from '../cli/repo/index.ts';
 import install from '../cli/install/install.ts';
 import doctor from '../cli/doctor/doctor.ts';
+import schedule from '../cli/schedule/index.ts';
 import { runCli } from '../cli/run.ts';
 
 const main = defineCommand({
   meta: { name: 'ferry', version: '0.1.0', description: 'Back up Kubernetes volumes into restic-compatible repositories' },
-  subCommands: { backup, restore, rerun, cancel, repo, location, install, doctor },
+  subCommands: { backup, restore, rerun, cancel, repo, location, install, doctor, schedule },
 });
 
 process.exitCode = await runCli(main);
