@@ -31,7 +31,7 @@ it('expiry: deletes exactly the expired, finished, unretained, unread DataUpload
   const result = await expireUploads(kube, now);
   assert.deepEqual(result, { deleted: ['DataUpload app/expired: expired (spec.expire 1h)'], errors: [] });
   assert.deepEqual(kube.all('DataUpload').map((d) => d.metadata.name).sort(), ['forever', 'later', 'read', 'retained', 'running']);
-  const verdicts = Object.fromEntries(kube.all('DataUpload').map((d) => [d.metadata.name, expiryVerdict(d as DataUpload, [reader as never], now)]));
+  const verdicts = Object.fromEntries(kube.all('DataUpload').map((d) => [d.metadata.name, expiryVerdict(d as unknown as DataUpload, [reader as never], now)]));
   assert.deepEqual(verdicts, {
     forever: { expire: false, why: 'no spec.expire' },
     later: { expire: false, why: 'not expired yet' },
