@@ -1,0 +1,72 @@
+// The pieces of `--wait` and `describe` that need no cluster: the progress line with phase and bar, the progress
+// reporter on a terminal and off it, and the phase history derived from step records.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { progressLine, progressReporter } from '../../src/cli/output.ts';
+import { phaseHistory } from '../../src/cli/kube/history.ts';
+import type { Resource } from '../../src/cli/kube/kinds.ts';
+
+test('a progress line shows the phase, a bar of the done fraction, bytes, rate and ETA', () => {
+  const line = progressLine({ bytesDone: 32 * 1024 * 1024, bytesTotal: 128 * 1024 * 1024, totalsFinal: true }, 65_000, { phase: 'InProgress', bar: true, rate: 4 * 1024 * 1024 });
+  assert.equal(line, '[1m05s] InProgress [######..................] 32.0 MiB / 128.0 MiB (25.0%), 4.0 MiB/s, ETA 24s');
+  assert.equal(progressLine({ bytesDone: 0, bytesTotal: 0, totalsFinal: false, filesDone: 3 }, 2000), '[2s] 3 files, 0 B, 0 B/s');
+});
+
+function fakeStream(tty: boolean): PassThrough & { isTTY: boolean; text(): string } {
+  const s = Object.assign(new PassThrough(), { isTTY: tty });
+  let out = '';
+  s.on('data', (b: Buffer) => { out += b.toString(); });
+  return Object.assign(s, { text: () => out });
+}
+
+test('on a terminal the reporter redraws one line with a bar in place, and ends it', () => {
+  const s = fakeStream(true);
+  const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
+  r.update({ bytesDone: 0, bytesTotal: 0, totalsFinal: false }, 'New');
+  r.update({ bytesDone: 1024, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
+  r.done();
+  const redraws = s.text().split('\r\x1b[2K').filter(Boolean);
+  assert.equal(redraws.length, 2);
+  assert.match(redraws[0], /^\[0s\] New \[\.{24}\] 0 B, /);
+  assert.match(redraws[1], /^\[0s\] InProgress \[#{6}\.{18}\] 1\.0 KiB \/ 4\.0 KiB \(25\.0%\), .*\n$/);
+});
+
+test('quiet (a document goes to stdout) the reporter writes nothing', () => {
+  const s = fakeStream(true);
+  const r = progressReporter(true, s as unknown as NodeJS.WriteStream);
+  r.update({ bytesDone: 1, bytesTotal: 2, totalsFinal: true }, 'InProgress');
+  r.done();
+  assert.equal(s.text(), '');
+});
+
+function resource(status: Record<string, unknown>): Resource {
+  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', metadata: { name: 'b', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { sourcePVC: 'data', backupStorageLocation: 'l' }, status } as Resource;
+}
+
+test('phase history follows the step records, with the transfer start as InProgress', () => {
+  const r = resource({
+    phase: 'Completed',
+    steps: {
+      snapshot: { attempts: 1, startTime: '2026-01-01T00:00:01Z', endTime: '2026-01-01T00:00:05Z', outcome: 'Succeeded', message: 'ready' },
+      expose: { attempts: 2, startTime: '2026-01-01T00:00:06Z', endTime: '2026-01-01T00:00:09Z', outcome: 'Succeeded' },
+      transfer: { attempts: 1, startTime: '2026-01-01T00:00:10Z', endTime: '2026-01-01T00:00:30Z', outcome: 'Succeeded' },
+      finalize: { attempts: 1, startTime: '2026-01-01T00:00:31Z', endTime: '2026-01-01T00:00:33Z', outcome: 'Succeeded' },
+    },
+  });
+  assert.deepEqual(phaseHistory(r).map((h) => [h.time.slice(17), h.phase, h.step ?? '', h.attempts ?? 0]), [
+    ['00Z', 'New', '', 0], ['05Z', 'Accepted', 'snapshot', 1], ['09Z', 'Prepared', 'expose', 2], ['10Z', 'InProgress', 'transfer', 1],
+    ['30Z', 'Finalizing', 'transfer', 1], ['33Z', 'Completed', 'finalize', 1],
+  ]);
+});
+
+test('phase history ends with phases no step wrote: Canceling from the dispatcher, a failure given up', () => {
+  const canceling = phaseHistory(resource({ phase: 'Canceling', message: 'Canceling from phase New: spec.cancel is set.' }));
+  assert.deepEqual(canceling.map((h) => h.phase), ['New', 'Canceling']);
+  assert.equal(canceling[1].note, 'Canceling from phase New: spec.cancel is set.');
+  const failed = phaseHistory(resource({
+    phase: 'Failed', completionTimestamp: '2026-01-01T00:01:00Z',
+    steps: { snapshot: { attempts: 1, startTime: '2026-01-01T00:00:01Z', endTime: '2026-01-01T00:00:04Z', outcome: 'Failed', message: 'not ready' } },
+  }));
+  assert.deepEqual(failed.map((h) => [h.phase, h.time]), [['New', '2026-01-01T00:00:00Z'], ['Failing', '2026-01-01T00:00:04Z'], ['Failed', '2026-01-01T00:01:00Z']]);
+});

@@ -1,0 +1,166 @@
+// Issue 6 on the cluster in a box: `ferry backup` and `ferry restore` as a user runs them with a kubeconfig.
+// A backup created with --wait on a terminal draws a progress bar with phase, bytes and rate and ends with one
+// line saying how it went; get/describe/logs show it (tables, -o json|yaml|wide, phase history, Jobs with their
+// termination messages, sizes, Events); a restore with --wait and no terminal prints plain lines and gives the
+// same files; delete --wait returns once the backup and its repository data are gone.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
+import { compareTrees } from '../support/compare-tree.ts';
+import { cliEntry, ferry, nodeBin, type FerryRun } from '../support/ferry-cli.ts';
+import { randomBytes } from '../support/repo.ts';
+import { runInTerminal } from '../support/tmux.ts';
+import { boundClaim, claims, uploads, volumePath, world } from './world.ts';
+import type { Obj, World } from './world.ts';
+
+let w: World & { app: string; other: string };
+let source: { pv: string; path: string };
+const mib = 1024 * 1024;
+const waitMs = 15 * 60_000;
+
+before(async () => {
+  w = await world('cli', ({ app, other }) => ({ allowedNamespaces: [app, other], crossNamespaceRestores: [{ from: app, to: [other] }] }));
+  source = await boundClaim(w.cluster, w.app, 'data', '1Gi');
+  // incompressible data enough for the transfer to report progress more than once (every 3 s by default)
+  for (let i = 0; i < 8; i++) {
+    await mkdir(join(source.path, `d${i % 2}`), { recursive: true });
+    await writeFile(join(source.path, `d${i % 2}`, `f${i}.bin`), randomBytes(16 * mib, 600 + i));
+  }
+}, { timeout: 30 * 60_000 });
+after(() => w?.cluster.cleanup());
+
+/** ferry with the box's kubeconfig through KUBECONFIG, as a user's shell would have it. */
+function cli(args: string[]): Promise<FerryRun> {
+  return ferry(args, { password: null, env: { KUBECONFIG: w.cluster.kubeconfig } });
+}
+
+async function cliOK(args: string[]): Promise<string> {
+  const r = await cli(args);
+  assert.equal(r.code, 0, `ferry ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
+  return stripVTControlCharacters(r.stdout);
+}
+
+describe('ferry backup', { timeout: 30 * 60_000 }, () => {
+  it('create --wait on a terminal draws a bar with phase, bytes and rate, then says how it ended (exit 0)', async (t) => {
+    const started = Date.now();
+    const run = await runInTerminal([nodeBin, cliEntry, 'backup', 'create', 'full', '--pvc', 'data', '-n', w.app, '--location', w.location, '--wait', '--kubeconfig', w.cluster.kubeconfig], { timeoutMs: waitMs });
+    t.diagnostic(`backup create --wait took ${((Date.now() - started) / 1000).toFixed(1)} s; ${run.screens.length} screens seen`);
+    const final = stripVTControlCharacters(run.final);
+    assert.equal(run.code, 0, final);
+    const bars = run.screens.flatMap((s) => s.split('\n')).filter((l) => /\] InProgress \[[#.]{24}\] /.test(l));
+    assert.ok(bars.length > 0, `no progress bar during InProgress on any screen:\n${run.screens.join('\n----\n')}`);
+    // a bar with bytes moved, the total, a percentage and a rate
+    const moving = bars.find((l) => /\[#*\.*\] (?!0 B)[\d.]+ (B|KiB|MiB) \/ 128\.0 MiB \([\d.]+%\), [\d.]+ (B|KiB|MiB)\/s/.test(l));
+    assert.ok(moving, `no bar showed bytes moving:\n${bars.join('\n')}`);
+    t.diagnostic(`a bar seen: ${moving.trim()}`);
+    assert.ok(run.screens.some((s) => /\] (New|Accepted|Prepared) /.test(s)), 'the phases before the transfer were shown');
+    assert.match(final, /backup full Completed: snapshot [0-9a-f]{8}, 128\.0 MiB in 8 files, [\d.]+ (B|KiB|MiB) added, took \d+/);
+  });
+
+  it('get lists it as a table, -o wide adds the snapshot, -o json and -o yaml give the object', async () => {
+    const table = await cliOK(['backup', 'get', '-n', w.app]);
+    assert.match(table, /^NAME\s+PHASE\s+PROGRESS\s+BYTES\s+LOCATION\s+AGE\n/);
+    assert.match(table, new RegExp(`^full\\s+Completed\\s+100%\\s+128\\.0 MiB/128\\.0 MiB\\s+${w.location}\\s+\\d+`, 'm'));
+    const obj = JSON.parse(await cliOK(['backup', 'get', 'full', '-n', w.app, '-o', 'json'])) as Obj;
+    assert.equal(obj.kind, 'DataUpload');
+    assert.equal(obj.status.phase, 'Completed');
+    assert.match(obj.status.snapshotID, /^[0-9a-f]{64}$/);
+    const wide = await cliOK(['backup', 'get', '-n', w.app, '-o', 'wide']);
+    assert.match(wide, /\bSNAPSHOT\b/);
+    assert.ok(wide.includes(obj.status.snapshotID.slice(0, 8)), wide);
+    const yaml = await cliOK(['backup', 'get', 'full', '-n', w.app, '-o', 'yaml']);
+    assert.match(yaml, /^kind: DataUpload$/m);
+    assert.match(yaml, new RegExp(`^  snapshotID: "?${obj.status.snapshotID}"?$`, 'm'));
+    const list = JSON.parse(await cliOK(['backup', 'get', '-n', w.app, '-o', 'json'])) as Obj;
+    assert.equal(list.kind, 'List');
+    assert.deepEqual(list.items.map((i: Obj) => i.metadata.name), ['full']);
+    const none = await cli(['backup', 'get', '-n', w.other]);
+    assert.equal(none.code, 0);
+    assert.equal(none.stdout, '');
+    assert.match(none.stderr, new RegExp(`No DataUploads found in namespace ${w.other}`));
+  });
+
+  it('describe shows phase history, conditions, Jobs with termination messages, sizes and Events', async () => {
+    const text = await cliOK(['backup', 'describe', 'full', '-n', w.app]);
+    const obj = await w.cluster.kube.get(`${uploads(w.app)}/full`);
+    assert.match(text, /^Phase:\s+Completed$/m);
+    assert.match(text, new RegExp(`^Snapshot ID:\\s+${obj.status.snapshotID}$`, 'm'));
+    const history = text.slice(text.indexOf('Phase history:'), text.indexOf('Conditions:'));
+    const phases = [...history.matchAll(/^  \S+\s+(New|Accepted|Prepared|InProgress|Finalizing|Completed)\b/gm)].map((m) => m[1]);
+    assert.deepEqual(phases, ['New', 'Accepted', 'Prepared', 'InProgress', 'Finalizing', 'Completed'], history);
+    assert.match(text, /^  Total:\s+128\.0 MiB in 8 files$/m);
+    assert.match(text, /^  Added:\s+[\d.]+ (KiB|MiB)$/m);
+    assert.match(text, /^  Deduplicated:\s+[\d.]+ (B|KiB|MiB)$/m);
+    assert.match(text, /^  Stored:\s+[\d.]+ (KiB|MiB)$/m);
+    assert.match(text, /^  DataMoved\s+True\s+DataMoved\s/m);
+    assert.match(text, /^  snapshot attempt 1: Job ferry-up-[0-9a-f]{16}-snapshot-1 succeeded/m);
+    assert.match(text, /^    pod ferry-up-[0-9a-f]{16}-snapshot-1-\w+: exit 0 \(Completed\)/m);
+    assert.match(text, /^      termination message: \{"outcome":"Advanced","reason":"snapshot ferry-/m);
+    const events = text.slice(text.indexOf('Events:'));
+    for (const reason of ['SnapshotReady', 'Exposed', 'TransferStarted', 'DataMoved', 'Completed']) assert.match(events, new RegExp(`\\b${reason}\\b`));
+    const doc = JSON.parse(await cliOK(['backup', 'describe', 'full', '-n', w.app, '-o', 'json'])) as Obj;
+    assert.equal(doc.object.metadata.uid, obj.metadata.uid);
+    assert.deepEqual(doc.phaseHistory.map((h: Obj) => h.phase), phases);
+    assert.ok(doc.jobs.some((j: Obj) => j.step === 'snapshot' && j.state === 'succeeded' && j.pods[0].exitCode === 0));
+    assert.ok(doc.events.some((e: Obj) => e.reason === 'DataMoved'));
+  });
+
+  it('logs prints every step pod still there, in step order, under a header each', async () => {
+    const text = await cliOK(['backup', 'logs', 'full', '-n', w.app]);
+    const headers = [...text.matchAll(/^==> (\w+) attempt (\d+): Job (\S+), pod (\S+) \((.*)\) <==$/gm)];
+    const steps = headers.map((h) => h[1]);
+    assert.ok(steps.includes('snapshot') && steps.includes('finalize'), text.slice(0, 2000));
+    const order = ['snapshot', 'expose', 'transfer', 'finalize'];
+    assert.deepEqual(steps, [...steps].sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'in step order');
+    // the steps log JSON lines naming the resource
+    const snapshotLog = text.slice(headers[0].index, headers[1]?.index);
+    assert.match(snapshotLog, new RegExp(`"resource":"DataUpload/${w.app}/full"`));
+    const only = await cliOK(['backup', 'logs', 'full', '-n', w.app, '--step', 'snapshot']);
+    assert.deepEqual([...only.matchAll(/^==> (\w+) attempt/gm)].map((m) => m[1]), steps.filter((s) => s === 'snapshot'));
+  });
+});
+
+describe('ferry restore', { timeout: 30 * 60_000 }, () => {
+  it('create --wait without a terminal prints plain progress lines and restores the same files (exit 0)', async (t) => {
+    const started = Date.now();
+    const r = await cli(['restore', 'create', 'copy', '--from', 'full', '-n', w.app, '--to-namespace', w.other, '--wait']);
+    t.diagnostic(`restore create --wait took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const out = stripVTControlCharacters(r.stdout + r.stderr);
+    assert.equal(r.code, 0, out);
+    assert.ok(!out.includes('\r') && !/\[#*\.+\]/.test(out), 'no bar and no carriage returns without a terminal');
+    const lines = out.split('\n').filter((l) => /^\[\d+(s|m\d\ds)\] \w+ /.test(l));
+    const phases = [...new Set(lines.map((l) => l.split(' ')[1]))];
+    assert.ok(phases.length >= 2 && phases.at(-1) === 'Completed', `phases shown: ${phases.join(', ')}\n${out}`);
+    assert.match(out, /restore copy Completed: 128\.0 MiB in 8 files/);
+    const pvc = await w.cluster.kube.get(`${claims(w.other)}/data`);
+    assert.equal(pvc.status.phase, 'Bound');
+    assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
+  });
+
+  it('get, describe and logs work on it like on a backup', async () => {
+    const table = await cliOK(['restore', 'get', '-n', w.other, '-o', 'wide']);
+    assert.match(table, new RegExp(`^copy\\s+Completed\\s+100%.*backup ${w.app}/full\\s+data\\s`, 'm'));
+    const text = await cliOK(['restore', 'describe', 'copy', '-n', w.other]);
+    assert.match(text, new RegExp(`^From:\\s+backup ${w.app}/full$`, 'm'));
+    assert.match(text, /^  expose attempt 1: Job ferry-down-[0-9a-f]{16}-expose-1 succeeded/m);
+    const logs = await cliOK(['restore', 'logs', 'copy', '-n', w.other, '--step', 'expose']);
+    assert.match(logs, /^==> expose attempt 1: Job ferry-down-/m);
+    const yaml = await cliOK(['restore', 'describe', 'copy', '-n', w.other, '-o', 'yaml']);
+    assert.match(yaml, /^  kind: DataDownload$/m);
+  });
+
+  it('delete removes it; backup delete --wait returns once the backup and its repository data are gone', async () => {
+    await cliOK(['restore', 'delete', 'copy', '-n', w.other]);
+    const uid = (await w.cluster.kube.get(`${uploads(w.app)}/full`)).metadata.uid;
+    assert.ok((await w.snapshotsOf(w.app)).some((e) => e.snapshot.tags.includes(`ferry.dev/uid=${uid}`)));
+    const out = await cliOK(['backup', 'delete', 'full', '-n', w.app, '--wait']);
+    assert.match(out, /dataupload\/full deleted/);
+    assert.equal(await w.cluster.kube.find(`${uploads(w.app)}/full`), undefined);
+    assert.ok(!(await w.snapshotsOf(w.app)).some((e) => e.snapshot.tags.includes(`ferry.dev/uid=${uid}`)), 'its repository snapshot is forgotten');
+    const again = await cli(['backup', 'delete', 'full', '-n', w.app]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, new RegExp(`DataUpload "full" not found in namespace ${w.app}`));
+  });
+});
