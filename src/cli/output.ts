@@ -58,8 +58,8 @@ function recentRate(): (bytes: number, now: number) => number | undefined {
   const windowMs = 15_000;
   const samples: { at: number; bytes: number }[] = [];
   return (bytes, now) => {
-    // bytes going down means the work started over (a new attempt): measure afresh
-    if (samples.length > 0 && bytes < samples[samples.length - 1].bytes) samples.length = 0;
+    // nothing moved yet, or bytes going down (the work started over): measure from here
+    if (samples.length > 0 && (bytes === 0 || bytes < samples[samples.length - 1].bytes)) samples.length = 0;
     samples.push({ at: now, bytes });
     while (samples.length > 2 && now - samples[1].at >= windowMs) samples.shift();
     const first = samples[0];
@@ -91,7 +91,8 @@ export function progressReporter(json: boolean, stream: NodeJS.WriteStream = pro
       last = { p: { ...p }, phase, rate: rateOf(p.bytesDone, now) };
       if (json) return;
       if (tty) {
-        stream.write(`\r\x1b[2K${line(now)}`);
+        // a line wider than the terminal wraps, and the carriage return would then redraw only its last row
+        stream.write(`\r\x1b[2K${line(now).slice(0, Math.max(20, (stream.columns ?? 200) - 1))}`);
       } else if (now - lastPlain >= 5000 || phaseChanged) {
         lastPlain = now;
         consola.log(line(now));

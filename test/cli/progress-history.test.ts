@@ -32,6 +32,15 @@ test('on a terminal the reporter redraws one line with a bar in place, and ends 
   assert.match(redraws[1], /^\[0s\] InProgress \[#{6}\.{18}\] 1\.0 KiB \/ 4\.0 KiB \(25\.0%\), .*\n$/);
 });
 
+test('on a narrow terminal the line is cut to its width, so redrawing in place still works', () => {
+  const s = Object.assign(fakeStream(true), { columns: 40 });
+  const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
+  r.update({ bytesDone: 1024, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
+  const drawn = s.text().split('\r\x1b[2K')[1];
+  assert.equal(drawn.length, 39);
+  assert.ok(drawn.startsWith('[0s] InProgress [######'));
+});
+
 test('quiet (a document goes to stdout) the reporter writes nothing', () => {
   const s = fakeStream(true);
   const r = progressReporter(true, s as unknown as NodeJS.WriteStream);

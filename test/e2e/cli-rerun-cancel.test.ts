@@ -1,0 +1,88 @@
+// Issue 6 on the cluster in a box: `ferry rerun` and `ferry cancel`, and the exit codes of --wait. A backup whose
+// snapshot never becomes ready keeps its snapshot step busy: rerun refuses while that Job runs and starts the
+// next attempt once it failed; cancel ends it, and the `create --wait` following it exits 3. A backup whose
+// snapshot times out ends Failed, and its `create --wait` exits 1 saying why.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { stripVTControlCharacters } from 'node:util';
+import { jobName, labels } from '../../src/shared/api/phases.ts';
+import { ferry, spawnFerry, type FerryRun } from '../support/ferry-cli.ts';
+import { boundClaim, ferryNamespace, uploads, world } from './world.ts';
+import type { Obj, World } from './world.ts';
+
+let w: World & { app: string; other: string };
+let slowClass: string;
+const jobsPath = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs`;
+
+before(async () => {
+  w = await world('cli-rerun', ({ app }) => ({ allowedNamespaces: [app] }));
+  await boundClaim(w.cluster, w.app, 'data', '64Mi');
+  // a snapshot class whose snapshots become ready only after half an hour
+  slowClass = `slow-${w.app}`;
+  await w.cluster.kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
+    apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name: slowClass },
+    driver: 'local.csi.ferry.dev', deletionPolicy: 'Delete', parameters: { readyDelay: '30m' },
+  });
+}, { timeout: 30 * 60_000 });
+after(async () => {
+  await w?.cluster.kube.delete(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/${slowClass}`).catch(() => undefined);
+  await w?.cluster.cleanup();
+});
+
+const env = () => ({ password: null, env: { KUBECONFIG: w.cluster.kubeconfig } });
+const cli = (args: string[]): Promise<FerryRun> => ferry(args, env());
+const text = (r: FerryRun): string => stripVTControlCharacters(r.stdout + r.stderr);
+
+describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => {
+  it('a backup that fails: create --wait exits 1 saying why', async () => {
+    const r = await cli(['backup', 'create', 'times-out', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-class', slowClass, '--timeout', '3s', '--wait']);
+    assert.equal(r.code, 1, text(r));
+    assert.match(stripVTControlCharacters(r.stderr), new RegExp(`DataUpload ${w.app}/times-out failed: .*not ready within 3s`));
+  });
+
+  it('rerun refuses while the step Job runs, starts the next attempt once it failed; cancel ends it and create --wait exits 3', async (t) => {
+    const waiting = spawnFerry(['backup', 'create', 'stuck', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-class', slowClass, '--timeout', '30m', '--wait'], env());
+    try {
+      const du = await w.cluster.kube.waitFor(`${uploads(w.app)}/stuck`, 'the DataUpload', (o) => o, 120_000);
+      const first = jobName('DataUpload', du.metadata.uid, 'snapshot', 1);
+      await w.cluster.kube.waitFor(`${jobsPath}/${first}`, 'the first snapshot Job', (j) => j, 60_000);
+
+      const busy = await cli(['rerun', 'backup/stuck', '-n', w.app]);
+      assert.equal(busy.code, 1, text(busy));
+      assert.match(stripVTControlCharacters(busy.stderr), new RegExp(`dataupload/stuck has no step to run again: Job ${first} is running`));
+
+      // the Job runs out of time: it fails as a stuck step would
+      await w.cluster.kube.patch(`${jobsPath}/${first}`, { spec: { activeDeadlineSeconds: 1 } });
+      await w.cluster.kube.waitFor(`${jobsPath}/${first}`, 'the first snapshot Job to fail', (j) => ((j.status?.conditions ?? []).some((c: Obj) => c.type === 'Failed' && c.status === 'True') ? j : undefined), 120_000);
+      const rerun = await cli(['rerun', 'dataupload/stuck', '-n', w.app]);
+      assert.equal(rerun.code, 0, text(rerun));
+      const second = jobName('DataUpload', du.metadata.uid, 'snapshot', 2);
+      assert.match(text(rerun), new RegExp(`dataupload/stuck: snapshot step attempt 2 started \\(Job ${ferryNamespace}/${second}\\)`));
+      const job = await w.cluster.kube.get(`${jobsPath}/${second}`);
+      assert.equal(job.metadata.labels[labels.uid], du.metadata.uid);
+      assert.deepEqual(job.spec.template.spec.containers[0].args, ['snapshot', `DataUpload/${w.app}/stuck`]);
+
+      const described = stripVTControlCharacters((await cli(['backup', 'describe', 'stuck', '-n', w.app])).stdout);
+      assert.match(described, new RegExp(`^  snapshot attempt 1: Job ${first} failed \\(DeadlineExceeded`, 'm'));
+      assert.match(described, new RegExp(`^  snapshot attempt 2: Job ${second} `, 'm'));
+
+      const asked = Date.now();
+      const cancel = await cli(['cancel', 'backup/stuck', '-n', w.app, '--wait']);
+      t.diagnostic(`cancel --wait returned after ${((Date.now() - asked) / 1000).toFixed(1)} s`);
+      assert.equal(cancel.code, 0, text(cancel));
+      assert.match(text(cancel), /dataupload\/stuck canceled/);
+      const ended = await waiting.done;
+      assert.equal(ended.code, 3, text(ended));
+      assert.match(stripVTControlCharacters(ended.stderr), new RegExp(`DataUpload ${w.app}/stuck was canceled`));
+
+      const again = await cli(['cancel', 'backup/stuck', '-n', w.app]);
+      assert.equal(again.code, 1, text(again));
+      assert.match(stripVTControlCharacters(again.stderr), /dataupload\/stuck is Canceled; only a backup or restore still running can be canceled/);
+      const done = await cli(['rerun', 'backup/stuck', '-n', w.app]);
+      assert.equal(done.code, 1, text(done));
+      assert.match(stripVTControlCharacters(done.stderr), /has no step to run again: phase Canceled needs no step/);
+    } finally {
+      waiting.child.kill();
+    }
+  });
+});
