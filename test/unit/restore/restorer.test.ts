@@ -22,12 +22,15 @@ test('a restore reads each pack a few times, not once per file or directory, and
   const { snapshotID } = await backup(repo, { paths: [source] });
   const tree = (await listSnapshots(repo)).find((e) => e.id === snapshotID)!.snapshot.tree;
   const packs = repo.index.packs().length;
-  backend.packReads = 0;
-  const target = join(work, 'restored');
-  const progress = await restoreTree(repo, tree, { target });
-  assert.deepEqual(await compareTrees(source, join(target, source), { mtimeToleranceNs: 1000n }), []);
-  assert.ok(progress.filesDone > 600);
-  // one read per pack when every request waits at once; the walk's pace splits a few (measured: 7 for 2 packs),
-  // where one read per blob would be over 600
-  assert.ok(backend.packReads <= 5 * packs, `${backend.packReads} reads for ${packs} packs and ${progress.filesDone} files`);
+  // blobs opened on this thread (the default) and on worker threads
+  for (const workers of [0, 2]) {
+    backend.packReads = 0;
+    const target = join(work, `restored-${workers}`);
+    const progress = await restoreTree(repo, tree, { target, workers });
+    assert.deepEqual(await compareTrees(source, join(target, source), { mtimeToleranceNs: 1000n }), []);
+    assert.ok(progress.filesDone > 600);
+    // one read per pack when every request waits at once; the walk's pace splits a few (measured: 7 for 2 packs),
+    // where one read per blob would be over 600
+    assert.ok(backend.packReads <= 5 * packs, `${backend.packReads} reads for ${packs} packs and ${progress.filesDone} files`);
+  }
 });
