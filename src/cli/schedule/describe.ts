@@ -6,12 +6,10 @@ import type { KubeObject } from '../../shared/kube/kube.ts';
 import { scheduleLabels } from '../../shared/schedule/names.ts';
 import { renderDescribe } from '../resource/describe.ts';
 import { eventsAbout, type EventLine } from '../resource/events.ts';
-import { fetchOne } from '../resource/fetch.ts';
-import { kubeArgs, withKube } from '../resource/kube.ts';
-import { objectName } from '../resource/names.ts';
-import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
+import { isDocument, printDocument } from '../resource/output.ts';
 import { age } from '../resource/time.ts';
 import type { Schedule } from './create.ts';
+import { oneScheduleArgs, withSchedule } from './one.ts';
 
 type Upload = DataUpload & KubeObject;
 
@@ -62,16 +60,10 @@ export function describeSchedule(s: Schedule, uploads: readonly Upload[], events
 
 export default defineCommand({
   meta: { name: 'describe', description: 'Show a schedule in detail: last run per PVC, its backups, conditions, events' },
-  args: {
-    name: { type: 'positional', required: true, description: 'the schedule', valueHint: 'NAME' },
-    ...kubeArgs,
-    ...outputArgs,
-  },
+  args: oneScheduleArgs,
   async run({ args }) {
-    const format = outputFormat(args);
-    const name = objectName(args.name, 'NAME');
-    await withKube(args, async ({ kube, namespace }) => {
-      const schedule = await fetchOne<Schedule>(kube, 'BackupSchedule', namespace, name);
+    await withSchedule(args, async ({ kube, namespace, schedule, format }) => {
+      const name = schedule.metadata.name;
       const uploads = (await kube.list<Upload>('DataUpload', { namespace, labelSelector: `${scheduleLabels.schedule}=${name}` }))
         .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
       const events = await eventsAbout(kube, schedule);
