@@ -11,7 +11,6 @@ import { phasesOf } from '../shared/api/phases.ts';
 import { backup } from '../shared/backup/backup.ts';
 import type { Repository } from '../shared/repository/repository.ts';
 import { lockStore } from '../shared/repository/lock-store.ts';
-import { lockStore } from '../shared/repository/lock-store.ts';
 import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
 import { restoreTree } from '../shared/restore/restorer.ts';
 import { restoreStream, streamNode } from '../shared/restore/stream.ts';
@@ -25,7 +24,6 @@ import { deviceSize, exists } from './device.ts';
 import { StepFailure } from './failure.ts';
 import { finishedProgress, ProgressWriter, progressOf } from './progress-writer.ts';
 import { openRepository } from './repository.ts';
-import { removeDeadStepLocks } from './stale-locks.ts';
 import { removeDeadStepLocks } from './stale-locks.ts';
 import { parentOf, snapshotsOf, snapshotTags } from './tags.ts';
 import { transition } from './transition.ts';
@@ -117,8 +115,6 @@ async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, 
   const block = du.status?.volumeMode === 'Block';
   const path = block ? ctx.settings.devicePath : ctx.settings.volumePath;
   if (!(await exists(path))) throw new StepFailure('VolumeNotMounted', `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`);
-  // a delete step killed mid-prune leaves its exclusive lock: do not wait 30 minutes for it
-  await removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, lockStore(repo), ctx.log);
   // a delete step killed mid-prune leaves its exclusive lock: do not wait 30 minutes for it
   await removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, lockStore(repo), ctx.log);
   const result = await backup(repo, {
