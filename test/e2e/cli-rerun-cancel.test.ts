@@ -34,6 +34,23 @@ const cli = (args: string[]): Promise<FerryRun> => ferry(args, env());
 const text = (r: FerryRun): string => stripVTControlCharacters(r.stdout + r.stderr);
 
 describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => {
+  it('create: a refusal names the flag (exit 2); -o json prints the new object, with --wait -o yaml the finished one alone', async () => {
+    const denied = await cli(['backup', 'create', 'bad-pvc', '--pvc', 'nope', '-n', w.app, '--location', w.location]);
+    assert.equal(denied.code, 2, text(denied));
+    assert.match(stripVTControlCharacters(denied.stderr), /--pvc: PersistentVolumeClaim "nope"/);
+    const created = await cli(['backup', 'create', 'snap', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-only', '-o', 'json']);
+    assert.equal(created.code, 0, text(created));
+    const obj = JSON.parse(created.stdout) as Obj;
+    assert.equal(obj.kind, 'DataUpload');
+    assert.equal(obj.spec.snapshotMoveData, false);
+    assert.ok(obj.metadata.uid);
+    const waited = await cli(['backup', 'create', 'snap-waited', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-only', '--wait', '-o', 'yaml']);
+    assert.equal(waited.code, 0, text(waited));
+    assert.match(waited.stdout, /^apiVersion: ferry\.dev\/v1alpha1\nkind: DataUpload\n/);
+    assert.match(waited.stdout, /^  phase: Completed$/m);
+    assert.doesNotMatch(waited.stdout, /\[\d+s\]/, 'no progress lines among the document');
+  });
+
   it('a backup that fails: create --wait exits 1 saying why', async () => {
     const r = await cli(['backup', 'create', 'times-out', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-class', slowClass, '--timeout', '3s', '--wait']);
     assert.equal(r.code, 1, text(r));

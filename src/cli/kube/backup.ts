@@ -8,11 +8,20 @@ import { deleteCommand } from './delete.ts';
 import { describeCommand } from './describe.ts';
 import { getCommand } from './get.ts';
 import type { Resource } from './kinds.ts';
+import { createResource } from './create.ts';
 import { defaultLocation } from './location.ts';
 import { logsCommand } from './logs.ts';
 import { printCreated } from './result.ts';
 import { operationTimeout } from './timeout.ts';
 import { waitForEnd } from './wait.ts';
+
+const fieldFlags = {
+  'metadata.name': 'NAME',
+  'spec.sourcePVC': '--pvc',
+  'spec.backupStorageLocation': '--location',
+  'spec.csiSnapshot.snapshotClass': '--snapshot-class',
+  'spec.operationTimeout': '--timeout',
+};
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Back up a PVC: create a DataUpload (and with --wait, follow it to the end)' },
@@ -45,7 +54,7 @@ const create = defineCommand({
           ...(timeout ? { operationTimeout: timeout } : {}),
         },
       };
-      let r = await kube.create<Resource>(du as Resource);
+      let r = await createResource(kube, du as Resource, fieldFlags);
       if (args.wait) r = await waitForEnd(kube, 'DataUpload', namespace, name, { quiet: isDocument(format) });
       printCreated(r, format, args.wait);
     });

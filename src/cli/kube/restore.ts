@@ -6,6 +6,7 @@ import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat } from '../resource/output.ts';
 import { UsageError } from '../run.ts';
+import { createResource } from './create.ts';
 import { deleteCommand } from './delete.ts';
 import { describeCommand } from './describe.ts';
 import { getCommand } from './get.ts';
@@ -27,6 +28,14 @@ async function readBackup(kube: Kube, namespace: string, name: string): Promise<
     throw err;
   }
 }
+
+const fieldFlags = {
+  'metadata.name': 'NAME',
+  'spec.targetPVC': '--pvc',
+  'spec.backupStorageLocation': '--location',
+  'spec.source.dataUpload': '--from',
+  'spec.operationTimeout': '--timeout',
+};
 
 const create = defineCommand({
   meta: { name: 'create', description: 'Restore a backup into a PVC: create a DataDownload (and with --wait, follow it to the end)' },
@@ -62,7 +71,7 @@ const create = defineCommand({
           ...(timeout ? { operationTimeout: timeout } : {}),
         },
       };
-      let r = await kube.create<Resource>(dd as Resource);
+      let r = await createResource(kube, dd as Resource, fieldFlags);
       if (args.wait) r = await waitForEnd(kube, 'DataDownload', into, name, { quiet: isDocument(format) });
       printCreated(r, format, args.wait);
     });
