@@ -6,7 +6,7 @@
 import { terminalPhases } from '../shared/api/phases.ts';
 import { apiVersion } from '../shared/api/types.ts';
 import type { BackupScheduleStatus, DataDownload, DataUpload, ScheduleRun } from '../shared/api/types.ts';
-import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
+import { findCondition, rfc3339, setCondition } from '../shared/kube/conditions.ts';
 import { isAlreadyExists, KubeError } from '../shared/kube/errors.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import { planRetention } from '../shared/retention/plan.ts';
@@ -154,7 +154,10 @@ export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promi
   const run = runID(scheduledMs);
   const scheduledTime = rfc3339(new Date(scheduledMs));
   const lastMs = s.status?.lastScheduleTime ? Date.parse(s.status.lastScheduleTime) : undefined;
-  const missed = missedBetween(cron, lastMs, scheduledMs, zone);
+  // runs due while the schedule was suspended were not missed: count from its resumption (Ready turned True)
+  const ready = findCondition(s.status?.conditions, 'Ready');
+  const resumedMs = ready?.status === 'True' ? Date.parse(ready.lastTransitionTime) : undefined;
+  const missed = missedBetween(cron, lastMs === undefined ? undefined : Math.max(lastMs, resumedMs ?? lastMs), scheduledMs, zone);
   const next = nextRun(cron, Math.max(now, scheduledMs), zone);
   const timing = (status: BackupScheduleStatus): void => {
     if (status.lastScheduleTime && Date.parse(status.lastScheduleTime) >= scheduledMs) return;

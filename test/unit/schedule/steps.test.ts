@@ -147,6 +147,14 @@ describe('schedule run', () => {
     }
   });
 
+  it('runs due while the schedule was suspended are not counted as missed', async () => {
+    const resumed = { type: 'Ready', status: 'True' as const, reason: 'Scheduled', message: 'resumed', lastTransitionTime: '2025-03-01T09:51:00Z' };
+    const kube = seeded(schedule({ selector: undefined }, { lastScheduleTime: '2025-03-01T09:00:00Z', conditions: [resumed] }));
+    await runSchedule(context(kube, 'schedule-run', finishAll(kube)), { namespace: 'app', name: 'nightly' });
+    const s = kube.peek<BackupSchedule & KubeObject>({ kind: 'BackupSchedule', namespace: 'app', name: 'nightly' })!.status!;
+    assert.equal(s.missedRuns, 1, 'only 09:55 was due after the resumption at 09:51 and did not run');
+  });
+
   it('a suspended schedule does not run', async () => {
     const kube = seeded(schedule({ suspend: true }));
     assert.equal((await runSchedule(context(kube, 'schedule-run'), { namespace: 'app', name: 'nightly' })).outcome, 'Skipped');
