@@ -1,7 +1,7 @@
 // Bad usage of the Kubernetes-facing commands: exit 2 and one message naming the argument or flag and what is
 // allowed, decided before any request (the kubeconfig points at a port nobody listens on, so a request would fail
 // with exit 1 instead).
-import { test } from 'node:test';
+import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,16 +38,19 @@ const cases: { name: string; args: string[]; says: RegExp }[] = [
   { name: 'an unreadable --kubeconfig', args: ['backup', 'get', '--kubeconfig', join(work, 'missing')], says: /cannot read --kubeconfig/ },
 ];
 
-for (const c of cases) {
-  test(`${c.name}: exit 2`, async () => {
-    const r = await ferry(c.args, { password: null });
-    const stderr = stripVTControlCharacters(r.stderr);
-    assert.equal(r.code, 2, `exit ${r.code}:\n${stderr}${r.stdout}`);
-    assert.match(stderr, c.says);
-    assert.ok(!hasStackTrace(stderr), `a stack trace instead of a message:\n${stderr}`);
-    assert.equal(r.stdout, '');
-  });
-}
+// each case is a process that mostly starts up: a few at a time
+describe('bad usage', { concurrency: 4 }, () => {
+  for (const c of cases) {
+    it(`${c.name}: exit 2`, async () => {
+      const r = await ferry(c.args, { password: null });
+      const stderr = stripVTControlCharacters(r.stderr);
+      assert.equal(r.code, 2, `exit ${r.code}:\n${stderr}${r.stdout}`);
+      assert.match(stderr, c.says);
+      assert.ok(!hasStackTrace(stderr), `a stack trace instead of a message:\n${stderr}`);
+      assert.equal(r.stdout, '');
+    });
+  }
+});
 
 test('a request that cannot reach the cluster fails with exit 1, not 2', async () => {
   const r = await ferry(['backup', 'get', ...k], { password: null });
