@@ -7,10 +7,15 @@ import type { FerryResource, Progress } from '../shared/api/types.ts';
 import { keyOf, type KubeObject } from '../shared/kube/kube.ts';
 import type { StepContext } from './context.ts';
 
-/** Progress with its whole percentage (rounded down, so 100 means done); a total below the bytes done is raised. */
-export function progressOf(bytesDone: number, totalBytes: number): Progress {
+/**
+ * Progress with its whole percentage (rounded down, so 100 means done); a total below the bytes done is raised. While
+ * the total is still growing (a backup's scanner walks only a little ahead of the upload) the percentage stays below
+ * 100, since the work is not done however close the two numbers are.
+ */
+export function progressOf(bytesDone: number, totalBytes: number, totalFinal = true): Progress {
   const total = Math.max(totalBytes, bytesDone);
-  return { bytesDone, totalBytes: total, percent: total === 0 ? 0 : Math.floor((bytesDone / total) * 100) };
+  const percent = total === 0 ? 0 : Math.floor((bytesDone / total) * 100);
+  return { bytesDone, totalBytes: total, percent: totalFinal ? percent : Math.min(99, percent) };
 }
 
 /** A finished transfer: 100% even when there was nothing to move. */
@@ -36,8 +41,8 @@ export class ProgressWriter {
     this.#timer.unref();
   }
 
-  update(bytesDone: number, totalBytes: number): void {
-    this.#latest = progressOf(bytesDone, totalBytes);
+  update(bytesDone: number, totalBytes: number, totalFinal = true): void {
+    this.#latest = progressOf(bytesDone, totalBytes, totalFinal);
   }
 
   /** Stops the timer and waits for a write in flight. */

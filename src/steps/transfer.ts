@@ -124,7 +124,7 @@ async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, 
     tags: snapshotTags(du),
     hostname: du.spec.sourcePVC,
     signal,
-    onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal),
+    onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal, p.totalsFinal),
   });
   const s = result.snapshot.summary!;
   return {

@@ -21,6 +21,13 @@ test('progressOf: the whole percentage, rounded down, with the total raised to t
   assert.deepEqual(finishedProgress(0), { bytesDone: 0, totalBytes: 0, percent: 100 });
 });
 
+test('progressOf: while the total still grows the percentage stays below 100', () => {
+  assert.deepEqual(progressOf(1000, 1000, false), { bytesDone: 1000, totalBytes: 1000, percent: 99 });
+  assert.deepEqual(progressOf(1000, 800, false), { bytesDone: 1000, totalBytes: 1000, percent: 99 });
+  assert.deepEqual(progressOf(500, 1000, false), { bytesDone: 500, totalBytes: 1000, percent: 50 });
+  assert.deepEqual(progressOf(1000, 1000, true), { bytesDone: 1000, totalBytes: 1000, percent: 100 });
+});
+
 test('progressOf: percent stays within 0..100 and below 100 until every byte is done', () => {
   fc.assert(fc.property(fc.nat(2 ** 40), fc.nat(2 ** 40), (done, total) => {
     const p = progressOf(done, total);
