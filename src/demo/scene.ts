@@ -5,12 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { S3Settings } from '../../test/cluster/box.ts';
-import type { Kube, KubeObject } from '../../test/cluster/kube.ts';
 import { statePaths } from '../../test/cluster/paths.ts';
-import type { BackupStorageLocationSpec } from '../shared/api/types.ts';
+import { apiVersion, type BackupStorageLocationSpec } from '../shared/api/types.ts';
+import { sleep } from '../shared/concurrency/sleep.ts';
+import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 
 export const ferryNamespace = 'ferry-system';
-export const api = '/apis/ferry.dev/v1alpha1';
 export const demoLabel = 'ferry.dev/demo';
 
 export interface Scene {
@@ -23,16 +23,31 @@ export interface Scene {
   volumePath: string;
 }
 
-const claims = (ns: string): string => `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
+type Claim = KubeObject & { spec: { volumeName?: string }; status?: { phase?: string } };
 
 async function namespace(kube: Kube, name: string, id: string): Promise<void> {
-  await kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [demoLabel]: id } } });
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [demoLabel]: id } } });
 }
 
-/** The host directory of a PV the box's storage driver provisioned. */
-export async function volumeDirectory(kube: Kube, pv: string): Promise<string> {
-  const obj = await kube.get(`/api/v1/persistentvolumes/${pv}`);
-  return join(statePaths().storage, 'volumes', obj.spec.csi.volumeHandle);
+/** Polls until `check` gives a value, or fails naming what it waited for. */
+async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Waited ${timeoutMs / 1000} s for ${what} in vain.`);
+    await sleep(500);
+  }
+}
+
+/** The host directory of a bound PVC's volume, which the box's storage driver keeps on this machine. */
+async function boundVolume(kube: Kube, namespace: string, name: string): Promise<string> {
+  const claim = await until(`PVC ${namespace}/${name} to bind`, 120_000, async () => {
+    const c = await kube.get<Claim>({ kind: 'PersistentVolumeClaim', namespace, name });
+    return c?.status?.phase === 'Bound' ? c : undefined;
+  });
+  const pv = await kube.get<KubeObject & { spec: { csi: { volumeHandle: string } } }>({ kind: 'PersistentVolume', name: claim.spec.volumeName! });
+  return join(statePaths().storage, 'volumes', pv!.spec.csi.volumeHandle);
 }
 
 export async function setUp(kube: Kube, s3: S3Settings): Promise<Scene> {
@@ -41,9 +56,9 @@ export async function setUp(kube: Kube, s3: S3Settings): Promise<Scene> {
   await namespace(kube, scene.appNamespace, id);
   await namespace(kube, scene.restoreNamespace, id);
   const secret = (name: string, data: Record<string, string>): KubeObject =>
-    ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, labels: { [demoLabel]: id } }, stringData: data });
-  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, secret(`demo-s3-${id}`, { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey }));
-  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, secret(`demo-password-${id}`, { password: randomBytes(24).toString('base64url') }));
+    ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ferryNamespace, labels: { [demoLabel]: id } }, stringData: data });
+  await kube.create(secret(`demo-s3-${id}`, { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey }));
+  await kube.create(secret(`demo-password-${id}`, { password: randomBytes(24).toString('base64url') }));
   const spec: BackupStorageLocationSpec = {
     s3: { endpoint: s3.endpoint, bucket: s3.bucket, prefix: `demo/${id}`, region: s3.region },
     credential: { name: `demo-s3-${id}` },
@@ -51,29 +66,25 @@ export async function setUp(kube: Kube, s3: S3Settings): Promise<Scene> {
     allowedNamespaces: [scene.appNamespace, scene.restoreNamespace],
     crossNamespaceRestores: [{ from: scene.appNamespace, to: [scene.restoreNamespace] }],
   };
-  await kube.create(`${api}/namespaces/${ferryNamespace}/backupstoragelocations`, {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: scene.location, labels: { [demoLabel]: id } }, spec,
-  });
-  await kube.create(claims(scene.appNamespace), {
-    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: scene.pvc },
+  await kube.create({ apiVersion, kind: 'BackupStorageLocation', metadata: { name: scene.location, namespace: ferryNamespace, labels: { [demoLabel]: id } }, spec });
+  await kube.create({
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: scene.pvc, namespace: scene.appNamespace },
     spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'ferry-local-immediate', resources: { requests: { storage: '1Gi' } } },
   });
-  const pvc = await kube.waitFor(`${claims(scene.appNamespace)}/${scene.pvc}`, `PVC ${scene.appNamespace}/${scene.pvc} to bind`, (c) => (c.status?.phase === 'Bound' ? c : undefined), 120_000);
-  return { ...scene, volumePath: await volumeDirectory(kube, pvc.spec.volumeName) };
+  return { ...scene, volumePath: await boundVolume(kube, scene.appNamespace, scene.pvc) };
 }
 
 /** The restored PVC's host directory, once it is bound. */
-export async function restoredVolume(kube: Kube, scene: Scene, pvc: string): Promise<string> {
-  const claim = await kube.waitFor(`${claims(scene.restoreNamespace)}/${pvc}`, `PVC ${scene.restoreNamespace}/${pvc} to bind`, (c) => (c.status?.phase === 'Bound' ? c : undefined), 120_000);
-  return volumeDirectory(kube, claim.spec.volumeName);
+export function restoredVolume(kube: Kube, scene: Scene, pvc: string): Promise<string> {
+  return boundVolume(kube, scene.restoreNamespace, pvc);
 }
 
 /** Removes what the demo made (the DataUpload's delete step frees its repository data as its namespace goes). */
 export async function tearDown(kube: Kube, scene: Scene): Promise<void> {
-  for (const ns of [scene.appNamespace, scene.restoreNamespace]) await kube.delete(`/api/v1/namespaces/${ns}`);
+  for (const name of [scene.appNamespace, scene.restoreNamespace]) await kube.delete({ kind: 'Namespace', name });
   // the location stays until the DataUpload's delete step has used it
-  await kube.waitFor(`${api}/namespaces/${scene.appNamespace}/datauploads`, 'the demo DataUpload to be deleted', (l) => (l.items.length === 0 ? true : undefined), 5 * 60_000)
+  await until('the demo DataUpload to be deleted', 5 * 60_000, async () => ((await kube.list('DataUpload', { namespace: scene.appNamespace })).length === 0 ? true : undefined))
     .catch(() => undefined);
-  await kube.delete(`${api}/namespaces/${ferryNamespace}/backupstoragelocations/${scene.location}`);
-  for (const name of [`demo-s3-${scene.id}`, `demo-password-${scene.id}`]) await kube.delete(`/api/v1/namespaces/${ferryNamespace}/secrets/${name}`);
+  await kube.delete({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: scene.location });
+  for (const name of [`demo-s3-${scene.id}`, `demo-password-${scene.id}`]) await kube.delete({ kind: 'Secret', namespace: ferryNamespace, name });
 }

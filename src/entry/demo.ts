@@ -1,21 +1,22 @@
 // `npm run demo [-- --clean]`: ferry end to end on the cluster in a box (test/cluster/README.md). Starts the box
 // (or reuses the running one), installs ferry from deploy/, creates a storage location on the box's MinIO and an
 // application PVC with data, backs it up with a DataUpload while showing its progress, restores it with a DataDownload
-// into another namespace, compares the two volumes entry by entry and prints a summary. Exit code 0 only when the
-// backup and the restore completed and every file matched; 1 otherwise. --clean removes what the demo made.
+// into another namespace, compares the two volumes entry by entry and prints a summary. It drives the cluster with
+// ferry's own client and the CLI's --wait display. Exit code 0 only when the backup and the restore completed and
+// every file matched; 1 otherwise (a failed resource's message says why). --clean removes what the demo made.
 import { consola } from 'consola';
-import { problems, readRecord, up, adminAccess } from '../../test/cluster/box.ts';
-import { Kube } from '../../test/cluster/kube.ts';
+import { problems, readRecord, up } from '../../test/cluster/box.ts';
 import { compareTrees } from '../../test/support/compare-tree.ts';
 import { installFerry } from '../../test/support/ferry-install.ts';
-import { writeSample } from '../demo/sample.ts';
-import { api, restoredVolume, setUp, tearDown } from '../demo/scene.ts';
-import { summaryLines } from '../demo/summary.ts';
-import { watchResource } from '../demo/watch.ts';
+import { waitForEnd } from '../cli/kube/wait.ts';
 import { formatBytes } from '../cli/output.ts';
+import { openKube } from '../cli/resource/kube.ts';
+import { writeSample } from '../demo/sample.ts';
+import { ferryNamespace, restoredVolume, setUp, tearDown } from '../demo/scene.ts';
+import { summaryLines } from '../demo/summary.ts';
+import { apiVersion, type BackupStorageLocation, type DataDownload, type DataUpload } from '../shared/api/types.ts';
+import type { KubeObject } from '../shared/kube/kube.ts';
 import { repositoryLocation } from '../shared/location/repository.ts';
-
-const phaseTimeoutMs = 20 * 60_000;
 
 async function startBox(): Promise<Awaited<ReturnType<typeof up>>['record']> {
   const running = await readRecord();
@@ -30,11 +31,12 @@ async function startBox(): Promise<Awaited<ReturnType<typeof up>>['record']> {
 
 async function main(clean: boolean): Promise<number> {
   const record = await startBox();
-  const kube = new Kube(adminAccess(record));
+  // ferry's own client, on the box's admin kubeconfig, as `ferry --kubeconfig` would use it
+  const { kube, close } = openKube({ kubeconfig: record.kubeconfig });
   try {
     consola.start('Installing ferry from deploy/ (CRDs, dispatcher webhook, RBAC, step Job templates)...');
     await installFerry(record);
-    consola.success('ferry is installed in namespace ferry-system.');
+    consola.success(`ferry is installed in namespace ${ferryNamespace}.`);
 
     const scene = await setUp(kube, record.s3);
     consola.success(`BackupStorageLocation ${scene.location} on ${record.s3.endpoint}/${record.s3.bucket}; namespaces ${scene.appNamespace} and ${scene.restoreNamespace}.`);
@@ -42,38 +44,34 @@ async function main(clean: boolean): Promise<number> {
     consola.success(`PVC ${scene.appNamespace}/${scene.pvc} holds ${sample.files} files, ${sample.symlinks} symlinks, ${formatBytes(sample.bytes)}.`);
 
     consola.start(`Backing up: DataUpload ${scene.appNamespace}/backup`);
-    await kube.create(`${api}/namespaces/${scene.appNamespace}/datauploads`, {
-      apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', metadata: { name: 'backup' }, spec: { sourcePVC: scene.pvc, backupStorageLocation: scene.location },
+    await kube.create<DataUpload & KubeObject>({
+      apiVersion, kind: 'DataUpload', metadata: { name: 'backup', namespace: scene.appNamespace },
+      spec: { sourcePVC: scene.pvc, backupStorageLocation: scene.location },
     });
-    const upload = await watchResource(kube, `${api}/namespaces/${scene.appNamespace}/datauploads/backup`, 'backup ', { timeoutMs: phaseTimeoutMs });
+    const upload = await waitForEnd(kube, 'DataUpload', scene.appNamespace, 'backup', { quiet: false, pollMs: 500 }) as DataUpload;
 
-    let download = upload;
-    let differences = ['the backup did not complete'];
-    if (upload.final.status?.phase === 'Completed') {
-      consola.start(`Restoring into another namespace: DataDownload ${scene.restoreNamespace}/restore`);
-      await kube.create(`${api}/namespaces/${scene.restoreNamespace}/datadownloads`, {
-        apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload', metadata: { name: 'restore' },
-        spec: { targetPVC: { name: scene.pvc }, backupStorageLocation: scene.location, source: { dataUpload: { name: 'backup', namespace: scene.appNamespace } } },
-      });
-      download = await watchResource(kube, `${api}/namespaces/${scene.restoreNamespace}/datadownloads/restore`, 'restore', { timeoutMs: phaseTimeoutMs });
-      differences = download.final.status?.phase === 'Completed'
-        ? await compareTrees(scene.volumePath, await restoredVolume(kube, scene, scene.pvc), { mtimeToleranceNs: 1000n })
-        : ['the restore did not complete'];
-    }
-    const location = (await kube.get(`${api}/namespaces/ferry-system/backupstoragelocations/${scene.location}`)).spec;
+    consola.start(`Restoring into another namespace: DataDownload ${scene.restoreNamespace}/restore`);
+    await kube.create<DataDownload & KubeObject>({
+      apiVersion, kind: 'DataDownload', metadata: { name: 'restore', namespace: scene.restoreNamespace },
+      spec: { targetPVC: { name: scene.pvc }, backupStorageLocation: scene.location, source: { dataUpload: { name: 'backup', namespace: scene.appNamespace } } },
+    });
+    const download = await waitForEnd(kube, 'DataDownload', scene.restoreNamespace, 'restore', { quiet: false, pollMs: 500 }) as DataDownload;
+
+    consola.start('Comparing the restored volume with the original, entry by entry...');
+    const differences = await compareTrees(scene.volumePath, await restoredVolume(kube, scene, scene.pvc), { mtimeToleranceNs: 1000n });
+    const location = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: scene.location });
     const lines = summaryLines({
-      scene, sample, upload: upload.final, download: download.final, uploadSeconds: upload.seconds, downloadSeconds: download.seconds,
-      repository: repositoryLocation(location, scene.appNamespace), differences, kubeconfig: record.kubeconfig,
+      scene, sample, upload, download, differences, kubeconfig: record.kubeconfig,
+      repository: location ? repositoryLocation(location.spec, scene.appNamespace) : '?',
     });
     process.stdout.write(`${lines.join('\n')}\n`);
-    for (const r of [upload.final, download.final]) if (r.status?.phase !== 'Completed') consola.error(`${r.kind} ${r.metadata.name}: ${r.status?.message ?? 'no message'}`);
     if (clean) {
       await tearDown(kube, scene);
       consola.success(`Removed the demo's namespaces, location and Secrets (${scene.id}).`);
     }
     return differences.length === 0 ? 0 : 1;
   } finally {
-    kube.close();
+    close();
   }
 }
 
