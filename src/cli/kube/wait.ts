@@ -4,9 +4,13 @@ import { terminalPhases } from '../../shared/api/phases.ts';
 import type { ResourceKind } from '../../shared/api/types.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
 import { sleep } from '../../shared/concurrency/sleep.ts';
+import { isTransient } from '../../shared/kube/errors.ts';
 import { progressReporter } from '../output.ts';
 import { CanceledError } from '../run.ts';
 import type { Resource } from './kinds.ts';
+
+/** how long the apiserver may stay unreachable before --wait gives up */
+const unreachableLimitMs = 2 * 60_000;
 
 export interface WaitOptions {
   /** no progress output (the result goes to stdout as a document) */
@@ -17,8 +21,22 @@ export interface WaitOptions {
 /** The resource once it ends; throws (exit 1) when it failed or vanished, CanceledError (exit 3) when canceled. */
 export async function waitForEnd(kube: Kube, kind: ResourceKind, namespace: string, name: string, opts: WaitOptions): Promise<Resource> {
   const progress = progressReporter(opts.quiet);
+  let unreachableSince: number | undefined;
   for (;;) {
-    const r = await kube.get<Resource>({ kind, namespace, name });
+    let r: Resource | undefined;
+    try {
+      r = await kube.get<Resource>({ kind, namespace, name });
+      unreachableSince = undefined;
+    } catch (err) {
+      // a long wait outlives an apiserver restart; the resource goes on meanwhile
+      unreachableSince ??= Date.now();
+      if (!isTransient(err) || Date.now() - unreachableSince > unreachableLimitMs) {
+        progress.done();
+        throw err;
+      }
+      await sleep(opts.pollMs ?? 1000);
+      continue;
+    }
     if (!r) {
       progress.done();
       throw new Error(`${kind} ${namespace}/${name} was deleted while waiting for it to finish.`);
