@@ -6,6 +6,7 @@ import type { MasterKey } from '../crypto/key.ts';
 import { open, seal } from '../crypto/seal.ts';
 import { compress, decompress } from '../compress/zstd.ts';
 import type { BlobType } from './blob.ts';
+import { looksIncompressible } from './incompressible.ts';
 
 export interface PreparedBlob {
   id: string;
@@ -20,7 +21,7 @@ export class BlobVerificationError extends Error {}
 export function prepareBlob(key: MasterKey, type: BlobType, id: string, plain: Uint8Array, compression: boolean): PreparedBlob {
   let body = plain;
   let uncompressedLength = 0;
-  if (compression && plain.length > 0) {
+  if (compression && plain.length > 0 && !looksIncompressible(plain)) {
     const z = compress(plain);
     // incompressible data is stored raw: smaller, and restore skips a pointless decompression
     if (z.length < plain.length) {

@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { looksIncompressible } from '../../../src/shared/pack/incompressible.ts';
+import { openBlob, prepareBlob } from '../../../src/shared/pack/prepare.ts';
+import { compress } from '../../../src/shared/compress/zstd.ts';
+import { newMasterKey } from '../../../src/shared/crypto/key.ts';
+import { randomBytes } from '../../support/repo.ts';
+
+const json = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `{"line":${i},"name":"item-${i % 977}"}\n`).join(''));
+
+test('random bytes of 2 KiB to 8 MiB look incompressible, and zstd indeed cannot shrink them', () => {
+  for (const [i, size] of [2048, 8192, 100_000, 1 << 20, 8 << 20].entries()) {
+    const data = randomBytes(size, i + 1);
+    assert.ok(looksIncompressible(data), `${size} random bytes`);
+    assert.ok(compress(data).length >= data.length, `zstd shrank ${size} random bytes`);
+  }
+});
+
+test('text, JSON, hex, base64, zeros and short blobs are compressed', () => {
+  const random = Buffer.from(randomBytes(300_000, 7));
+  const cases: [string, Uint8Array][] = [
+    ['json', json], ['hex', Buffer.from(random.toString('hex'))], ['base64', Buffer.from(random.toString('base64'))],
+    ['zeros', new Uint8Array(1 << 20)], ['short random', randomBytes(2047, 3)],
+    // random halves around a compressible middle: the sample slices see the text
+    ['mixed', Buffer.concat([random.subarray(0, 100_000), json.subarray(0, 400_000), random.subarray(100_000, 200_000)])],
+  ];
+  for (const [name, data] of cases) assert.equal(looksIncompressible(data), false, name);
+});
+
+test('prepareBlob stores random data raw and compressible data compressed, both reading back', () => {
+  const key = newMasterKey();
+  for (const data of [randomBytes(50_000, 9), json]) {
+    const id = createHash('sha256').update(data).digest('hex');
+    const blob = prepareBlob(key, 'data', id, data, true);
+    assert.equal(blob.uncompressedLength > 0, data === json);
+    assert.ok(Buffer.from(openBlob(key, blob.sealed, blob.uncompressedLength)).equals(Buffer.from(data)));
+  }
+});
