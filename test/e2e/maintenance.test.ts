@@ -23,6 +23,8 @@ const jobs = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs`;
 const cronJobs = `/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs`;
 let locationPath: string;
 let made = 0;
+/** Job names differ between runs of the suite: the reconcile CronJob is shared by every location */
+const runId = cryptoBytes(2).toString('hex');
 
 async function writeRandom(path: string, size: number): Promise<void> {
   await writeFile(path, cryptoBytes(size));
@@ -47,7 +49,7 @@ async function runFrom(cronJob: string, env: Record<string, string> = {}): Promi
   const template = structuredClone(cron.spec.jobTemplate);
   const container = template.spec.template.spec.containers[0];
   container.env = [...(container.env ?? []).filter((e: Obj) => !(e.name in env)), ...Object.entries(env).map(([name, value]) => ({ name, value }))];
-  const name = `${cronJob.slice(0, 50)}-e${++made}`;
+  const name = `${cronJob.slice(0, 44)}-${runId}e${++made}`;
   await w.cluster.kube.create(jobs, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, labels: template.metadata?.labels, annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' } }, spec: template.spec });
   return finished(name);
 }
@@ -201,7 +203,7 @@ async function killWhileLocked(repo: Repository, t: { diagnostic(s: string): voi
   for (let attempt = 1; attempt <= 3; attempt++) {
     const cron = await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, 'check-data')}`);
     const template = structuredClone(cron.spec.jobTemplate);
-    const name = `${cronJobName(w.location, 'check-data').slice(0, 50)}-k${attempt}`;
+    const name = `${cronJobName(w.location, 'check-data').slice(0, 44)}-${runId}k${attempt}`;
     await w.cluster.kube.create(jobs, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, labels: template.metadata?.labels }, spec: template.spec });
     let killed = false;
     const deadline = Date.now() + 10 * 60_000;
