@@ -63,6 +63,24 @@ describe('jobs/', () => {
     });
   }
 
+  it('has the maintenance template and the reconcile CronJob, under their own accounts, meeting restricted', () => {
+    const template = find(jobs, 'CronJob', 'ferry-step-maintenance');
+    assert.equal(template.spec.suspend, true);
+    const reconcile = find(jobs, 'CronJob', 'ferry-maintenance-reconcile');
+    assert.notEqual(reconcile.spec.suspend, true);
+    assert.equal(reconcile.spec.concurrencyPolicy, 'Forbid');
+    for (const [cron, sa, args] of [[template, 'ferry-step-maintenance', ['maintenance']], [reconcile, 'ferry-maintenance-reconcile', ['maintenance', '--reconcile']]] as const) {
+      const pod = cron.spec.jobTemplate.spec.template.spec;
+      assert.equal(pod.serviceAccountName, sa);
+      assert.equal(cron.spec.jobTemplate.spec.template.metadata.labels['app.kubernetes.io/name'], 'ferry', 'the stale-lock rule finds ferry pods by this label');
+      const [c] = pod.containers;
+      assert.deepEqual([c.command, c.args], [['ferry-step'], args]);
+      assert.equal(pod.securityContext.runAsNonRoot, true);
+      assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+      assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+    }
+  });
+
   it('has the sweep CronJob, running the dispatcher\'s sweep under its own account', () => {
     const sweep = find(jobs, 'CronJob', 'ferry-sweep');
     assert.notEqual(sweep.spec.suspend, true);
@@ -89,15 +107,15 @@ function can(sa: string, verb: string, group: string, resource: string, namespac
 }
 
 describe('policies/', () => {
-  const accounts = [...steps.map((s) => `ferry-step-${s}`), 'ferry-dispatcher', 'ferry-sweep'];
+  const accounts = [...steps.map((s) => `ferry-step-${s}`), 'ferry-dispatcher', 'ferry-sweep', 'ferry-step-maintenance', 'ferry-maintenance-reconcile'];
 
-  it('has a ServiceAccount for every step, the dispatcher and the sweep', () => {
+  it('has a ServiceAccount for every step, the dispatcher, the sweep and maintenance', () => {
     for (const sa of accounts) find(policies, 'ServiceAccount', sa);
   });
 
-  it('lets only the transfer and delete steps read Secrets, and only in ferry-system', () => {
+  it('lets only the transfer, delete and maintenance steps read Secrets, and only in ferry-system', () => {
     for (const sa of accounts) {
-      const expected = sa === 'ferry-step-transfer' || sa === 'ferry-step-delete';
+      const expected = sa === 'ferry-step-transfer' || sa === 'ferry-step-delete' || sa === 'ferry-step-maintenance';
       assert.equal(can(sa, 'get', '', 'secrets', 'ferry-system'), expected, `${sa} reading Secrets in ferry-system`);
       assert.equal(can(sa, 'get', '', 'secrets', 'app'), false, `${sa} reading Secrets elsewhere`);
       assert.equal(can(sa, 'list', '', 'secrets', 'ferry-system'), false, `${sa} listing Secrets`);
@@ -119,6 +137,21 @@ describe('policies/', () => {
     assert.ok(can('ferry-sweep', 'delete', 'batch', 'jobs', 'ferry-system'));
     assert.ok(can('ferry-sweep', 'delete', '', 'persistentvolumeclaims', 'ferry-system'));
     assert.equal(can('ferry-sweep', 'delete', '', 'persistentvolumeclaims', 'app'), false);
+  });
+
+  it('gives maintenance what it uses: the runs write their location\'s status, the reconciler only makes CronJobs', () => {
+    const m = 'ferry-step-maintenance';
+    for (const [verb, group, resource, ns] of [
+      ['get', 'ferry.dev', 'backupstoragelocations', 'ferry-system'], ['update', 'ferry.dev', 'backupstoragelocations/status', 'ferry-system'],
+      ['list', 'ferry.dev', 'datauploads', 'app'], ['list', '', 'pods', 'ferry-system'], ['create', 'events.k8s.io', 'events', 'ferry-system'],
+    ]) assert.ok(can(m, verb, group, resource, ns), `maintenance cannot ${verb} ${resource} in ${ns}`);
+    assert.equal(can(m, 'update', 'ferry.dev', 'backupstoragelocations', 'ferry-system'), false, 'maintenance never changes a location\'s spec');
+    assert.equal(can(m, 'create', 'batch', 'jobs', 'ferry-system'), false);
+    const r = 'ferry-maintenance-reconcile';
+    for (const verb of ['get', 'list', 'create', 'update']) assert.ok(can(r, verb, 'batch', 'cronjobs', 'ferry-system'), verb);
+    assert.equal(can(r, 'create', 'batch', 'cronjobs', 'app'), false);
+    assert.equal(can(r, 'delete', 'batch', 'cronjobs', 'ferry-system'), false, 'the locations own their CronJobs; garbage collection deletes them');
+    assert.equal(can(r, 'create', 'batch', 'jobs', 'ferry-system'), false);
   });
 
   it('lets every step write its resources\' status and record Events', () => {
