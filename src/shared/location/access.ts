@@ -74,9 +74,15 @@ export async function s3Access(kube: Kube, ferryNamespace: string, bsl: BackupSt
 export async function repositoryAccess(kube: Kube, ferryNamespace: string, name: string, sourceNamespace: string): Promise<RepositoryAccess> {
   const bsl = await readLocation(kube, ferryNamespace, name);
   const { spec } = bsl;
-  const secret = await secretValue(kube, ferryNamespace, spec.repositoryPassword.name, spec.repositoryPassword.key, 'repository password');
   const location = repositoryLocation(spec, sourceNamespace);
   const access = await s3Access(kube, ferryNamespace, bsl);
+  let secret: Buffer;
+  try {
+    secret = await secretValue(kube, ferryNamespace, spec.repositoryPassword.name, spec.repositoryPassword.key, 'repository password');
+  } catch (err) {
+    access.dispose();
+    throw err;
+  }
   return {
     location,
     password: repositoryPassword(secret, sourceNamespace),
