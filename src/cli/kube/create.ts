@@ -1,8 +1,7 @@
 // Creating a DataUpload or DataDownload, with the apiserver's refusals told in the CLI's terms: a webhook denial
 // naming a spec field the user set through a flag is bad usage (exit 2) naming that flag; a missing namespace is
 // said as such.
-import type { KubeObject } from '../../shared/kube/kube.ts';
-import type { Kube } from '../../shared/kube/kube.ts';
+import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
 import { KubeError } from '../../shared/kube/errors.ts';
 import { UsageError } from '../run.ts';
 

@@ -3,12 +3,11 @@
 // asked) and creates the Job from its template; a step whose Job is still running is not started twice.
 import { defineCommand } from 'citty';
 import { consola } from 'consola';
-import { jobName } from '../../shared/api/phases.ts';
+import { jobName, labels } from '../../shared/api/phases.ts';
 import { createLogger } from '../../shared/kube/logger.ts';
 import { decide } from '../../dispatcher/decide.ts';
 import { Dispatcher } from '../../dispatcher/dispatcher.ts';
 import { parseStepJobs } from '../../dispatcher/step-jobs.ts';
-import { labels } from '../../shared/api/phases.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';

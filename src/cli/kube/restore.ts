@@ -2,6 +2,7 @@
 import { defineCommand } from 'citty';
 import { apiVersion, type DataDownload, type DataUpload } from '../../shared/api/types.ts';
 import { KubeError } from '../../shared/kube/errors.ts';
+import type { Kube } from '../../shared/kube/kube.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat } from '../resource/output.ts';
@@ -15,7 +16,6 @@ import { logsCommand } from './logs.ts';
 import { printCreated } from './result.ts';
 import { operationTimeout } from './timeout.ts';
 import { waitForEnd } from './wait.ts';
-import type { Kube } from '../../shared/kube/kube.ts';
 
 /** The backup restored from, when the user may read it: it gives the defaults for --location and --pvc. */
 async function readBackup(kube: Kube, namespace: string, name: string): Promise<DataUpload | undefined> {
