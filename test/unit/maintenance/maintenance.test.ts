@@ -178,3 +178,29 @@ test('arguments and the read-data subset', () => {
   assert.equal(readDataFraction('100%'), 1);
   assert.throws(() => readDataFraction('0%'), /not a percentage/);
 });
+
+test('a status written meanwhile by another maintenance Job is kept: the record is re-applied on the fresh object', async () => {
+  const h = setup();
+  await twoSnapshots(h);
+  const key = { kind: 'BackupStorageLocation' as const, namespace: ferryNamespace, name: 'default' };
+  const open = h.ctx.engine.openBackend;
+  let raced = false;
+  h.ctx.engine = {
+    ...h.ctx.engine,
+    openBackend: (loc, opts) => {
+      // after the run read the location, another Job records its own run: our write now meets a Conflict
+      if (!raced) {
+        raced = true;
+        h.kube.mutate(key, (o) => {
+          o.status = { maintenance: { repositories: [{ namespace: 'other', runs: [{ task: 'check', outcome: 'Succeeded', startTime: '2026-03-01T11:00:00Z', durationSeconds: 1 }] }] } };
+        });
+      }
+      return open(loc, opts);
+    },
+  };
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check' });
+  assert.equal(out.outcome, 'Advanced', out.reason);
+  assert.ok(raced);
+  const repos = statusOf(h)!.maintenance!.repositories!;
+  assert.deepEqual(repos.map((r) => [r.namespace, r.runs.length]), [['app', 1], ['other', 1]]);
+});
