@@ -272,6 +272,26 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
     }
   });
 
+  it('says what it could not check when the user lacks the rights, with the fix', async () => {
+    await cluster.kube.create(`/api/v1/namespaces/${app}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'no-rights' } });
+    const token = await cluster.kube.create(`/api/v1/namespaces/${app}/serviceaccounts/no-rights/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+    const kubeconfig = join(dir, 'no-rights.kubeconfig');
+    await writeFile(kubeconfig, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'box',
+      clusters: [{ name: 'box', cluster: { server: cluster.server, 'certificate-authority-data': Buffer.from(cluster.access.ca).toString('base64') } }],
+      users: [{ name: 'no-rights', user: { token: token.status.token } }],
+      contexts: [{ name: 'box', context: { cluster: 'box', user: 'no-rights' } }],
+    }));
+    const r = await run(['doctor', '-o', 'json'], { KUBECONFIG: kubeconfig });
+    expectExit(r, 1, 'doctor (no rights)');
+    const all = findings(r);
+    assert.deepEqual(all.map((f) => `${f.area}/${f.severity}`), ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations'].map((a) => `${a}/problem`));
+    for (const f of all) {
+      assert.match(f.message, new RegExp(`^Could not check ${f.area}: .*forbidden`));
+      assert.match(f.fix, /with rights to read what it checks/);
+    }
+  });
+
   it('reports a namespace without ferry: no dispatcher, no location', async () => {
     const empty = await cluster.namespace('empty');
     const r = await run(['doctor', '--namespace', empty, '-o', 'yaml']);

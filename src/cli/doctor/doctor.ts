@@ -5,12 +5,13 @@
 import { defineCommand } from 'citty';
 import { renderInstall, defaultNamespace } from '../../shared/install/install.ts';
 import { HttpKube } from '../../shared/kube/client.ts';
+import { KubeError } from '../../shared/kube/errors.ts';
 import { kubeArgs, kubeConfigFrom } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
 import { checkCrds } from './crds.ts';
 import { checkDispatcher } from './dispatcher.ts';
-import type { Finding, Install } from './finding.ts';
+import { problem, type Finding, type Install } from './finding.ts';
 import { checkLocations } from './locations.ts';
 import { checkSnapshots } from './snapshots.ts';
 import { checkWebhookCa } from './webhook-ca.ts';
@@ -28,6 +29,17 @@ function report(findings: readonly Finding[], wide: boolean): string {
     if (f.fix) lines.push(`      fix: ${f.fix}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/** An area that could not be checked (no rights, apiserver trouble) is a problem of its own; the others still run. */
+async function guarded(area: string, check: () => Promise<Finding[]>): Promise<Finding[]> {
+  try {
+    return await check();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const fix = err instanceof KubeError && err.status === 403 ? 'Run ferry doctor with rights to read what it checks (a cluster admin, or a role that may get and list these objects).' : 'Check that the apiserver is reachable and answering, then run ferry doctor again.';
+    return [problem(area, 'check', `Could not check ${area}: ${message}`, fix)];
+  }
 }
 
 function list(value: string | undefined): string[] {
@@ -58,11 +70,11 @@ export default defineCommand({
     let findings: Finding[];
     try {
       findings = [
-        ...(await checkCrds(kube, install)),
-        ...(await checkDispatcher(kube, install)),
-        ...(await checkWebhookCa(kube, install)),
-        ...(await checkSnapshots(kube)),
-        ...(await checkLocations(kube, install, only)),
+        ...(await guarded('crds', () => checkCrds(kube, install))),
+        ...(await guarded('dispatcher', () => checkDispatcher(kube, install))),
+        ...(await guarded('webhook-ca', () => checkWebhookCa(kube, install))),
+        ...(await guarded('snapshots', () => checkSnapshots(kube))),
+        ...(await guarded('locations', () => checkLocations(kube, install, only))),
       ];
     } finally {
       kube.close();
