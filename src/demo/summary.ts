@@ -9,8 +9,7 @@ export interface Outcome {
   scene: Scene;
   sample: SampleInfo;
   upload: DataUpload;
-  /** absent when the backup did not complete */
-  download?: DataDownload;
+  download: DataDownload;
   /** where the namespace's repository is */
   repository: string;
   /** differences between the source and the restored volume; empty when identical */
@@ -44,7 +43,7 @@ export function summaryLines(o: Outcome): string[] {
   const { scene, upload, download } = o;
   const stats = upload.status?.stats ?? { files: 0, bytes: 0, bytesAdded: 0, bytesStored: 0, durationSeconds: 0 };
   const saved = stats.bytes > 0 ? Math.round((1 - stats.bytesStored / stats.bytes) * 100) : 0;
-  const matched = o.differences.length === 0 && upload.status?.phase === 'Completed' && download?.status?.phase === 'Completed';
+  const matched = o.differences.length === 0 && upload.status?.phase === 'Completed' && download.status?.phase === 'Completed';
   const app = scene.appNamespace;
   const restore = scene.restoreNamespace;
   return [
@@ -54,9 +53,7 @@ export function summaryLines(o: Outcome): string[] {
     row('backup', `DataUpload ${app}/${upload.metadata.name} ${upload.status?.phase} in ${lifetime(upload)} (${stepDurations(upload)})`),
     row('snapshot', `${upload.status?.snapshotID ?? 'none'} in ${o.repository}`),
     row('dedup', `${formatBytes(stats.bytes)} read, ${formatBytes(stats.bytesAdded)} new after deduplication, ${formatBytes(stats.bytesStored)} stored after compression (${saved}% saved)`),
-    row('restore', download
-      ? `DataDownload ${restore}/${download.metadata.name} ${download.status?.phase} in ${lifetime(download)} (${stepDurations(download)}), ${download.status?.stats?.files ?? 0} files into PVC ${restore}/${download.spec.targetPVC.name}`
-      : 'not run'),
+    row('restore', `DataDownload ${restore}/${download.metadata.name} ${download.status?.phase} in ${lifetime(download)} (${stepDurations(download)}), ${download.status?.stats?.files ?? 0} files into PVC ${restore}/${download.spec.targetPVC.name}`),
     row('identical', o.differences.length === 0 ? 'yes (content, mode, owner, mtime, symlink targets of every entry)' : `NO, ${o.differences.length} difference(s): ${o.differences.slice(0, 5).join('; ')}`),
     '',
     'Where to look:',
