@@ -22,8 +22,12 @@ export function formatDuration(ms: number): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-/** What a progress line shows: bytes (and files, when counted) against totals that may still be growing. */
-export type ProgressFigures = Pick<Progress, 'bytesDone' | 'bytesTotal' | 'totalsFinal'> & { filesDone?: number };
+/**
+ * What a progress line shows: bytes (and files, when counted) against totals that may still be growing, and the
+ * worker's own whole percentage when it reports one (a transfer step keeps it below 100 while its scanner is only a
+ * little ahead of the upload, when done/total would already read 100%).
+ */
+export type ProgressFigures = Pick<Progress, 'bytesDone' | 'bytesTotal' | 'totalsFinal'> & { filesDone?: number; percent?: number };
 
 export interface ProgressView {
   /** bytes per second; default: the average since the start */
@@ -36,17 +40,19 @@ export interface ProgressView {
 
 const barWidth = 24;
 
+// rounded down, so a full bar means done (99% is not)
 function bar(fraction: number): string {
-  const full = Math.round(Math.min(1, Math.max(0, fraction)) * barWidth);
+  const full = Math.floor(Math.min(1, Math.max(0, fraction)) * barWidth);
   return `[${'#'.repeat(full)}${'.'.repeat(barWidth - full)}]`;
 }
 
 /** One line describing progress: phase, files, bytes, a bar, rate, and an estimate once totals are known. */
 export function progressLine(p: Readonly<ProgressFigures>, elapsedMs: number, view: ProgressView = {}): string {
   const rate = view.rate ?? (elapsedMs > 0 ? (p.bytesDone / elapsedMs) * 1000 : 0);
-  const fraction = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
+  const fraction = p.percent !== undefined ? p.percent / 100 : p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
   const eta = p.totalsFinal && rate > 0 && p.bytesTotal > p.bytesDone ? `, ETA ${formatDuration(((p.bytesTotal - p.bytesDone) / rate) * 1000)}` : '';
-  const total = p.bytesTotal > 0 ? ` / ${formatBytes(p.bytesTotal)} (${(fraction * 100).toFixed(1)}%)` : '';
+  const percent = p.percent !== undefined ? `${p.percent}%` : `${(fraction * 100).toFixed(1)}%`;
+  const total = p.bytesTotal > 0 ? ` / ${formatBytes(p.bytesTotal)} (${percent})` : '';
   const files = p.filesDone === undefined ? '' : `${p.filesDone} files, `;
   const phase = view.phase ? `${view.phase} ` : '';
   const drawn = view.bar ? `${bar(fraction)} ` : '';

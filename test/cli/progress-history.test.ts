@@ -13,6 +13,15 @@ test('a progress line shows the phase, a bar of the done fraction, bytes, rate a
   assert.equal(progressLine({ bytesDone: 0, bytesTotal: 0, totalsFinal: false, filesDone: 3 }, 2000), '[2s] 3 files, 0 B, 0 B/s');
 });
 
+test('a progress line shows the worker\'s own percent, when it reports one, instead of done over total', () => {
+  // a backup whose scanner is just ahead of the upload: done equals the total so far, the step says 99%
+  const ahead = { bytesDone: 64 * 1024 * 1024, bytesTotal: 64 * 1024 * 1024, totalsFinal: true };
+  assert.equal(progressLine({ ...ahead, percent: 99 }, 10_000, { bar: true, rate: 1024 * 1024 }), '[10s] [#######################.] 64.0 MiB / 64.0 MiB (99%), 1.0 MiB/s');
+  assert.equal(progressLine(ahead, 10_000, { rate: 1024 * 1024 }), '[10s] 64.0 MiB / 64.0 MiB (100.0%), 1.0 MiB/s');
+  // the bar follows the reported percent too
+  assert.match(progressLine({ bytesDone: 3, bytesTotal: 4, totalsFinal: true, percent: 50 }, 1000, { bar: true }), /^\[1s\] \[#{12}\.{12}\] 3 B \/ 4 B \(50%\)/);
+});
+
 function fakeStream(tty: boolean): PassThrough & { isTTY: boolean; text(): string } {
   const s = Object.assign(new PassThrough(), { isTTY: tty });
   let out = '';

@@ -2,7 +2,7 @@
 // resource fail, Canceled is CanceledError), and an apiserver briefly unreachable is waited out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitForEnd } from '../../src/cli/kube/wait.ts';
+import { progressFigures, waitForEnd } from '../../src/cli/kube/wait.ts';
 import { CanceledError } from '../../src/cli/run.ts';
 import { KubeError } from '../../src/shared/kube/errors.ts';
 import type { Kube } from '../../src/shared/kube/kube.ts';
@@ -43,4 +43,10 @@ test('an error that is not transient (no rights) ends the wait at once', async (
   const kube = scripted([forbidden, { phase: 'Completed' }]);
   await assert.rejects(wait(kube), (e) => e === forbidden);
   assert.equal(kube.asked, 1);
+});
+
+test('--wait shows the step\'s status.progress.percent, and done over total only when the step wrote none', () => {
+  assert.deepEqual(progressFigures({ bytesDone: 100, totalBytes: 100, percent: 99 }), { bytesDone: 100, bytesTotal: 100, totalsFinal: true, percent: 99 });
+  assert.deepEqual(progressFigures({ bytesDone: 1, totalBytes: 4 }), { bytesDone: 1, bytesTotal: 4, totalsFinal: true, percent: undefined });
+  assert.deepEqual(progressFigures(undefined), { bytesDone: 0, bytesTotal: 0, totalsFinal: false, percent: undefined });
 });

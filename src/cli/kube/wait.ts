@@ -1,16 +1,22 @@
 // --wait: follows a resource until its phase is an end, showing its phase and progress (a bar on a terminal,
 // plain lines otherwise), and turns the end into the exit code: Completed 0, Failed 1, Canceled 3.
 import { terminalPhases } from '../../shared/api/phases.ts';
-import type { ResourceKind } from '../../shared/api/types.ts';
+import type { Progress, ResourceKind } from '../../shared/api/types.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
 import { sleep } from '../../shared/concurrency/sleep.ts';
 import { isTransient } from '../../shared/kube/errors.ts';
-import { progressReporter } from '../output.ts';
+import { progressReporter, type ProgressFigures } from '../output.ts';
 import { CanceledError } from '../run.ts';
 import type { Resource } from './kinds.ts';
 
 /** how long the apiserver may stay unreachable before --wait gives up */
 const unreachableLimitMs = 2 * 60_000;
+
+/** A resource's status.progress as the progress line shows it: the step's own percent wins over done/total. */
+export function progressFigures(p: Progress | undefined): ProgressFigures {
+  const bytesTotal = p?.totalBytes ?? 0;
+  return { bytesDone: p?.bytesDone ?? 0, bytesTotal, totalsFinal: bytesTotal > 0, percent: p?.percent };
+}
 
 export interface WaitOptions {
   /** no progress output (the result goes to stdout as a document) */
@@ -42,8 +48,7 @@ export async function waitForEnd(kube: Kube, kind: ResourceKind, namespace: stri
       throw new Error(`${kind} ${namespace}/${name} was deleted while waiting for it to finish.`);
     }
     const phase = r.status?.phase ?? 'New';
-    const p = r.status?.progress;
-    progress.update({ bytesDone: p?.bytesDone ?? 0, bytesTotal: p?.totalBytes ?? 0, totalsFinal: (p?.totalBytes ?? 0) > 0 }, phase);
+    progress.update(progressFigures(r.status?.progress), phase);
     if (terminalPhases.includes(phase)) {
       progress.done();
       const why = r.status?.message ? `: ${r.status.message}` : '.';
