@@ -7,12 +7,20 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { fieldsOf } from '../../src/shared/api/fields.ts';
 import { jobName, labels } from '../../src/shared/api/phases.ts';
+import { validateFields } from '../../src/shared/api/schemas.ts';
+import { arbitraryOf } from '../unit/api/arbitraries.ts';
 import { KubeError, useCluster } from '../support/cluster.ts';
 import type { TestCluster } from '../support/cluster.ts';
 import { freePort } from '../cluster/ports.ts';
 import { ferryNamespace, installFerry, renderDeploy } from '../support/ferry-install.ts';
 import type { FerryInstall } from '../support/ferry-install.ts';
+import { boundClaim, dataUpload, summary, watchUntil, world } from './world.ts';
 
 const run = promisify(execFile);
 type Obj = Record<string, any>;
@@ -45,6 +53,20 @@ function du(spec: Obj, name = `du-${randomBytes(3).toString('hex')}`): Obj {
 
 function dd(spec: Obj, name = `dd-${randomBytes(3).toString('hex')}`): Obj {
   return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload', metadata: { name }, spec: { targetPVC: { name: 'restored' }, backupStorageLocation: loc, source: { snapshotID: 'abcdef0123456789' }, ...spec } };
+}
+
+/** POSTs an AdmissionReview to the installed dispatcher itself, as the apiserver would. */
+function review(request: Obj | undefined): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify(request ? { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request } : { hello: 'world' });
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(`https://127.0.0.1:${ferry.webhookPort}/validate`, { method: 'POST', ca: ferry.ca, headers: { 'content-type': 'application/json' }, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 async function jobsOf(uid: string): Promise<Obj[]> {
@@ -141,6 +163,58 @@ describe('invalid resources', () => {
   }
 });
 
+describe('generated invalid resources', () => {
+  // random specs shaped by the CRDs' own field descriptions (test/unit/api/arbitraries.ts), seeded and replayable
+  const seed = Number(process.env.FERRY_PROPERTY_SEED || 4242);
+  const numRuns = Number(process.env.FERRY_PROPERTY_RUNS || 100);
+  const kinds = ['DataUpload', 'DataDownload'] as const;
+  const generated = fc.constantFrom(...kinds).chain((kind) => arbitraryOf(fieldsOf[kind].spec).map((spec) => ({ kind, spec })));
+  const plural = (kind: typeof kinds[number]) => (kind === 'DataUpload' ? uploads : downloads);
+  /** What the apiserver keeps of a value: it prunes unknown fields and drops nulls of fields that are not nullable. */
+  const asStored = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(asStored);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null && k !== 'unknownField').map(([k, v]) => [k, asStored(v)]));
+  };
+  const fieldNamed = /\bspec(\.|\[|:)|\bmetadata\./;
+
+  it(`through the apiserver: every one refused naming a field, never a 500 (seed ${seed})`, async (t) => {
+    let byWebhook = 0;
+    await fc.assert(fc.asyncProperty(generated, fc.nat(), async ({ kind, spec }, n) => {
+      const obj: Obj = { apiVersion: 'ferry.dev/v1alpha1', kind, metadata: { name: `gen-${n}` }, spec };
+      // a spec the schema accepts once stored is made invalid by a location that does not exist, and ferry's to judge
+      const stored = asStored(spec);
+      if (stored && typeof stored === 'object' && !Array.isArray(stored) && validateFields(kind, 'spec', stored).length === 0) {
+        obj.spec = { ...stored, backupStorageLocation: `missing-${suffix}`, dataMover: 'ferry' };
+      }
+      const message = await refusal(`${plural(kind)(app)}?dryRun=All`, obj);
+      if (message.includes('admission webhook "dispatcher.ferry.dev" denied')) byWebhook++;
+      assert.match(message, fieldNamed, `"${message}" names no field`);
+    }), { seed, numRuns });
+    t.diagnostic(`${byWebhook} of ${numRuns} were refused by the webhook, the rest by the CRD schema`);
+    assert.ok(byWebhook >= numRuns / 5, `only ${byWebhook} of ${numRuns} generated resources reached the webhook`);
+  });
+
+  it(`straight to the webhook: every one denied naming a field, and it stays healthy (seed ${seed})`, async () => {
+    const invalidOnly = generated.filter(({ kind, spec }) => validateFields(kind, 'spec', spec).length > 0);
+    await fc.assert(fc.asyncProperty(invalidOnly, fc.nat(), async ({ kind, spec }, n) => {
+      const object = { apiVersion: 'ferry.dev/v1alpha1', kind, metadata: { name: `gen-${n}`, namespace: app, uid: `00000000-0000-0000-0000-${String(n).padStart(12, '0').slice(-12)}` }, spec };
+      const answer = await review({
+        uid: `review-${n}`, kind: { group: 'ferry.dev', version: 'v1alpha1', kind }, resource: { group: 'ferry.dev', version: 'v1alpha1', resource: `${kind.toLowerCase()}s` },
+        name: object.metadata.name, namespace: app, operation: 'CREATE', object, dryRun: true, userInfo: { username: 'e2e' },
+      });
+      assert.equal(answer.status, 200, `the webhook answered ${answer.status}: ${answer.body}`);
+      const response = JSON.parse(answer.body).response;
+      assert.equal(response.allowed, false, `allowed ${JSON.stringify(spec)}`);
+      const paths = validateFields(kind, 'spec', spec).map((i) => i.path);
+      assert.ok(paths.some((p) => response.status.message.includes(p)), `"${response.status.message}" names none of ${paths.join(', ')}`);
+    }), { seed, numRuns });
+    assert.equal((await review(undefined)).status, 400, 'a body that is no review is refused as such');
+    const health = await fetch(`http://127.0.0.1:${ferry.metricsPort}/healthz`);
+    assert.equal(health.status, 200, 'the dispatcher is healthy after the generated reviews');
+  });
+});
+
 describe('a valid DataUpload', () => {
   it('gets its snapshot Job, named for its uid and found by its labels', async () => {
     const created = await cluster.kube.create(uploads(app), du({}));
@@ -229,19 +303,28 @@ describe('the sweep', () => {
   });
 });
 
+/**
+ * ferry's webhook exactly as shipped, but calling a port nobody listens on and only for `namespace`, so suites
+ * running beside this one keep their dispatcher. Returns how to take it away again.
+ */
+async function unreachableWebhook(namespace: string): Promise<() => Promise<void>> {
+  const shipped = (await renderDeploy()).find((o) => o.kind === 'ValidatingWebhookConfiguration')!;
+  const name = `ferry-unreachable-${namespace}`;
+  const unreachable = structuredClone(shipped);
+  unreachable.metadata = { name };
+  for (const hook of unreachable.webhooks) {
+    hook.clientConfig = { url: `https://127.0.0.1:${await freePort()}/validate`, caBundle: Buffer.from(ferry.ca).toString('base64') };
+    hook.namespaceSelector = { matchLabels: { 'kubernetes.io/metadata.name': namespace } };
+  }
+  await cluster.kube.create('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', unreachable);
+  return async () => {
+    await cluster.kube.delete(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`);
+  };
+}
+
 describe('with the dispatcher unreachable', () => {
-  // ferry's webhook exactly as shipped, but calling a port nobody listens on and only for this suite's namespace,
-  // so suites running beside this one keep their dispatcher
   it('creation is refused with a message saying the webhook failed, and works again once it answers', async () => {
-    const shipped = (await renderDeploy()).find((o) => o.kind === 'ValidatingWebhookConfiguration')!;
-    const name = `ferry-unreachable-${suffix}`;
-    const unreachable = structuredClone(shipped);
-    unreachable.metadata = { name };
-    for (const hook of unreachable.webhooks) {
-      hook.clientConfig = { url: `https://127.0.0.1:${await freePort()}/validate`, caBundle: Buffer.from(ferry.ca).toString('base64') };
-      hook.namespaceSelector = { matchLabels: { 'kubernetes.io/metadata.name': app } };
-    }
-    await cluster.kube.create('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', unreachable);
+    const restore = await unreachableWebhook(app);
     try {
       // the apiserver answers 500 for a webhook it cannot call; the message says which
       const deadline = Date.now() + 30_000;
@@ -257,7 +340,7 @@ describe('with the dispatcher unreachable', () => {
       assert.ok(error instanceof KubeError, `creation was not refused: ${String(error)}`);
       assert.match(error.message, /failed calling webhook "dispatcher\.ferry\.dev"/);
     } finally {
-      await cluster.kube.delete(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`);
+      await restore();
     }
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -265,6 +348,48 @@ describe('with the dispatcher unreachable', () => {
       if (created) break;
       assert.ok(Date.now() < deadline, 'creation still fails once the webhook answers');
       await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+
+  it('a running step\'s status update retries until the dispatcher answers, and the resource then completes', { timeout: 20 * 60_000 }, async (t) => {
+    const w = await world('dispatcher-outage', ({ app: ns }) => ({ allowedNamespaces: [ns] }));
+    try {
+      const { path } = await boundClaim(w.cluster, w.app, 'data', '64Mi');
+      for (let i = 0; i < 4; i++) await writeFile(join(path, `blob-${i}`), randomBytes(8 * 1024 * 1024));
+      const created = await w.cluster.kube.create(uploads(w.app), dataUpload('outage', w.location));
+      const resource = `${uploads(w.app)}/outage`;
+      // the transfer Job exists from Prepared on: from here every status write of the transfer step needs the webhook
+      const at = await w.cluster.kube.waitFor(resource, 'the transfer to be dispatched', (o) => (['Prepared', 'InProgress', 'Finalizing', 'Completed', 'Failed', 'Canceled'].includes(o.status?.phase) ? o.status.phase as string : undefined), 10 * 60_000);
+      assert.ok(at === 'Prepared' || at === 'InProgress', `the DataUpload was ${at} before the outage began`);
+      const transferPods = `/api/v1/namespaces/${ferryNamespace}/pods?labelSelector=${encodeURIComponent(`job-name=${jobName('DataUpload', created.metadata.uid, 'transfer', 1)}`)}`;
+      const restore = await unreachableWebhook(w.app);
+      const outageMs = 30_000;
+      const phases = new Set<string>();
+      const pods = new Set<string>();
+      try {
+        const until = Date.now() + outageMs;
+        while (Date.now() < until) {
+          phases.add((await w.cluster.kube.get(resource)).status?.phase);
+          for (const pod of (await w.cluster.kube.get(transferPods)).items) pods.add(pod.metadata.name);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      } finally {
+        await restore();
+      }
+      assert.deepEqual([...phases].filter((p) => !['Prepared', 'InProgress'].includes(p)), [], `the phase moved on while no status update could pass: ${[...phases].join(', ')}`);
+      const { final } = await watchUntil(w.cluster, resource, ['Completed', 'Failed', 'Canceled'], 10 * 60_000);
+      assert.equal(final.status.phase, 'Completed', final.status.message);
+      t.diagnostic(summary(final));
+      // one transfer process waited out the outage and finished the step: it logged the retries and then its outcome
+      assert.equal(pods.size, 1, `transfer pods during the outage: ${[...pods].join(', ')}`);
+      const lines = (await w.cluster.podLogs(ferryNamespace, [...pods][0]!)).split('\n');
+      const retried = lines.filter((l) => /could not (update the status of|patch) DataUpload; retrying/.test(l) && l.includes('failed calling webhook'));
+      assert.ok(retried.length > 0, `the transfer logged no status update retried for the webhook:\n${lines.slice(-20).join('\n')}`);
+      assert.ok(lines.some((l) => l.includes('"outcome":"Advanced"')), 'the transfer pod that retried did not finish its step');
+      t.diagnostic(`${retried.length} status writes retried during the ${outageMs / 1000} s outage`);
+    } finally {
+      await w.cluster.kube.delete(`${api}/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`);
+      await w.cluster.cleanup();
     }
   });
 });
