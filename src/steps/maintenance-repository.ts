@@ -1,10 +1,11 @@
 // One maintenance task on one repository: open it (a namespace without a repository has nothing to maintain),
-// remove locks of holders that are gone, then prune under the exclusive lock or check under a shared one. A
-// repository another holder keeps locked is skipped with the reason ("a backup is in progress"), never waited for
-// past the lock wait: the next scheduled run tries again, and the backup is never disturbed.
+// remove locks of holders that are gone, then prune or check under the repository's exclusive lock. A repository
+// another holder keeps locked is skipped with the reason ("a backup is in progress"), never waited for past the lock
+// wait: the next scheduled run tries again, and the backup is never disturbed.
 //
-// check takes a shared lock, as restic's check does: reading never harms a backup writing beside it, and a shared
-// lock still keeps prune (exclusive) from deleting packs under the check. So only prune skips for backups.
+// check takes the exclusive lock too (restic's check takes a shared one): a backup writing beside it uploads packs
+// and indexes the check would see half-done, so a verdict is only worth recording on a repository at rest. A check
+// skipped for a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
 import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
 import { checkRepository } from '../shared/check/check.ts';
 import { decodeLock, Lock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../shared/lock/lock.ts';
@@ -69,7 +70,7 @@ async function pruneTask(ctx: MaintenanceContext, repo: Repository): Promise<Tas
 }
 
 async function checkTask(ctx: MaintenanceContext, repo: Repository, opts: TaskOptions): Promise<TaskResult> {
-  const lock = await Lock.acquire(lockStore(repo), { exclusive: false, waitMs: ctx.settings.lockWaitMs, signal: ctx.signal });
+  const lock = await Lock.acquire(lockStore(repo), { exclusive: true, waitMs: ctx.settings.lockWaitMs, signal: ctx.signal });
   try {
     const readData = opts.task === 'check-data';
     const result = await checkRepository(repo, { readData, readDataSubset: opts.readDataFraction, signal: ctx.signal });
@@ -90,7 +91,7 @@ async function lockedReason(repo: Repository, err: LockConflictError, now: Date)
   const shared = live.find((l) => !l.exclusive);
   if (shared) return `Skipped: a backup is in progress (a shared lock held by ${shared.hostname} since ${shared.time.toISOString()}); the next scheduled run tries again.`;
   const exclusive = live.find((l) => l.exclusive);
-  if (exclusive) return `Skipped: another prune holds the repository's exclusive lock (${exclusive.hostname} since ${exclusive.time.toISOString()}); the next scheduled run tries again.`;
+  if (exclusive) return `Skipped: another maintenance run holds the repository's exclusive lock (${exclusive.hostname} since ${exclusive.time.toISOString()}); the next scheduled run tries again.`;
   return `Skipped: ${err.message}; the next scheduled run tries again.`;
 }
 

@@ -85,7 +85,7 @@ test('prune frees the data of a forgotten snapshot and records the bytes freed i
   assert.equal(await lockCount(repo), 0, 'prune released its lock');
 });
 
-test('a backup in progress makes prune skip, keeps the backup\'s lock, and check still runs beside it', async () => {
+test('a backup in progress makes prune, check and check-data skip, and keeps the backup\'s lock', async () => {
   const h = setup();
   const { repo, ids } = await twoSnapshots(h);
   await forgetSnapshots(repo, [ids[1]]);
@@ -103,6 +103,21 @@ test('a backup in progress makes prune skip, keeps the backup\'s lock, and check
   for await (const id of lockStore(repo).list()) locks.push(id);
   assert.deepEqual(locks, [backupLock], 'the backup keeps its lock and maintenance left none');
 
+
+  // check takes the exclusive lock too: a verdict on a repository a backup is writing is not recorded
+  for (const task of ['check', 'check-data'] as const) {
+    const check = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task });
+    assert.equal(check.outcome, 'Waiting', check.reason);
+    const [checked] = statusOf(h)!.maintenance!.repositories![0].runs;
+    assert.deepEqual([checked.task, checked.outcome, checked.errorsFound], [task, 'Skipped', undefined]);
+    assert.match(checked.message!, /^Skipped: a backup is in progress \(a shared lock held by ferry-up-0123456789abcdef-transfer-1-abcde/);
+  }
+  const after: string[] = [];
+  for await (const id of lockStore(repo).list()) after.push(id);
+  assert.deepEqual(after, [backupLock], 'the checks left no lock of their own');
+
+  // once the backup has released its lock, check runs and records its verdict
+  await lockStore(repo).remove(backupLock);
   const check = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check' });
   assert.equal(check.outcome, 'Advanced', check.reason);
   const [checked] = statusOf(h)!.maintenance!.repositories![0].runs;
@@ -130,7 +145,7 @@ test('the exclusive lock of a live holder outside the cluster is respected: prun
   assert.equal(out.outcome, 'Waiting');
   const [run] = statusOf(h)!.maintenance!.repositories![0].runs;
   assert.equal(run.outcome, 'Skipped');
-  assert.match(run.message!, /another prune holds the repository's exclusive lock \(laptop-of-an-operator/);
+  assert.match(run.message!, /another maintenance run holds the repository's exclusive lock \(laptop-of-an-operator/);
   assert.equal(await lockCount(repo), 1);
 });
 
