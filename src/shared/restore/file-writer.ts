@@ -1,6 +1,7 @@
-// Writes one file's content from its blobs: the file is sized first (so untouched ranges stay holes), blobs are
-// asked for all at once (within a byte budget) and written at their offsets in any order, and all-zero chunks are
-// not written at all, which recreates sparse files and costs nothing for empty disk regions.
+// Writes one file's content from its blobs: blobs are asked for all at once (within a byte budget) and written at
+// their offsets in any order, all-zero chunks are not written at all (untouched ranges stay holes, which recreates
+// sparse files and costs nothing for empty disk regions), and a file whose last bytes were such a hole is extended
+// to its size at the end (one system call fewer for every file that ends in data, most of them).
 import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
@@ -25,12 +26,14 @@ const page = 4096;
 const zeroPage = new Uint8Array(page);
 
 /**
- * Writes `data` at `offset` except for whole zero pages, which stay holes in the freshly truncated file. A chunk
- * that mixes data and zeros (the edge of a sparse region) thus costs only its data pages on disk.
+ * Writes `data` at `offset` except for whole zero pages, which stay holes in the new file. A chunk that mixes data
+ * and zeros (the edge of a sparse region) thus costs only its data pages on disk. Returns the end of the last
+ * byte written (0 when nothing was).
  */
-async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: number): Promise<void> {
+async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: number): Promise<number> {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   let runStart = -1;
+  let end = 0;
   // pages are aligned to the file, so holes line up with the file system's blocks
   let pos = 0;
   while (pos < buf.length) {
@@ -39,11 +42,16 @@ async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: numb
     if (!zero && runStart < 0) runStart = pos;
     if (zero && runStart >= 0) {
       await fh.write(buf, runStart, pos - runStart, offset + runStart);
+      end = offset + pos;
       runStart = -1;
     }
     pos = next;
   }
-  if (runStart >= 0) await fh.write(buf, runStart, buf.length - runStart, offset + runStart);
+  if (runStart >= 0) {
+    await fh.write(buf, runStart, buf.length - runStart, offset + runStart);
+    end = offset + buf.length;
+  }
+  return end;
 }
 
 export interface BlobPlacement {
@@ -82,18 +90,6 @@ export interface ContentSource {
   budget: ByteBudget;
 }
 
-async function openTarget(path: Buffer, size: number, target: WriteTarget): Promise<FileHandle> {
-  const fh = await open(path, target.existing ? 'r+' : 'w', 0o600);
-  if (target.existing) return fh;
-  try {
-    await fh.truncate(size);
-  } catch (err) {
-    await fh.close();
-    throw err;
-  }
-  return fh;
-}
-
 /**
  * Writes a file's content. If any blob cannot be loaded or verified, the file is removed: a restore that fails
  * must not leave a file of the right size with holes where the damaged data was.
@@ -104,9 +100,10 @@ export async function writeFileContent(
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
   // every blob is asked for before the file is open, so the requests of many files reach the reader together
-  const opened = openTarget(path, size, target);
+  const opened = open(path, target.existing ? 'r+' : 'w', 0o600);
   opened.catch(() => undefined); // its failure surfaces where it is awaited
   let failed = false;
+  let written = 0;
   try {
     await Promise.all(blobs.map(async (b) => {
       if (b.id === zeroID(b.length)) {
@@ -119,7 +116,8 @@ export async function writeFileContent(
         if (failed) return;
         signal?.throwIfAborted();
         const data = await source.read(b.loc);
-        await writeSkippingZeros(await opened, data, b.offset);
+        const end = await writeSkippingZeros(await opened, data, b.offset);
+        written = Math.max(written, end);
         onBytes(b.length);
       } catch (err) {
         failed = true;
@@ -128,7 +126,9 @@ export async function writeFileContent(
         source.budget.give(granted);
       }
     }));
-    await opened;
+    // a device or an existing volume already has its size
+    if (!target.existing && written < size) await (await opened).truncate(size);
+    else await opened;
   } catch (err) {
     failed = true;
     throw err;
