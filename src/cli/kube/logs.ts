@@ -1,6 +1,7 @@
 // `ferry backup logs NAME` and `ferry restore logs NAME`: what every step Job of the resource printed, in step
 // order, each pod under a header naming its step, attempt, Job and how it ended. Logs come through the apiserver
-// (as `kubectl logs` reads them), with the user's rights.
+// (as `kubectl logs` reads them), with the user's rights. A step whose Job is gone (finalize removes the transfer's
+// at once) gets a summary of what status kept of it instead.
 import { defineCommand } from 'citty';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { ResourceKind, StepName } from '../../shared/api/types.ts';
@@ -10,6 +11,7 @@ import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { UsageError } from '../run.ts';
 import { nouns, type Resource } from './kinds.ts';
+import { removedStepLines } from './removed-step.ts';
 import { stepJobsOf, type JobRun, type PodRun } from './step-jobs.ts';
 
 const steps: readonly StepName[] = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
@@ -42,14 +44,19 @@ export function logsCommand(kind: ResourceKind) {
       if (args.step !== undefined && !steps.includes(args.step as StepName)) throw new UsageError(`--step ${args.step} is not a step; use one of: ${steps.join(', ')}`);
       await withKube(args, async ({ kube, config, namespace, ferryNamespace }) => {
         const r = await fetchOne<Resource>(kube, kind, namespace, name);
-        const jobs = (await stepJobsOf(kube, ferryNamespace, r)).filter((j) => args.step === undefined || j.step === args.step);
-        const pods = jobs.flatMap((j) => j.pods.map((p) => ({ j, p })));
-        if (pods.length === 0) {
+        const jobs = await stepJobsOf(kube, ferryNamespace, r);
+        const shown = steps.filter((s) => args.step === undefined || s === args.step);
+        const pods = jobs.filter((j) => shown.includes(j.step)).flatMap((j) => j.pods.map((p) => ({ j, p })));
+        const removed = new Map(shown.map((s) => [s, removedStepLines(r, jobs, s)]));
+        if (pods.length === 0 && [...removed.values()].every((lines) => lines.length === 0)) {
           throw new Error(`${kind} ${namespace}/${name} has no step pods${args.step ? ` of step ${args.step}` : ''} left in ${ferryNamespace} (finished Jobs are removed an hour after they end).`);
         }
-        for (const { j, p } of pods) {
-          const text = await podLog(config, ferryNamespace, p.name);
-          process.stdout.write(`${header(j, p)}\n${text}${text.endsWith('\n') || text === '' ? '' : '\n'}`);
+        for (const step of shown) {
+          for (const { j, p } of pods.filter((x) => x.j.step === step)) {
+            const text = await podLog(config, ferryNamespace, p.name);
+            process.stdout.write(`${header(j, p)}\n${text}${text.endsWith('\n') || text === '' ? '' : '\n'}`);
+          }
+          for (const line of removed.get(step)!) process.stdout.write(`${line}\n`);
         }
       });
     },
