@@ -7,6 +7,7 @@
 // and indexes the check would see half-done, so a verdict is only worth recording on a repository at rest. A check
 // skipped for a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
 import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
+import type { listFolders } from '../shared/backend/folders.ts';
 import { checkRepository } from '../shared/check/check.ts';
 import { decodeLock, Lock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../shared/lock/lock.ts';
 import type { RepositoryAccess } from '../shared/location/access.ts';
@@ -18,8 +19,11 @@ import { rfc3339 } from '../shared/kube/conditions.ts';
 import type { StepContext } from './context.ts';
 import { removeDeadStepLocks } from './stale-locks.ts';
 
-/** What maintenance needs of a step's context: it works on a storage location, not on one resource. */
-export type MaintenanceContext = Omit<StepContext, 'step' | 'sweep'>;
+/**
+ * What maintenance needs of a step's context: it works on a storage location, not on one resource. `listFolders`
+ * replaces the bucket listing that finds the location's repositories (tests list in-memory buckets).
+ */
+export type MaintenanceContext = Omit<StepContext, 'step' | 'sweep'> & { listFolders?: typeof listFolders };
 
 export interface TaskOptions {
   task: MaintenanceTask;

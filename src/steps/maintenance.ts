@@ -6,7 +6,9 @@ import type { BackupStorageLocation, DataUpload, MaintenanceRun, MaintenanceTask
 import { emitEvent } from '../shared/kube/events.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import { updateStatus } from '../shared/kube/status.ts';
-import { repositoryAccess } from '../shared/location/access.ts';
+import { listFolders } from '../shared/backend/folders.ts';
+import { repositoryAccess, s3Access, type S3Access } from '../shared/location/access.ts';
+import { repositoryLocation } from '../shared/location/repository.ts';
 import { rfc3339 } from '../shared/kube/conditions.ts';
 import type { Outcome } from './context.ts';
 import { defaultReadDataSubset, reconcileCronJobs, tasks } from './maintenance-cronjobs.ts';
@@ -49,11 +51,13 @@ export async function runMaintenance(ctx: MaintenanceContext, req: MaintenanceRe
 }
 
 /**
- * Every namespace that may have a repository here: those the history names, those the location allows or lets
- * others restore from, and those whose DataUploads use it. A namespace without a repository is passed over.
+ * Every namespace that may have a repository here: the folders the bucket holds under the location's prefix (the
+ * truth: a namespace whose backups were all deleted still has its repository), those the history names, those the
+ * location allows or lets others restore from, and those whose DataUploads use it. A namespace without a
+ * repository (no config file) is passed over.
  */
 export async function repositoryNamespaces(ctx: MaintenanceContext, bsl: BackupStorageLocation): Promise<string[]> {
-  const names = new Set<string>();
+  const names = new Set<string>(await bucketNamespaces(ctx, bsl));
   for (const r of bsl.status?.maintenance?.repositories ?? []) names.add(r.namespace);
   for (const ns of bsl.spec.allowedNamespaces) if (ns !== '*') names.add(ns);
   for (const r of bsl.spec.crossNamespaceRestores ?? []) names.add(r.from);
@@ -62,6 +66,28 @@ export async function repositoryNamespaces(ctx: MaintenanceContext, bsl: BackupS
   }
   return [...names].sort();
 }
+
+/** The folders under the location's prefix that can be a namespace's repository; none when the bucket cannot be listed. */
+async function bucketNamespaces(ctx: MaintenanceContext, bsl: BackupStorageLocation): Promise<string[]> {
+  // the folder holding every namespace's repository: a repository's location without its last segment
+  const one = repositoryLocation(bsl.spec, 'default');
+  const root = one.slice(0, one.lastIndexOf('/'));
+  let access: S3Access | undefined;
+  try {
+    access = await s3Access(ctx.kube, ctx.ferryNamespace, bsl);
+    const folders = await (ctx.listFolders ?? listFolders)(root, { s3: access.s3 }, ctx.signal);
+    return folders.filter((f) => namespaceName.test(f));
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    // the namespaces the cluster knows are still maintained; a run whose listing works finds the rest
+    ctx.log.warn('could not list the repositories in the bucket', { root, error: (err as Error).message });
+    return [];
+  } finally {
+    access?.dispose();
+  }
+}
+
+const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 async function maintainLocation(ctx: MaintenanceContext, bsl: BackupStorageLocation & KubeObject, task: MaintenanceTask): Promise<Outcome> {
   const readDataFractionOf = readDataFraction(bsl.spec.maintenance?.check?.readDataSubset);

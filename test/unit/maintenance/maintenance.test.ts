@@ -16,7 +16,7 @@ import { repositoryPassword } from '../../../src/shared/location/repository.ts';
 import { lockStore } from '../../../src/shared/repository/lock-store.ts';
 import { Repository } from '../../../src/shared/repository/repository.ts';
 import { forgetSnapshots } from '../../../src/shared/repository/snapshots.ts';
-import { parseMaintenanceArgs, readDataFraction, runMaintenance } from '../../../src/steps/maintenance.ts';
+import { parseMaintenanceArgs, readDataFraction, runMaintenance, type MaintenanceContext } from '../../../src/steps/maintenance.ts';
 import { randomBytes, testKDF, testPolynomial } from '../../support/repo.ts';
 import { ferryNamespace, harness, location, type Harness } from '../steps/harness.ts';
 
@@ -25,9 +25,15 @@ after(() => rm(scratch, { recursive: true, force: true }));
 const appRepo = 's3:http://127.0.0.1:9/ferry/test/app';
 const mib = 1024 * 1024;
 
-function setup(): Harness {
+/** The folders under `root` of the in-memory buckets: each repository location a test opened. */
+function memFolders(h: Harness): MaintenanceContext['listFolders'] {
+  return async (root) => [...h.backends.keys()].filter((l) => l.startsWith(`${root}/`)).map((l) => l.slice(root.length + 1).split('/')[0]).sort();
+}
+
+function setup(allowed = ['app', 'empty']): Harness {
   const h = harness('delete', { lockWaitMs: 0, jobName: 'ferry-maint-prune-default-29000000' });
-  h.kube.seed(...location(['app', 'empty']));
+  (h.ctx as MaintenanceContext).listFolders = memFolders(h);
+  h.kube.seed(...location(allowed));
   h.kube.on('replaceStatus', 'BackupStorageLocation', (o) => {
     const issues = validateFields('BackupStorageLocation', 'status', o.status);
     if (issues.length > 0) throw new Error(`invalid BackupStorageLocation status written: ${issues.map(issueText).join('; ')}`);
@@ -36,9 +42,9 @@ function setup(): Harness {
 }
 
 /** The app namespace's repository with two snapshots: one of a shared file, one adding a unique file. */
-async function twoSnapshots(h: Harness): Promise<{ repo: Repository; ids: string[] }> {
-  const backend = h.ctx.engine.openBackend(appRepo, {});
-  const repo = await Repository.init(backend, repositoryPassword('location secret', 'app'), { kdf: testKDF, polynomial: testPolynomial });
+async function twoSnapshots(h: Harness, namespace = 'app'): Promise<{ repo: Repository; ids: string[] }> {
+  const backend = h.ctx.engine.openBackend(`s3:http://127.0.0.1:9/ferry/test/${namespace}`, {});
+  const repo = await Repository.init(backend, repositoryPassword('location secret', namespace), { kdf: testKDF, polynomial: testPolynomial });
   const dir = join(scratch, `volume-${Math.random().toString(36).slice(2)}`);
   await mkdir(dir);
   await writeFile(join(dir, 'shared'), randomBytes(mib, 1));
@@ -122,6 +128,37 @@ test('a backup in progress makes prune, check and check-data skip, and keeps the
   assert.equal(check.outcome, 'Advanced', check.reason);
   const [checked] = statusOf(h)!.maintenance!.repositories![0].runs;
   assert.deepEqual([checked.task, checked.outcome, checked.errorsFound], ['check', 'Succeeded', 0]);
+});
+
+test('with every namespace allowed, the repositories are found in the bucket: one no DataUpload names is maintained', async () => {
+  const h = setup(['*']);
+  // the namespace's backups were all deleted before the first run: only the bucket remembers its repository
+  const { repo, ids } = await twoSnapshots(h, 'gone');
+  await forgetSnapshots(repo, [ids[1]]);
+  const before = await packBytes(repo.backend);
+  // a folder without a config file is no repository; a folder whose name is no namespace is not looked into
+  h.ctx.engine.openBackend('s3:http://127.0.0.1:9/ferry/test/half-made', {});
+  let opened = 0;
+  const open = h.ctx.engine.openBackend;
+  h.ctx.engine = { ...h.ctx.engine, openBackend: (loc, opts) => (opened++, open(loc, opts)) };
+  (h.ctx as MaintenanceContext).listFolders = async (root) => [...(await memFolders(h)!(root, {})), 'Not_A_Namespace'];
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'prune' });
+  assert.equal(out.outcome, 'Advanced', out.reason);
+  assert.equal(opened, 2, 'the two folders named like namespaces were opened');
+  const repos = statusOf(h)!.maintenance!.repositories!;
+  assert.deepEqual(repos.map((r) => r.namespace), ['gone']);
+  assert.deepEqual([repos[0].runs[0].task, repos[0].runs[0].outcome], ['prune', 'Succeeded']);
+  assert.ok((repos[0].runs[0].bytesFreed ?? 0) > 0 && before - (await packBytes(repo.backend)) === repos[0].runs[0].bytesFreed);
+});
+
+test('a bucket that cannot be listed leaves the namespaces the cluster knows to maintain', async () => {
+  const h = setup(['app']);
+  await twoSnapshots(h);
+  (h.ctx as MaintenanceContext).listFolders = async () => { throw new Error('Access Denied'); };
+  const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check' });
+  assert.equal(out.outcome, 'Advanced', out.reason);
+  assert.deepEqual(statusOf(h)!.maintenance!.repositories!.map((r) => r.namespace), ['app']);
+  assert.ok(h.logs.some((l) => l.includes('could not list the repositories in the bucket') && l.includes('Access Denied')), h.logs.join('\n'));
 });
 
 test('the lock of a killed maintenance Job is removed and the run succeeds', async () => {
