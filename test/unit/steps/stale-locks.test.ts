@@ -41,6 +41,14 @@ test('the decision: terminated or vanished step pods lose their locks; live, unk
   }
 });
 
+test('a gone maintenance pod made from a ferry-maint CronJob is judged dead; a lookalike is not', () => {
+  assert.match(deadStepReason('ferry-maint-check-data-main-29391840-k2j4x', []), /no longer exists/);
+  assert.match(deadStepReason('ferry-maint-prune-s3-eu.west-29391840-abcde', []), /no longer exists/);
+  for (const foreign of ['ferry-maint-prune', 'ferry-maint-backup-main-29391840-abcde', 'ferry-maint-check-main']) {
+    assert.equal(deadStepReason(foreign, []), '', `a lock held by "${foreign}" is not a step's to judge`);
+  }
+});
+
 test('a pod name longer than 63 characters is matched by the hostname Kubernetes cut from it', () => {
   const long = `ferry-up-0123456789abcdef-${'x'.repeat(40)}-1-abcde`;
   const cut = long.slice(0, 63).replace(/[-.]+$/, '');
