@@ -8,6 +8,7 @@ import type { Logger } from '../shared/kube/logger.ts';
 import { allow, deny, invalid, parseReview, reviewResponse } from './admission.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, Denial } from './admission.ts';
 import { isOurs } from './decide.ts';
+import { locationAdmitted } from './location.ts';
 import type { Change, Dispatcher, Resource } from './dispatcher.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import { checkReferences } from './references.ts';
@@ -73,9 +74,19 @@ async function answerSchedule(req: AdmissionRequest, deps: HandlerDeps): Promise
   return allow(req.uid);
 }
 
+/** A storage location is never denied here (its CRD's schema checks it); a new spec starts the maintenance reconcile. */
+async function answerLocation(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
+  if (!req.dryRun) {
+    await within(locationAdmitted(req, deps), deps.budgetMs)
+      .catch((err) => deps.log.warn('could not start the maintenance reconcile; the periodic one will', { error: err instanceof Error ? err.message : String(err) }));
+  }
+  return allow(req.uid);
+}
+
 async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   const kind = req.kind.kind;
   if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
+  if (req.kind.group === group && kind === 'BackupStorageLocation') return answerLocation(req, deps);
   if (req.kind.group !== group || !kinds.includes(kind)) {
     return allow(req.uid, [`ferry's dispatcher does not validate ${req.kind.group}/${kind}; check the webhook rules`]);
   }
