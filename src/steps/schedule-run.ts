@@ -132,7 +132,8 @@ async function applyRetention(ctx: ScheduleContext, s: Schedule): Promise<{ dele
   const rules = s.spec.retention ?? {};
   if (isEmptyPolicy(rules)) return { deleted: [], note: '' };
   const uploads = await uploadsOf(ctx, s);
-  const downloads = await ctx.kube.list<DataDownload & KubeObject>('DataDownload');
+  // the run may read its own namespace only: a restore from another namespace (crossNamespaceRestores) is not seen
+  const downloads = await ctx.kube.list<DataDownload & KubeObject>('DataDownload', { namespace: s.metadata.namespace });
   const plan = planRetention(uploads, downloads, rules, s.spec.timeZone ?? 'UTC');
   const deleted: string[] = [];
   for (const du of plan.delete) {

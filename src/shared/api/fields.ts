@@ -322,7 +322,7 @@ const labelSelector = obj('PVCs of this namespace with these labels, including P
 
 const keep = (what: string): ReturnType<typeof int> => int(`Keep the newest backup of each of the last this many ${what} that have backups (restic forget --keep-${what === 'backups' ? 'last' : what}).`, { minimum: 0, maximum: 100_000 });
 
-const retention = obj('Which Completed backups of each PVC to keep after every successful run, with restic forget\'s rules: each rule keeps the newest backup of each of its periods (in spec.timeZone), and a backup any rule keeps is kept; the rest are deleted. The only Completed backup of a PVC and backups a restore is reading are never deleted. Empty: keep all.', {
+const retention = obj('Which Completed backups of each PVC to keep after every successful run, with restic forget\'s rules: each rule keeps the newest backup of each of its periods (in spec.timeZone), and a backup any rule keeps is kept; the rest are deleted. The only Completed backup of a PVC and backups a restore in this namespace is reading are never deleted. Empty: keep all.', {
   keepLast: keep('backups'),
   keepHourly: keep('hourly'),
   keepDaily: keep('daily'),

@@ -92,7 +92,8 @@ describe('schedule reconcile', () => {
 
 describe('schedule run', () => {
   it('backs up named and selected PVCs once per run, counts missed runs, then applies retention sparing what a restore reads', async () => {
-    const reader = download('restore', 'InProgress', { spec: { targetPVC: { name: 'x' }, backupStorageLocation: 'default', source: { dataUpload: { name: 'nightly-data-202503010700', namespace: 'app' } } } });
+    const reader = download('restore', 'InProgress', { spec: { targetPVC: { name: 'x' }, backupStorageLocation: 'default', source: { dataUpload: { name: 'nightly-data-202503010700' } } } });
+    reader.metadata.namespace = 'app';
     const kube = seeded(
       schedule({ retention: { keepLast: 2 }, expire: '720h' }, { lastScheduleTime: '2025-03-01T09:40:00Z' }),
       earlier('nightly-data-202503010900', '2025-03-01T09:00:00Z'),
