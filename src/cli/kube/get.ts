@@ -2,10 +2,11 @@
 // as the API objects (-o json|yaml).
 import { defineCommand } from 'citty';
 import type { ResourceKind } from '../../shared/api/types.ts';
-import { fetchAll, fetchOne, listArgs, nothingFound } from '../resource/fetch.ts';
+import { listArgs } from '../resource/fetch.ts';
+import { printGet } from '../resource/get.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
-import { outputArgs, outputFormat, printObjects } from '../resource/output.ts';
+import { outputArgs, outputFormat } from '../resource/output.ts';
 import { columnsFor } from './columns.ts';
 import { nouns, type Resource } from './kinds.ts';
 
@@ -21,11 +22,8 @@ export function getCommand(kind: ResourceKind) {
     async run({ args }) {
       const format = outputFormat(args);
       const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
-      await withKube(args, async ({ kube, namespace }) => {
-        const all = args['all-namespaces'] === true && name === undefined;
-        const objects = name !== undefined ? [await fetchOne<Resource>(kube, kind, namespace, name)] : await fetchAll<Resource>(kube, kind, all ? undefined : namespace);
-        printObjects(objects, format, columnsFor(kind, all), { single: name !== undefined, empty: nothingFound(kind, all ? undefined : namespace) });
-      });
+      await withKube(args, ({ kube, namespace }) =>
+        printGet<Resource>(kube, { kind, namespace, name, allNamespaces: args['all-namespaces'], format, columns: (all) => columnsFor(kind, all) }));
     },
   });
 }

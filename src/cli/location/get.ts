@@ -2,10 +2,10 @@
 import { defineCommand } from 'citty';
 import type { Column } from '../resource/table.ts';
 import { age } from '../resource/time.ts';
-import { fetchAll, fetchOne, nothingFound } from '../resource/fetch.ts';
+import { printGet } from '../resource/get.ts';
 import { withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
-import { outputArgs, outputFormat, printObjects } from '../resource/output.ts';
+import { outputArgs, outputFormat } from '../resource/output.ts';
 import type { StoredLocation } from '../../shared/location/check.ts';
 import { locationKubeArgs } from './flags.ts';
 
@@ -33,11 +33,7 @@ export default defineCommand({
   async run({ args }) {
     const format = outputFormat(args);
     const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
-    await withKube(args, async ({ kube, ferryNamespace }) => {
-      const objects = name !== undefined
-        ? [await fetchOne<StoredLocation>(kube, 'BackupStorageLocation', ferryNamespace, name)]
-        : await fetchAll<StoredLocation>(kube, 'BackupStorageLocation', ferryNamespace);
-      printObjects(objects, format, locationColumns, { single: name !== undefined, empty: nothingFound('BackupStorageLocation', ferryNamespace) });
-    });
+    await withKube(args, ({ kube, ferryNamespace }) =>
+      printGet<StoredLocation>(kube, { kind: 'BackupStorageLocation', namespace: ferryNamespace, name, format, columns: () => locationColumns }));
   },
 });

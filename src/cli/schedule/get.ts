@@ -1,9 +1,10 @@
 // `ferry schedule get [NAME]`: the schedules as a table (more with -o wide), or the objects (-o json|yaml).
 import { defineCommand } from 'citty';
-import { fetchAll, fetchOne, listArgs, nothingFound } from '../resource/fetch.ts';
+import { listArgs } from '../resource/fetch.ts';
+import { printGet } from '../resource/get.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
-import { outputArgs, outputFormat, printObjects } from '../resource/output.ts';
+import { outputArgs, outputFormat } from '../resource/output.ts';
 import type { Column } from '../resource/table.ts';
 import { age } from '../resource/time.ts';
 import type { Schedule } from './create.ts';
@@ -38,10 +39,7 @@ export default defineCommand({
   async run({ args }) {
     const format = outputFormat(args);
     const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
-    await withKube(args, async ({ kube, namespace }) => {
-      const all = args['all-namespaces'] === true && name === undefined;
-      const objects = name !== undefined ? [await fetchOne<Schedule>(kube, 'BackupSchedule', namespace, name)] : await fetchAll<Schedule>(kube, 'BackupSchedule', all ? undefined : namespace);
-      printObjects(objects, format, scheduleColumns(all), { single: name !== undefined, empty: nothingFound('BackupSchedule', all ? undefined : namespace) });
-    });
+    await withKube(args, ({ kube, namespace }) =>
+      printGet<Schedule>(kube, { kind: 'BackupSchedule', namespace, name, allNamespaces: args['all-namespaces'], format, columns: scheduleColumns }));
   },
 });
