@@ -10,13 +10,17 @@ import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { deployDir, renderInstall } from '../../../src/shared/install/install.ts';
-import { ferryImage, parseImage, renderKustomization } from '../../../src/shared/install/kustomize.ts';
+import { ferryImage, isClusterScoped, parseImage, renderKustomization } from '../../../src/shared/install/kustomize.ts';
 
 const run = promisify(execFile);
 
 async function kubectlKustomize(dir: string): Promise<KubeObject[]> {
   const { stdout } = await run('kubectl', ['kustomize', dir], { maxBuffer: 64 * 1024 * 1024 });
-  return (yaml.loadAll(stdout) as KubeObject[]).filter(Boolean);
+  const objects = (yaml.loadAll(stdout) as KubeObject[]).filter(Boolean);
+  // kustomize v5.5 does not know ValidatingAdmissionPolicy(Binding) as cluster-scoped and gives them the overlay's
+  // namespace, which the apiserver drops for cluster-scoped kinds: compare what gets stored
+  for (const o of objects) if (isClusterScoped(o.kind)) delete o.metadata.namespace;
+  return objects;
 }
 
 /** Objects keyed by kind, namespace and name: kustomize sorts its output, ferry keeps the resources' order. */
