@@ -2,7 +2,7 @@
 import { defineCommand } from 'citty';
 import { apiVersion, type DataUpload } from '../../shared/api/types.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
-import { objectName } from '../resource/names.ts';
+import { objectName, optionalName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat } from '../resource/output.ts';
 import { deleteCommand } from './delete.ts';
 import { describeCommand } from './describe.ts';
@@ -40,8 +40,8 @@ const create = defineCommand({
     const format = outputFormat(args);
     const name = objectName(args.name, 'NAME');
     const pvc = objectName(args.pvc, '--pvc');
-    const location = args.location === undefined ? undefined : objectName(args.location, '--location');
-    const snapshotClass = args['snapshot-class'] === undefined ? undefined : objectName(args['snapshot-class'], '--snapshot-class');
+    const location = optionalName(args.location, '--location');
+    const snapshotClass = optionalName(args['snapshot-class'], '--snapshot-class');
     const timeout = args.timeout === undefined ? undefined : operationTimeout(args.timeout);
     await withKube(args, async ({ kube, namespace, ferryNamespace }) => {
       const du: DataUpload = {

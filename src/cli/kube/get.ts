@@ -5,7 +5,7 @@ import type { ResourceKind } from '../../shared/api/types.ts';
 import { listArgs } from '../resource/fetch.ts';
 import { printGet } from '../resource/get.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
-import { objectName } from '../resource/names.ts';
+import { optionalName } from '../resource/names.ts';
 import { outputArgs, outputFormat } from '../resource/output.ts';
 import { columnsFor } from './columns.ts';
 import { nouns, type Resource } from './kinds.ts';
@@ -21,7 +21,7 @@ export function getCommand(kind: ResourceKind) {
     },
     async run({ args }) {
       const format = outputFormat(args);
-      const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
+      const name = optionalName(args.name, 'NAME');
       await withKube(args, ({ kube, namespace }) =>
         printGet<Resource>(kube, { kind, namespace, name, allNamespaces: args['all-namespaces'], format, columns: (all) => columnsFor(kind, all) }));
     },

@@ -4,7 +4,7 @@ import { apiVersion, type DataDownload, type DataUpload } from '../../shared/api
 import { KubeError } from '../../shared/kube/errors.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
-import { objectName } from '../resource/names.ts';
+import { objectName, optionalName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat } from '../resource/output.ts';
 import { UsageError } from '../run.ts';
 import { createResource } from './create.ts';
@@ -54,9 +54,9 @@ const create = defineCommand({
     const format = outputFormat(args);
     const name = objectName(args.name, 'NAME');
     const from = objectName(args.from, '--from');
-    const target = args['to-namespace'] === undefined ? undefined : objectName(args['to-namespace'], '--to-namespace');
-    const pvcFlag = args.pvc === undefined ? undefined : objectName(args.pvc, '--pvc');
-    const locationFlag = args.location === undefined ? undefined : objectName(args.location, '--location');
+    const target = optionalName(args['to-namespace'], '--to-namespace');
+    const pvcFlag = optionalName(args.pvc, '--pvc');
+    const locationFlag = optionalName(args.location, '--location');
     const timeout = args.timeout === undefined ? undefined : operationTimeout(args.timeout);
     await withKube(args, async ({ kube, namespace }) => {
       const backup = pvcFlag && locationFlag ? undefined : await readBackup(kube, namespace, from);

@@ -4,7 +4,7 @@ import type { Column } from '../resource/table.ts';
 import { age } from '../resource/time.ts';
 import { printGet } from '../resource/get.ts';
 import { withKube } from '../resource/kube.ts';
-import { objectName } from '../resource/names.ts';
+import { optionalName } from '../resource/names.ts';
 import { outputArgs, outputFormat } from '../resource/output.ts';
 import type { StoredLocation } from '../../shared/location/check.ts';
 import { locationKubeArgs } from './flags.ts';
@@ -32,7 +32,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const format = outputFormat(args);
-    const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
+    const name = optionalName(args.name, 'NAME');
     await withKube(args, ({ kube, ferryNamespace }) =>
       printGet<StoredLocation>(kube, { kind: 'BackupStorageLocation', namespace: ferryNamespace, name, format, columns: () => locationColumns }));
   },

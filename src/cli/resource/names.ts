@@ -14,6 +14,11 @@ export function objectName(value: unknown, what: string): string {
   return name;
 }
 
+/** An object name that may be left out (undefined then), checked like `objectName` when given. */
+export function optionalName(value: unknown, what: string): string | undefined {
+  return value === undefined ? undefined : objectName(value, what);
+}
+
 /**
  * KIND/NAME with KIND any of `aliases`' keys (case-insensitive), e.g. dataupload/nightly or backup/nightly.
  * `what` names the argument in the message.

@@ -3,7 +3,7 @@ import { defineCommand } from 'citty';
 import { listArgs } from '../resource/fetch.ts';
 import { printGet } from '../resource/get.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
-import { objectName } from '../resource/names.ts';
+import { optionalName } from '../resource/names.ts';
 import { outputArgs, outputFormat } from '../resource/output.ts';
 import type { Column } from '../resource/table.ts';
 import { age } from '../resource/time.ts';
@@ -38,7 +38,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const format = outputFormat(args);
-    const name = args.name === undefined ? undefined : objectName(args.name, 'NAME');
+    const name = optionalName(args.name, 'NAME');
     await withKube(args, ({ kube, namespace }) =>
       printGet<Schedule>(kube, { kind: 'BackupSchedule', namespace, name, allNamespaces: args['all-namespaces'], format, columns: scheduleColumns }));
   },
