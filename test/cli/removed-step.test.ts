@@ -19,12 +19,13 @@ const job = (step: string): JobRun => ({ name: `ferry-up-0123456789abcdef-${step
 test('a completed transfer whose Job finalize removed: its record and its stats', () => {
   const r = upload({
     phase: 'Completed',
+    node: 'node-2',
     steps: { transfer: transferRecord },
     stats: { files: 8, bytes: 134217728, bytesAdded: 134217728, bytesStored: 134300000, durationSeconds: 148.2 },
   });
   assert.deepEqual(removedStepLines(r, [job('snapshot'), job('finalize')], 'transfer'), [
     `==> transfer attempt 1: Job ${transferJob} removed after completion (its pod held the exposed volume) <==`,
-    'its summary: ended at 2026-01-01T00:02:40Z after 2m30s: Backed up 8 file(s), 134217728 bytes, into snapshot 1a2b3c4d; 134217728 bytes were new; 8 files, 128.0 MiB read, 128.0 MiB new, 128.1 MiB stored, in 148.2s',
+    'its summary: ended at 2026-01-01T00:02:40Z after 2m30s: Backed up 8 file(s), 134217728 bytes, into snapshot 1a2b3c4d; 134217728 bytes were new; 8 files, 128.0 MiB read, 128.0 MiB new, 128.1 MiB stored, in 148.2s on node node-2',
   ]);
 });
 

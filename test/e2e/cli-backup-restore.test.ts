@@ -122,7 +122,7 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     // finalize removed the transfer Job (its pod held the exposed PVC): logs says so, between expose and finalize,
     // with what status kept of it
     assert.ok(!steps.includes('transfer'), 'the transfer pod is gone');
-    const removed = /^==> transfer attempt 1: Job ferry-up-[0-9a-f]{16}-transfer-1 removed after completion \(its pod held the exposed volume\) <==\nits summary: ended at \S+Z after \d+(s|m\d*s?): Backed up 8 file\(s\), 134217728 bytes, into snapshot [0-9a-f]{8}; \d+ bytes were new; 8 files, 128\.0 MiB read, [\d.]+ (B|KiB|MiB) new, [\d.]+ (B|KiB|MiB) stored, in [\d.]+s$/m;
+    const removed = /^==> transfer attempt 1: Job ferry-up-[0-9a-f]{16}-transfer-1 removed after completion \(its pod held the exposed volume\) <==\nits summary: ended at \S+Z after \d+(s|m\d*s?): Backed up 8 file\(s\), 134217728 bytes, into snapshot [0-9a-f]{8}; \d+ bytes were new; 8 files, 128\.0 MiB read, [\d.]+ (B|KiB|MiB) new, [\d.]+ (B|KiB|MiB) stored, in [\d.]+s on node \S+$/m;
     const at = text.search(removed);
     assert.ok(at > 0, text.slice(-3000));
     assert.ok(at > text.indexOf('==> expose attempt') && at < text.indexOf('==> finalize attempt'), 'in step order');

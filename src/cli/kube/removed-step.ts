@@ -16,7 +16,8 @@ function why(step: StepName): string {
 
 function stats(r: Resource): string | undefined {
   const st = r.status?.stats;
-  return st && `${st.files} files, ${formatBytes(st.bytes)} read, ${formatBytes(st.bytesAdded)} new, ${formatBytes(st.bytesStored)} stored, in ${st.durationSeconds.toFixed(1)}s`;
+  const node = r.status?.node ? ` on node ${r.status.node}` : '';
+  return st && `${st.files} files, ${formatBytes(st.bytes)} read, ${formatBytes(st.bytesAdded)} new, ${formatBytes(st.bytesStored)} stored, in ${st.durationSeconds.toFixed(1)}s${node}`;
 }
 
 /**
