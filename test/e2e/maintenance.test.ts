@@ -10,9 +10,13 @@ import { join } from 'node:path';
 import type { BackupStorageLocation, MaintenanceRun, MaintenanceTask } from '../../src/shared/api/types.ts';
 import { decodeLock, type LockInfo } from '../../src/shared/lock/lock.ts';
 import { lockStore } from '../../src/shared/repository/lock-store.ts';
-import type { Repository } from '../../src/shared/repository/repository.ts';
 import { forgetSnapshots } from '../../src/shared/repository/snapshots.ts';
+import { locationReconcileJobName } from '../../src/dispatcher/location.ts';
+import { openBackend } from '../../src/shared/backend/open.ts';
+import { repositoryLocation, repositoryPassword } from '../../src/shared/location/repository.ts';
+import { Repository } from '../../src/shared/repository/repository.ts';
 import { cronJobName } from '../../src/steps/maintenance-cronjobs.ts';
+import { KubeError } from '../support/cluster.ts';
 import { api, boundClaim, completedBackup, dataUpload, ferryNamespace, packBytes, uploads, watchUntil, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -103,15 +107,63 @@ async function maintenanceProcesses(task: MaintenanceTask): Promise<number[]> {
 }
 
 describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
-  it('the reconcile Job makes the location\'s three maintenance CronJobs, owned by it', async () => {
+  it('creating a location makes its three maintenance CronJobs within a minute (the dispatcher starts the reconcile); a spec change reaches them', async (t) => {
+    let bsl = await w.cluster.kube.get(locationPath);
+    const created = Date.parse(bsl.metadata.creationTimestamp);
+    const crons = await Promise.all((['prune', 'check', 'check-data'] as const).map((task) =>
+      w.cluster.kube.waitFor(`${cronJobs}/${cronJobName(w.location, task)}`, `the ${task} CronJob`, (c) => c, 3 * 60_000)));
+    const seconds = (Date.now() - created) / 1000;
+    t.diagnostic(`maintenance CronJobs there ${seconds.toFixed(1)} s after the location was created`);
+    // seconds resolution of creationTimestamp, a slow shared box: "within a minute" with room, far below the 5-minute period
+    assert.ok(seconds < 90, `the CronJobs took ${seconds} s`);
+    // made by the Job the dispatcher started at admission, not by the periodic reconcile
+    const first = await w.cluster.kube.get(`${jobs}/${locationReconcileJobName(bsl.metadata.uid, bsl.metadata.generation)}`);
+    assert.ok(succeeded(await finished(first.metadata.name)), `the location's reconcile Job failed: ${JSON.stringify(first.status)}`);
+    for (const [i, task] of (['prune', 'check', 'check-data'] as const).entries()) {
+      assert.deepEqual(crons[i].spec.jobTemplate.spec.template.spec.containers[0].args, ['maintenance', w.location, task]);
+      assert.equal(crons[i].metadata.ownerReferences?.[0]?.uid, bsl.metadata.uid);
+    }
+
+    const changedAt = Date.now();
+    bsl = await w.cluster.kube.patch(locationPath, { spec: { maintenance: { ...bsl.spec.maintenance, prune: { schedule: '17 2 * * *' } } } }, 'merge');
+    await w.cluster.kube.waitFor(`${cronJobs}/${cronJobName(w.location, 'prune')}`, 'the new prune schedule', (c) => (c.spec.schedule === '17 2 * * *' ? c : undefined), 3 * 60_000);
+    t.diagnostic(`the prune CronJob had the new schedule ${((Date.now() - changedAt) / 1000).toFixed(1)} s after the change`);
+    await w.cluster.kube.get(`${jobs}/${locationReconcileJobName(bsl.metadata.uid, bsl.metadata.generation)}`);
+
+    // the periodic reconcile (the safety net) agrees and changes nothing
     const job = await runFrom('ferry-maintenance-reconcile');
     assert.ok(succeeded(job), `reconcile failed: ${JSON.stringify(job.status)}`);
-    const bsl = await w.cluster.kube.get(locationPath);
-    for (const task of ['prune', 'check', 'check-data'] as const) {
-      const cron = await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, task)}`);
-      assert.deepEqual(cron.spec.jobTemplate.spec.template.spec.containers[0].args, ['maintenance', w.location, task]);
-      assert.equal(cron.metadata.ownerReferences?.[0]?.uid, bsl.metadata.uid);
+  });
+
+  it('the reconcile account may write only ferry-maint-* CronJobs running as ferry-step-maintenance', async () => {
+    const { status } = await w.cluster.kube.create(`/api/v1/namespaces/${ferryNamespace}/serviceaccounts/ferry-maintenance-reconcile/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+    const asReconcile = w.cluster.kube.withToken(status.token);
+    const template = (await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, 'check')}`)).spec.jobTemplate;
+    const cronJob = (name: string, serviceAccountName = 'ferry-step-maintenance'): Obj => {
+      const jobTemplate = structuredClone(template);
+      jobTemplate.spec.template.spec.serviceAccountName = serviceAccountName;
+      return { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name }, spec: { schedule: '0 0 1 1 *', suspend: true, jobTemplate } };
+    };
+    const refusal = async (obj: Obj): Promise<string> => {
+      const err = await asReconcile.create(cronJobs, obj).then(() => undefined, (e: unknown) => e);
+      if (err === undefined) await w.cluster.kube.delete(`${cronJobs}/${obj.metadata.name}`);
+      return err instanceof KubeError ? err.message : `allowed (${String(err ?? 'created')})`;
+    };
+    // a policy just installed takes a moment to be enforced
+    const name = `ferry-other-${runId}`;
+    let message = '';
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !/may only create or update/.test(message);) {
+      message = await refusal(cronJob(name));
+      if (!/may only create or update/.test(message)) await new Promise((r) => setTimeout(r, 1000));
     }
+    assert.match(message, new RegExp(`the maintenance reconcile account may only create or update CronJobs named ferry-maint-\\*, not ${name}`));
+    assert.match(await refusal(cronJob(`ferry-maint-probe-${runId}`, 'ferry-dispatcher')), /must run its pods as ferry-step-maintenance, not ferry-dispatcher/);
+    // within the policy: created (and deleted again by the admin)
+    assert.equal(await refusal(cronJob(`ferry-maint-probe-${runId}`)), 'allowed (created)');
+    // updating another CronJob is refused too, with the same message
+    const periodic = await w.cluster.kube.get(`${cronJobs}/ferry-maintenance-reconcile`);
+    const err = await asReconcile.request('PUT', `${cronJobs}/ferry-maintenance-reconcile`, periodic).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof KubeError && /may only create or update CronJobs named ferry-maint-\*, not ferry-maintenance-reconcile/.test(err.message), String(err));
   });
 
   it('skips pruning and checking a repository a backup is writing, and the backup completes', async (t) => {
@@ -166,6 +218,18 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
       await repo.close();
     }
     await w.resticCheck(w.app, true);
+  });
+
+  it('finds a repository only the bucket knows (no DataUpload, not allowed any more) and checks it', async () => {
+    const gone = `${w.app}-gone`;
+    const repo = await Repository.init(openBackend(repositoryLocation(w.spec, gone), { s3: { region: w.cluster.s3.region, credentials: { accessKeyId: w.cluster.s3.accessKey, secretAccessKey: w.cluster.s3.secretKey } } }), repositoryPassword(`secret of ${w.location}`, gone));
+    await repo.close();
+    const job = await runFrom(cronJobName(w.location, 'check'), { FERRY_LOCK_WAIT_MS: '0' });
+    assert.ok(succeeded(job));
+    const bsl = await w.cluster.kube.get(locationPath) as unknown as BackupStorageLocation;
+    const run = bsl.status?.maintenance?.repositories?.find((r) => r.namespace === gone)?.runs.find((r) => r.job === job.metadata.name);
+    assert.ok(run, `Job ${job.metadata.name} recorded no run for ${gone}: ${JSON.stringify(bsl.status?.maintenance)}`);
+    assert.deepEqual([run.task, run.outcome, run.errorsFound], ['check', 'Succeeded', 0]);
   });
 
   it('clears the lock of a maintenance Job killed with SIGKILL, and the next run succeeds', async (t) => {
