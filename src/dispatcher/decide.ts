@@ -37,7 +37,12 @@ function nextAttempt(resource: FerryResource, step: StepName, jobs: readonly Ste
 
 function giveUp(resource: FerryResource, step: StepName, jobs: readonly StepJob[], phase: Phase): Decision {
   const last = jobs[jobs.length - 1];
-  const said = resource.status?.steps?.[step]?.message ?? last.message;
+  // the step's own record names the failure only when the step recorded one; after a crash (OOM, SIGKILL) it still
+  // holds the last progress note, and the Job's failure is the news
+  const record = resource.status?.steps?.[step];
+  const said = record?.outcome === 'Failed'
+    ? record.message
+    : [last.message, record?.message && `the step had last reported: ${record.message}`].filter(Boolean).join('; ') || undefined;
   const message = last.state === 'failed'
     ? `step ${step} failed ${jobs.length} times; the last attempt (Job ${last.name}) said: ${said ?? 'nothing'}`
     : `step ${step} ran ${jobs.length} times without moving the ${resource.kind} on from phase ${phase}`;

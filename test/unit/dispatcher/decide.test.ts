@@ -95,10 +95,16 @@ describe('decide, with step Jobs', () => {
     assert.equal((decide(r, idle, sweep) as { message: string }).message, 'step expose ran 3 times without moving the DataUpload on from phase Accepted');
   });
 
-  it('sweep: prefers the message the step recorded', () => {
-    const recorded = upload('x', 'Accepted', { status: { phase: 'Accepted', steps: { expose: { attempts: 3, message: 'the snapshot class does not exist' } } } });
+  it('sweep: prefers the failure the step recorded', () => {
+    const recorded = upload('x', 'Accepted', { status: { phase: 'Accepted', steps: { expose: { attempts: 3, outcome: 'Failed', message: 'the snapshot class does not exist' } } } });
     const failed = [1, 2, 3].map((a) => job(recorded.metadata.uid!, 'expose', a, 'failed'));
     assert.match((decide(recorded, failed, sweep) as { message: string }).message, /said: the snapshot class does not exist$/);
+  });
+
+  it('sweep: after crashes, says the Job failure first and the step\'s last note after it', () => {
+    const noted = upload('z', 'Accepted', { status: { phase: 'Accepted', steps: { expose: { attempts: 3, outcome: 'Succeeded', message: 'Exposing the snapshot.' } } } });
+    const failed = [1, 2, 3].map((a) => job(noted.metadata.uid!, 'expose', a, 'failed'));
+    assert.match((decide(noted, failed, sweep) as { message: string }).message, /said: BackoffLimitExceeded: Job has reached the specified backoff limit; the step had last reported: Exposing the snapshot\.$/);
   });
 
   it('sweep: ends in Failed when finalize itself cannot finish, and retries delete for ever', () => {
