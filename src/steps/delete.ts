@@ -1,12 +1,15 @@
 // delete (a DataUpload being deleted, in a terminal phase, holding ferry's finalizer): forget its repository
 // snapshot, free the data no other snapshot uses (prune, under the repository's exclusive lock), then remove the
 // finalizer so Kubernetes can delete it. A failure leaves the finalizer and says why in status; the sweep tries
-// again later.
-import type { DataUpload, FerryResource } from '../shared/api/types.ts';
+// again later. So does a restore still reading the backup: this step is the one place every deletion passes
+// (retention, expiry, a user's kubectl delete), and it sees DataDownloads in every namespace.
+import type { DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
 import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
+import type { KubeObject } from '../shared/kube/kube.ts';
 import { prune } from '../shared/prune/prune.ts';
 import { NoRepositoryError } from '../shared/repository/errors.ts';
 import { lockStore } from '../shared/repository/lock-store.ts';
+import { readerOf } from '../shared/retention/plan.ts';
 import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { removeFinalizer } from './finalizer.ts';
@@ -21,6 +24,8 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
     if (!(await ctx.kube.get({ kind: 'BackupStorageLocation', namespace: ctx.ferryNamespace, name: r.spec.backupStorageLocation }))) {
       return await releaseWithoutLocation(ctx, r);
     }
+    const reader = readerOf(r, await ctx.kube.list<DataDownload & KubeObject>('DataDownload'));
+    if (reader) return await waitForReader(ctx, r, reader);
     const freed = await freeRepositoryData(ctx, r);
     await removeFinalizer(ctx, r);
     const note = freed.forgotten === 0 ? 'No repository snapshot to delete; finalizer removed.' : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes; finalizer removed.`;
@@ -45,6 +50,20 @@ async function releaseWithoutLocation(ctx: StepContext, du: DataUpload): Promise
   ctx.log.warn(note);
   await event(ctx, du, { type: 'Warning', reason: 'RepositoryDataKept', note });
   return { outcome: 'Advanced', reason: note };
+}
+
+/** The finalizer stays and status says who is reading; the sweep runs the step again later (delete retries for ever). */
+async function waitForReader(ctx: StepContext, du: DataUpload, reader: DataDownload): Promise<Outcome> {
+  const message = `Waiting: DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading this backup; the finalizer stays and the sweep tries again.`;
+  ctx.log.info(message);
+  const repeated = du.status?.message === message;
+  await writeStatus(ctx, du, (s) => {
+    s.message = message;
+    s.conditions = setCondition(s.conditions, { type: 'RepositoryDataDeleted', status: 'False', reason: 'RestoreReading', message }, ctx.now());
+  });
+  // one Event per reader, not one per sweep
+  if (!repeated) await event(ctx, du, { type: 'Normal', reason: 'DeleteWaiting', note: message });
+  return { outcome: 'Waiting', reason: message };
 }
 
 interface Freed {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DataUpload } from '../../../src/shared/api/types.ts';
+import type { DataDownload, DataUpload } from '../../../src/shared/api/types.ts';
 import { finalizerName } from '../../../src/shared/api/phases.ts';
 import type { Backend } from '../../../src/shared/backend/backend.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
@@ -14,7 +14,7 @@ import { deleteData } from '../../../src/steps/delete.ts';
 import { runOne } from '../../../src/steps/run.ts';
 import { transfer } from '../../../src/steps/transfer.ts';
 import { randomBytes } from '../../support/repo.ts';
-import { dataUpload, eventsOf, harness, location } from './harness.ts';
+import { dataDownload, dataUpload, eventsOf, harness, location } from './harness.ts';
 
 const scratch = await mkdtemp(join(tmpdir(), 'ferry-delete-'));
 after(() => rm(scratch, { recursive: true, force: true }));
@@ -104,4 +104,57 @@ test('with its storage location gone the finalizer is released with a Warning, s
   assert.equal((await runOne(h.ctx, deleteData, ref)).outcome, 'Advanced');
   assert.deepEqual(h.kube.peek<DataUpload & KubeObject>(ref)!.metadata.finalizers, ['example.com/keep']);
   assert.deepEqual(eventsOf(h.kube).map((e) => [e.reason, e.type]), [['RepositoryDataKept', 'Warning']]);
+});
+
+/** A restore in another namespace (staging) reading du-1 of namespace app, by name or by snapshot ID. */
+function readers(snapshotID: string): Record<string, DataDownload & KubeObject> {
+  const byName = dataDownload({ source: { dataUpload: { name: 'du-1', namespace: 'app' } } }, { phase: 'InProgress' });
+  const byID = dataDownload({ source: { snapshotID }, sourceNamespace: 'app' }, { phase: 'Prepared' });
+  for (const dd of [byName, byID]) dd.metadata.namespace = 'staging';
+  return { byName, byID };
+}
+
+const waiting = 'Waiting: DataDownload staging/dd-1 is reading this backup; the finalizer stays and the sweep tries again.';
+
+for (const [how, pick] of [['by DataUpload name', 'byName'], ['by snapshot ID', 'byID']] as const) {
+  test(`a restore in another namespace reading the backup ${how} holds the deletion: nothing forgotten, finalizer kept, retried`, async () => {
+    const { backends, ids } = await twoBackups();
+    const h = harness('delete');
+    for (const [k, v] of backends) h.backends.set(k, v);
+    const reader = readers(ids[1])[pick];
+    h.kube.seed(deleting('uid-second', ids[1]), reader, ...location());
+    for (let sweep = 0; sweep < 2; sweep++) {
+      const out = await runOne(h.ctx, deleteData, ref);
+      assert.equal(out.outcome, 'Waiting', out.reason);
+      assert.equal(out.reason, waiting);
+    }
+    const repo = await Repository.open(backends.get(repoLocation)!, repositoryPassword('location secret', 'app'));
+    assert.deepEqual((await listSnapshots(repo)).map((e) => e.id).sort(), [...ids].sort(), 'both snapshots are still there');
+    const du = h.kube.peek<DataUpload & KubeObject>(ref)!;
+    assert.deepEqual(du.metadata.finalizers, [finalizerName, 'example.com/keep']);
+    assert.equal(du.status?.message, waiting);
+    assert.equal(du.status?.conditions?.find((c) => c.type === 'RepositoryDataDeleted')?.reason, 'RestoreReading');
+    assert.deepEqual(eventsOf(h.kube).map((e) => e.reason), ['DeleteWaiting'], 'one Event, not one per retry');
+
+    // the restore ends: the next run deletes
+    h.kube.seed({ ...reader, status: { phase: 'Completed' } });
+    const out = await runOne(h.ctx, deleteData, ref);
+    assert.equal(out.outcome, 'Advanced', out.reason);
+    assert.deepEqual((await listSnapshots(repo)).map((e) => e.id), [ids[0]]);
+    assert.deepEqual(h.kube.peek<DataUpload & KubeObject>(ref)!.metadata.finalizers, ['example.com/keep']);
+  });
+}
+
+test('restores that ended, or read another backup or another namespace\'s repository, do not hold the deletion', async () => {
+  const h = harness('delete');
+  const du = deleting('uid-w', 'c'.repeat(64));
+  du.metadata.finalizers = [finalizerName];
+  const ended = dataDownload({ source: { dataUpload: { name: 'du-1', namespace: 'app' } } }, { phase: 'Failed' });
+  const otherBackup = dataDownload({ source: { dataUpload: { name: 'du-2', namespace: 'app' } } }, { phase: 'InProgress' });
+  const otherRepo = dataDownload({ source: { snapshotID: 'c'.repeat(64) } }, { phase: 'InProgress' });
+  [ended.metadata.name, otherBackup.metadata.name, otherRepo.metadata.name] = ['dd-ended', 'dd-other', 'dd-repo'];
+  h.kube.seed(du, ended, otherBackup, otherRepo, ...location());
+  const out = await runOne(h.ctx, deleteData, ref);
+  assert.equal(out.outcome, 'Advanced', out.reason);
+  assert.equal(h.kube.peek(ref), undefined, 'no repository, so only the finalizer held it; now it is gone');
 });
