@@ -1,6 +1,7 @@
 // The dispatcher's Prometheus metrics in the text exposition format: admissions, denials, dispatches, admission
-// latency, and the transfer queue as the last placement saw it. A few counters, gauges and one histogram do not need
-// a client library. Each replica counts what it did; Prometheus sums the replicas.
+// latency, and the transfer queue as the last placement saw it, then BackupSchedule health read at scrape time
+// (schedule-metrics.ts). A few counters, gauges and one histogram do not need a client library. Each replica counts
+// what it did; Prometheus sums the replicas.
 
 type Labels = Record<string, string>;
 
@@ -38,7 +39,7 @@ class Series {
   }
 }
 
-class Counter extends Series {
+export class Counter extends Series {
   constructor(name: string, help: string) {
     super(name, help, 'counter');
   }
@@ -48,7 +49,7 @@ class Counter extends Series {
   }
 }
 
-class Gauge extends Series {
+export class Gauge extends Series {
   constructor(name: string, help: string) {
     super(name, help, 'gauge');
   }
@@ -90,6 +91,11 @@ class Histogram {
   }
 }
 
+/** Metric families computed when scraped, already in the text format. */
+export interface MetricLines {
+  lines(): Promise<string[]>;
+}
+
 export class DispatcherMetrics {
   readonly admissions = new Counter('ferry_dispatcher_admissions_total', 'Admission requests answered, by kind, operation and whether they were allowed.');
   readonly denials = new Counter('ferry_dispatcher_denials_total', 'Admission requests denied, by kind and reason.');
@@ -99,14 +105,19 @@ export class DispatcherMetrics {
   readonly waiting = new Gauge('ferry_dispatcher_waiting_transfers', 'Resources waiting for a transfer slot under the concurrency limits, as the last placement saw them.');
   readonly transferring = new Gauge('ferry_dispatcher_running_transfers', 'Transfers holding a slot (running, or started and not yet InProgress), as the last placement saw them.');
 
-  constructor() {
+  readonly #schedules: MetricLines | undefined;
+
+  /** schedules: gauges computed at scrape time (ScheduleMetrics); a dispatcher without one reports its own only */
+  constructor(opts: { schedules?: MetricLines } = {}) {
+    this.#schedules = opts.schedules;
     // a dispatcher that has placed nothing yet has an empty queue, and says so
     this.waiting.set({}, 0);
     this.transferring.set({}, 0);
   }
 
-  render(): string {
+  async render(): Promise<string> {
     const all = [this.admissions, this.denials, this.dispatches, this.latency, this.waiting, this.transferring];
-    return `${all.flatMap((m) => m.render()).join('\n')}\n`;
+    const lines = [...all.flatMap((m) => m.render()), ...(await this.#schedules?.lines() ?? [])];
+    return `${lines.join('\n')}\n`;
   }
 }

@@ -124,7 +124,10 @@ export async function startServers(opts: ServerOptions, deps: HandlerDeps, log: 
     const path = new URL(req.url ?? '/', 'http://health').pathname;
     if (path === '/healthz') return send(res, 200, 'ok\n');
     if (path === '/readyz') return ready ? send(res, 200, 'ready\n') : send(res, 503, 'the webhook is not listening yet\n');
-    if (path === '/metrics') return send(res, 200, deps.metrics.render(), 'text/plain; version=0.0.4; charset=utf-8');
+    if (path === '/metrics') {
+      deps.metrics.render().then((text) => send(res, 200, text, 'text/plain; version=0.0.4; charset=utf-8'), (err: Error) => send(res, 500, `The metrics could not be rendered: ${err.message}\n`));
+      return;
+    }
     send(res, 404, 'Served here: /healthz, /readyz, /metrics.\n');
   });
   const metricsPort = await listen(health, opts.metricsPort, opts.host);

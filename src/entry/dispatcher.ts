@@ -16,6 +16,7 @@ import { Dispatcher } from '../dispatcher/dispatcher.ts';
 import { sweep as sweepOnce } from '../dispatcher/sweep.ts';
 import type { DispatcherDeps } from '../dispatcher/dispatcher.ts';
 import { DispatcherMetrics } from '../dispatcher/metrics.ts';
+import { ScheduleMetrics } from '../dispatcher/schedule-metrics.ts';
 import { nodeLister } from '../dispatcher/nodes.ts';
 import { startServers } from '../dispatcher/server.ts';
 
@@ -42,7 +43,7 @@ const serve = defineCommand({
   async run({ args: flags }) {
     const config = loadConfig(flags);
     const { deps, http } = parts(config, 'dispatcher');
-    const metrics = new DispatcherMetrics();
+    const metrics = new DispatcherMetrics({ schedules: new ScheduleMetrics(http, { log: deps.log }) });
     // no retries on the admission path: the answer is due within seconds, and the sweep covers a lost dispatch
     const dispatcher = new Dispatcher({ ...deps, kube: http, metrics });
     const servers = await startServers(config, { kube: http, namespace: config.namespace, dispatcher, metrics, log: deps.log, budgetMs: config.budgetMs }, deps.log);
