@@ -2,7 +2,8 @@
 // would, without a metrics stack or log search. Every phase transition leaves an Event on the resource, every step
 // pod ends with a JSON termination message (outcome, reason, counters), step logs are JSON lines naming the
 // resource, status carries the backup's figures and a Progress% printer column that is a number during and after
-// the transfer, and the dispatcher's /metrics counts the dispatch the DataUpload caused.
+// the transfer, and the dispatcher's /metrics counts the dispatch the DataUpload caused and shows a BackupSchedule's
+// health from its status.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,7 +13,7 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { labels } from '../../src/shared/api/phases.ts';
 import { installFerry } from '../support/ferry-install.ts';
-import { boundClaim, dataDownload, dataUpload, downloads, ferryNamespace, summary, uploads, watchUntil, world } from './world.ts';
+import { api, boundClaim, dataDownload, dataUpload, downloads, ferryNamespace, summary, uploads, watchUntil, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
 const run = promisify(execFile);
@@ -177,5 +178,24 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
     const steps = ['expose', 'transfer', 'finalize'];
     const ended = await untilSteps(sampler, steps);
     checkTerminations(ended, steps);
+  });
+
+  it('a BackupSchedule\'s health in /metrics, read from its status across namespaces', async () => {
+    const { metricsPort } = await installFerry(w.cluster);
+    await w.cluster.kube.create(`${api}/namespaces/${w.app}/backupschedules`, {
+      apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'paused' },
+      spec: { schedule: '0 3 * * *', pvcs: ['data'], backupStorageLocation: w.location, suspend: true },
+    });
+    const labelText = `{namespace="${w.app}",schedule="paused"}`;
+    // the dispatcher lists schedules at most every few seconds
+    const deadline = Date.now() + 60_000;
+    let samples = await scrape(metricsPort);
+    while (!samples.has(`ferry_schedule_suspended${labelText}`) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 2000));
+      samples = await scrape(metricsPort);
+    }
+    assert.equal(samples.get(`ferry_schedule_suspended${labelText}`), 1);
+    assert.equal(samples.get(`ferry_schedule_missed_runs${labelText}`), 0);
+    assert.equal(samples.get(`ferry_schedule_last_run_outcome{namespace="${w.app}",schedule="paused",outcome="Succeeded"}`), 0);
   });
 });
