@@ -42,7 +42,7 @@ it('npm run demo backs up, restores and compares on the cluster in a box, and sa
   assert.match(stdout, /^ {2}export KUBECONFIG=\S+$/m);
   // live progress (the CLI's --wait display): the phase while the transfer ran, and the bytes once it ended
   assert.match(all, /^\[[\dms]+\] InProgress /m);
-  assert.match(all, /^\[[\dms]+\] Completed [\d.]+ MiB \/ [\d.]+ MiB \(100\.0%\)/m);
+  assert.match(all, /^\[[\dms]+\] Completed [\d.]+ MiB \/ [\d.]+ MiB \(100%\)/m);
   // --clean: the demo's namespaces are going
   const ns = /demo-app-[0-9a-f]{6}/.exec(stdout)![0];
   const left = await cluster.kube.find(`/api/v1/namespaces/${ns}`);
