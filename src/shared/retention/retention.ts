@@ -5,15 +5,10 @@
 // everything. Pure: no Kubernetes, no repository, the time zone passed in.
 import { isoWeek, wallClock } from '../schedule/zone.ts';
 import type { WallClock } from '../schedule/zone.ts';
+import type { RetentionPolicy } from '../api/types.ts';
 
-export interface KeepRules {
-  keepLast?: number;
-  keepHourly?: number;
-  keepDaily?: number;
-  keepWeekly?: number;
-  keepMonthly?: number;
-  keepYearly?: number;
-}
+/** the rules are the API's own (BackupSchedule.spec.retention): a type only, nothing of Kubernetes comes with it */
+export type KeepRules = RetentionPolicy;
 
 export type RuleName = keyof KeepRules;
 
