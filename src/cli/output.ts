@@ -1,5 +1,4 @@
 // What commands print: JSON for scripts, short human lines otherwise, and a live progress line on a terminal.
-import { consola } from 'consola';
 import type { Progress } from '../shared/backup/progress.ts';
 
 export function printJSON(value: unknown): void {
@@ -101,13 +100,14 @@ export function progressReporter(json: boolean, stream: NodeJS.WriteStream = pro
         stream.write(`\r\x1b[2K${line(now).slice(0, Math.max(20, (stream.columns ?? 200) - 1))}`);
       } else if (now - lastPlain >= 5000 || phaseChanged) {
         lastPlain = now;
-        consola.log(line(now));
+        // straight to the stream: a consola reporter (the basic one under CI) would prefix every line with its type
+        stream.write(`${line(now)}\n`);
       }
     },
     done() {
       if (json) return;
       if (tty) stream.write('\n');
-      else if (last) consola.log(line(Date.now()));
+      else if (last) stream.write(`${line(Date.now())}\n`);
     },
   };
 }

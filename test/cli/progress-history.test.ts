@@ -50,6 +50,22 @@ test('on a narrow terminal the line is cut to its width, so redrawing in place s
   assert.ok(drawn.startsWith('[0s] InProgress [######'));
 });
 
+test('off a terminal the reporter writes plain lines, with no reporter prefix, at each phase change and at the end', () => {
+  const s = fakeStream(false);
+  const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
+  r.update({ bytesDone: 0, bytesTotal: 0, totalsFinal: false }, 'New');
+  r.update({ bytesDone: 1024, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
+  r.update({ bytesDone: 2048, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
+  r.done();
+  const lines = s.text().split('\n');
+  assert.equal(lines.pop(), '');
+  assert.equal(lines.length, 3, s.text());
+  assert.match(lines[0], /^\[0s\] New 0 B, /);
+  assert.match(lines[1], /^\[0s\] InProgress 1\.0 KiB \/ 4\.0 KiB \(25\.0%\)/);
+  assert.match(lines[2], /^\[0s\] InProgress 2\.0 KiB \/ 4\.0 KiB \(50\.0%\)/);
+  assert.ok(!s.text().includes('\r'), 'no redraws off a terminal');
+});
+
 test('quiet (a document goes to stdout) the reporter writes nothing', () => {
   const s = fakeStream(true);
   const r = progressReporter(true, s as unknown as NodeJS.WriteStream);
