@@ -1,15 +1,21 @@
-import { defineCommand } from 'citty';
-import init from './init.ts';
-import backup from './backup.ts';
-import restore from './restore.ts';
-import snapshots from './snapshots.ts';
-import check from './check.ts';
-import forget from './forget.ts';
-import prune from './prune.ts';
-import key from './key.ts';
-import unlock from './unlock.ts';
+// `ferry repo ...`: each sub-command loads when named, so a backup does not pay for restore, check and prune modules
+// at start-up (incremental backups are short enough for module loading to show).
+import { defineCommand, type CommandDef } from 'citty';
+
+// each command's own argument types are narrower than CommandDef's default; citty checks the arguments at run time
+const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((m) => m.default as CommandDef);
 
 export default defineCommand({
   meta: { name: 'repo', description: 'Work with a repository directly (restic format v2), without Kubernetes' },
-  subCommands: { init, backup, restore, snapshots, check, forget, prune, key, unlock },
+  subCommands: {
+    init: lazy(() => import('./init.ts')),
+    backup: lazy(() => import('./backup.ts')),
+    restore: lazy(() => import('./restore.ts')),
+    snapshots: lazy(() => import('./snapshots.ts')),
+    check: lazy(() => import('./check.ts')),
+    forget: lazy(() => import('./forget.ts')),
+    prune: lazy(() => import('./prune.ts')),
+    key: lazy(() => import('./key.ts')),
+    unlock: lazy(() => import('./unlock.ts')),
+  },
 });
