@@ -3,7 +3,6 @@
 // snapshot. The walk never waits for file contents, so many files are in flight even in narrow, deep trees,
 // while a semaphore bounds how many.
 import { lstat, readdir } from 'node:fs/promises';
-import { readForBackup } from './open-source.ts';
 import { cpus } from 'node:os';
 import { hashID, type ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
@@ -19,6 +18,8 @@ import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { consola } from 'consola';
 import { BackupPool } from './pool.ts';
+import { SmallBatches } from './small-batches.ts';
+import type { SmallFileRead } from './worker-protocol.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from './progress.ts';
 import { scanTotals } from './scanner.ts';
 import type { Counters } from './summary.ts';
@@ -31,7 +32,7 @@ export interface ArchiveOptions {
   compression?: boolean;
   signal?: AbortSignal;
   onProgress?: ProgressFn;
-  /** files at most this big are read and sealed on the main thread; bigger ones go to the workers */
+  /** files at most this big are stored whole as one blob, in batches; bigger ones are chunked one by one */
   smallFile?: number;
   /**
    * Record extended attributes. Off by default: Node has no xattr API, so they are read through batched getfattr
@@ -59,8 +60,7 @@ export class Archiver {
   readonly #opts: ArchiveOptions;
   /** big files being read by workers (each holds a read buffer there) */
   readonly #fileSlots: Semaphore;
-  /** small files being read on this thread (cheap, but many at once keep the disk busy) */
-  readonly #smallSlots = new Semaphore(32);
+  readonly #small: SmallBatches;
   readonly #progress = newProgress();
   readonly #tick: { tick(): void; flush(): void };
   readonly #counters = newCounters();
@@ -77,6 +77,10 @@ export class Archiver {
     const workers = opts.workers ?? Math.max(1, cpus().length);
     this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: this.#compression }, workers, writer);
     this.#fileSlots = new Semaphore(workers);
+    // a batch is a few milliseconds of a worker's time; two per worker keep each busy while the other waits
+    this.#small = new SmallBatches((paths) => this.#pool.backupSmallFiles(paths, opts.signal), { files: 64, bytes: 1 << 20, inFlight: 2 * workers }, (n) => {
+      this.#progress.bytesAdded += n;
+    });
     this.#tick = throttled(opts.onProgress, this.#progress);
   }
 
@@ -144,6 +148,8 @@ export class Archiver {
       node.subtree = await this.#saveVirtual(child, full, await this.#previousTree(previous));
       nodes.push(Promise.resolve(node));
     }
+    // the walk below here is over; its last small files must leave before anything waits for them
+    await this.#small.flush();
     return this.#saveTree(await Promise.all(nodes));
   }
 
@@ -172,9 +178,13 @@ export class Archiver {
       this.#doneFile(Number(node.size));
       return pending(Promise.resolve(node));
     }
-    const slots = node.size <= BigInt(this.#smallFile) ? this.#smallSlots : this.#fileSlots;
-    await slots.acquire();
-    return pending(this.#storeFile(full, node, previous).finally(() => slots.release()));
+    if (node.size <= BigInt(this.#smallFile)) {
+      this.#progress.currentPath = full.toString();
+      const stored = await this.#small.add(full, Number(node.size));
+      return pending(stored.done.then((f) => this.#storedSmall(node, previous, f)));
+    }
+    await this.#fileSlots.acquire();
+    return pending(this.#storeFile(full, node, previous).finally(() => this.#fileSlots.release()));
   }
 
   async #walkDir(dir: Buffer, parent: TreeNode[] | undefined): Promise<Pending<ID>> {
@@ -187,38 +197,33 @@ export class Archiver {
   async #storeFile(full: Buffer, node: TreeNode, previous: TreeNode | undefined): Promise<TreeNode> {
     this.#progress.currentPath = full.toString();
     let streamed = 0;
-    if (node.size <= BigInt(this.#smallFile)) {
-      node.content = await this.#smallFileContent(full);
-    } else {
-      const r = await this.#pool.backupFile(full, (n) => {
-        streamed += n;
-        this.#progress.bytesDone += n;
-        this.#tick.tick();
-      }, this.#opts.signal);
-      node.content = r.content;
-      // the size actually read: a file that grew or shrank since lstat is recorded as it was read
-      node.size = BigInt(r.size);
-    }
+    const r = await this.#pool.backupFile(full, (n) => {
+      streamed += n;
+      this.#progress.bytesDone += n;
+      this.#tick.tick();
+    }, this.#opts.signal);
+    node.content = r.content;
+    // the size actually read: a file that grew or shrank since lstat is recorded as it was read
+    node.size = BigInt(r.size);
+    this.#countStored(node, previous, streamed);
+    return node;
+  }
+
+  #storedSmall(node: TreeNode, previous: TreeNode | undefined, f: SmallFileRead): TreeNode {
+    node.content = f.size === 0 ? [] : [f.id];
+    node.size = BigInt(f.size);
+    this.#countStored(node, previous, 0);
+    return node;
+  }
+
+  #countStored(node: TreeNode, previous: TreeNode | undefined, streamed: number): void {
     if (previous) this.#counters.filesChanged++;
     else this.#counters.filesNew++;
     this.#doneFile(Number(node.size), streamed);
-    return node;
   }
 
   async #previousTree(previous: TreeNode | undefined): Promise<TreeNode[] | undefined> {
     return previous?.type === 'dir' && previous.subtree ? this.#loadTree(previous.subtree) : undefined;
-  }
-
-  async #smallFileContent(full: Buffer): Promise<string[]> {
-    const data = await readForBackup(full);
-    if (data.length === 0) return [];
-    const id = hashID(data);
-    if (this.#writer.claim('data', id)) {
-      const blob = prepareBlob(this.#repo.key, 'data', id, data, this.#compression);
-      this.#progress.bytesAdded += data.length;
-      await this.#writer.add(blob, data.length, this.#opts.signal);
-    }
-    return [id];
   }
 
   /** `streamed`: bytes of this file already counted while it was read */

@@ -1,6 +1,6 @@
 // Opening files to back them up without touching their access time (as restic does): O_NOATIME, which the
 // kernel allows only to the file's owner or root, so fall back to a plain open when it is refused.
-import { constants } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 let noAtimeAllowed = true;
@@ -17,11 +17,24 @@ export async function openForBackup(path: string | Buffer): Promise<FileHandle> 
   return open(path, constants.O_RDONLY);
 }
 
-export async function readForBackup(path: Buffer): Promise<Buffer> {
-  const fh = await openForBackup(path);
+/** A whole (small) file, read synchronously: for worker threads, whose event loop has nothing better to do. */
+export function readForBackupSync(path: Uint8Array): Buffer {
+  const fd = openSyncForBackup(Buffer.from(path.buffer, path.byteOffset, path.byteLength));
   try {
-    return await fh.readFile();
+    return readFileSync(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
+}
+
+function openSyncForBackup(path: Buffer): number {
+  if (noAtimeAllowed) {
+    try {
+      return openSync(path, constants.O_RDONLY | constants.O_NOATIME);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+      noAtimeAllowed = false;
+    }
+  }
+  return openSync(path, constants.O_RDONLY);
 }

@@ -1,10 +1,8 @@
 // The main-thread side of the backup workers: hands out whole files, answers "is this chunk new?" from the
 // index, and passes sealed blobs to the pack writer (whose back-pressure reaches the workers through the replies).
 import { Worker } from 'node:worker_threads';
-import type { PreparedBlob } from '../pack/prepare.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
-import type { BlobType } from '../pack/blob.ts';
-import type { BlobInRead, FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type { BlobInRead, FromWorker, SealedSmall, SmallFileRead, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { allocated } from './collect.ts';
 import { transferList } from './transfer.ts';
 
@@ -28,6 +26,12 @@ export class FileReadError extends Error {
     super(message);
     this.code = code;
   }
+}
+
+export interface SmallBatchResult {
+  files: SmallFileRead[];
+  /** plaintext bytes of the blobs this batch stored (the rest were known already) */
+  added: number;
 }
 
 export class BackupPool {
@@ -77,9 +81,13 @@ export class BackupPool {
     return this.#submit((job) => ({ op: 'open', job, bytes, blobs }), transferList([bytes])) as Promise<(Uint8Array | string)[]>;
   }
 
-  /** Compresses, seals and verifies small blobs in a worker. */
-  prepare(blobs: { id: string; type: BlobType; data: Uint8Array }[]): Promise<PreparedBlob[]> {
-    return this.#submit((job) => ({ op: 'prepare', job, blobs }), []) as Promise<PreparedBlob[]>;
+  /**
+   * Stores a batch of small files, each as a single blob, in one worker: it reads and hashes them all, the new
+   * blobs are claimed here in the batch's order (so duplicates, even within the batch, are stored once), and it
+   * seals only those. Resolves once the new blobs are in the pack writer.
+   */
+  backupSmallFiles(paths: Uint8Array[], signal?: AbortSignal): Promise<SmallBatchResult> {
+    return this.#submit((job) => ({ op: 'small', job, paths }), [], undefined, signal) as Promise<SmallBatchResult>;
   }
 
   async close(): Promise<void> {
@@ -140,19 +148,39 @@ export class BackupPool {
         }
         return;
       }
+      case 'hashed': {
+        const need = m.files.map((f) => f.size > 0 && this.#writer!.claim('data', f.id));
+        const msg: ToWorker = { op: 'answerMany', job: m.job, ask: m.ask, need };
+        w.thread.postMessage(msg);
+        return;
+      }
+      case 'smallDone':
+        try {
+          this.#finish(m.job)?.resolve({ files: m.files, added: await this.#addAll(m.blobs) });
+        } catch (err) {
+          this.#finish(m.job)?.reject(err as Error);
+        }
+        return;
       case 'fileDone':
         this.#finish(m.job)?.resolve({ content: m.content, size: m.size });
         return;
       case 'opened':
         this.#finish(m.job)?.resolve(m.results);
         return;
-      case 'prepared':
-        this.#finish(m.job)?.resolve(m.blobs);
-        return;
       case 'failed':
         this.#finish(m.job)?.reject(new FileReadError(m.message, m.code));
         return;
     }
+  }
+
+  async #addAll(blobs: SealedSmall[]): Promise<number> {
+    let added = 0;
+    for (const { blob, length } of blobs) {
+      allocated(blob.sealed.length);
+      await this.#writer!.add(blob, length);
+      added += length;
+    }
+    return added;
   }
 
   #failWorker(w: PoolWorker, err: Error): void {

@@ -1,8 +1,8 @@
 // Messages between the backup pool (main thread) and its workers. A worker chunks and hashes a whole file,
-// asks the main thread whether each chunk is new (the index lives there), and seals only the new ones.
+// asks the main thread whether each chunk is new (the index lives there), and seals only the new ones. Small files
+// travel in batches: the worker reads and hashes a batch, asks once which of its blobs are new, and seals those.
 import type { MasterKey } from '../crypto/key.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
-import type { BlobType } from '../pack/blob.ts';
 
 export interface WorkerInit {
   key: MasterKey;
@@ -17,10 +17,25 @@ export interface BlobInRead {
   uncompressedLength: number;
 }
 
+/** One small file of a batch as read: its single blob's id ('' when empty) and its size. */
+export interface SmallFileRead {
+  id: string;
+  size: number;
+}
+
+/** A new blob of a small-file batch, with its plaintext length (for the writer's statistics). */
+export interface SealedSmall {
+  blob: PreparedBlob;
+  length: number;
+}
+
 export type ToWorker =
   | { op: 'file'; job: number; path: Uint8Array }
-  | { op: 'prepare'; job: number; blobs: { id: string; type: BlobType; data: Uint8Array }[] }
+  /** read, hash and (once told which are new) seal whole small files, each stored as one blob */
+  | { op: 'small'; job: number; paths: Uint8Array[] }
   | { op: 'answer'; job: number; ask: number; need: boolean }
+  /** which blobs of a `hashed` batch are new, in the batch's order */
+  | { op: 'answerMany'; job: number; ask: number; need: boolean[] }
   /** decrypt, decompress and verify stored blobs read together (restore); offsets are into `bytes` */
   | { op: 'open'; job: number; bytes: Uint8Array; blobs: BlobInRead[] }
   /** stop reading this file at the next chunk */
@@ -32,7 +47,10 @@ export type FromWorker =
   /** a sealed chunk, sent only after the main thread said it is needed; acknowledged with an `answer` */
   | { op: 'sealed'; job: number; ask: number; blob: PreparedBlob; length: number }
   | { op: 'fileDone'; job: number; content: string[]; size: number }
-  | { op: 'prepared'; job: number; blobs: PreparedBlob[] }
+  /** a small-file batch read and hashed; the worker waits for an `answerMany` before sealing the new blobs */
+  | { op: 'hashed'; job: number; ask: number; files: SmallFileRead[] }
+  /** the batch's new blobs, sealed; the job ends here */
+  | { op: 'smallDone'; job: number; files: SmallFileRead[]; blobs: SealedSmall[] }
   /** per blob, its plaintext or why it could not be opened */
   | { op: 'opened'; job: number; results: (Uint8Array | string)[] }
   | { op: 'failed'; job: number; message: string; code?: string };

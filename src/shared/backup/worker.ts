@@ -5,14 +5,16 @@ import { parsePolynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
 import { openBlob, prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
-import type { BlobInRead, FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+import { readForBackupSync } from './open-source.ts';
+import type { BlobInRead, FromWorker, SealedSmall, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
 import { allocated } from './collect.ts';
 
 const init = workerData as WorkerInit;
 const pol = parsePolynomial(init.polynomial);
 const port = parentPort!;
-const waiting = new Map<string, (need: boolean) => void>();
+/** answers awaited from the main thread; a canceled job's are settled with `false` */
+const waiting = new Map<string, (need: boolean | boolean[]) => void>();
 let nextAsk = 0;
 const zeroIDs = new Map<number, string>();
 /** idle chunkers; a worker runs a few files at once (their reads overlap), each needs its own */
@@ -23,10 +25,10 @@ function post(msg: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(msg, transfer);
 }
 
-function ask(job: number, send: (ask: number) => FromWorker, transfer: ArrayBuffer[] = []): Promise<boolean> {
+function ask<T extends boolean | boolean[]>(job: number, send: (ask: number) => FromWorker, transfer: ArrayBuffer[] = []): Promise<T | false> {
   const n = nextAsk++;
   return new Promise((resolve) => {
-    waiting.set(`${job}:${n}`, resolve);
+    waiting.set(`${job}:${n}`, resolve as (need: boolean | boolean[]) => void);
     post(send(n), transfer);
   });
 }
@@ -55,22 +57,38 @@ async function backupFile(job: number, path: Uint8Array): Promise<void> {
 
 async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, content: { ids: string[]; size: number }): Promise<void> {
   for await (const chunk of fileChunks(path, chunker)) {
-    if (canceled.delete(job)) throw Object.assign(new Error('backup canceled'), { name: 'AbortError' });
+    if (canceled.delete(job)) throw canceledError();
     const id = chunkID(chunk.data, chunk.zero);
     const length = chunk.data.length;
     content.ids.push(id);
     content.size += length;
     allocated(length);
-    const need = await ask(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
+    const need = await ask<boolean>(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
     if (!need) continue;
     const blob = prepareBlob(init.key, 'data', id, chunk.data, init.compression);
-    await ask(job, (n) => ({ op: 'sealed', job, ask: n, blob, length }), transferList([blob.sealed]));
+    await ask<boolean>(job, (n) => ({ op: 'sealed', job, ask: n, blob, length }), transferList([blob.sealed]));
   }
 }
 
-function prepareMany(job: number, blobs: { id: string; type: 'data' | 'tree'; data: Uint8Array }[]): void {
-  const out = blobs.map((b) => prepareBlob(init.key, b.type, b.id, b.data, init.compression));
-  post({ op: 'prepared', job, blobs: out }, transferList(out.map((b) => b.sealed)));
+/**
+ * Small files are read synchronously: a whole file is one short read from a warm cache, and the promise and
+ * thread-pool round trips of async file handles cost more than the reads themselves.
+ */
+async function backupSmallFiles(job: number, paths: Uint8Array[]): Promise<void> {
+  const data = paths.map((p) => readForBackupSync(p));
+  const files = data.map((d) => ({ id: d.length === 0 ? '' : createHash('sha256').update(d).digest('hex'), size: d.length }));
+  allocated(files.reduce((sum, f) => sum + f.size, 0));
+  const need = await ask<boolean[]>(job, (n) => ({ op: 'hashed', job, ask: n, files }));
+  if (canceled.delete(job) || need === false) throw canceledError();
+  const blobs: SealedSmall[] = [];
+  for (let i = 0; i < files.length; i++) {
+    if (need[i]) blobs.push({ blob: prepareBlob(init.key, 'data', files[i].id, data[i], init.compression), length: files[i].size });
+  }
+  post({ op: 'smallDone', job, files, blobs }, transferList(blobs.map((b) => b.blob.sealed)));
+}
+
+function canceledError(): Error {
+  return Object.assign(new Error('backup canceled'), { name: 'AbortError' });
 }
 
 /** A blob's plaintext, checked against its id, or why it could not be opened. */
@@ -86,7 +104,8 @@ function openVerified(sealed: Uint8Array, b: BlobInRead): Uint8Array | string {
 
 port.on('message', (msg: ToWorker) => {
   switch (msg.op) {
-    case 'answer': {
+    case 'answer':
+    case 'answerMany': {
       const key = `${msg.job}:${msg.ask}`;
       const resolve = waiting.get(key);
       waiting.delete(key);
@@ -111,12 +130,8 @@ port.on('message', (msg: ToWorker) => {
       post({ op: 'opened', job: msg.job, results }, transferList(results.filter((r) => typeof r !== 'string')));
       return;
     }
-    case 'prepare':
-      try {
-        prepareMany(msg.job, msg.blobs);
-      } catch (err) {
-        post({ op: 'failed', job: msg.job, message: (err as Error).message });
-      }
+    case 'small':
+      backupSmallFiles(msg.job, msg.paths).catch((err: NodeJS.ErrnoException) => post({ op: 'failed', job: msg.job, message: err.message, code: err.code }));
       return;
   }
 });
