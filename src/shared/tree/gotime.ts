@@ -83,11 +83,15 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, '0');
 }
 
+/** Instants in years 1 to 9998 in every zone (offsets stay within a day), which need no conversion to check. */
+const surelyInRange = { min: -62135596800n * NS_PER_SEC + 86400n * NS_PER_SEC, max: 253370764800n * NS_PER_SEC };
+
 /**
  * restic's fixTime: a year before 0 or after 9999 cannot be written as RFC 3339, so only the year is
  * moved into range (Feb 29 of a leap year becomes Mar 1 like Go's AddDate).
  */
 export function clampGoTimeYear(t: GoTime): GoTime {
+  if (t.ns > surelyInRange.min && t.ns < surelyInRange.max) return t;
   const c = toCivil(t);
   if (c.year >= 0 && c.year <= 9999) return t;
   return fromCivil({ ...c, year: c.year < 0 ? 0 : 9999 }, t.offset);

@@ -1,6 +1,7 @@
 // A tree blob: one directory's entries as `{"nodes":[...]}` plus a newline, exactly the bytes restic's
 // tree builder writes, so the blob id (SHA-256 of these bytes) matches restic's for the same directory.
 import { utf8Bytes } from './goutf8.ts';
+import { decodeTreeFast } from './fastdecode.ts';
 import { JsonReader } from './jsonreader.ts';
 import { compareNames, displayName } from './node.ts';
 import type { TreeNode } from './node.ts';
@@ -23,6 +24,11 @@ export function encodeTree(nodes: readonly TreeNode[]): Uint8Array {
 /** Decodes a tree blob written by restic (0.14 to 0.18) or by encodeTree. */
 export function decodeTree(blob: Uint8Array): TreeNode[] {
   const text = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('utf8');
+  return decodeTreeFast(text) ?? decodeTreeExact(text);
+}
+
+/** The pull reader: exact for every blob restic may write, and precise about malformed ones. */
+export function decodeTreeExact(text: string): TreeNode[] {
   const reader = new JsonReader(text, 'tree blob');
   const nodes: TreeNode[] = [];
   reader.readObject((key) => {

@@ -3,11 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { hexId, unicodeString } from './arbitrary.ts';
-import { goCompactJson } from '../../../src/shared/tree/gojson.ts';
+import { arbitraryNode, uniqueSorted } from './arbitrary.ts';
 import { utf8Bytes } from '../../../src/shared/tree/goutf8.ts';
 import { goMode } from '../../../src/shared/tree/mode.ts';
-import { newNode, nodeTypes, sortNodes } from '../../../src/shared/tree/node.ts';
+import { newNode, sortNodes } from '../../../src/shared/tree/node.ts';
 import type { TreeNode } from '../../../src/shared/tree/node.ts';
 import { decodeTree, encodeTree, findNode, subtreeIds } from '../../../src/shared/tree/tree.ts';
 
@@ -101,36 +100,6 @@ test('reports malformed blobs clearly', () => {
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[')), /tree blob is not valid JSON/);
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[]} x')), /expected the end of the document/);
 });
-
-const goTime = fc.record({
-  ns: fc.bigInt({ min: -62135596800n * 1_000_000_000n, max: 253402214400n * 1_000_000_000n }),
-  offset: fc.integer({ min: -14 * 60, max: 14 * 60 }).map((m) => m * 60),
-}, { noNullPrototype: true });
-const uint64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
-const goString = unicodeString(12);
-const rawJson = fc.jsonValue({ maxDepth: 2 }).map((v) => goCompactJson(JSON.stringify(v)));
-
-const arbitraryNode: fc.Arbitrary<TreeNode> = fc.record({
-  name: fc.uint8Array({ minLength: 1, maxLength: 16 }),
-  type: fc.constantFrom(...nodeTypes),
-  mode: fc.nat({ max: 0xffffffff }),
-  mtime: goTime, atime: goTime, ctime: goTime,
-  uid: fc.nat({ max: 0xffffffff }), gid: fc.nat({ max: 0xffffffff }),
-  user: goString, group: goString,
-  inode: uint64, deviceId: uint64, size: uint64, links: uint64,
-  linkTarget: fc.uint8Array({ maxLength: 16 }),
-  extendedAttributes: fc.array(fc.record({ name: goString, value: fc.option(fc.uint8Array({ maxLength: 8 }), { nil: null }) }, { noNullPrototype: true }), { maxLength: 3 }),
-  genericAttributes: fc.array(fc.tuple(goString, rawJson), { maxLength: 3 }).map((entries) => new Map(entries)),
-  device: uint64,
-  content: fc.option(fc.array(hexId, { maxLength: 3 }), { nil: null }),
-  subtree: fc.option(hexId, { nil: null }),
-  error: goString,
-}, { noNullPrototype: true });
-
-function uniqueSorted(nodes: TreeNode[]): TreeNode[] {
-  const seen = new Set<string>();
-  return sortNodes(nodes.filter((n) => !seen.has(Buffer.from(n.name).toString('hex')) && seen.add(Buffer.from(n.name).toString('hex'))));
-}
 
 test('any tree survives encode and decode unchanged, and re-encodes to the same bytes', () => {
   fc.assert(fc.property(fc.array(arbitraryNode, { maxLength: 6 }).map(uniqueSorted), (nodes) => {
