@@ -6,6 +6,8 @@ export const defaultLevel = 3;
 
 export function compress(data: Uint8Array, level: number = defaultLevel): Uint8Array {
   return zstdCompressSync(data, {
+    // knowing the size up front lets zstd size its tables to the input: most blobs are far below its window
+    pledgedSrcSize: data.length,
     params: {
       [constants.ZSTD_c_compressionLevel]: level,
       [constants.ZSTD_c_checksumFlag]: 0,

@@ -13,9 +13,24 @@ export class CiphertextError extends Error {
   override name = 'CiphertextError';
 }
 
+// IVs are drawn from the CSPRNG a few hundred at a time: one call per blob cost more than sealing a small blob.
+// Each is used once; the pool is per thread, so worker threads never share one.
+const ivPool = Buffer.allocUnsafe(256 * ivSize);
+let ivNext = ivPool.length;
+
+function freshIV(out: Buffer): Buffer {
+  if (ivNext === ivPool.length) {
+    randomFillSync(ivPool);
+    ivNext = 0;
+  }
+  ivPool.copy(out, 0, ivNext, ivNext + ivSize);
+  ivNext += ivSize;
+  return out.subarray(0, ivSize);
+}
+
 export function seal(key: MasterKey, plaintext: Uint8Array): Uint8Array {
   const out = Buffer.allocUnsafe(plaintext.length + sealOverhead);
-  const iv = randomFillSync(out, 0, ivSize).subarray(0, ivSize);
+  const iv = freshIV(out);
   const ciphertext = out.subarray(ivSize, ivSize + plaintext.length);
   ciphertext.set(aesCTR(key.encrypt, iv, plaintext));
   out.set(computeMAC(key, iv, ciphertext), ivSize + plaintext.length);

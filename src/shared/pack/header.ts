@@ -14,6 +14,11 @@ export function entrySize(b: PackedBlob): number {
   return b.uncompressedLength > 0 ? compressedEntrySize : plainEntrySize;
 }
 
+/** Bytes of the pack trailer (sealed header and its length) for header entries of `entryBytes` in all. */
+export function trailerSize(entryBytes: number): number {
+  return entryBytes + sealOverhead + 4;
+}
+
 export function encodeHeader(key: MasterKey, blobs: readonly PackedBlob[]): Uint8Array {
   let size = 0;
   for (const b of blobs) size += entrySize(b);

@@ -7,7 +7,7 @@ import type { ID } from '../ids/id.ts';
 import type { BlobTable } from '../index/table.ts';
 import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
-import { encodeHeader } from '../pack/header.ts';
+import { encodeHeader, entrySize, trailerSize } from '../pack/header.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
 
 export interface PackWriterOptions {
@@ -53,6 +53,8 @@ export function repoParts(repo: RepoParts): RepoParts {
 class OpenPack {
   readonly blobs: PackedBlob[] = [];
   size = 0;
+  /** plaintext bytes of the header's entries so far */
+  entryBytes = 0;
   #buf: Buffer;
 
   constructor(buf: Buffer) {
@@ -72,6 +74,11 @@ class OpenPack {
     }
     this.#buf.set(bytes, this.size);
     this.size += bytes.length;
+  }
+
+  /** Bytes the pack would take with one more blob of `length` stored bytes and header `entry` bytes. */
+  sizeWith(length: number, entry: number): number {
+    return this.size + length + trailerSize(this.entryBytes + entry);
   }
 
   contents(): Uint8Array {
@@ -101,7 +108,9 @@ export class PackWriter {
   constructor(repo: RepoParts, opts: PackWriterOptions = {}) {
     this.#repo = repo;
     this.#packSize = opts.packSize ?? 16 << 20;
-    this.#packCapacity = this.#packSize + (64 << 10);
+    // a pack closes at packSize, or earlier when the next blob and the header would not fit in this: so buffers
+    // are never outgrown (a copy into one twice as big, and a buffer too big to reuse)
+    this.#packCapacity = this.#packSize + (1 << 20);
     // each pack in flight holds a buffer of about packSize
     this.#uploads = opts.uploads ?? 2;
     this.#packsPerIndex = opts.packsPerIndex ?? 32;
@@ -128,10 +137,18 @@ export class PackWriter {
   async add(b: PreparedBlob, plaintextLength: number, signal?: AbortSignal): Promise<void> {
     this.#throwIfFailed();
     this.#pending.add(b.type + b.id);
-    // room for a full pack and its header; a pack ends with the blob that crosses packSize, so it may grow once
+    const packed: PackedBlob = { id: b.id, type: b.type, offset: 0, length: b.sealed.length, uncompressedLength: b.uncompressedLength };
+    const entry = entrySize(packed);
+    const full = this.#open[b.type];
+    if (full && full.blobs.length > 0 && full.sizeWith(packed.length, entry) > this.#packCapacity) {
+      delete this.#open[b.type];
+      await this.#startUpload(full, signal);
+    }
     // tree packs fill slowly and are often small at the end: they start small and grow
     const pack = (this.#open[b.type] ??= new OpenPack(b.type === 'tree' ? Buffer.allocUnsafe(1 << 20) : (this.#spare.pop() ?? Buffer.allocUnsafe(this.#packCapacity))));
-    pack.blobs.push({ id: b.id, type: b.type, offset: pack.size, length: b.sealed.length, uncompressedLength: b.uncompressedLength });
+    packed.offset = pack.size;
+    pack.blobs.push(packed);
+    pack.entryBytes += entry;
     pack.append(b.sealed);
     if (b.type === 'data') this.stats.dataBlobs++;
     else this.stats.treeBlobs++;
@@ -173,7 +190,8 @@ export class PackWriter {
     const bytes = pack.contents();
     const id = createHash('sha256').update(bytes).digest('hex');
     await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal);
-    if (pack.buffer.length === this.#packCapacity && this.#spare.length < 1) this.#spare.push(pack.buffer);
+    // at most `uploads` spares: as many buffers as the open pack and the uploads hold at once anyway
+    if (pack.buffer.length === this.#packCapacity && this.#spare.length < this.#uploads) this.#spare.push(pack.buffer);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;
     for (const b of pack.blobs) {

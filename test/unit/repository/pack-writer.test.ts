@@ -1,0 +1,31 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import { hashID } from '../../../src/shared/ids/id.ts';
+import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
+import { randomBytes, testRepo } from '../../support/repo.ts';
+
+const kib = 1024;
+const mib = 1024 * kib;
+
+test('a pack closes before a blob that would overflow its buffer, and at its target size otherwise', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  // target 1 MiB, so buffers of 2 MiB: 900 KiB then 1.5 MiB cannot share one; 3 x 400 KiB close at the target
+  const writer = repo.writer({ packSize: mib, uploads: 1 });
+  const blobs = [900 * kib, 1.5 * mib, 400 * kib, 400 * kib, 400 * kib].map((size, i) => randomBytes(size, i + 1));
+  for (const data of blobs) {
+    const id = hashID(data);
+    assert.ok(writer.claim('data', id));
+    await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
+  }
+  await writer.flush();
+  const sizes: number[] = [];
+  for await (const f of backend.list('pack')) sizes.push(f.size);
+  sizes.sort((a, b) => a - b);
+  assert.equal(sizes.length, 3, `pack sizes ${sizes.join(', ')}`);
+  assert.ok(sizes[0] > 900 * kib && sizes[0] < mib, 'the 900 KiB blob closed early, alone');
+  assert.ok(sizes[1] > 1.1 * mib && sizes[1] < 1.5 * mib, 'three 400 KiB blobs');
+  assert.ok(sizes[2] > 1.5 * mib && sizes[2] < 2 * mib, 'the 1.5 MiB blob');
+  for (const data of blobs) assert.ok(Buffer.from(await repo.loadBlob('data', hashID(data))).equals(data));
+});
