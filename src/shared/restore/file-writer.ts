@@ -1,7 +1,9 @@
 // Writes one file's content from its blobs: blobs are asked for all at once (within a byte budget) and written at
 // their offsets in any order, all-zero chunks are not written at all (untouched ranges stay holes, which recreates
 // sparse files and costs nothing for empty disk regions), and a file whose last bytes were such a hole is extended
-// to its size at the end (one system call fewer for every file that ends in data, most of them).
+// to its size at the end (one system call fewer for every file that ends in data, most of them). A file is opened
+// only when its first blob is ready, so files waiting for data hold no descriptor and the restorer can ask for the
+// blobs of many files before their folders even exist.
 import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
@@ -12,6 +14,11 @@ import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
 
 const zeroIDs = new Map<number, ID>();
+/**
+ * A chunk of zeros compresses to almost nothing; any blob that does not is not worth hashing a run of zeros for
+ * (that costs as much as verifying the blob: most blobs have a length of their own).
+ */
+const zeroRatio = 64;
 
 function zeroID(length: number): ID {
   let id = zeroIDs.get(length);
@@ -54,6 +61,12 @@ async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: numb
   return end;
 }
 
+/** An all-zero chunk (a hole of a sparse file), known from the index without reading it. */
+function isZeroBlob(b: BlobPlacement): boolean {
+  const { length, uncompressedLength } = b.loc;
+  return uncompressedLength > 0 && length * zeroRatio < uncompressedLength && b.id === zeroID(b.length);
+}
+
 export interface BlobPlacement {
   id: ID;
   offset: number;
@@ -82,6 +95,8 @@ export interface WriteTarget {
    * provisioned).
    */
   existing?: boolean;
+  /** settles once the file's folder exists; the file is created only after it */
+  ready?: Promise<unknown>;
 }
 
 /** Where a file's blobs come from: a reader of verified plaintext, and the budget of plaintext bytes in flight. */
@@ -99,14 +114,19 @@ export async function writeFileContent(
   target: WriteTarget = {},
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
-  // every blob is asked for before the file is open, so the requests of many files reach the reader together
-  const opened = open(path, target.existing ? 'r+' : 'w', 0o600);
-  opened.catch(() => undefined); // its failure surfaces where it is awaited
+  let opened: Promise<FileHandle> | undefined;
+  const handle = (): Promise<FileHandle> => {
+    opened ??= (async () => {
+      await target.ready;
+      return open(path, target.existing ? 'r+' : 'w', 0o600);
+    })();
+    return opened;
+  };
   let failed = false;
   let written = 0;
   try {
     await Promise.all(blobs.map(async (b) => {
-      if (b.id === zeroID(b.length)) {
+      if (isZeroBlob(b)) {
         onBytes(b.length);
         return;
       }
@@ -116,7 +136,7 @@ export async function writeFileContent(
         if (failed) return;
         signal?.throwIfAborted();
         const data = await source.read(b.loc);
-        const end = await writeSkippingZeros(await opened, data, b.offset);
+        const end = await writeSkippingZeros(await handle(), data, b.offset);
         written = Math.max(written, end);
         onBytes(b.length);
       } catch (err) {
@@ -126,14 +146,14 @@ export async function writeFileContent(
         source.budget.give(granted);
       }
     }));
-    // a device or an existing volume already has its size
-    if (!target.existing && written < size) await (await opened).truncate(size);
-    else await opened;
+    // an empty file, or one of holes only, is created here; a device or an existing volume already has its size
+    const fh = await handle();
+    if (!target.existing && written < size) await fh.truncate(size);
   } catch (err) {
     failed = true;
     throw err;
   } finally {
-    const fh = await opened.catch(() => undefined);
+    const fh = await opened?.catch(() => undefined);
     // close waits for writes still in flight, so nothing lands after the file is removed
     await fh?.close();
     if (failed && fh && !target.existing) await unlink(path).catch(() => undefined);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backup } from '../../../src/shared/backup/backup.ts';
@@ -8,8 +8,9 @@ import { restoreTree } from '../../../src/shared/restore/restorer.ts';
 import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
 import { makeFixtureTree } from '../../support/fixture-tree.ts';
 import { compareTrees } from '../../support/compare-tree.ts';
-import { testRepo } from '../../support/repo.ts';
+import { randomBytes, testRepo } from '../../support/repo.ts';
 import { CountingBackend } from './counting-backend.ts';
+import type { Handle } from '../../../src/shared/backend/backend.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'ferry-restorer-'));
 test.after(() => rm(work, { recursive: true, force: true }));
@@ -33,4 +34,50 @@ test('a restore reads each pack a few times, not once per file or directory, and
     // where one read per blob would be over 600
     assert.ok(backend.packReads <= 5 * packs, `${backend.packReads} reads for ${packs} packs and ${progress.filesDone} files`);
   }
+});
+
+test('small files spread over many folders share pack reads: the walk does not wait for each folder to be made', async () => {
+  const source = join(work, 'folders');
+  for (let d = 0; d < 60; d++) {
+    const dir = join(source, `d${d}`, 'sub');
+    await mkdir(dir, { recursive: true });
+    for (let f = 0; f < 4; f++) await writeFile(join(dir, `f${f}`), randomBytes(1000 + f, d * 10 + f));
+  }
+  const backend = new CountingBackend();
+  const repo = await testRepo(backend);
+  const { snapshotID } = await backup(repo, { paths: [source] });
+  const tree = (await listSnapshots(repo)).find((e) => e.id === snapshotID)!.snapshot.tree;
+  backend.packReads = 0;
+  const target = join(work, 'folders-restored');
+  await restoreTree(repo, tree, { target });
+  assert.deepEqual(await compareTrees(source, join(target, source), { mtimeToleranceNs: 1000n }), []);
+  // 240 files in 120 folders, all in one or two packs: waiting for each mkdir cost a read per folder (61 measured)
+  assert.ok(backend.packReads <= 2 * repo.index.packs().length + 2, `${backend.packReads} reads for ${repo.index.packs().length} packs`);
+});
+
+test('an all-zero file is recreated as a hole without reading its blob', async () => {
+  const source = join(work, 'zeros');
+  await mkdir(source, { recursive: true });
+  await writeFile(join(source, 'zero.img'), Buffer.alloc(3 << 20));
+  const read: string[] = [];
+  const backend = new (class extends CountingBackend {
+    override load(h: Handle, offset?: number, length?: number, signal?: AbortSignal): Promise<Uint8Array> {
+      if (h.type === 'pack') read.push(h.name);
+      return super.load(h, offset, length, signal);
+    }
+  })();
+  const repo = await testRepo(backend);
+  const { snapshotID } = await backup(repo, { paths: [source] });
+  const tree = (await listSnapshots(repo)).find((e) => e.id === snapshotID)!.snapshot.tree;
+  const dataPacks = repo.index.packs().filter((p) => repo.index.span(p, 'data') !== undefined);
+  assert.ok(dataPacks.length > 0);
+  read.length = 0;
+  const target = join(work, 'zeros-restored');
+  const progress = await restoreTree(repo, tree, { target, subpath: source });
+  const restored = join(target, 'zero.img');
+  assert.ok((await readFile(restored)).equals(Buffer.alloc(3 << 20)));
+  assert.equal((await stat(restored)).blocks, 0);
+  assert.equal(progress.bytesDone, 3 << 20);
+  // the index tells the blob holds zeros: only tree packs are read
+  assert.deepEqual(read.filter((name) => dataPacks.includes(name)), []);
 });
