@@ -2,7 +2,8 @@
 // through the worker pool, writes one tree blob per directory once its children are stored, and finally the
 // snapshot. The walk never waits for file contents, so many files are in flight even in narrow, deep trees,
 // while a semaphore bounds how many.
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
+import { lstatSync, readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { hashID, type ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
@@ -12,6 +13,7 @@ import { minChunkSize } from '../chunker/chunker.ts';
 import type { Repository } from '../repository/repository.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import { decodeTree, encodeTree, findNode } from '../tree/tree.ts';
+import { sameNodes } from '../tree/same.ts';
 import { compareNames, newNode, type TreeNode } from '../tree/node.ts';
 import { localTime } from '../tree/gotime.ts';
 import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
@@ -145,7 +147,7 @@ export class Archiver {
         continue;
       }
       const node = await nodeFromStat(child.name, await lstat(full, { bigint: true }), full, this.#read);
-      node.subtree = await this.#saveVirtual(child, full, await this.#previousTree(previous));
+      node.subtree = await this.#saveVirtual(child, full, (await this.#previousTree(previous))?.nodes);
       nodes.push(Promise.resolve(node));
     }
     // the walk below here is over; its last small files must leave before anything waits for them
@@ -159,7 +161,9 @@ export class Archiver {
    */
   async #schedule(full: Buffer, name: Uint8Array, previous: TreeNode | undefined): Promise<Pending<TreeNode>> {
     this.#opts.signal?.throwIfAborted();
-    const st = await lstat(full, { bigint: true });
+    // lstat and readdir block: on a mounted volume each takes microseconds, where a round trip through libuv's
+    // thread pool per entry left the main thread idle for most of an incremental backup
+    const st = lstatSync(full, { bigint: true });
     const node = await nodeFromStat(name, st, full, this.#read);
     if (node.type === 'dir') {
       const tree = await this.#walkDir(full, await this.#previousTree(previous));
@@ -187,11 +191,12 @@ export class Archiver {
     return pending(this.#storeFile(full, node, previous).finally(() => this.#fileSlots.release()));
   }
 
-  async #walkDir(dir: Buffer, parent: TreeNode[] | undefined): Promise<Pending<ID>> {
-    const names = (await readdir(dir, { encoding: 'buffer' })).sort(compareNames);
+  async #walkDir(dir: Buffer, parent: PreviousTree | undefined): Promise<Pending<ID>> {
+    const names = readdirSync(dir, { encoding: 'buffer' }).sort(compareNames);
     const nodes: Promise<TreeNode>[] = [];
-    for (const name of names) nodes.push((await this.#schedule(join(dir, name), name, parent && findNode(parent, name))).done);
-    return pending(Promise.all(nodes).then((n) => this.#saveTree(n)));
+    for (const name of names) nodes.push((await this.#schedule(join(dir, name), name, parent && findNode(parent.nodes, name))).done);
+    // a directory whose every entry is as the parent snapshot recorded it is the parent's tree: no encoding, no hashing
+    return pending(Promise.all(nodes).then((n) => (parent && sameNodes(parent.nodes, n) ? parent.id : this.#saveTree(n))));
   }
 
   async #storeFile(full: Buffer, node: TreeNode, previous: TreeNode | undefined): Promise<TreeNode> {
@@ -222,8 +227,8 @@ export class Archiver {
     this.#doneFile(Number(node.size), streamed);
   }
 
-  async #previousTree(previous: TreeNode | undefined): Promise<TreeNode[] | undefined> {
-    return previous?.type === 'dir' && previous.subtree ? this.#loadTree(previous.subtree) : undefined;
+  async #previousTree(previous: TreeNode | undefined): Promise<PreviousTree | undefined> {
+    return previous?.type === 'dir' && previous.subtree ? { id: previous.subtree, nodes: await this.#loadTree(previous.subtree) } : undefined;
   }
 
   /** `streamed`: bytes of this file already counted while it was read */
@@ -247,6 +252,12 @@ export class Archiver {
   async #loadTree(id: ID): Promise<TreeNode[]> {
     return decodeTree(await this.#repo.loadBlob('tree', id, this.#opts.signal));
   }
+}
+
+/** A directory as the parent snapshot stored it. */
+interface PreviousTree {
+  id: ID;
+  nodes: TreeNode[];
 }
 
 /** Work admitted but not finished. A wrapper, because an async function cannot resolve to a bare promise. */

@@ -1,0 +1,57 @@
+// Incremental backups: a directory whose entries are all as the parent recorded them keeps the parent's tree id
+// (reused without re-encoding), while a changed entry gives its directory and every ancestor a new tree, whose
+// nodes say what changed, and leaves untouched siblings alone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import { backup, type BackupResult } from '../../../src/shared/backup/backup.ts';
+import { decodeTree } from '../../../src/shared/tree/tree.ts';
+import type { TreeNode } from '../../../src/shared/tree/node.ts';
+import type { Repository } from '../../../src/shared/repository/repository.ts';
+import { testRepo } from '../../support/repo.ts';
+
+/** The node at `path` (relative to the backed-up folder `dir`) in a snapshot, following the absolute path down. */
+async function nodeAt(repo: Repository, r: BackupResult, dir: string, path: string): Promise<TreeNode> {
+  let tree = r.snapshot.tree;
+  let node: TreeNode | undefined;
+  for (const part of [...dir.split('/'), ...path.split('/')].filter(Boolean)) {
+    node = decodeTree(await repo.loadBlob('tree', tree)).find((n) => Buffer.from(n.name).toString() === part);
+    assert.ok(node, `${part} is in the snapshot`);
+    tree = node.subtree ?? '';
+  }
+  return node!;
+}
+
+test('unchanged directories keep their tree ids; a changed file renews its directory and ancestors only', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-incr-'));
+  try {
+    for (const d of ['a', 'a/deep', 'b']) await mkdir(join(dir, d));
+    for (const f of ['a/deep/x', 'a/y', 'b/z']) await writeFile(join(dir, f), `content of ${f}`);
+    const repo = await testRepo(new MemBackend());
+    const first = await backup(repo, { paths: [dir] });
+    const parent = { id: 'parent', snapshot: first.snapshot };
+
+    const same = await backup(repo, { paths: [dir], parent });
+    // the folders above dir (/tmp) may change between runs; dir itself must not
+    assert.equal((await nodeAt(repo, same, dir, '')).subtree, (await nodeAt(repo, first, dir, '')).subtree);
+    assert.equal(same.archive.counters.filesUnmodified, 3);
+    assert.equal(same.archive.counters.dirsChanged, 0);
+
+    const when = new Date('2024-05-01T10:00:00Z');
+    await utimes(join(dir, 'a/deep/x'), when, when);
+    const changed = await backup(repo, { paths: [dir], parent });
+    assert.equal(changed.archive.counters.filesUnmodified, 2);
+    assert.equal(changed.archive.counters.filesChanged, 1);
+    for (const d of ['a', 'a/deep']) {
+      assert.notEqual((await nodeAt(repo, changed, dir, d)).subtree, (await nodeAt(repo, first, dir, d)).subtree, `${d} has a new tree`);
+    }
+    assert.equal((await nodeAt(repo, changed, dir, 'b')).subtree, (await nodeAt(repo, first, dir, 'b')).subtree, 'b keeps its tree');
+    assert.equal((await nodeAt(repo, changed, dir, 'a/deep/x')).mtime.ns, BigInt(when.getTime()) * 1_000_000n);
+    assert.notEqual((await nodeAt(repo, changed, dir, '')).subtree, (await nodeAt(repo, first, dir, '')).subtree);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
