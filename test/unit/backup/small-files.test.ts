@@ -109,3 +109,33 @@ test('a batch leaves when full by count or by bytes, or when flushed, and no mor
   assert.equal(most, 2);
   assert.equal(added, 7);
 });
+
+test('a backup of many small files canceled midway stops with an AbortError and writes no snapshot', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-small-cancel-'));
+  try {
+    for (let d = 0; d < 10; d++) {
+      await mkdir(join(dir, `d${d}`));
+      for (let i = 0; i < 200; i++) await writeFile(join(dir, `d${d}`, `f${i}`), randomBytes(2000, d * 1000 + i + 1));
+    }
+    const repo = await testRepo(new MemBackend());
+    const ac = new AbortController();
+    let filesAtAbort = 0;
+    const run = backup(repo, {
+      paths: [dir],
+      signal: ac.signal,
+      onProgress: (p) => {
+        if (p.filesDone > 0 && filesAtAbort === 0) {
+          filesAtAbort = p.filesDone;
+          ac.abort(Object.assign(new Error('canceled by the test'), { name: 'AbortError' }));
+        }
+      },
+    });
+    await assert.rejects(run, (err: Error) => err.name === 'AbortError');
+    assert.ok(filesAtAbort > 0 && filesAtAbort < 2000, `canceled after ${filesAtAbort} of 2000 files`);
+    const snapshots: string[] = [];
+    for await (const id of repo.list('snapshot')) snapshots.push(id);
+    assert.deepEqual(snapshots, []);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
