@@ -228,7 +228,8 @@ export class Archiver {
   }
 
   async #previousTree(previous: TreeNode | undefined): Promise<PreviousTree | undefined> {
-    return previous?.type === 'dir' && previous.subtree ? { id: previous.subtree, nodes: await this.#loadTree(previous.subtree) } : undefined;
+    // not only directories: a symlinked folder above a backed-up path is recorded as a symlink with a subtree
+    return previous?.subtree ? { id: previous.subtree, nodes: await this.#loadTree(previous.subtree) } : undefined;
   }
 
   /** `streamed`: bytes of this file already counted while it was read */

@@ -3,7 +3,7 @@
 // nodes say what changed, and leaves untouched siblings alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
@@ -51,6 +51,24 @@ test('unchanged directories keep their tree ids; a changed file renews its direc
     assert.equal((await nodeAt(repo, changed, dir, 'b')).subtree, (await nodeAt(repo, first, dir, 'b')).subtree, 'b keeps its tree');
     assert.equal((await nodeAt(repo, changed, dir, 'a/deep/x')).mtime.ns, BigInt(when.getTime()) * 1_000_000n);
     assert.notEqual((await nodeAt(repo, changed, dir, '')).subtree, (await nodeAt(repo, first, dir, '')).subtree);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a backed-up path below a symlinked folder still finds its parent snapshot: unchanged files are not read again', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-incr-link-'));
+  try {
+    await mkdir(join(dir, 'real/data'), { recursive: true });
+    for (const f of ['one', 'two']) await writeFile(join(dir, 'real/data', f), `content of ${f}`);
+    // the folder above the backed-up path is a symlink: it is recorded as one, with the subtree beneath it
+    await symlink('real', join(dir, 'link'));
+    const path = join(dir, 'link/data');
+    const repo = await testRepo(new MemBackend());
+    const first = await backup(repo, { paths: [path] });
+    const again = await backup(repo, { paths: [path], parent: { id: 'parent', snapshot: first.snapshot } });
+    assert.equal(again.archive.counters.filesUnmodified, 2);
+    assert.equal(again.archive.counters.filesNew, 0);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
