@@ -125,7 +125,7 @@ export async function writeFileContent(
   let failed = false;
   let written = 0;
   try {
-    await Promise.all(blobs.map(async (b) => {
+    const tasks = blobs.map(async (b) => {
       if (isZeroBlob(b)) {
         onBytes(b.length);
         return;
@@ -136,6 +136,7 @@ export async function writeFileContent(
         if (failed) return;
         signal?.throwIfAborted();
         const data = await source.read(b.loc);
+        if (failed) return;
         const end = await writeSkippingZeros(await handle(), data, b.offset);
         written = Math.max(written, end);
         onBytes(b.length);
@@ -145,7 +146,10 @@ export async function writeFileContent(
       } finally {
         source.budget.give(granted);
       }
-    }));
+    });
+    // every blob settles before the file is given up: one still in flight would otherwise create it afterwards
+    const failure = (await Promise.allSettled(tasks)).find((r) => r.status === 'rejected');
+    if (failure) throw failure.reason;
     // an empty file, or one of holes only, is created here; a device or an existing volume already has its size
     const fh = await handle();
     if (!target.existing && written < size) await fh.truncate(size);

@@ -30,9 +30,9 @@ test('a restore reads each pack a few times, not once per file or directory, and
     const progress = await restoreTree(repo, tree, { target, workers });
     assert.deepEqual(await compareTrees(source, join(target, source), { mtimeToleranceNs: 1000n }), []);
     assert.ok(progress.filesDone > 600);
-    // one read per pack when every request waits at once; the walk's pace splits a few (measured: 7 for 2 packs),
-    // where one read per blob would be over 600
-    assert.ok(backend.packReads <= 5 * packs, `${backend.packReads} reads for ${packs} packs and ${progress.filesDone} files`);
+    // one read per pack when every request waits at once; the walk's pace splits a few (measured: 7 to 9 for 2
+    // packs, 12 on a loaded machine), where one read per blob would be over 600
+    assert.ok(backend.packReads <= 10 * packs, `${backend.packReads} reads for ${packs} packs and ${progress.filesDone} files`);
   }
 });
 
