@@ -2,7 +2,7 @@
 // through the worker pool, writes one tree blob per directory once its children are stored, and finally the
 // snapshot. The walk never waits for file contents, so many files are in flight even in narrow, deep trees,
 // while a semaphore bounds how many.
-import { lstat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { lstatSync, readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { hashID, type ID } from '../ids/id.ts';
@@ -146,7 +146,11 @@ export class Archiver {
         nodes.push((await this.#schedule(full, child.name, previous)).done);
         continue;
       }
-      const node = await nodeFromStat(child.name, await lstat(full, { bigint: true }), full, this.#read);
+      // a folder above a backed-up path is followed when it is a symlink, as restic does: the snapshot then holds
+      // the folder the files are really in, and a restore brings them back (a symlink node has no children)
+      const st = await stat(full, { bigint: true });
+      if (!st.isDirectory()) throw new Error(`cannot back up below ${full.toString()}: it is not a directory`);
+      const node = await nodeFromStat(child.name, st, full, this.#read);
       node.subtree = await this.#saveVirtual(child, full, (await this.#previousTree(previous))?.nodes);
       nodes.push(Promise.resolve(node));
     }
@@ -228,7 +232,8 @@ export class Archiver {
   }
 
   async #previousTree(previous: TreeNode | undefined): Promise<PreviousTree | undefined> {
-    // not only directories: a symlinked folder above a backed-up path is recorded as a symlink with a subtree
+    // not only directories: ferry before 2026-11-22 recorded a symlinked folder above a backed-up path as a symlink
+    // with a subtree, and such a snapshot can still be the parent
     return previous?.subtree ? { id: previous.subtree, nodes: await this.#loadTree(previous.subtree) } : undefined;
   }
 

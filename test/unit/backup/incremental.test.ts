@@ -56,16 +56,17 @@ test('unchanged directories keep their tree ids; a changed file renews its direc
   }
 });
 
-test('a backed-up path below a symlinked folder still finds its parent snapshot: unchanged files are not read again', async () => {
+test('a symlinked folder above a backed-up path is recorded as the folder it points to, and the next backup finds its parent', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-incr-link-'));
   try {
     await mkdir(join(dir, 'real/data'), { recursive: true });
     for (const f of ['one', 'two']) await writeFile(join(dir, 'real/data', f), `content of ${f}`);
-    // the folder above the backed-up path is a symlink: it is recorded as one, with the subtree beneath it
     await symlink('real', join(dir, 'link'));
     const path = join(dir, 'link/data');
     const repo = await testRepo(new MemBackend());
     const first = await backup(repo, { paths: [path] });
+    // followed, as restic follows it: a symlink node could not hold the files below it for a restore
+    assert.equal((await nodeAt(repo, first, join(dir, 'link'), '')).type, 'dir');
     const again = await backup(repo, { paths: [path], parent: { id: 'parent', snapshot: first.snapshot } });
     assert.equal(again.archive.counters.filesUnmodified, 2);
     assert.equal(again.archive.counters.filesNew, 0);
