@@ -1,5 +1,5 @@
 // Worker thread of the backup pool: reads, chunks, hashes, compresses, encrypts and verifies.
-import { createHash } from 'node:crypto';
+import { hashID } from '../ids/id.ts';
 import { parentPort, workerData } from 'node:worker_threads';
 import { parsePolynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
@@ -34,11 +34,11 @@ function ask<T extends boolean | boolean[]>(job: number, send: (ask: number) => 
 }
 
 function chunkID(data: Uint8Array, zero: boolean): string {
-  if (!zero) return createHash('sha256').update(data).digest('hex');
+  if (!zero) return hashID(data);
   // every zero chunk of a length has the same id; sparse and empty regions are common enough to remember it
   let id = zeroIDs.get(data.length);
   if (id === undefined) {
-    id = createHash('sha256').update(data).digest('hex');
+    id = hashID(data);
     zeroIDs.set(data.length, id);
   }
   return id;
@@ -76,7 +76,7 @@ async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, conten
  */
 async function backupSmallFiles(job: number, paths: Uint8Array[]): Promise<void> {
   const data = paths.map((p) => readForBackupSync(p));
-  const files = data.map((d) => ({ id: d.length === 0 ? '' : createHash('sha256').update(d).digest('hex'), size: d.length }));
+  const files = data.map((d) => ({ id: d.length === 0 ? '' : hashID(d), size: d.length }));
   allocated(files.reduce((sum, f) => sum + f.size, 0));
   const need = await ask<boolean[]>(job, (n) => ({ op: 'hashed', job, ask: n, files }));
   if (canceled.delete(job) || need === false) throw canceledError();
@@ -95,7 +95,7 @@ function canceledError(): Error {
 function openVerified(sealed: Uint8Array, b: BlobInRead): Uint8Array | string {
   try {
     const data = openBlob(init.key, sealed, b.uncompressedLength);
-    const got = createHash('sha256').update(data).digest('hex');
+    const got = hashID(data);
     return got === b.id ? data : 'its content does not match its id';
   } catch (err) {
     return (err as Error).message;
