@@ -3,18 +3,29 @@
 import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
+const plain = constants.O_RDONLY;
 let noAtimeAllowed = true;
 
+/** The flags to try first: O_NOATIME until the kernel has refused it once. */
+function firstFlags(): number {
+  return noAtimeAllowed ? plain | constants.O_NOATIME : plain;
+}
+
+/** Whether an open with `flags` failed only for O_NOATIME: it is then dropped for good, and a plain open follows. */
+function noAtimeRefused(err: unknown, flags: number): boolean {
+  if (flags === plain || (err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  noAtimeAllowed = false;
+  return true;
+}
+
 export async function openForBackup(path: string | Buffer): Promise<FileHandle> {
-  if (noAtimeAllowed) {
-    try {
-      return await open(path, constants.O_RDONLY | constants.O_NOATIME);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
-      noAtimeAllowed = false;
-    }
+  const flags = firstFlags();
+  try {
+    return await open(path, flags);
+  } catch (err) {
+    if (!noAtimeRefused(err, flags)) throw err;
   }
-  return open(path, constants.O_RDONLY);
+  return open(path, plain);
 }
 
 /** A whole (small) file, read synchronously: for worker threads, whose event loop has nothing better to do. */
@@ -28,13 +39,11 @@ export function readForBackupSync(path: Uint8Array): Buffer {
 }
 
 function openSyncForBackup(path: Buffer): number {
-  if (noAtimeAllowed) {
-    try {
-      return openSync(path, constants.O_RDONLY | constants.O_NOATIME);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
-      noAtimeAllowed = false;
-    }
+  const flags = firstFlags();
+  try {
+    return openSync(path, flags);
+  } catch (err) {
+    if (!noAtimeRefused(err, flags)) throw err;
   }
-  return openSync(path, constants.O_RDONLY);
+  return openSync(path, plain);
 }
