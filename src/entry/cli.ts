@@ -2,13 +2,11 @@
 // `ferry`: the command line. Command groups load when named, so `ferry repo ...` (run in step pods and by hand on
 // large repositories) does not pay for the Kubernetes client's modules: 60 MiB and 0.7 CPU-s at start-up.
 import { enableCompileCache } from 'node:module';
-import { defineCommand, type CommandDef } from 'citty';
+import { defineCommand } from 'citty';
+import { lazy } from '../cli/lazy.ts';
 import { runCli } from '../cli/run.ts';
 
 enableCompileCache();
-
-// each command's own argument types are narrower than CommandDef's default; citty checks the arguments at run time
-const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((m) => m.default as CommandDef);
 
 const main = defineCommand({
   meta: { name: 'ferry', version: '0.1.0', description: 'Back up Kubernetes volumes into restic-compatible repositories' },

@@ -1,9 +1,7 @@
 // `ferry repo ...`: each sub-command loads when named, so a backup does not pay for restore, check and prune modules
 // at start-up (incremental backups are short enough for module loading to show).
-import { defineCommand, type CommandDef } from 'citty';
-
-// each command's own argument types are narrower than CommandDef's default; citty checks the arguments at run time
-const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((m) => m.default as CommandDef);
+import { defineCommand } from 'citty';
+import { lazy } from '../lazy.ts';
 
 export default defineCommand({
   meta: { name: 'repo', description: 'Work with a repository directly (restic format v2), without Kubernetes' },
