@@ -1,6 +1,6 @@
 // Opening files to back them up without touching their access time (as restic does): O_NOATIME, which the
 // kernel allows only to the file's owner or root, so fall back to a plain open when it is refused.
-import { closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 const plain = constants.O_RDONLY;
@@ -28,14 +28,36 @@ export async function openForBackup(path: string | Buffer): Promise<FileHandle> 
   return open(path, plain);
 }
 
-/** A whole (small) file, read synchronously: for worker threads, whose event loop has nothing better to do. */
-export function readForBackupSync(path: Uint8Array): Buffer {
+/** Where a batch's files are read to: a buffer, and how far it is filled. */
+export interface ReadBuffer {
+  bytes: Buffer;
+  used: number;
+}
+
+/**
+ * Appends a whole (small) file to `into`, read synchronously (for worker threads, whose event loop has nothing better
+ * to do), growing the buffer when the file does not fit. Reading whole files this way allocates nothing per file:
+ * readFileSync on a descriptor allocates 64 KiB for every file, however small.
+ */
+export function appendFileSync(path: Uint8Array, into: ReadBuffer): void {
   const fd = openSyncForBackup(Buffer.from(path.buffer, path.byteOffset, path.byteLength));
   try {
-    return readFileSync(fd);
+    for (;;) {
+      // a file may have grown since it was listed: it is read to its end, whatever its size then
+      if (into.used === into.bytes.length) into.bytes = grown(into.bytes, into.used);
+      const n = readSync(fd, into.bytes, into.used, into.bytes.length - into.used, null);
+      if (n === 0) return;
+      into.used += n;
+    }
   } finally {
     closeSync(fd);
   }
+}
+
+function grown(bytes: Buffer, used: number): Buffer {
+  const bigger = Buffer.allocUnsafeSlow(Math.max(bytes.length * 2, 64 << 10));
+  bytes.copy(bigger, 0, 0, used);
+  return bigger;
 }
 
 function openSyncForBackup(path: Buffer): number {

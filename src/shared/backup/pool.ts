@@ -5,6 +5,8 @@ import type { PackWriter } from '../repository/pack-writer.ts';
 import type { BlobInRead, FromWorker, SealedSmall, SmallFileRead, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { allocated } from './collect.ts';
 import { transferList } from './transfer.ts';
+import { packPaths } from './packed-paths.ts';
+import type { PreparedBlob } from '../pack/prepare.ts';
 
 interface Job {
   worker: PoolWorker;
@@ -87,7 +89,8 @@ export class BackupPool {
    * seals only those. Resolves once the new blobs are in the pack writer.
    */
   backupSmallFiles(paths: Uint8Array[], signal?: AbortSignal): Promise<SmallBatchResult> {
-    return this.#submit((job) => ({ op: 'small', job, paths }), [], undefined, signal) as Promise<SmallBatchResult>;
+    const packed = packPaths(paths);
+    return this.#submit((job) => ({ op: 'small', job, paths: packed }), transferList([packed.bytes]), undefined, signal) as Promise<SmallBatchResult>;
   }
 
   async close(): Promise<void> {
@@ -156,7 +159,7 @@ export class BackupPool {
       }
       case 'smallDone':
         try {
-          this.#finish(m.job)?.resolve({ files: m.files, added: await this.#addAll(m.blobs) });
+          this.#finish(m.job)?.resolve({ files: m.files, added: await this.#addAll(m.sealed, m.blobs) });
         } catch (err) {
           this.#finish(m.job)?.reject(err as Error);
         }
@@ -173,12 +176,16 @@ export class BackupPool {
     }
   }
 
-  async #addAll(blobs: SealedSmall[]): Promise<number> {
+  async #addAll(sealed: Uint8Array, blobs: SealedSmall[]): Promise<number> {
+    // the batch's buffer is garbage once its blobs are copied into their packs
+    allocated(sealed.length);
     let added = 0;
-    for (const { blob, length } of blobs) {
-      allocated(blob.sealed.length);
-      await this.#writer!.add(blob, length);
-      added += length;
+    let at = 0;
+    for (const b of blobs) {
+      const blob: PreparedBlob = { id: b.id, type: 'data', sealed: sealed.subarray(at, at + b.sealedLength), uncompressedLength: b.uncompressedLength };
+      at += b.sealedLength;
+      await this.#writer!.add(blob, b.length);
+      added += b.length;
     }
     return added;
   }

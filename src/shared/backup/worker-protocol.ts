@@ -3,6 +3,7 @@
 // travel in batches: the worker reads and hashes a batch, asks once which of its blobs are new, and seals those.
 import type { MasterKey } from '../crypto/key.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
+import type { PackedPaths } from './packed-paths.ts';
 
 export interface WorkerInit {
   key: MasterKey;
@@ -23,16 +24,21 @@ export interface SmallFileRead {
   size: number;
 }
 
-/** A new blob of a small-file batch, with its plaintext length (for the writer's statistics). */
+/**
+ * A new blob of a small-file batch. The batch's sealed blobs lie one after another in one buffer, in this order;
+ * `sealedLength` is this one's share of it, `length` its plaintext length (for the writer's statistics).
+ */
 export interface SealedSmall {
-  blob: PreparedBlob;
+  id: string;
+  sealedLength: number;
+  uncompressedLength: number;
   length: number;
 }
 
 export type ToWorker =
   | { op: 'file'; job: number; path: Uint8Array }
   /** read, hash and (once told which are new) seal whole small files, each stored as one blob */
-  | { op: 'small'; job: number; paths: Uint8Array[] }
+  | { op: 'small'; job: number; paths: PackedPaths }
   | { op: 'answer'; job: number; ask: number; need: boolean }
   /** which blobs of a `hashed` batch are new, in the batch's order */
   | { op: 'answerMany'; job: number; ask: number; need: boolean[] }
@@ -49,8 +55,8 @@ export type FromWorker =
   | { op: 'fileDone'; job: number; content: string[]; size: number }
   /** a small-file batch read and hashed; the worker waits for an `answerMany` before sealing the new blobs */
   | { op: 'hashed'; job: number; ask: number; files: SmallFileRead[] }
-  /** the batch's new blobs, sealed; the job ends here */
-  | { op: 'smallDone'; job: number; files: SmallFileRead[]; blobs: SealedSmall[] }
+  /** the batch's new blobs, sealed side by side in `sealed`; the job ends here */
+  | { op: 'smallDone'; job: number; files: SmallFileRead[]; sealed: Uint8Array; blobs: SealedSmall[] }
   /** per blob, its plaintext or why it could not be opened */
   | { op: 'opened'; job: number; results: (Uint8Array | string)[] }
   | { op: 'failed'; job: number; message: string; code?: string };

@@ -5,8 +5,10 @@ import { parsePolynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
 import { openBlob, prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
-import { readForBackupSync } from './open-source.ts';
-import type { BlobInRead, FromWorker, SealedSmall, ToWorker, WorkerInit } from './worker-protocol.ts';
+import { appendFileSync, type ReadBuffer } from './open-source.ts';
+import { unpackPaths, type PackedPaths } from './packed-paths.ts';
+import { sealSmallBlobs } from './small-seal.ts';
+import type { BlobInRead, FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
 import { allocated } from './collect.ts';
 
@@ -20,6 +22,9 @@ const zeroIDs = new Map<number, string>();
 /** idle chunkers; a worker runs a few files at once (their reads overlap), each needs its own */
 const chunkers: Chunker[] = [];
 const canceled = new Set<number>();
+/** idle read buffers of small-file batches: a batch is at most about 1 MiB, so one rarely has to grow */
+const readBuffers: Buffer[] = [];
+const readBufferSize = (1 << 20) + (64 << 10);
 
 function post(msg: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(msg, transfer);
@@ -72,19 +77,26 @@ async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, conten
 
 /**
  * Small files are read synchronously: a whole file is one short read from a warm cache, and the promise and
- * thread-pool round trips of async file handles cost more than the reads themselves.
+ * thread-pool round trips of async file handles cost more than the reads themselves. A batch's files are read one
+ * after another into one reused buffer.
  */
-async function backupSmallFiles(job: number, paths: Uint8Array[]): Promise<void> {
-  const data = paths.map((p) => readForBackupSync(p));
-  const files = data.map((d) => ({ id: d.length === 0 ? '' : hashID(d), size: d.length }));
-  allocated(files.reduce((sum, f) => sum + f.size, 0));
-  const need = await ask<boolean[]>(job, (n) => ({ op: 'hashed', job, ask: n, files }));
-  if (canceled.delete(job) || need === false) throw canceledError();
-  const blobs: SealedSmall[] = [];
-  for (let i = 0; i < files.length; i++) {
-    if (need[i]) blobs.push({ blob: prepareBlob(init.key, 'data', files[i].id, data[i], init.compression), length: files[i].size });
+async function backupSmallFiles(job: number, packed: PackedPaths): Promise<void> {
+  const into: ReadBuffer = { bytes: readBuffers.pop() ?? Buffer.allocUnsafeSlow(readBufferSize), used: 0 };
+  try {
+    const ends = unpackPaths(packed).map((p) => {
+      appendFileSync(p, into);
+      return into.used;
+    });
+    const data = ends.map((end, i) => into.bytes.subarray(i === 0 ? 0 : ends[i - 1], end));
+    const files = data.map((d) => ({ id: d.length === 0 ? '' : hashID(d), size: d.length }));
+    const need = await ask<boolean[]>(job, (n) => ({ op: 'hashed', job, ask: n, files }));
+    if (canceled.delete(job) || need === false) throw canceledError();
+    const { sealed, blobs } = sealSmallBlobs(init.key, init.compression, files.flatMap((f, i) => (need[i] ? [{ id: f.id, data: data[i] }] : [])));
+    allocated(sealed.length);
+    post({ op: 'smallDone', job, files, sealed, blobs }, transferList([sealed]));
+  } finally {
+    readBuffers.push(into.bytes);
   }
-  post({ op: 'smallDone', job, files, blobs }, transferList(blobs.map((b) => b.blob.sealed)));
 }
 
 function canceledError(): Error {

@@ -18,23 +18,34 @@ export class CiphertextError extends Error {
 const ivPool = Buffer.allocUnsafe(256 * ivSize);
 let ivNext = ivPool.length;
 
-function freshIV(out: Buffer): Buffer {
+function freshIV(out: Uint8Array): Uint8Array {
   if (ivNext === ivPool.length) {
     randomFillSync(ivPool);
     ivNext = 0;
   }
-  ivPool.copy(out, 0, ivNext, ivNext + ivSize);
+  out.set(ivPool.subarray(ivNext, ivNext + ivSize), 0);
   ivNext += ivSize;
   return out.subarray(0, ivSize);
 }
 
 export function seal(key: MasterKey, plaintext: Uint8Array): Uint8Array {
   const out = Buffer.allocUnsafe(plaintext.length + sealOverhead);
+  sealInto(key, plaintext, out);
+  return out;
+}
+
+/**
+ * Seals into `out`, which must be exactly `plaintext.length + sealOverhead` bytes: many small blobs can then share
+ * one buffer that moves between threads whole.
+ */
+export function sealInto(key: MasterKey, plaintext: Uint8Array, out: Uint8Array): void {
+  if (out.length !== plaintext.length + sealOverhead) {
+    throw new RangeError(`a sealed ${plaintext.length}-byte plaintext takes ${plaintext.length + sealOverhead} bytes, not ${out.length}`);
+  }
   const iv = freshIV(out);
   const ciphertext = out.subarray(ivSize, ivSize + plaintext.length);
   ciphertext.set(aesCTR(key.encrypt, iv, plaintext));
   out.set(computeMAC(key, iv, ciphertext), ivSize + plaintext.length);
-  return out;
 }
 
 /** Verifies before decrypting, so a forged or damaged input never yields plaintext. */

@@ -4,8 +4,8 @@
 // Pure and synchronous so worker threads can run it.
 import { createHash } from 'node:crypto';
 import type { MasterKey } from '../crypto/key.ts';
-import { decryptSealed, open, seal } from '../crypto/seal.ts';
-import { compress, decompress } from '../compress/zstd.ts';
+import { decryptSealed, open, sealInto, sealOverhead } from '../crypto/seal.ts';
+import { compressBlob, decompressBlob } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
 import { looksIncompressible } from './incompressible.ts';
 
@@ -20,30 +20,40 @@ export interface PreparedBlob {
 export class BlobVerificationError extends Error {}
 
 export function prepareBlob(key: MasterKey, type: BlobType, id: string, plain: Uint8Array, compression: boolean): PreparedBlob {
-  let body = plain;
-  let uncompressedLength = 0;
-  if (compression && plain.length > 0 && !looksIncompressible(plain)) {
-    const z = compress(plain);
-    // incompressible data is stored raw: smaller, and restore skips a pointless decompression
-    if (z.length < plain.length) {
-      body = z;
-      uncompressedLength = plain.length;
-    }
-  }
-  const sealed = seal(key, body);
-  verifyPrepared(key, id, sealed, uncompressedLength);
+  const { body, uncompressedLength } = blobBody(plain, compression);
+  const sealed = Buffer.allocUnsafe(body.length + sealOverhead);
+  sealBlobInto(key, id, body, uncompressedLength, sealed);
   return { id, type, sealed, uncompressedLength };
+}
+
+/** What a blob stores before sealing: zstd when it pays, otherwise the plaintext (uncompressedLength 0). */
+export function blobBody(plain: Uint8Array, compression: boolean): { body: Uint8Array; uncompressedLength: number } {
+  if (compression && plain.length > 0 && !looksIncompressible(plain)) {
+    const z = compressBlob(plain);
+    // incompressible data is stored raw: smaller, and restore skips a pointless decompression
+    if (z.length < plain.length) return { body: z, uncompressedLength: plain.length };
+  }
+  return { body: plain, uncompressedLength: 0 };
+}
+
+/**
+ * Seals a blob's body into `out` (exactly `body.length + sealOverhead` bytes) and reads it back, so the small blobs
+ * of a batch can be sealed side by side into one buffer.
+ */
+export function sealBlobInto(key: MasterKey, id: string, body: Uint8Array, uncompressedLength: number, out: Uint8Array): void {
+  sealInto(key, body, out);
+  verifyPrepared(key, id, out, uncompressedLength);
 }
 
 export function openBlob(key: MasterKey, sealed: Uint8Array, uncompressedLength: number): Uint8Array {
   const body = open(key, sealed);
-  return uncompressedLength > 0 ? decompress(body, uncompressedLength) : body;
+  return uncompressedLength > 0 ? decompressBlob(body, uncompressedLength) : body;
 }
 
 function verifyPrepared(key: MasterKey, id: string, sealed: Uint8Array, uncompressedLength: number): void {
   // the MAC was computed over these bytes a moment ago; decrypting, decompressing and hashing is the read-back
   const body = decryptSealed(key, sealed);
-  const back = uncompressedLength > 0 ? decompress(body, uncompressedLength) : body;
+  const back = uncompressedLength > 0 ? decompressBlob(body, uncompressedLength) : body;
   const got = createHash('sha256').update(back).digest('hex');
   if (got !== id) throw new BlobVerificationError(`blob ${id.slice(0, 8)} did not read back correctly after encryption (got ${got.slice(0, 8)}); refusing to upload it`);
 }

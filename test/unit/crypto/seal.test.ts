@@ -4,7 +4,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { newMasterKey, type MasterKey } from '../../../src/shared/crypto/key.ts';
 import { computeMAC } from '../../../src/shared/crypto/mac.ts';
-import { CiphertextError, open, seal, sealOverhead } from '../../../src/shared/crypto/seal.ts';
+import { CiphertextError, open, seal, sealInto, sealOverhead } from '../../../src/shared/crypto/seal.ts';
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 
@@ -85,4 +85,14 @@ test('sealing works on a view into a larger buffer and leaves the input untouche
   const view = backing.subarray(100, 200);
   assert.deepEqual(Buffer.from(open(key, seal(key, view))), copy.subarray(100, 200));
   assert.deepEqual(backing, copy);
+});
+
+test('sealInto seals into a slice of a shared buffer, leaving its neighbours alone, and refuses a wrong size', () => {
+  const key = newMasterKey();
+  const plaintext = randomBytes(100);
+  const shared = new Uint8Array(8 + plaintext.length + sealOverhead + 8).fill(0xaa);
+  sealInto(key, plaintext, shared.subarray(8, 8 + plaintext.length + sealOverhead));
+  assert.deepEqual(Buffer.from(open(key, shared.subarray(8, shared.length - 8))), plaintext);
+  assert.ok(shared.subarray(0, 8).every((b) => b === 0xaa) && shared.subarray(shared.length - 8).every((b) => b === 0xaa));
+  assert.throws(() => sealInto(key, plaintext, new Uint8Array(plaintext.length + sealOverhead + 1)), RangeError);
 });

@@ -1,0 +1,30 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { compress, decompress } from '../../../src/shared/compress/zstd.ts';
+import { compressBlob, decompressBlob } from '../../../src/shared/pack/blob-zstd.ts';
+
+const text = (n: number): Buffer => Buffer.from(Array.from({ length: Math.ceil(n / 7) }, (_, i) => `line ${i % 997}\n`).join('').slice(0, n));
+
+test('compressBlob writes the very frame compress does, for small, chunk-sized and incompressible inputs', () => {
+  for (const plain of [Buffer.alloc(1, 7), text(100), text(5000), text(1 << 20), randomBytes(100), randomBytes(70_000)]) {
+    const z = compressBlob(plain);
+    assert.deepEqual(Buffer.from(z), Buffer.from(compress(plain)), `input of ${plain.length} bytes`);
+    assert.deepEqual(Buffer.from(decompressBlob(z, plain.length)), plain);
+    assert.deepEqual(Buffer.from(decompress(z, plain.length)), plain);
+  }
+});
+
+test('small blobs share buffers rather than each holding a 64 KiB output chunk of its own', () => {
+  const outputs = Array.from({ length: 10 }, (_, i) => compressBlob(text(100 + i)));
+  const backs = outputs.map((z, i) => decompressBlob(z, 100 + i));
+  // sized chunks come from Node's shared Buffer pool: ten small outputs span at most two of its slabs
+  assert.ok(new Set(outputs.map((z) => z.buffer)).size <= 2);
+  assert.ok(new Set(backs.map((b) => b.buffer)).size <= 2);
+});
+
+test('decompressBlob refuses a frame whose length is not the promised one', () => {
+  const z = compressBlob(text(5000));
+  assert.throws(() => decompressBlob(z, 4999));
+  assert.throws(() => decompressBlob(z, 5001), /decompressed 5000 bytes where the index promised 5001/);
+});
