@@ -62,7 +62,7 @@ async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: numb
 }
 
 /** An all-zero chunk (a hole of a sparse file), known from the index without reading it. */
-function isZeroBlob(b: BlobPlacement): boolean {
+export function isZeroBlob(b: BlobPlacement): boolean {
   const { length, uncompressedLength } = b.loc;
   return uncompressedLength > 0 && length * zeroRatio < uncompressedLength && b.id === zeroID(b.length);
 }

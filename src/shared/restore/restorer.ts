@@ -11,7 +11,8 @@ import { restoreMetadata } from '../fsmeta/restore.ts';
 import { XattrWriter } from '../fsmeta/xattr.ts';
 import { createSpecialFiles } from '../fsmeta/special.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
-import { writeFileContent, type ContentSource, type WriteTarget } from './file-writer.ts';
+import { isZeroBlob, placeBlobs, writeFileContent, type BlobPlacement, type ContentSource, type WriteTarget } from './file-writer.ts';
+import { SmallFileWriter } from './small-file-writer.ts';
 import { PackReader } from './pack-reader.ts';
 import { openHere, openOnWorkers } from './open-blobs.ts';
 import { ByteBudget } from './byte-budget.ts';
@@ -45,6 +46,8 @@ const sep = Buffer.from('/');
  * bookkeeping stays small (dataset B: 512 measured 250 MiB peak, 256 about 225) */
 const filesInFlight = 256;
 const defaultBudget = 64 << 20;
+/** files up to this size are written by the small-file thread, whole and with their metadata */
+const smallFile = 64n << 10n;
 
 export async function restoreTree(repo: Repository, root: ID, opts: RestoreOptions): Promise<Progress> {
   const r = new Restorer(repo, opts);
@@ -62,6 +65,7 @@ class Restorer {
   /** each hard-linked inode's first path, settling once that file is written */
   readonly #links = new Map<string, Promise<Buffer>>();
   readonly #meta: { xattrs?: XattrWriter };
+  readonly #small = new SmallFileWriter();
 
   constructor(repo: Repository, opts: RestoreOptions) {
     this.#repo = repo;
@@ -80,7 +84,7 @@ class Restorer {
     try {
       return await this.#run(root);
     } finally {
-      await this.#pool.close();
+      await Promise.all([this.#pool.close(), this.#small.close()]);
     }
   }
 
@@ -170,7 +174,11 @@ class Restorer {
     if (node.type !== 'file') await ready;
     switch (node.type) {
       case 'file':
-        await this.#restoreFile(node, path, ready);
+        if (await this.#restoreFile(node, path, ready)) {
+          this.#progress.filesDone++;
+          this.#tick.tick();
+          return;
+        }
         break;
       case 'symlink':
         await symlink(Buffer.from(node.linkTarget), path);
@@ -199,18 +207,54 @@ class Restorer {
     }, this.#opts.signal, target);
   }
 
-  async #restoreFile(node: TreeNode, path: Buffer, ready: Promise<void>): Promise<void> {
+  /** Writes a file (or links it to its inode's first path); true when its metadata is written too. */
+  async #restoreFile(node: TreeNode, path: Buffer, ready: Promise<void>): Promise<boolean> {
     const key = node.links > 1n ? `${node.deviceId}:${node.inode}` : '';
     const first = key ? this.#links.get(key) : undefined;
     if (first) {
       const from = await first;
       await ready;
       await link(from, path);
-      return;
+      return false;
     }
-    const written = this.#writeFile(node, path, { ready }).then(() => path);
+    const small = this.#smallBlob(node);
+    const written = (small === undefined ? this.#writeFile(node, path, { ready }) : this.#writeSmall(node, path, ready, small)).then(() => path);
     if (key) this.#links.set(key, written);
     await written;
+    return small !== undefined;
+  }
+
+  /**
+   * The one blob of a small file the small-file thread can write, metadata and all ('none' for an empty file), or
+   * undefined: larger files are written a blob at a time, and extended attributes need setfattr.
+   */
+  #smallBlob(node: TreeNode): BlobPlacement | 'none' | undefined {
+    const content = node.content ?? [];
+    if (content.length > 1 || node.size > smallFile || (this.#meta.xattrs && node.extendedAttributes.length > 0)) return undefined;
+    if (content.length === 0) return 'none';
+    const [blob] = placeBlobs(this.#repo, content).blobs;
+    return isZeroBlob(blob) ? undefined : blob;
+  }
+
+  async #writeSmall(node: TreeNode, path: Buffer, ready: Promise<void>, blob: BlobPlacement | 'none'): Promise<void> {
+    this.#progress.filesTotal++;
+    this.#progress.bytesTotal += Number(node.size);
+    if (blob === 'none') {
+      await ready;
+      await this.#small.write(path, new Uint8Array(0), Number(node.size), node);
+      return;
+    }
+    const granted = await this.#source.budget.take(blob.length);
+    try {
+      this.#opts.signal?.throwIfAborted();
+      const data = await this.#source.read(blob.loc);
+      await ready;
+      await this.#small.write(path, data, Number(node.size), node);
+    } finally {
+      this.#source.budget.give(granted);
+    }
+    this.#progress.bytesDone += blob.length;
+    this.#tick.tick();
   }
 }
 

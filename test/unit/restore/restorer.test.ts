@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { backup } from '../../../src/shared/backup/backup.ts';
@@ -11,6 +11,7 @@ import { compareTrees } from '../../support/compare-tree.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 import { CountingBackend } from './counting-backend.ts';
 import type { Handle } from '../../../src/shared/backend/backend.ts';
+import { hashID } from '../../../src/shared/ids/id.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'ferry-restorer-'));
 test.after(() => rm(work, { recursive: true, force: true }));
@@ -80,4 +81,62 @@ test('an all-zero file is recreated as a hole without reading its blob', async (
   assert.equal(progress.bytesDone, 3 << 20);
   // the index tells the blob holds zeros: only tree packs are read
   assert.deepEqual(read.filter((name) => dataPacks.includes(name)), []);
+});
+
+/** A backend whose copy of one blob has a flipped byte. */
+class DamagingBackend extends CountingBackend {
+  victim: { pack: string; offset: number } | undefined;
+
+  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
+    const data = await super.load(h, offset, length, signal);
+    const v = this.victim;
+    if (!v || h.type !== 'pack' || h.name !== v.pack || v.offset < offset || v.offset >= offset + data.length) return data;
+    const copy = new Uint8Array(data);
+    copy[v.offset - offset] ^= 0x40;
+    return copy;
+  }
+}
+
+test('a damaged blob among many small files fails the restore naming it, settles every file, leaves no damaged file', { timeout: 30_000 }, async () => {
+  const source = join(work, 'damaged');
+  for (let d = 0; d < 6; d++) {
+    await mkdir(join(source, `d${d}`), { recursive: true });
+    for (let f = 0; f < 100; f++) await writeFile(join(source, `d${d}`, `f${f}`), randomBytes(200 + f, d * 1000 + f));
+  }
+  const backend = new DamagingBackend();
+  const repo = await testRepo(backend);
+  const { snapshotID } = await backup(repo, { paths: [source] });
+  const tree = (await listSnapshots(repo)).find((e) => e.id === snapshotID)!.snapshot.tree;
+  // a file in the middle of the walk, so its batch holds healthy files too
+  const victimData = await readFile(join(source, 'd3', 'f50'));
+  const id = hashID(victimData);
+  const loc = repo.index.get(id, 'data')!;
+  backend.victim = { pack: loc.pack, offset: loc.offset + 20 };
+  const target = join(work, 'damaged-restored');
+  await assert.rejects(restoreTree(repo, tree, { target }), (err: Error) => err.message.includes(id));
+  await assert.rejects(stat(join(target, source, 'd3', 'f50')), { code: 'ENOENT' });
+  // every file handed to the writer before the failure is whole
+  for (let f = 0; f < 50; f++) {
+    const restored = await readFile(join(target, source, 'd0', `f${f}`)).catch(() => undefined);
+    if (restored) assert.ok(restored.equals(await readFile(join(source, 'd0', `f${f}`))), `d0/f${f} differs`);
+  }
+});
+
+test('a canceled restore of many small files settles promptly and rejects with the abort reason', { timeout: 30_000 }, async () => {
+  const source = join(work, 'cancel');
+  await mkdir(source, { recursive: true });
+  for (let f = 0; f < 400; f++) await writeFile(join(source, `f${f}`), randomBytes(300, 5000 + f));
+  const repo = await testRepo(new CountingBackend());
+  const { snapshotID } = await backup(repo, { paths: [source] });
+  const tree = (await listSnapshots(repo)).find((e) => e.id === snapshotID)!.snapshot.tree;
+  const controller = new AbortController();
+  const target = join(work, 'cancel-restored');
+  const restore = restoreTree(repo, tree, { target, signal: controller.signal, onProgress: () => controller.abort(new Error('stop here')) });
+  await assert.rejects(restore, /stop here/);
+  const count = async (): Promise<number> => (await readdir(join(target, source)).catch(() => [])).length;
+  const written = await count();
+  // the first batch of files may be written whole, not the rest
+  assert.ok(written < 400, `${written} files were written despite the cancel`);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(await count(), written, 'files kept appearing after the restore returned');
 });

@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SmallFileWriter } from '../../../src/shared/restore/small-file-writer.ts';
+import { newNode } from '../../../src/shared/tree/node.ts';
+import { utcTime } from '../../../src/shared/tree/gotime.ts';
+
+const work = await mkdtemp(join(tmpdir(), 'ferry-small-'));
+test.after(() => rm(work, { recursive: true, force: true }));
+
+test('small files are written whole on their thread with mode and times, batched or not, and a hole at the end', async () => {
+  const writer = new SmallFileWriter();
+  try {
+    const mtime = utcTime(1_600_000_000_123_456_789n);
+    const node = (mode: number) => newNode(Buffer.from('f'), 'file', { mode, mtime, atime: mtime, uid: process.getuid!(), gid: process.getgid!() });
+    // several in one turn travel as one batch; the last comes in a later turn
+    await Promise.all([0, 1, 2].map((i) => writer.write(Buffer.from(join(work, `f${i}`)), Buffer.from(`data ${i}`), 6, node(0o640 + i))));
+    await writer.write(Buffer.from(join(work, 'tail')), Buffer.from('abc'), 4096, node(0o600));
+    for (const i of [0, 1, 2]) {
+      const path = join(work, `f${i}`);
+      assert.equal((await readFile(path)).toString(), `data ${i}`);
+      const st = await stat(path, { bigint: true });
+      assert.equal(Number(st.mode & 0o777n), 0o640 + i);
+      // futimes takes seconds as a double: about 240 ns of precision at this date
+      assert.ok(st.mtimeNs - 1_600_000_000_123_456_789n < 1000n && 1_600_000_000_123_456_789n - st.mtimeNs < 1000n, `mtime ${st.mtimeNs}`);
+    }
+    const tail = await readFile(join(work, 'tail'));
+    assert.equal(tail.length, 4096);
+    assert.equal(tail.subarray(0, 3).toString(), 'abc');
+  } finally {
+    await writer.close();
+  }
+});
+
+test('a file that cannot be created fails with its path, and the writer goes on', async () => {
+  const writer = new SmallFileWriter();
+  try {
+    const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
+    await assert.rejects(writer.write(Buffer.from(join(work, 'missing', 'x')), Buffer.from('x'), 1, node), /could not write .*missing\/x: ENOENT/);
+    await writer.write(Buffer.from(join(work, 'after')), Buffer.from('y'), 1, node);
+    assert.equal((await readFile(join(work, 'after'))).toString(), 'y');
+  } finally {
+    await writer.close();
+  }
+});
+
+test('closing refuses files not yet handed over, waits for those that were, and the thread stops', async () => {
+  const writer = new SmallFileWriter();
+  const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
+  await writer.write(Buffer.from(join(work, 'first')), Buffer.from('1'), 1, node);
+  // queued in this turn: close comes before the batch leaves
+  const late = assert.rejects(writer.write(Buffer.from(join(work, 'late')), Buffer.from('2'), 1, node), /restore ended before this file was written/);
+  await writer.close();
+  await late;
+  await assert.rejects(stat(join(work, 'late')), { code: 'ENOENT' });
+  await assert.rejects(writer.write(Buffer.from(join(work, 'after-close')), Buffer.from('3'), 1, node), /restore ended/);
+});
