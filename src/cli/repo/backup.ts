@@ -2,9 +2,9 @@ import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { consola } from 'consola';
-import { backup } from '../../shared/backup/backup.ts';
+import type { Repository } from '../../shared/repository/repository.ts';
 import { listSnapshots } from '../../shared/repository/snapshots.ts';
-import { findLatest, selectSnapshot } from '../../shared/snapshot/select.ts';
+import { findLatest, selectSnapshot, type SnapshotEntry } from '../../shared/snapshot/select.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
@@ -27,15 +27,12 @@ export default defineCommand({
     if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
     const packSize = parsePackSize(args['pack-size']);
-    const repo = await openRepo(args);
+    // the backup engine's modules load while the key derives on the thread pool
+    const [repo, { backup }] = await Promise.all([openRepo(args), import('../../shared/backup/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);
     const signal = signalFromProcess();
-    const snapshots = await listSnapshots(repo, signal);
-    let parent;
-    if (args.parent === 'none') parent = undefined;
-    else if (args.parent !== undefined) parent = selectSnapshot(snapshots, args.parent);
-    else parent = snapshots.length === 0 ? undefined : tryLatest(() => findLatest(snapshots, { paths: args.stream ? [`/${args.stream}`] : paths, hosts: [hostname ?? osHostname()] }));
+    const parent = args.parent === 'none' ? undefined : findParent(repo, args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname(), signal);
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await backup(repo, {
@@ -64,6 +61,13 @@ export default defineCommand({
     await repo.close();
   },
 });
+
+/** The snapshot named by --parent, or else the latest of the same paths and host; found while the lock is taken. */
+async function findParent(repo: Repository, spec: string | undefined, paths: string[], hostname: string, signal: AbortSignal): Promise<SnapshotEntry | undefined> {
+  const snapshots = await listSnapshots(repo, signal);
+  if (spec !== undefined) return selectSnapshot(snapshots, spec);
+  return snapshots.length === 0 ? undefined : tryLatest(() => findLatest(snapshots, { paths, hosts: [hostname] }));
+}
 
 /** restic's --pack-size: whole MiB, so a typo cannot make millions of tiny packs. */
 function parsePackSize(v: string | undefined): number | undefined {

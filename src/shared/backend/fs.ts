@@ -3,7 +3,8 @@
 // read-only after writing, and permissions that follow the config file (group access if config is group-readable).
 
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmod, lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { objectPath, PermanentError, typeFolders } from './backend.ts';
@@ -106,6 +107,7 @@ export class FsBackend implements Backend {
   async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
     const path = this.#path(h);
     signal?.throwIfAborted();
+    if (h.type !== 'pack') return this.#loadSmall(h, path, offset, length);
     let file: FileHandle;
     try {
       file = await open(path, 'r');
@@ -129,6 +131,21 @@ export class FsBackend implements Backend {
     }
   }
 
+  /**
+   * Config, keys, locks, snapshots and index files are small and read whole, in one blocking call: four thread-pool
+   * round trips each (open, stat, read, close) cost more, and until its modules are loaded the CLI gives the event
+   * loop no turn, so the key's scrypt could not start before the command's modules were in.
+   */
+  #loadSmall(h: Handle, path: string, offset: number, length: number): Uint8Array {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (err) {
+      throw this.#wrap(err, h, 'read');
+    }
+    return bytes.subarray(offset, rangeEnd(this.location, h, bytes.length, offset, length));
+  }
+
   async stat(h: Handle): Promise<FileInfo> {
     try {
       const s = await stat(this.#path(h));
@@ -146,16 +163,17 @@ export class FsBackend implements Backend {
     }
   }
 
+  /** Listed with blocking calls, like the small files: a stat per entry through the thread pool cost a turn each. */
   async *list(type: FileType, signal?: AbortSignal): AsyncIterable<FileInfo> {
     if (type === 'config') return;
     const base = join(this.location, typeFolders[type]);
-    const folders = type === 'pack' ? (await names(base)).map((d) => join(base, d)) : [base];
+    const folders = type === 'pack' ? names(base).map((d) => join(base, d)) : [base];
     for (const folder of folders) {
-      for (const name of await names(folder)) {
+      for (const name of names(folder)) {
         signal?.throwIfAborted();
         // temporary files of saves in flight (or of a crashed process) are not part of the repository
         if (name.includes(tempMarker)) continue;
-        const info = await fileInfo(join(folder, name));
+        const info = fileInfo(join(folder, name));
         if (info) yield { name, size: info.size };
       }
     }
@@ -169,9 +187,9 @@ export class FsBackend implements Backend {
 }
 
 /** Folder entries, or none when the folder does not exist (or is not a folder). */
-async function names(folder: string): Promise<string[]> {
+function names(folder: string): string[] {
   try {
-    return (await readdir(folder)).sort();
+    return readdirSync(folder).sort();
   } catch (err) {
     if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return [];
     throw err;
@@ -179,9 +197,9 @@ async function names(folder: string): Promise<string[]> {
 }
 
 /** Size of a regular file; undefined when it vanished since the folder was read, or is not a file. */
-async function fileInfo(path: string): Promise<{ size: number } | undefined> {
+function fileInfo(path: string): { size: number } | undefined {
   try {
-    const s = await stat(path);
+    const s = statSync(path);
     return s.isFile() ? { size: s.size } : undefined;
   } catch (err) {
     if (errno(err) === 'ENOENT') return undefined;

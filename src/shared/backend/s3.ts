@@ -64,12 +64,13 @@ export class S3Backend implements Backend {
   }
 
   /**
-   * A missing bucket answers HEAD-object requests with a bare 404, indistinguishable from a missing object, so the
-   * bucket is checked once before the first request; a failed check is retried by the next call.
+   * A missing bucket answers HEAD-object requests with a bare 404, indistinguishable from a missing object, so such
+   * a 404 is followed by one check of the bucket (remembered; a failed check is retried by the next call). Every
+   * other request names a missing bucket in its answer's error code, so the usual path costs no extra request.
    */
-  #ready(signal?: AbortSignal): Promise<void> {
+  #ready(): Promise<void> {
     this.#bucketChecked ??= this.#client
-      .send(new HeadBucketCommand({ Bucket: this.#target.bucket }), { abortSignal: signal })
+      .send(new HeadBucketCommand({ Bucket: this.#target.bucket }))
       .then(() => undefined, (err: unknown) => {
         this.#bucketChecked = undefined;
         throw classifyS3Error(err, this.#target);
@@ -89,7 +90,6 @@ export class S3Backend implements Backend {
 
   async save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
     const key = this.#key(h);
-    await this.#ready(signal);
     try {
       if (data.length <= this.#partSize) {
         await this.#client.send(
@@ -125,7 +125,6 @@ export class S3Backend implements Backend {
 
   async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
     const key = this.#key(h);
-    await this.#ready(signal);
     const range = offset === 0 && length === 0 ? undefined : `bytes=${offset}-${length === 0 ? '' : offset + length - 1}`;
     let bytes: Uint8Array;
     let size: number;
@@ -138,7 +137,7 @@ export class S3Backend implements Backend {
       size = totalSize(res.ContentRange) ?? bytes.length;
     } catch (err) {
       // a range starting at or past the end: the size decides between "empty rest" and "too short"
-      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== 416) {
+      if (statusOf(err) !== 416) {
         throw classifyS3Error(err, this.#target, h);
       }
       const { size: actual } = await this.stat(h);
@@ -152,18 +151,17 @@ export class S3Backend implements Backend {
 
   async stat(h: Handle): Promise<FileInfo> {
     const key = this.#key(h);
-    await this.#ready();
     try {
       const res = await this.#client.send(new HeadObjectCommand({ Bucket: this.#target.bucket, Key: key }));
       return { name: h.name, size: res.ContentLength ?? 0 };
     } catch (err) {
+      if (statusOf(err) === 404) await this.#ready();
       throw classifyS3Error(err, this.#target, h);
     }
   }
 
   async remove(h: Handle): Promise<void> {
     const key = this.#key(h);
-    await this.#ready();
     try {
       // S3 answers success for a missing key too, which is what the contract asks
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#target.bucket, Key: key }));
@@ -174,7 +172,6 @@ export class S3Backend implements Backend {
 
   async *list(type: FileType, signal?: AbortSignal): AsyncIterable<FileInfo> {
     if (type === 'config') return;
-    await this.#ready(signal);
     const folder = typeFolders[type];
     // no delimiter: one listing walks all of data/00..ff at once
     const prefix = this.#prefix ? `${this.#prefix}/${folder}/` : `${folder}/`;
@@ -205,6 +202,10 @@ export class S3Backend implements Backend {
   async close(): Promise<void> {
     this.#client.destroy();
   }
+}
+
+function statusOf(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
 
 /** The object size from a Content-Range header such as "bytes 0-9/1234". */

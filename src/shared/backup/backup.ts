@@ -6,9 +6,10 @@ import type { ID } from '../ids/id.ts';
 import { Lock } from '../lock/lock.ts';
 import type { Repository } from '../repository/repository.ts';
 import { lockStore } from '../repository/lock-store.ts';
-import { adoptUnindexedPacks, type AdoptResult } from '../repository/adopt.ts';
+import { adoptUnindexedPacks, listPacks, type AdoptResult } from '../repository/adopt.ts';
 import { saveSnapshot } from '../repository/snapshots.ts';
 import { newSnapshot, type Snapshot } from '../snapshot/snapshot.ts';
+import type { SnapshotEntry } from '../snapshot/select.ts';
 import { localTime } from '../tree/gotime.ts';
 import type { PackWriterOptions, WriterStats } from '../repository/pack-writer.ts';
 import { Archiver, type ArchiveOptions, type ArchiveResult } from './archiver.ts';
@@ -20,7 +21,8 @@ export interface BackupOptions extends Omit<ArchiveOptions, 'parentTree'> {
   paths: string[];
   /** back up `paths[0]` as one file named `stream.name` at the snapshot root (block volumes, images, pipes) */
   stream?: { name: string; size?: number };
-  parent?: { id: ID; snapshot: Snapshot };
+  /** given as a promise, finding it (listing snapshots) overlaps taking the lock */
+  parent?: SnapshotEntry | Promise<SnapshotEntry | undefined>;
   tags?: string[];
   hostname?: string;
   lockWaitMs?: number;
@@ -38,20 +40,28 @@ export interface BackupResult {
 }
 
 export async function backup(repo: Repository, opts: BackupOptions): Promise<BackupResult> {
+  // a parent that could not be found fails the run once the lock is held (and so released); until then its
+  // rejection is not an unhandled one
+  const parentFound = Promise.resolve(opts.parent);
+  parentFound.catch(() => undefined);
   const lock = await Lock.acquire(lockStore(repo), { exclusive: false, waitMs: opts.lockWaitMs, signal: opts.signal });
   try {
     const start = localTime(BigInt(Date.now()) * 1_000_000n);
+    // the pack listing (one request, or a folder scan) runs beside the index load rather than after it
+    const stored = listPacks(repo, opts.signal);
+    stored.catch(() => undefined);
     await repo.loadIndex(opts.signal);
-    const adopted = await adoptUnindexedPacks(repo, opts.signal);
+    const adopted = await adoptUnindexedPacks(repo, opts.signal, stored);
+    const parent = await parentFound;
     opts.onStart?.(adopted);
     // a writer per run, so its counters describe this run alone
     const writer = repo.writer(opts.writer);
-    const archiver = new Archiver(repo, writer, { ...opts, parentTree: opts.parent?.snapshot.tree });
+    const archiver = new Archiver(repo, writer, { ...opts, parentTree: parent?.snapshot.tree });
     const archive = opts.stream ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size) : await archiver.archive(opts.paths);
     await writer.flush(opts.signal);
     opts.signal?.throwIfAborted();
     const snapshot = newSnapshot(archive.tree, start, {
-      parent: opts.parent?.id ?? null,
+      parent: parent?.id ?? null,
       paths: opts.stream ? [`/${opts.stream.name}`] : [...opts.paths].sort(),
       hostname: opts.hostname ?? osHostname(),
       username: currentUser(),

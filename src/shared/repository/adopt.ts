@@ -1,5 +1,6 @@
 // Crash resume: packs that reached storage but whose index file was never written are read back from their own
 // headers and indexed, so the next run reuses them instead of uploading the same data again.
+import type { FileInfo } from '../backend/backend.ts';
 import type { ID } from '../ids/id.ts';
 import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
 import { mapConcurrent } from '../concurrency/map.ts';
@@ -12,10 +13,18 @@ export interface AdoptResult {
   unreadable: ID[];
 }
 
-export async function adoptUnindexedPacks(repo: Repository, signal?: AbortSignal): Promise<AdoptResult> {
+/** Every pack in storage. Listing needs no index, so a backup lists while it loads the index. */
+export async function listPacks(repo: Repository, signal?: AbortSignal): Promise<FileInfo[]> {
+  const packs: FileInfo[] = [];
+  for await (const f of repo.backend.list('pack', signal)) packs.push(f);
+  return packs;
+}
+
+/** `stored`: the packs in storage, listed after the lock was taken (by default, listed here). */
+export async function adoptUnindexedPacks(repo: Repository, signal?: AbortSignal, stored?: Promise<FileInfo[]>): Promise<AdoptResult> {
   const known = new Set(repo.index.packs());
   const orphans: { id: ID; size: number }[] = [];
-  for await (const f of repo.backend.list('pack', signal)) if (!known.has(f.name)) orphans.push({ id: f.name, size: f.size });
+  for (const f of await (stored ?? listPacks(repo, signal))) if (!known.has(f.name)) orphans.push({ id: f.name, size: f.size });
   const adopted: IndexPack[] = [];
   const unreadable: ID[] = [];
   await mapConcurrent(orphans, 8, async (p) => {

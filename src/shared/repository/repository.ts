@@ -64,16 +64,13 @@ export class Repository {
   }
 
   static async open(backend: Backend, password: string): Promise<Repository> {
-    let sealedConfig: Uint8Array;
-    try {
-      sealedConfig = await backend.load({ type: 'config', name: '' });
-    } catch (err) {
-      if (backend.isNotExist(err)) throw new NoRepositoryError(backend.location);
-      throw err;
-    }
-    const { key, keyID } = await findKey(backend, password);
-    const config = decodeConfig(openSealed(key, sealedConfig));
-    return new Repository(backend, config, key, keyID);
+    // the config is read while the key derives (a tenth of a second of scrypt), not before it; a missing
+    // repository still speaks first, since its missing keys would otherwise read as a wrong password
+    const [sealedConfig, opened] = await Promise.allSettled([loadConfig(backend), findKey(backend, password)]);
+    if (sealedConfig.status === 'rejected') throw sealedConfig.reason;
+    if (opened.status === 'rejected') throw opened.reason;
+    const { key, keyID } = opened.value;
+    return new Repository(backend, decodeConfig(openSealed(key, sealedConfig.value)), key, keyID);
   }
 
   addKey(password: string, params?: KDFParams): Promise<string> {
@@ -150,6 +147,15 @@ export class Repository {
 
   async close(): Promise<void> {
     await this.backend.close();
+  }
+}
+
+async function loadConfig(backend: Backend): Promise<Uint8Array> {
+  try {
+    return await backend.load({ type: 'config', name: '' });
+  } catch (err) {
+    if (backend.isNotExist(err)) throw new NoRepositoryError(backend.location);
+    throw err;
   }
 }
 

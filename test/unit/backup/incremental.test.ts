@@ -74,3 +74,25 @@ test('a symlinked folder above a backed-up path is recorded as the folder it poi
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a parent given as a promise (found while the lock is taken) is followed, and one that cannot be found fails the run without a lock or snapshot left', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-incr-'));
+  try {
+    await writeFile(join(dir, 'f'), 'content');
+    const repo = await testRepo(new MemBackend());
+    const first = await backup(repo, { paths: [dir] });
+    const same = await backup(repo, { paths: [dir], parent: Promise.resolve({ id: first.snapshotID, snapshot: first.snapshot }) });
+    assert.equal(same.snapshot.parent, first.snapshotID);
+    assert.equal(same.archive.counters.filesUnmodified, 1);
+
+    await assert.rejects(backup(repo, { paths: [dir], parent: Promise.reject(new Error('no snapshot matches "abc"')) }), /no snapshot matches/);
+    const locks: string[] = [];
+    for await (const id of repo.list('lock')) locks.push(id);
+    assert.deepEqual(locks, []);
+    const snapshots: string[] = [];
+    for await (const id of repo.list('snapshot')) snapshots.push(id);
+    assert.equal(snapshots.length, 2);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

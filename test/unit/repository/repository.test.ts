@@ -109,3 +109,25 @@ test('a flipped byte in a pack is reported naming the pack and the blob', async 
     return true;
   });
 });
+
+test('open reads the config while it looks for the key, not after', async () => {
+  const backend = new MemBackend();
+  await testRepo(backend);
+  // a config read that answers only once the key files are being listed: opening one after the other never ends
+  let keysListed!: () => void;
+  const listing = new Promise<void>((resolve) => (keysListed = resolve));
+  const gated = Object.create(backend) as MemBackend;
+  gated.load = async (h, offset, length, signal) => {
+    if (h.type === 'config') await listing;
+    return backend.load(h, offset, length, signal);
+  };
+  gated.list = (type, signal) => {
+    if (type === 'key') keysListed();
+    return backend.list(type, signal);
+  };
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('open read the config and the keys one after the other')), 2000).unref());
+  const repo = await Promise.race([Repository.open(gated, testPassword), timeout]) as Repository;
+  assert.equal(repo.config.version, 2);
+  // a missing repository is still named as such, not as a wrong password (it has no key files either)
+  await assert.rejects(Repository.open(new MemBackend(), 'nope'), NoRepositoryError);
+});
