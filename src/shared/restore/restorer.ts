@@ -93,6 +93,7 @@ class Restorer {
     const target = Buffer.from(this.#opts.target);
     if ('tree' in start) {
       await mkdir(target, { recursive: true });
+      this.#small.start();
       await this.#restoreDir(start.tree, target, Promise.resolve());
     } else if (start.node.type === 'file') {
       // one file (a stream backup of a block volume): the target is the file, or the device to fill

@@ -3,7 +3,7 @@
 // trip through libuv's pool (and its futex wake-ups), which cost far more CPU than the system calls themselves.
 import { closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import type { SmallFileBatch, SmallFileJob, SmallFileResult } from './small-file-protocol.ts';
+import { decodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult } from './small-file-protocol.ts';
 
 const port = parentPort!;
 const isRoot = process.geteuid?.() === 0;
@@ -12,15 +12,14 @@ function describe(err: unknown): string {
   return (err as Error).message;
 }
 
-function writeContent(fd: number, job: SmallFileJob, bytes: Uint8Array): void {
-  const from = job.start + job.pathLength;
+function writeContent(fd: number, job: SmallFile): void {
   let done = 0;
-  while (done < job.dataLength) done += writeSync(fd, bytes, from + done, job.dataLength - done, done);
-  if (job.dataLength < job.size) ftruncateSync(fd, job.size);
+  while (done < job.data.length) done += writeSync(fd, job.data, done, job.data.length - done, done);
+  if (job.data.length < job.size) ftruncateSync(fd, job.size);
 }
 
 /** The metadata steps that failed, in restoreMetadata's order (ownership clears setuid bits, so it comes first). */
-function writeMetadata(fd: number, job: SmallFileJob): string[] {
+function writeMetadata(fd: number, job: SmallFile): string[] {
   const failures: string[] = [];
   try {
     fchownSync(fd, job.uid, job.gid);
@@ -42,12 +41,12 @@ function writeMetadata(fd: number, job: SmallFileJob): string[] {
 }
 
 /** Writes one file; a file whose content could not be written is removed. */
-function writeOne(job: SmallFileJob, bytes: Uint8Array): SmallFileResult {
-  const path = Buffer.from(bytes.buffer, bytes.byteOffset + job.start, job.pathLength);
+function writeOne(job: SmallFile): SmallFileResult {
+  const path = job.path as Buffer;
   let fd: number | undefined;
   try {
     fd = openSync(path, 'w', 0o600);
-    writeContent(fd, job, bytes);
+    writeContent(fd, job);
   } catch (err) {
     if (fd !== undefined) {
       closeSync(fd);
@@ -61,5 +60,10 @@ function writeOne(job: SmallFileJob, bytes: Uint8Array): SmallFileResult {
 }
 
 port.on('message', (batch: SmallFileBatch) => {
-  port.postMessage({ id: batch.id, results: batch.jobs.map((job) => writeOne(job, batch.bytes)) });
+  const failures: SmallFileReply['failures'] = [];
+  decodeBatch(batch.bytes).forEach((file, i) => {
+    const result = writeOne(file);
+    if (result.content !== undefined || result.metadata !== undefined) failures.push([i, result]);
+  });
+  port.postMessage({ id: batch.id, failures } satisfies SmallFileReply);
 });

@@ -6,13 +6,7 @@ import { Worker } from 'node:worker_threads';
 import type { TreeNode } from '../tree/node.ts';
 import { posixPermissionsFromGoMode } from '../tree/mode.ts';
 import { utimesSeconds } from '../fsmeta/restore.ts';
-import type { SmallFileBatch, SmallFileJob, SmallFileReply, SmallFileResult } from './small-file-protocol.ts';
-
-interface Queued {
-  path: Buffer;
-  data: Uint8Array;
-  job: SmallFileJob;
-}
+import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult } from './small-file-protocol.ts';
 
 interface Pending {
   resolve(r: SmallFileResult): void;
@@ -21,7 +15,7 @@ interface Pending {
 
 export class SmallFileWriter {
   #thread: Worker | undefined;
-  #jobs: Queued[] = [];
+  #jobs: SmallFile[] = [];
   #waiting: Pending[] = [];
   readonly #sent = new Map<number, Pending[]>();
   #nextBatch = 0;
@@ -29,16 +23,21 @@ export class SmallFileWriter {
   /** settles once no batch is in flight */
   #idle: { promise: Promise<void>; resolve(): void } | undefined;
 
+  /** Starts the thread ahead of the first batch, so its start-up overlaps other work. */
+  start(): void {
+    if (!this.#closed) this.#start().unref();
+  }
+
   /** Writes `data` as the file `path` (extended to `size`), then the node's owner, mode and times. */
   async write(path: Buffer, data: Uint8Array, size: number, node: TreeNode): Promise<void> {
-    const job: SmallFileJob = {
-      start: 0, pathLength: path.length, dataLength: data.length, size, uid: node.uid, gid: node.gid, mode: posixPermissionsFromGoMode(node.mode),
+    const job: SmallFile = {
+      path, data, size, uid: node.uid, gid: node.gid, mode: posixPermissionsFromGoMode(node.mode),
       atime: utimesSeconds(node.atime), mtime: utimesSeconds(node.mtime),
     };
     const result = await new Promise<SmallFileResult>((resolve, reject) => {
       if (this.#closed) throw closedError();
       if (this.#jobs.length === 0) setImmediate(() => this.#flush());
-      this.#jobs.push({ path, data, job });
+      this.#jobs.push(job);
       this.#waiting.push({ resolve, reject });
     });
     const shown = path.toString('utf8');
@@ -68,7 +67,7 @@ export class SmallFileWriter {
     if (this.#jobs.length === 0) return;
     if (this.#closed) return this.#refuseQueued();
     const id = this.#nextBatch++;
-    const batch = packBatch(id, this.#jobs);
+    const batch: SmallFileBatch = { id, bytes: encodeBatch(this.#jobs) };
     this.#sent.set(id, this.#waiting);
     this.#jobs = [];
     this.#waiting = [];
@@ -94,7 +93,8 @@ export class SmallFileWriter {
     const thread = new Worker(new URL('./small-file-thread.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     thread.on('message', (reply: SmallFileReply) => {
       const waiting = this.#settled(reply.id);
-      reply.results.forEach((r, i) => waiting[i].resolve(r));
+      for (const [i, failure] of reply.failures) waiting[i].resolve(failure);
+      for (const w of waiting) w.resolve({});
     });
     const failAll = (err: Error): void => {
       for (const id of [...this.#sent.keys()]) for (const w of this.#settled(id)) w.reject(err);
@@ -107,21 +107,6 @@ export class SmallFileWriter {
     this.#thread = thread;
     return thread;
   }
-}
-
-function packBatch(id: number, queued: readonly Queued[]): SmallFileBatch {
-  let length = 0;
-  for (const q of queued) length += q.path.length + q.data.length;
-  const bytes = new Uint8Array(length);
-  let at = 0;
-  const jobs = queued.map((q) => {
-    bytes.set(q.path, at);
-    bytes.set(q.data, at + q.path.length);
-    const job = { ...q.job, start: at };
-    at += q.path.length + q.data.length;
-    return job;
-  });
-  return { id, bytes, jobs };
 }
 
 function closedError(): Error {

@@ -1,0 +1,28 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { decodeBatch, encodeBatch, type SmallFile } from '../../../src/shared/restore/small-file-protocol.ts';
+
+const time = fc.oneof(fc.constant('-62135596800'), fc.double({ min: -1e10, max: 1e10, noNaN: true }).map(String));
+const file: fc.Arbitrary<SmallFile> = fc.record({
+  path: fc.uint8Array({ minLength: 1, maxLength: 300 }),
+  data: fc.uint8Array({ maxLength: 5000 }),
+  size: fc.nat({ max: 2 ** 40 }),
+  uid: fc.nat({ max: 2 ** 32 - 1 }),
+  gid: fc.nat({ max: 2 ** 32 - 1 }),
+  mode: fc.nat({ max: 0o7777 }),
+  atime: time,
+  mtime: time,
+});
+
+test('a batch decodes to the files encoded, whatever their paths, contents, ids and times', () => {
+  fc.assert(fc.property(fc.array(file, { maxLength: 20 }), (files) => {
+    const decoded = decodeBatch(encodeBatch(files));
+    assert.equal(decoded.length, files.length);
+    decoded.forEach((d, i) => {
+      const f = files[i];
+      assert.deepEqual([Buffer.from(d.path), Buffer.from(d.data)], [Buffer.from(f.path), Buffer.from(f.data)]);
+      assert.deepEqual([d.size, d.uid, d.gid, d.mode, d.atime, d.mtime], [f.size, f.uid, f.gid, f.mode, f.atime, f.mtime]);
+    });
+  }), { numRuns: 200 });
+});
