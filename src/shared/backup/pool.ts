@@ -59,7 +59,7 @@ export class BackupPool {
     if (idle) return idle;
     if (this.#workers.length < this.#size) {
       const w: PoolWorker = {
-        thread: new Worker(new URL('./worker-entry.ts', import.meta.url), { workerData: this.#init, resourceLimits: { maxYoungGenerationSizeMb: 8 } }),
+        thread: new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: this.#init, resourceLimits: { maxYoungGenerationSizeMb: 8 } }),
         jobs: 0,
       };
       w.thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
