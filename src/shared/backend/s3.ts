@@ -1,16 +1,15 @@
 // S3 backend: restic's layout under an optional prefix in one bucket. Small files go up in one PUT, large ones as
 // parallel multipart uploads; S3 makes an object visible only once complete, which gives save() its atomicity.
+// With credentials at hand (given, or AWS_* variables) requests are signed here and the AWS SDK loads only for a
+// multipart upload; otherwise the SDK sends them all, with its provider chain finding credentials.
 
-import {
-  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand,
-} from '@aws-sdk/client-s3';
-import type { S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { objectPath, PermanentError, typeFolders } from './backend.ts';
 import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
 import { checkHandle, isNotExistError, rangeEnd } from './errors.ts';
-import { createS3Client } from './s3-client.ts';
-import type { S3ClientOptions } from './s3-client.ts';
+import { connectTimeoutMs, credentialsFromEnv, defaultMaxSockets, idleTimeoutMs, readCa, regionOf } from './s3-settings.ts';
+import type { S3ClientOptions } from './s3-settings.ts';
+import { SignedS3, type S3Requests } from './s3-signed.ts';
+import type { SdkRequests } from './s3-sdk.ts';
 import { classifyS3Error } from './s3-errors.ts';
 import type { S3Target } from './s3-errors.ts';
 
@@ -41,7 +40,9 @@ function publicEndpoint(endpoint: string): string {
 
 export class S3Backend implements Backend {
   readonly location: string;
-  #client: S3Client;
+  #opts: S3Options;
+  #requests: Promise<S3Requests>;
+  #sdk: Promise<SdkRequests> | undefined;
   #target: S3Target;
   #prefix: string;
   #partSize: number;
@@ -49,13 +50,28 @@ export class S3Backend implements Backend {
   #bucketChecked: Promise<void> | undefined;
 
   constructor(opts: S3Options) {
+    this.#opts = opts;
     this.#prefix = trimSlashes(opts.prefix ?? '');
     const endpoint = publicEndpoint(opts.endpoint);
     this.location = `s3:${endpoint}/${opts.bucket}${this.#prefix ? `/${this.#prefix}` : ''}`;
     this.#target = { location: this.location, endpoint, bucket: opts.bucket };
     this.#partSize = Math.max(opts.partSize ?? defaultPartSize, 5 * 1024 * 1024);
     this.#partsInFlight = opts.partsInFlight ?? defaultPartsInFlight;
-    this.#client = createS3Client(opts);
+    const credentials = opts.credentials ?? credentialsFromEnv();
+    this.#requests = credentials
+      ? Promise.resolve(new SignedS3({
+        endpoint: opts.endpoint, region: regionOf(opts), bucket: opts.bucket, pathStyle: opts.pathStyle ?? true, credentials,
+        ca: opts.caFile ? readCa(opts.caFile) : undefined, maxSockets: opts.maxSockets ?? defaultMaxSockets,
+        connectTimeoutMs, idleTimeoutMs,
+      }))
+      : this.#sdkRequests();
+    // a failure to load the SDK is reported by the first request that needs it
+    this.#requests.catch(() => undefined);
+  }
+
+  #sdkRequests(): Promise<SdkRequests> {
+    this.#sdk ??= import('./s3-sdk.ts').then((m) => new m.SdkRequests(this.#opts, this.#opts.bucket));
+    return this.#sdk;
   }
 
   #key(h: Handle): string {
@@ -69,8 +85,8 @@ export class S3Backend implements Backend {
    * other request names a missing bucket in its answer's error code, so the usual path costs no extra request.
    */
   #ready(): Promise<void> {
-    this.#bucketChecked ??= this.#client
-      .send(new HeadBucketCommand({ Bucket: this.#target.bucket }))
+    this.#bucketChecked ??= this.#requests
+      .then((r) => r.headBucket())
       .then(() => undefined, (err: unknown) => {
         this.#bucketChecked = undefined;
         throw classifyS3Error(err, this.#target);
@@ -92,10 +108,7 @@ export class S3Backend implements Backend {
     const key = this.#key(h);
     try {
       if (data.length <= this.#partSize) {
-        await this.#client.send(
-          new PutObjectCommand({ Bucket: this.#target.bucket, Key: key, Body: data, ContentLength: data.length }),
-          { abortSignal: signal },
-        );
+        await (await this.#requests).put(key, data, signal);
       } else {
         await this.#multipart(key, data, signal);
       }
@@ -106,8 +119,10 @@ export class S3Backend implements Backend {
 
   async #multipart(key: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
+    const [{ Upload }, sdk] = await Promise.all([import('@aws-sdk/lib-storage'), this.#sdkRequests()]);
+    signal?.throwIfAborted();
     const upload = new Upload({
-      client: this.#client,
+      client: sdk.client,
       params: { Bucket: this.#target.bucket, Key: key, Body: data },
       partSize: this.#partSize,
       queueSize: this.#partsInFlight,
@@ -129,12 +144,9 @@ export class S3Backend implements Backend {
     let bytes: Uint8Array;
     let size: number;
     try {
-      const res = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#target.bucket, Key: key, Range: range }),
-        { abortSignal: signal },
-      );
-      bytes = (await res.Body?.transformToByteArray()) ?? new Uint8Array();
-      size = totalSize(res.ContentRange) ?? bytes.length;
+      const res = await (await this.#requests).get(key, range, signal);
+      bytes = res.bytes;
+      size = totalSize(res.contentRange) ?? bytes.length;
     } catch (err) {
       // a range starting at or past the end: the size decides between "empty rest" and "too short"
       if (statusOf(err) !== 416) {
@@ -152,8 +164,7 @@ export class S3Backend implements Backend {
   async stat(h: Handle): Promise<FileInfo> {
     const key = this.#key(h);
     try {
-      const res = await this.#client.send(new HeadObjectCommand({ Bucket: this.#target.bucket, Key: key }));
-      return { name: h.name, size: res.ContentLength ?? 0 };
+      return { name: h.name, size: (await (await this.#requests).head(key)).size };
     } catch (err) {
       if (statusOf(err) === 404) await this.#ready();
       throw classifyS3Error(err, this.#target, h);
@@ -164,7 +175,7 @@ export class S3Backend implements Backend {
     const key = this.#key(h);
     try {
       // S3 answers success for a missing key too, which is what the contract asks
-      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#target.bucket, Key: key }));
+      await (await this.#requests).delete(key);
     } catch (err) {
       throw classifyS3Error(err, this.#target, h);
     }
@@ -179,19 +190,15 @@ export class S3Backend implements Backend {
     do {
       let page;
       try {
-        page = await this.#client.send(
-          new ListObjectsV2Command({ Bucket: this.#target.bucket, Prefix: prefix, ContinuationToken: token }),
-          { abortSignal: signal },
-        );
+        page = await (await this.#requests).list(prefix, token, signal);
       } catch (err) {
         throw classifyS3Error(err, this.#target);
       }
-      for (const obj of page.Contents ?? []) {
-        const key = obj.Key ?? '';
-        const name = key.slice(key.lastIndexOf('/') + 1);
-        if (name) yield { name, size: obj.Size ?? 0 };
+      for (const obj of page.objects) {
+        const name = obj.key.slice(obj.key.lastIndexOf('/') + 1);
+        if (name) yield { name, size: obj.size };
       }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      token = page.next;
     } while (token);
   }
 
@@ -200,7 +207,9 @@ export class S3Backend implements Backend {
   }
 
   async close(): Promise<void> {
-    this.#client.destroy();
+    const opened = await Promise.allSettled([this.#requests, ...(this.#sdk ? [this.#sdk] : [])]);
+    // without credentials at hand, both are the same SDK client
+    for (const r of new Set(opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : [])))) r.close();
   }
 }
 

@@ -128,6 +128,23 @@ describe('s3 backend on MinIO', () => {
     }
   });
 
+  it('without credentials at hand, asks the SDK\'s provider chain, and says so when it finds none', async () => {
+    const saved = { ...process.env };
+    for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI']) delete process.env[k];
+    Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
+    try {
+      const b = openBackend(`s3:${minio.endpoint}/${bucket}/no-creds`);
+      await assert.rejects(b.load(handle('index')), (err: Error) => {
+        assert.ok(isPermanent(err));
+        assert.match(err.message, /No S3 credentials found/);
+        return true;
+      });
+      await b.close();
+    } finally {
+      process.env = saved;
+    }
+  });
+
   it('rides out a server restart in the middle of a save (through the retry wrapper)', async () => {
     const b = openBackend(`s3:${minio.endpoint}/${bucket}/restart`, { s3: { credentials }, retry: { initialDelayMs: 200, maxDelayMs: 1000 } });
     const h: Handle = handle('pack');
