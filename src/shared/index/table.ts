@@ -1,6 +1,6 @@
 // Where every blob lives, kept compact: a million blobs must fit in tens of megabytes, not hundreds, so ids are
 // stored as raw bytes in typed arrays under an open-addressing hash table instead of a Map of hex strings.
-import { bytesToID, idToBytes, type ID } from '../ids/id.ts';
+import { bytesToID, type ID } from '../ids/id.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
 
 export interface BlobLocation extends PackedBlob {
@@ -8,23 +8,42 @@ export interface BlobLocation extends PackedBlob {
 }
 
 const empty = -1;
+/** entries per chunk: columns grow by whole chunks, so growing never copies (or briefly doubles) what is stored */
+const chunkBits = 16;
+const chunkSize = 1 << chunkBits;
+const chunkMask = chunkSize - 1;
+/** the slot table is rebuilt twice as big past this load; linear probing stays short below it */
+const maxLoad = 0.5;
+
+/** One chunk's columns: ids as raw bytes, then pack number, offset, length and uncompressed length per entry. */
+interface Chunk {
+  ids: Uint8Array;
+  nums: Uint32Array;
+  type: Uint8Array;
+}
+
+function newChunk(entries: number): Chunk {
+  return { ids: new Uint8Array(entries * 32), nums: new Uint32Array(entries * 4), type: new Uint8Array(entries) };
+}
 
 export class BlobTable {
   #count = 0;
-  #cap = 0;
-  #ids = new Uint8Array(0);
-  #pack = new Int32Array(0);
-  #offset = new Uint32Array(0);
-  #length = new Uint32Array(0);
-  #ulen = new Uint32Array(0);
-  #type = new Uint8Array(0);
+  /** entries the chunks hold room for */
+  #cap: number;
+  #chunks: Chunk[];
   #slots = new Int32Array(0);
   #packIDs: ID[] = [];
   #packNumber = new Map<ID, number>();
   #spans: { count: number; type: number; byPack: Map<number, { start: number; end: number }> } | undefined;
+  /** a looked-up id as bytes, reused so a lookup allocates nothing */
+  readonly #key = Buffer.alloc(32);
 
+  /** `initialCapacity`: entries expected; a small table starts small, a big one never needs to copy its columns. */
   constructor(initialCapacity = 1024) {
-    this.#grow(initialCapacity);
+    const first = Math.max(16, Math.min(initialCapacity, chunkSize));
+    this.#chunks = [newChunk(first)];
+    this.#cap = first;
+    this.#resizeSlots(initialCapacity);
   }
 
   get size(): number {
@@ -33,37 +52,40 @@ export class BlobTable {
 
   /** Adds a blob; a blob already present (same id and type) keeps its first location. Returns whether it was new. */
   add(pack: ID, b: PackedBlob): boolean {
-    const id = idToBytes(b.id);
+    const id = this.#bytes(b.id);
     const t = b.type === 'tree' ? 1 : 0;
     if (this.#find(id, t) !== empty) return false;
-    if (this.#count * 2 >= this.#cap) this.#grow(this.#cap * 2);
+    if (this.#count === this.#cap) this.#growChunks();
+    if (this.#count + 1 > this.#slots.length * maxLoad) this.#resizeSlots(this.#count + 1);
     const i = this.#count++;
-    this.#ids.set(id, i * 32);
-    this.#pack[i] = this.#packRef(pack);
-    this.#offset[i] = b.offset;
-    this.#length[i] = b.length;
-    this.#ulen[i] = b.uncompressedLength;
-    this.#type[i] = t;
+    const c = this.#chunks[i >>> chunkBits];
+    const j = i & chunkMask;
+    c.ids.set(id, j * 32);
+    c.nums[j * 4] = this.#packRef(pack);
+    c.nums[j * 4 + 1] = b.offset;
+    c.nums[j * 4 + 2] = b.length;
+    c.nums[j * 4 + 3] = b.uncompressedLength;
+    c.type[j] = t;
     this.#insertSlot(i);
     return true;
   }
 
   has(id: ID, type: BlobType): boolean {
-    return this.#find(idToBytes(id), type === 'tree' ? 1 : 0) !== empty;
+    return this.#find(this.#bytes(id), type === 'tree' ? 1 : 0) !== empty;
   }
 
   /** The entry's position (0..size-1), stable for the table's life: lets callers keep per-blob marks in a typed array. */
   position(id: ID, type: BlobType): number {
-    return this.#find(idToBytes(id), type === 'tree' ? 1 : 0);
+    return this.#find(this.#bytes(id), type === 'tree' ? 1 : 0);
   }
 
   at(position: number): BlobLocation {
-    if (position < 0 || position >= this.#count) throw new RangeError(`no blob at position ${position}`);
+    if (!Number.isInteger(position) || position < 0 || position >= this.#count) throw new RangeError(`no blob at position ${position}`);
     return this.#at(position);
   }
 
   get(id: ID, type: BlobType): BlobLocation | undefined {
-    const i = this.#find(idToBytes(id), type === 'tree' ? 1 : 0);
+    const i = this.#find(this.#bytes(id), type === 'tree' ? 1 : 0);
     return i === empty ? undefined : this.#at(i);
   }
 
@@ -85,11 +107,14 @@ export class BlobTable {
   #computeSpans(t: number): Map<number, { start: number; end: number }> {
     const byPack = new Map<number, { start: number; end: number }>();
     for (let i = 0; i < this.#count; i++) {
-      if (this.#type[i] !== t) continue;
-      const start = this.#offset[i];
-      const end = start + this.#length[i];
-      const s = byPack.get(this.#pack[i]);
-      if (!s) byPack.set(this.#pack[i], { start, end });
+      const c = this.#chunks[i >>> chunkBits];
+      const j = i & chunkMask;
+      if (c.type[j] !== t) continue;
+      const pack = c.nums[j * 4];
+      const start = c.nums[j * 4 + 1];
+      const end = start + c.nums[j * 4 + 2];
+      const s = byPack.get(pack);
+      if (!s) byPack.set(pack, { start, end });
       else {
         if (start < s.start) s.start = start;
         if (end > s.end) s.end = end;
@@ -103,14 +128,21 @@ export class BlobTable {
   }
 
   #at(i: number): BlobLocation {
+    const c = this.#chunks[i >>> chunkBits];
+    const j = i & chunkMask;
     return {
-      id: bytesToID(this.#ids.subarray(i * 32, i * 32 + 32)),
-      type: this.#type[i] === 1 ? 'tree' : 'data',
-      pack: this.#packIDs[this.#pack[i]],
-      offset: this.#offset[i],
-      length: this.#length[i],
-      uncompressedLength: this.#ulen[i],
+      id: bytesToID(c.ids.subarray(j * 32, j * 32 + 32)),
+      type: c.type[j] === 1 ? 'tree' : 'data',
+      pack: this.#packIDs[c.nums[j * 4]],
+      offset: c.nums[j * 4 + 1],
+      length: c.nums[j * 4 + 2],
+      uncompressedLength: c.nums[j * 4 + 3],
     };
+  }
+
+  #bytes(id: ID): Uint8Array {
+    if (this.#key.write(id, 'hex') !== 32) throw new RangeError(`${JSON.stringify(id)} is not a blob id (64 hex digits)`);
+    return this.#key;
   }
 
   #packRef(pack: ID): number {
@@ -133,39 +165,50 @@ export class BlobTable {
     for (let s = this.#hash(id, t) & mask; ; s = (s + 1) & mask) {
       const i = this.#slots[s];
       if (i === empty) return empty;
-      if (this.#type[i] === t && this.#sameID(i, id)) return i;
+      if (this.#matches(i, id, t)) return i;
     }
   }
 
-  #sameID(i: number, id: Uint8Array): boolean {
-    const base = i * 32;
-    for (let k = 0; k < 32; k++) if (this.#ids[base + k] !== id[k]) return false;
+  #matches(i: number, id: Uint8Array, t: number): boolean {
+    const c = this.#chunks[i >>> chunkBits];
+    const j = i & chunkMask;
+    if (c.type[j] !== t) return false;
+    const ids = c.ids;
+    const base = j * 32;
+    for (let k = 0; k < 32; k++) if (ids[base + k] !== id[k]) return false;
     return true;
   }
 
   #insertSlot(i: number): void {
+    const c = this.#chunks[i >>> chunkBits];
+    const j = i & chunkMask;
     const mask = this.#slots.length - 1;
-    const id = this.#ids.subarray(i * 32, i * 32 + 32);
-    let s = this.#hash(id, this.#type[i]) & mask;
+    let s = this.#hash(c.ids.subarray(j * 32, j * 32 + 4), c.type[j]) & mask;
     while (this.#slots[s] !== empty) s = (s + 1) & mask;
     this.#slots[s] = i;
   }
 
-  #grow(cap: number): void {
-    const resize = <T extends Uint8Array | Int32Array | Uint32Array>(old: T, make: (n: number) => T, n: number): T => {
-      const next = make(n);
-      next.set(old.subarray(0, Math.min(old.length, n)) as never);
-      return next;
-    };
-    this.#cap = cap;
-    this.#ids = resize(this.#ids, (n) => new Uint8Array(n), cap * 32);
-    this.#pack = resize(this.#pack, (n) => new Int32Array(n), cap);
-    this.#offset = resize(this.#offset, (n) => new Uint32Array(n), cap);
-    this.#length = resize(this.#length, (n) => new Uint32Array(n), cap);
-    this.#ulen = resize(this.#ulen, (n) => new Uint32Array(n), cap);
-    this.#type = resize(this.#type, (n) => new Uint8Array(n), cap);
-    let slots = 1;
-    while (slots < cap * 2) slots <<= 1;
+  /** A small first chunk doubles until it is a whole chunk; after that whole chunks are added. */
+  #growChunks(): void {
+    const last = this.#chunks.length - 1;
+    const size = this.#chunks[last].type.length;
+    if (size < chunkSize) {
+      const bigger = newChunk(Math.min(size * 2, chunkSize));
+      const old = this.#chunks[last];
+      bigger.ids.set(old.ids);
+      bigger.nums.set(old.nums);
+      bigger.type.set(old.type);
+      this.#chunks[last] = bigger;
+      this.#cap += bigger.type.length - size;
+    } else {
+      this.#chunks.push(newChunk(chunkSize));
+      this.#cap += chunkSize;
+    }
+  }
+
+  #resizeSlots(entries: number): void {
+    let slots = 16;
+    while (slots * maxLoad < entries) slots *= 2;
     this.#slots = new Int32Array(slots).fill(empty);
     for (let i = 0; i < this.#count; i++) this.#insertSlot(i);
   }
