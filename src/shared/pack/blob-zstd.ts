@@ -1,8 +1,13 @@
-// zstd for blobs, with one output buffer sized to the blob. node:zlib's sync calls otherwise collect their output
-// in 64 KiB chunks: for a small file's blob that is 64 KiB of garbage per compression and per read-back, which
-// worker threads (small heaps, rare collections) kept by the hundred megabytes; for a big blob, chunks joined by a
-// copy. The frame is compress/zstd.ts's (same level and flags): the output chunk does not change a byte of it.
-import { constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+// zstd for blobs. Compression reuses one zstd context per thread, frame after frame: node:zlib's sync call builds
+// a stream object and a fresh context for every input (about 30 µs, ten times the compression of a 100-byte blob),
+// and for a backup of small files that was the largest single cost. node:zlib has no public way to keep a context,
+// so the reused one is driven through its stream's handle, as node:zlib's own sync path does; where that handle is
+// missing (another Node), every blob takes the public path. Either way the frame is byte for byte the one
+// zstdCompressSync writes with compress/zstd.ts's level and flags (zstd sizes each frame to its input when the
+// whole input comes with the end directive), which the tests check.
+// Outputs are sized to the blob: node:zlib otherwise collects output in 64 KiB chunks, garbage for small blobs
+// that worker threads (small heaps, rare collections) kept by the hundred megabytes.
+import { constants, ZstdCompress, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import { defaultLevel } from '../compress/zstd.ts';
 
 /** node:zlib's smallest output chunk */
@@ -18,9 +23,59 @@ const params = {
   [constants.ZSTD_c_contentSizeFlag]: 1,
 };
 
-export function compressBlob(plain: Uint8Array): Uint8Array {
-  // a frame no smaller than its input is not kept, so a chunk of the input's size is all a useful frame needs
-  return zstdCompressSync(plain, { pledgedSrcSize: plain.length, chunkSize: chunkFor(plain.length), params });
+/** The parts of a node:zlib stream its sync path uses (not public API). */
+interface ZlibHandle {
+  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+  reset(): void;
+  onerror: (message: string) => void;
+}
+
+class FrameCompressor {
+  readonly #handle: ZlibHandle;
+  /** [output bytes left, input bytes left] after each write */
+  readonly #state: Uint32Array;
+  #out = Buffer.allocUnsafeSlow(64 << 10);
+  #failure: string | undefined;
+
+  constructor(handle: ZlibHandle, state: Uint32Array) {
+    this.#handle = handle;
+    this.#state = state;
+    handle.onerror = (message) => {
+      this.#failure = message;
+    };
+  }
+
+  /** The frame, or undefined when it would not be smaller than the input. */
+  compress(plain: Uint8Array): Uint8Array | undefined {
+    if (this.#out.length < plain.length) this.#out = Buffer.allocUnsafeSlow(plain.length);
+    this.#failure = undefined;
+    this.#handle.writeSync(constants.ZSTD_e_end, plain, 0, plain.length, this.#out, 0, plain.length);
+    const [outLeft, inLeft] = this.#state;
+    if (this.#failure !== undefined || outLeft === 0 || inLeft !== 0) {
+      // the frame did not end within the input's size (or failed): drop it, so the next one starts afresh
+      this.#handle.reset();
+      if (this.#failure !== undefined) throw new Error(`zstd failed to compress a blob: ${this.#failure}`);
+      return undefined;
+    }
+    return Buffer.from(this.#out.subarray(0, plain.length - outLeft));
+  }
+}
+
+function newFrameCompressor(): FrameCompressor | undefined {
+  const stream = new ZstdCompress({ params }) as unknown as { _handle?: Partial<ZlibHandle>; _writeState?: unknown };
+  const handle = stream._handle;
+  if (typeof handle?.writeSync !== 'function' || typeof handle.reset !== 'function' || !(stream._writeState instanceof Uint32Array)) return undefined;
+  return new FrameCompressor(handle as ZlibHandle, stream._writeState);
+}
+
+let frames: FrameCompressor | undefined | null = null;
+
+/** A zstd frame of `plain`, or undefined when it would not be smaller (the blob is then stored raw). */
+export function compressBlob(plain: Uint8Array): Uint8Array | undefined {
+  if (frames === null) frames = newFrameCompressor();
+  if (frames !== undefined) return frames.compress(plain);
+  const z = zstdCompressSync(plain, { pledgedSrcSize: plain.length, chunkSize: chunkFor(plain.length), params });
+  return z.length < plain.length ? z : undefined;
 }
 
 /** A blob's plaintext of known length; throws when the frame does not decompress to exactly that. */

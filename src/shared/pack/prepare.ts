@@ -31,7 +31,7 @@ export function blobBody(plain: Uint8Array, compression: boolean): { body: Uint8
   if (compression && plain.length > 0 && !looksIncompressible(plain)) {
     const z = compressBlob(plain);
     // incompressible data is stored raw: smaller, and restore skips a pointless decompression
-    if (z.length < plain.length) return { body: z, uncompressedLength: plain.length };
+    if (z !== undefined) return { body: z, uncompressedLength: plain.length };
   }
   return { body: plain, uncompressedLength: 0 };
 }

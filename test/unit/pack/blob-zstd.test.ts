@@ -6,25 +6,40 @@ import { compressBlob, decompressBlob } from '../../../src/shared/pack/blob-zstd
 
 const text = (n: number): Buffer => Buffer.from(Array.from({ length: Math.ceil(n / 7) }, (_, i) => `line ${i % 997}\n`).join('').slice(0, n));
 
-test('compressBlob writes the very frame compress does, for small, chunk-sized and incompressible inputs', () => {
-  for (const plain of [Buffer.alloc(1, 7), text(100), text(5000), text(1 << 20), randomBytes(100), randomBytes(70_000)]) {
+test('compressBlob writes the very frame compress does, frame after frame, and nothing when zstd cannot shrink the input', () => {
+  // incompressible inputs in between leave a frame unfinished in the reused context: the next one must not notice
+  const inputs = [Buffer.alloc(1, 7), text(100), randomBytes(100), text(5000), randomBytes(70_000), text(1 << 20), text(3 << 20), randomBytes(3), text(29)];
+  for (const plain of inputs) {
+    const reference = compress(plain);
     const z = compressBlob(plain);
-    assert.deepEqual(Buffer.from(z), Buffer.from(compress(plain)), `input of ${plain.length} bytes`);
+    if (reference.length >= plain.length) {
+      assert.equal(z, undefined, `input of ${plain.length} bytes`);
+      continue;
+    }
+    assert.ok(z !== undefined, `input of ${plain.length} bytes`);
+    assert.deepEqual(Buffer.from(z), Buffer.from(reference), `input of ${plain.length} bytes`);
     assert.deepEqual(Buffer.from(decompressBlob(z, plain.length)), plain);
     assert.deepEqual(Buffer.from(decompress(z, plain.length)), plain);
   }
 });
 
+test('a frame is the blob\'s own: the next compression does not overwrite it', () => {
+  const a = compressBlob(text(300));
+  const copy = Buffer.from(a!);
+  compressBlob(text(400));
+  assert.deepEqual(Buffer.from(a!), copy);
+});
+
 test('small blobs share buffers rather than each holding a 64 KiB output chunk of its own', () => {
-  const outputs = Array.from({ length: 10 }, (_, i) => compressBlob(text(100 + i)));
+  const outputs = Array.from({ length: 10 }, (_, i) => compressBlob(text(100 + i))!);
   const backs = outputs.map((z, i) => decompressBlob(z, 100 + i));
-  // sized chunks come from Node's shared Buffer pool: ten small outputs span at most two of its slabs
+  // sized outputs come from Node's shared Buffer pool: ten small ones span at most two of its slabs
   assert.ok(new Set(outputs.map((z) => z.buffer)).size <= 2);
   assert.ok(new Set(backs.map((b) => b.buffer)).size <= 2);
 });
 
 test('decompressBlob refuses a frame whose length is not the promised one', () => {
-  const z = compressBlob(text(5000));
+  const z = compressBlob(text(5000))!;
   assert.throws(() => decompressBlob(z, 4999));
   assert.throws(() => decompressBlob(z, 5001), /decompressed 5000 bytes where the index promised 5001/);
 });
