@@ -1,6 +1,9 @@
 // Reads data blobs for a restore by pack ranges instead of one request per blob: requests that arrive while reads
 // are busy (or in the same turn of the event loop) are grouped by pack, and neighbouring blobs of one pack are
 // fetched with a single ranged read. Restoring many small files thus costs a few reads per pack, not one per file.
+// A read also reaches ahead through the pack's data (up to the longest read), and keeps what it read in a small
+// cache: a restore walks files in the order a backup packed them, so the blobs asked for next are usually there, and
+// a pack costs one or two reads however few files are in flight at once.
 import type { Backend } from '../backend/backend.ts';
 import type { ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
@@ -12,6 +15,9 @@ import type { PackedBlob } from '../pack/blob.ts';
  */
 export type OpenBlobs = (pack: ID, blobs: readonly PackedBlob[], bytes: Uint8Array, start: number) => Promise<(Uint8Array | Error)[]>;
 
+/** Where a pack's data blobs lie (from the index), so a read may reach ahead without passing their end. */
+export type DataSpan = (pack: ID) => { start: number; end: number } | undefined;
+
 export interface PackReaderOptions {
   /** ranged reads in flight */
   reads?: number;
@@ -19,6 +25,9 @@ export interface PackReaderOptions {
   maxRead?: number;
   /** bytes of unwanted blobs between two wanted ones that are read through rather than starting a new read */
   maxGap?: number;
+  /** with `span`: bytes of sealed reads kept for the blobs asked for next (0: reads reach no further than asked) */
+  cache?: number;
+  span?: DataSpan;
   signal?: AbortSignal;
 }
 
@@ -33,16 +42,38 @@ interface Wanted {
   waiters: Waiter[];
 }
 
+interface Range {
+  pack: ID;
+  start: number;
+  end: number;
+}
+
+interface CachedRange extends Range {
+  bytes: Uint8Array;
+}
+
+function covers(r: Range, loc: BlobLocation): boolean {
+  return r.pack === loc.pack && r.start <= loc.offset && loc.offset + loc.length <= r.end;
+}
+
 export class PackReader {
   readonly #backend: Backend;
   readonly #open: OpenBlobs;
   readonly #reads: number;
   readonly #maxRead: number;
   readonly #maxGap: number;
+  readonly #cacheCapacity: number;
+  readonly #span: DataSpan | undefined;
   readonly #signal: AbortSignal | undefined;
   /** wanted blobs by pack (then by offset); packs in the order their oldest wanted blob arrived */
   readonly #pending = new Map<ID, Map<number, Wanted>>();
-  #active = 0;
+  /** reads in flight: blobs they will bring wait for them rather than costing a read of their own */
+  readonly #inFlight: Range[] = [];
+  /** least recently used first */
+  readonly #cache: CachedRange[] = [];
+  /** each pack's data span, asked for once (the index computes spans for all packs at a time) */
+  readonly #spans = new Map<ID, { start: number; end: number } | undefined>();
+  #cacheBytes = 0;
   #scheduled = false;
   /** reads issued, for tests and benchmarks */
   readsIssued = 0;
@@ -53,6 +84,8 @@ export class PackReader {
     this.#reads = opts.reads ?? 4;
     this.#maxRead = opts.maxRead ?? 8 << 20;
     this.#maxGap = opts.maxGap ?? 256 << 10;
+    this.#cacheCapacity = opts.span ? opts.cache ?? 0 : 0;
+    this.#span = opts.span;
     this.#signal = opts.signal;
     // requests still waiting for a read would otherwise never settle
     this.#signal?.addEventListener('abort', () => this.#failPending(this.#signal!.reason), { once: true });
@@ -85,19 +118,21 @@ export class PackReader {
   }
 
   /**
-   * Starts reads while slots are free. With a read already in flight, only a run that fills a read is started:
-   * smaller ones wait, so the requests arriving meanwhile join them instead of costing a read each.
+   * Serves what the cache holds, then starts reads while slots are free. Blobs a read in flight will bring wait for
+   * it. With a read already in flight, only a run that fills a read is started: smaller ones wait, so the requests
+   * arriving meanwhile join them instead of costing a read each.
    */
   #dispatch(): void {
     for (const [pack, byOffset] of this.#pending) {
-      if (this.#active >= this.#reads) return;
-      while (byOffset.size > 0 && this.#active < this.#reads) {
-        const run = this.#takeRun(byOffset, this.#active > 0);
+      this.#serveCached(pack, byOffset);
+      while (byOffset.size > 0 && this.#inFlight.length < this.#reads) {
+        const run = this.#takeRun(byOffset, this.#inFlight.length > 0);
         if (!run) break;
-        this.#active++;
+        const range = this.#rangeOf(pack, run);
+        this.#inFlight.push(range);
         this.readsIssued++;
-        void this.#fetch(pack, run).finally(() => {
-          this.#active--;
+        void this.#fetch(range, run).finally(() => {
+          this.#inFlight.splice(this.#inFlight.indexOf(range), 1);
           this.#schedule();
         });
       }
@@ -111,12 +146,38 @@ export class PackReader {
     this.#pending.clear();
   }
 
+  /** Opens the wanted blobs a cached read holds, grouped by read. */
+  #serveCached(pack: ID, byOffset: Map<number, Wanted>): void {
+    if (this.#cache.length === 0) return;
+    const byRange = new Map<CachedRange, Wanted[]>();
+    for (const w of byOffset.values()) {
+      const r = this.#cache.find((c) => covers(c, w.loc));
+      if (!r) continue;
+      byOffset.delete(w.loc.offset);
+      const group = byRange.get(r);
+      if (group) group.push(w);
+      else byRange.set(r, [w]);
+    }
+    for (const [r, run] of byRange) {
+      // most recently used last
+      this.#cache.splice(this.#cache.indexOf(r), 1);
+      this.#cache.push(r);
+      // in pack order, as a read's blobs are: openers group neighbours by their offsets
+      run.sort((a, b) => a.loc.offset - b.loc.offset);
+      void this.#deliver(pack, run, r.bytes, r.start);
+    }
+  }
+
   /**
-   * Removes and returns the wanted blobs from the lowest offset on that one read covers; when `onlyFull`, only if
-   * they fill half a read or more (or the read ends at a gap too wide to bridge).
+   * Removes and returns the wanted blobs from the lowest offset on that one read covers (leaving those a read in
+   * flight will bring); when `onlyFull`, only if they fill half a read or more (or the read ends at a gap too wide
+   * to bridge).
    */
   #takeRun(byOffset: Map<number, Wanted>, onlyFull: boolean): Wanted[] | undefined {
-    const sorted = [...byOffset.values()].sort((a, b) => a.loc.offset - b.loc.offset);
+    const sorted = [...byOffset.values()]
+      .filter((w) => !this.#inFlight.some((r) => covers(r, w.loc)))
+      .sort((a, b) => a.loc.offset - b.loc.offset);
+    if (sorted.length === 0) return undefined;
     const run = [sorted[0]];
     const start = sorted[0].loc.offset;
     let end = start + sorted[0].loc.length;
@@ -135,12 +196,36 @@ export class PackReader {
     return run;
   }
 
-  async #fetch(pack: ID, run: Wanted[]): Promise<void> {
+  /** The bytes a read of `run` covers: the run itself, reaching ahead through the pack's data when caching. */
+  #rangeOf(pack: ID, run: Wanted[]): Range {
     const start = run[0].loc.offset;
     const end = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), start);
+    const span = this.#cacheCapacity > 0 ? this.#spanOf(pack) : undefined;
+    if (!span) return { pack, start, end };
+    return { pack, start, end: Math.max(end, Math.min(span.end, start + this.#maxRead)) };
+  }
+
+  #spanOf(pack: ID): { start: number; end: number } | undefined {
+    if (!this.#spans.has(pack)) this.#spans.set(pack, this.#span!(pack));
+    return this.#spans.get(pack);
+  }
+
+  async #fetch(range: Range, run: Wanted[]): Promise<void> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.#backend.load({ type: 'pack', name: range.pack }, range.start, range.end - range.start, this.#signal);
+    } catch (err) {
+      for (const w of run) for (const waiter of w.waiters) waiter.reject(err as Error);
+      return;
+    }
+    const asked = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), range.start);
+    if (asked < range.end) this.#keep(range, bytes, asked);
+    await this.#deliver(range.pack, run, bytes, range.start);
+  }
+
+  async #deliver(pack: ID, run: Wanted[], bytes: Uint8Array, start: number): Promise<void> {
     let results: (Uint8Array | Error)[];
     try {
-      const bytes = await this.#backend.load({ type: 'pack', name: pack }, start, end - start, this.#signal);
       results = await this.#open(pack, run.map((w) => w.loc), bytes, start);
     } catch (err) {
       for (const w of run) for (const waiter of w.waiters) waiter.reject(err as Error);
@@ -153,5 +238,17 @@ export class PackReader {
         else waiter.resolve(r);
       }
     });
+  }
+
+  /**
+   * Caches the part of a read past what was asked for (the rest was asked for once, and is delivered), copied out so
+   * the cache holds only what it counts.
+   */
+  #keep(range: Range, bytes: Uint8Array, from: number): void {
+    if (range.end - from > this.#cacheCapacity) return;
+    const r = { pack: range.pack, start: from, end: range.end, bytes: bytes.slice(from - range.start) };
+    this.#cache.push(r);
+    this.#cacheBytes += r.bytes.length;
+    while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;
   }
 }

@@ -100,3 +100,82 @@ test('aborting rejects blobs still waiting for a read', async () => {
   assert.ok(results.every((r) => r.status === 'rejected'), 'a blob was delivered after the abort');
   await assert.rejects(reader.read(locate(repo, [...blobs.keys()][0])), /stop now/);
 });
+
+test('with a cache, blobs asked for a few at a time in pack order cost one read per pack, not one per turn', async () => {
+  const { repo, backend, blobs } = await repoWithBlobs(200, 1000, 64 * 1024);
+  const ids = [...blobs.keys()];
+  const packs = repo.index.packs().length;
+  const askInTurns = async (reader: PackReader): Promise<void> => {
+    for (let i = 0; i < ids.length; i += 5) {
+      const got = await Promise.all(ids.slice(i, i + 5).map((id) => reader.read(locate(repo, id))));
+      got.forEach((data, j) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i + j])!)), `blob ${i + j}`));
+    }
+  };
+  await askInTurns(new PackReader(repo.backend, openHere(repo)));
+  // without reading ahead, every turn costs a read (two when its blobs straddle packs)
+  assert.ok(backend.packReads >= ids.length / 5, `${backend.packReads} reads`);
+  backend.packReads = 0;
+  await askInTurns(new PackReader(repo.backend, openHere(repo), { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') }));
+  assert.equal(backend.packReads, packs);
+});
+
+test('a blob that a read in flight will bring waits for it instead of costing a second read', async () => {
+  const { repo, blobs } = await repoWithBlobs(40, 1000, 1 << 20);
+  assert.equal(repo.index.packs().length, 1);
+  let reads = 0;
+  const slow = {
+    ...repo.backend,
+    load: async (...args: Parameters<typeof repo.backend.load>) => {
+      reads++;
+      await new Promise((r) => setTimeout(r, 50));
+      return repo.backend.load(...args);
+    },
+  } as typeof repo.backend;
+  const reader = new PackReader(slow, openHere(repo), { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') });
+  const ids = [...blobs.keys()];
+  const first = reader.read(locate(repo, ids[0]));
+  // the first read is under way when the others are asked for
+  await new Promise((r) => setTimeout(r, 10));
+  const rest = await Promise.all(ids.slice(1).map((id) => reader.read(locate(repo, id))));
+  await first;
+  rest.forEach((data, i) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i + 1])!))));
+  assert.equal(reads, 1);
+});
+
+test('a damaged blob in a read kept for later still fails alone when asked for', async () => {
+  const { repo, blobs } = await repoWithBlobs(20, 1000, 1 << 20);
+  const ids = [...blobs.keys()];
+  const victim = locate(repo, ids[10]);
+  const damaged = {
+    ...repo.backend,
+    load: async (...args: Parameters<typeof repo.backend.load>) => {
+      const bytes = new Uint8Array(await repo.backend.load(...args));
+      const at = victim.offset + 5 - (args[1] ?? 0);
+      if (at >= 0 && at < bytes.length) bytes[at] ^= 1;
+      return bytes;
+    },
+  } as typeof repo.backend;
+  const reader = new PackReader(damaged, openHere(repo), { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') });
+  await reader.read(locate(repo, ids[0]));
+  const later = await Promise.allSettled(ids.slice(1).map((id) => reader.read(locate(repo, id))));
+  const failed = later.flatMap((r, i) => (r.status === 'rejected' ? [i + 1] : []));
+  assert.deepEqual(failed, [10]);
+  assert.ok((later[9] as PromiseRejectedResult).reason instanceof CorruptBlobError);
+});
+
+test('blobs served from a kept read reach the opener in pack order, whatever order they were asked for in', async () => {
+  const { repo, blobs } = await repoWithBlobs(30, 1000, 1 << 20);
+  const ids = [...blobs.keys()];
+  const here = openHere(repo);
+  const orders: number[][] = [];
+  const open: typeof here = (pack, bs, bytes, start) => {
+    orders.push(bs.map((b) => b.offset));
+    return here(pack, bs, bytes, start);
+  };
+  const reader = new PackReader(repo.backend, open, { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') });
+  await reader.read(locate(repo, ids[0]));
+  const rest = await Promise.all(ids.slice(1).reverse().map((id) => reader.read(locate(repo, id))));
+  rest.reverse().forEach((data, i) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i + 1])!))));
+  assert.equal(orders.length, 2, 'the first read, then one delivery from the kept bytes');
+  for (const o of orders) assert.deepEqual(o, [...o].sort((a, b) => a - b));
+});
