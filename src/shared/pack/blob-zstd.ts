@@ -7,7 +7,7 @@
 // whole input comes with the end directive), which the tests check.
 // Outputs are sized to the blob: node:zlib otherwise collects output in 64 KiB chunks, garbage for small blobs
 // that worker threads (small heaps, rare collections) kept by the hundred megabytes.
-import { constants, ZstdCompress, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { constants, ZstdCompress, zstdCompressSync, ZstdDecompress, zstdDecompressSync } from 'node:zlib';
 import { defaultLevel } from '../compress/zstd.ts';
 
 /** node:zlib's smallest output chunk */
@@ -61,11 +61,17 @@ class FrameCompressor {
   }
 }
 
+/** The handle and write state of a node:zlib stream, or undefined where this Node does not have them. */
+function handleOf(stream: ZstdCompress | ZstdDecompress): { handle: ZlibHandle; state: Uint32Array } | undefined {
+  const inner = stream as unknown as { _handle?: Partial<ZlibHandle>; _writeState?: unknown };
+  const handle = inner._handle;
+  if (typeof handle?.writeSync !== 'function' || typeof handle.reset !== 'function' || !(inner._writeState instanceof Uint32Array)) return undefined;
+  return { handle: handle as ZlibHandle, state: inner._writeState };
+}
+
 function newFrameCompressor(): FrameCompressor | undefined {
-  const stream = new ZstdCompress({ params }) as unknown as { _handle?: Partial<ZlibHandle>; _writeState?: unknown };
-  const handle = stream._handle;
-  if (typeof handle?.writeSync !== 'function' || typeof handle.reset !== 'function' || !(stream._writeState instanceof Uint32Array)) return undefined;
-  return new FrameCompressor(handle as ZlibHandle, stream._writeState);
+  const h = handleOf(new ZstdCompress({ params }));
+  return h && new FrameCompressor(h.handle, h.state);
 }
 
 let frames: FrameCompressor | undefined | null = null;
@@ -84,3 +90,49 @@ export function decompressBlob(body: Uint8Array, uncompressedLength: number): Ui
   if (out.length !== uncompressedLength) throw new Error(`decompressed ${out.length} bytes where the index promised ${uncompressedLength}`);
   return out;
 }
+
+/**
+ * Decompresses a frame this thread has just written, for the read-back before upload, into a buffer reused from
+ * call to call: valid only until the next call. Reuses one zstd context as compression does; any irregularity
+ * (an error, output or input left over) drops that context and repeats the work through decompressBlob, which
+ * throws the precise error. Never for what comes from storage: a failed context cannot be reset.
+ */
+export function decompressOwnFrame(body: Uint8Array, uncompressedLength: number): Uint8Array {
+  readBack ??= newFrameReader() ?? false;
+  const back = readBack === false ? undefined : readBack.decompress(body, uncompressedLength);
+  if (back !== undefined) return back;
+  readBack = null;
+  return decompressBlob(body, uncompressedLength);
+}
+
+class FrameReader {
+  readonly #handle: ZlibHandle;
+  readonly #state: Uint32Array;
+  #out = Buffer.allocUnsafeSlow(64 << 10);
+  #failed = false;
+
+  constructor(handle: ZlibHandle, state: Uint32Array) {
+    this.#handle = handle;
+    this.#state = state;
+    handle.onerror = () => {
+      this.#failed = true;
+    };
+  }
+
+  decompress(frame: Uint8Array, length: number): Uint8Array | undefined {
+    if (this.#out.length < length + 1) this.#out = Buffer.allocUnsafeSlow(length + 1);
+    // one byte of room past the promised length, so a frame longer than promised shows as output left over
+    this.#handle.writeSync(constants.ZSTD_e_end, frame, 0, frame.length, this.#out, 0, length + 1);
+    const [outLeft, inLeft] = this.#state;
+    if (this.#failed || outLeft !== 1 || inLeft !== 0) return undefined;
+    return this.#out.subarray(0, length);
+  }
+}
+
+function newFrameReader(): FrameReader | undefined {
+  const h = handleOf(new ZstdDecompress());
+  return h && new FrameReader(h.handle, h.state);
+}
+
+/** null: not made yet (or dropped after a failure); false: this Node has no handle to reuse */
+let readBack: FrameReader | false | null = null;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { MasterKey } from '../crypto/key.ts';
 import { decryptSealed, open, sealInto, sealOverhead } from '../crypto/seal.ts';
-import { compressBlob, decompressBlob } from './blob-zstd.ts';
+import { compressBlob, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
 import { looksIncompressible } from './incompressible.ts';
 
@@ -53,7 +53,7 @@ export function openBlob(key: MasterKey, sealed: Uint8Array, uncompressedLength:
 function verifyPrepared(key: MasterKey, id: string, sealed: Uint8Array, uncompressedLength: number): void {
   // the MAC was computed over these bytes a moment ago; decrypting, decompressing and hashing is the read-back
   const body = decryptSealed(key, sealed);
-  const back = uncompressedLength > 0 ? decompressBlob(body, uncompressedLength) : body;
+  const back = uncompressedLength > 0 ? decompressOwnFrame(body, uncompressedLength) : body;
   const got = createHash('sha256').update(back).digest('hex');
   if (got !== id) throw new BlobVerificationError(`blob ${id.slice(0, 8)} did not read back correctly after encryption (got ${got.slice(0, 8)}); refusing to upload it`);
 }

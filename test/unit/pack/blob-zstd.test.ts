@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { compress, decompress } from '../../../src/shared/compress/zstd.ts';
-import { compressBlob, decompressBlob } from '../../../src/shared/pack/blob-zstd.ts';
+import { compressBlob, decompressBlob, decompressOwnFrame } from '../../../src/shared/pack/blob-zstd.ts';
 
 const text = (n: number): Buffer => Buffer.from(Array.from({ length: Math.ceil(n / 7) }, (_, i) => `line ${i % 997}\n`).join('').slice(0, n));
 
@@ -42,4 +42,18 @@ test('decompressBlob refuses a frame whose length is not the promised one', () =
   const z = compressBlob(text(5000))!;
   assert.throws(() => decompressBlob(z, 4999));
   assert.throws(() => decompressBlob(z, 5001), /decompressed 5000 bytes where the index promised 5001/);
+});
+
+test('decompressOwnFrame reads back frame after frame, and after a bad frame throws and goes on with a fresh context', () => {
+  const inputs = [text(100), text(5000), text(1 << 20), text(300), text(70_000)];
+  const frames = inputs.map((p) => compressBlob(p)!);
+  for (let round = 0; round < 2; round++) {
+    frames.forEach((z, i) => assert.deepEqual(Buffer.from(decompressOwnFrame(z, inputs[i].length)), inputs[i]));
+  }
+  const damaged = Buffer.from(frames[1]);
+  damaged[damaged.length - 5] ^= 0xff;
+  assert.throws(() => decompressOwnFrame(damaged, inputs[1].length));
+  assert.throws(() => decompressOwnFrame(frames[1], inputs[1].length - 1));
+  assert.throws(() => decompressOwnFrame(frames[1], inputs[1].length + 1), /decompressed 5000 bytes where the index promised 5001/);
+  frames.forEach((z, i) => assert.deepEqual(Buffer.from(decompressOwnFrame(z, inputs[i].length)), inputs[i]));
 });
