@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { consola } from 'consola';
-import { restoreTree } from '../../shared/restore/restorer.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
@@ -17,9 +16,9 @@ export default defineCommand({
   },
   async run({ args }) {
     if (!args.target) throw new UsageError('no --target given: name the directory to restore into');
-    const repo = await openRepo(args);
-    const { entry, subpath } = await resolveSnapshotArg(repo, args.snapshot);
-    await repo.loadIndex();
+    // the restore engine's modules load while the key derives; the snapshot is found while the index loads
+    const [repo, { restoreTree }] = await Promise.all([openRepo(args), import('../../shared/restore/restorer.ts')]);
+    const [{ entry, subpath }] = await Promise.all([resolveSnapshotArg(repo, args.snapshot), repo.loadIndex()]);
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await restoreTree(repo, entry.snapshot.tree, {
