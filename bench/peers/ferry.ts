@@ -8,7 +8,7 @@ import type { Peer, Place, RepoCommands } from './peer.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const nodeBin = join(root, 'node_modules', '.bin', 'node');
-const cli = join(root, 'src', 'entry', 'cli.ts');
+const cli = join(root, 'src', 'entry', 'ferry.mjs');
 
 function location(place: Place): string {
   return place.kind === 'local' ? place.dir : `s3:${place.endpoint}/${place.bucket}`;

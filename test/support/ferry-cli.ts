@@ -7,7 +7,7 @@ import { testPassword } from './repo.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 export const nodeBin = join(root, 'node_modules', '.bin', 'node');
-export const cliEntry = join(root, 'src', 'entry', 'cli.ts');
+export const cliEntry = join(root, 'src', 'entry', 'ferry.mjs');
 
 export interface FerryRun {
   code: number | null;
@@ -20,7 +20,7 @@ export interface FerryEnv {
   /** FERRY_PASSWORD; null leaves it unset */
   password?: string | null;
   env?: Record<string, string>;
-  /** run this script instead of src/entry/cli.ts (a driver that wraps the CLI) */
+  /** run this script instead of src/entry/ferry.mjs (a driver that wraps the CLI) */
   entry?: string;
 }
 
