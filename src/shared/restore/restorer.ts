@@ -169,7 +169,7 @@ class Restorer {
         made.catch(() => undefined); // surfaces through the entry tracked below
         const below = await this.#scheduleDir(node.subtree!, path, made);
         // a directory's times are set last: writing its entries changes them
-        track(made.then(() => below.done).then(() => restoreMetadata(path, node, this.#meta)));
+        track(made.then(() => below.done).then(() => this.#dirMetadata(path, node)));
         continue;
       }
       await this.#files.acquire();
@@ -178,6 +178,12 @@ class Restorer {
     const done = Promise.all(pending).then(() => undefined);
     done.catch(() => undefined);
     return { done };
+  }
+
+  /** A folder's metadata goes through the small-file thread too, unless it has extended attributes to restore. */
+  #dirMetadata(path: Buffer, node: TreeNode): Promise<void> {
+    if (this.#meta.xattrs && node.extendedAttributes.length > 0) return restoreMetadata(path, node, this.#meta);
+    return this.#small.writeMetadata(path, node);
   }
 
   /** Restores one entry at `path`, once `ready` (its folder exists). */

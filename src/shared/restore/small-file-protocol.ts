@@ -1,11 +1,15 @@
-// Messages between a restore and its small-file thread. A batch is one buffer, transferred rather than cloned
+// Messages between a restore and its small-file thread: files to write with their metadata, and the metadata of
+// folders whose entries are all written. A batch is one buffer, transferred rather than cloned
 // (cloning an array of job objects cost about 14 us a file, and cloning a Buffer copies its whole backing store, an
 // 8 KiB pool slab for a short path). Each file is a fixed header followed by its path, its content and its two times:
-//   u32 path length, u32 content length, f64 size, u32 uid, u32 gid, u32 mode, u8 atime length, u8 mtime length
+//   u32 path length, u32 content length, f64 size, u32 uid, u32 gid, u32 mode, u8 atime length, u8 mtime length,
+//   u8 kind (0: a file to write, 1: an existing folder's metadata only)
 // Times are decimal seconds as restoreMetadata passes them (a string keeps times before 1970: Node replaces a
 // negative number with the current time).
 
 export interface SmallFile {
+  /** 'metadata': the path exists (a folder); only its owner, mode and times are set */
+  kind: 'file' | 'metadata';
   path: Uint8Array;
   data: Uint8Array;
   /** the file's size: longer than its content when it ends in a hole */
@@ -34,7 +38,7 @@ export interface SmallFileReply {
   failures: [number, SmallFileResult][];
 }
 
-const headerLength = 30;
+const headerLength = 31;
 
 export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer> {
   let length = 0;
@@ -51,6 +55,7 @@ export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer
     view.setUint32(at + 24, f.mode, true);
     view.setUint8(at + 28, f.atime.length);
     view.setUint8(at + 29, f.mtime.length);
+    view.setUint8(at + 30, f.kind === 'file' ? 0 : 1);
     at += headerLength;
     bytes.set(f.path, at);
     at += f.path.length;
@@ -77,7 +82,7 @@ export function decodeBatch(bytes: Uint8Array): SmallFile[] {
     const dataStart = at + headerLength + pathLength;
     const atimeStart = dataStart + dataLength;
     files.push({
-      path, data: buf.subarray(dataStart, atimeStart), size: view.getFloat64(at + 8, true),
+      kind: view.getUint8(at + 30) === 0 ? 'file' : 'metadata', path, data: buf.subarray(dataStart, atimeStart), size: view.getFloat64(at + 8, true),
       uid: view.getUint32(at + 16, true), gid: view.getUint32(at + 20, true), mode: view.getUint32(at + 24, true),
       atime: buf.toString('latin1', atimeStart, atimeStart + atimeLength),
       mtime: buf.toString('latin1', atimeStart + atimeLength, atimeStart + atimeLength + mtimeLength),

@@ -1,7 +1,7 @@
 // The thread that writes small restored files: each one is created, written, given its owner, mode and times, and
 // closed with plain synchronous calls, one file after another. On the main thread each of those steps is a round
 // trip through libuv's pool (and its futex wake-ups), which cost far more CPU than the system calls themselves.
-import { closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSync, lchownSync, openSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { decodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult } from './small-file-protocol.ts';
 
@@ -18,22 +18,37 @@ function writeContent(fd: number, job: SmallFile): void {
   if (job.data.length < job.size) ftruncateSync(fd, job.size);
 }
 
+/** How the metadata steps reach an entry: through its open descriptor (a file just written) or its path (a folder). */
+interface MetadataCalls {
+  chown(uid: number, gid: number): void;
+  chmod(mode: number): void;
+  utimes(atime: string, mtime: string): void;
+}
+
+function byDescriptor(fd: number): MetadataCalls {
+  return { chown: (u, g) => fchownSync(fd, u, g), chmod: (m) => fchmodSync(fd, m), utimes: (a, m) => futimesSync(fd, a, m) };
+}
+
+function byPath(path: Buffer): MetadataCalls {
+  return { chown: (u, g) => lchownSync(path, u, g), chmod: (m) => chmodSync(path, m), utimes: (a, m) => utimesSync(path, a, m) };
+}
+
 /** The metadata steps that failed, in restoreMetadata's order (ownership clears setuid bits, so it comes first). */
-function writeMetadata(fd: number, job: SmallFile): string[] {
+function writeMetadata(calls: MetadataCalls, job: SmallFile): string[] {
   const failures: string[] = [];
   try {
-    fchownSync(fd, job.uid, job.gid);
+    calls.chown(job.uid, job.gid);
   } catch (err) {
     // like cp -a and restic: without root, files simply belong to the restoring user
     if (isRoot || (err as NodeJS.ErrnoException).code !== 'EPERM') failures.push(`ownership: ${describe(err)}`);
   }
   try {
-    fchmodSync(fd, job.mode);
+    calls.chmod(job.mode);
   } catch (err) {
     failures.push(`mode: ${describe(err)}`);
   }
   try {
-    futimesSync(fd, job.atime, job.mtime);
+    calls.utimes(job.atime, job.mtime);
   } catch (err) {
     failures.push(`times: ${describe(err)}`);
   }
@@ -54,15 +69,21 @@ function writeOne(job: SmallFile): SmallFileResult {
     }
     return { content: describe(err) };
   }
-  const failures = writeMetadata(fd, job);
+  const failures = writeMetadata(byDescriptor(fd), job);
   closeSync(fd);
+  return failures.length > 0 ? { metadata: failures.join('; ') } : {};
+}
+
+function restoreOne(job: SmallFile): SmallFileResult {
+  if (job.kind === 'file') return writeOne(job);
+  const failures = writeMetadata(byPath(job.path as Buffer), job);
   return failures.length > 0 ? { metadata: failures.join('; ') } : {};
 }
 
 port.on('message', (batch: SmallFileBatch) => {
   const failures: SmallFileReply['failures'] = [];
   decodeBatch(batch.bytes).forEach((file, i) => {
-    const result = writeOne(file);
+    const result = restoreOne(file);
     if (result.content !== undefined || result.metadata !== undefined) failures.push([i, result]);
   });
   port.postMessage({ id: batch.id, failures } satisfies SmallFileReply);

@@ -29,18 +29,23 @@ export class SmallFileWriter {
   }
 
   /** Writes `data` as the file `path` (extended to `size`), then the node's owner, mode and times. */
-  async write(path: Buffer, data: Uint8Array, size: number, node: TreeNode): Promise<void> {
-    const job: SmallFile = {
-      path, data, size, uid: node.uid, gid: node.gid, mode: posixPermissionsFromGoMode(node.mode),
-      atime: utimesSeconds(node.atime), mtime: utimesSeconds(node.mtime),
-    };
+  write(path: Buffer, data: Uint8Array, size: number, node: TreeNode): Promise<void> {
+    return this.#submit(job('file', path, data, size, node));
+  }
+
+  /** Sets the owner, mode and times of an existing folder (once its entries are all written). */
+  writeMetadata(path: Buffer, node: TreeNode): Promise<void> {
+    return this.#submit(job('metadata', path, new Uint8Array(0), 0, node));
+  }
+
+  async #submit(file: SmallFile): Promise<void> {
     const result = await new Promise<SmallFileResult>((resolve, reject) => {
       if (this.#closed) throw closedError();
       if (this.#jobs.length === 0) setImmediate(() => this.#flush());
-      this.#jobs.push(job);
+      this.#jobs.push(file);
       this.#waiting.push({ resolve, reject });
     });
-    const shown = path.toString('utf8');
+    const shown = Buffer.from(file.path).toString('utf8');
     if (result.content !== undefined) throw new Error(`could not write ${shown}: ${result.content}`);
     if (result.metadata !== undefined) throw new Error(`could not restore the metadata of ${shown}: ${result.metadata}`);
   }
@@ -107,6 +112,13 @@ export class SmallFileWriter {
     this.#thread = thread;
     return thread;
   }
+}
+
+function job(kind: SmallFile['kind'], path: Buffer, data: Uint8Array, size: number, node: TreeNode): SmallFile {
+  return {
+    kind, path, data, size, uid: node.uid, gid: node.gid, mode: posixPermissionsFromGoMode(node.mode),
+    atime: utimesSeconds(node.atime), mtime: utimesSeconds(node.mtime),
+  };
 }
 
 function closedError(): Error {

@@ -5,6 +5,7 @@ import { decodeBatch, encodeBatch, type SmallFile } from '../../../src/shared/re
 
 const time = fc.oneof(fc.constant('-62135596800'), fc.double({ min: -1e10, max: 1e10, noNaN: true }).map(String));
 const file: fc.Arbitrary<SmallFile> = fc.record({
+  kind: fc.constantFrom('file' as const, 'metadata' as const),
   path: fc.uint8Array({ minLength: 1, maxLength: 300 }),
   data: fc.uint8Array({ maxLength: 5000 }),
   size: fc.nat({ max: 2 ** 40 }),
@@ -15,14 +16,14 @@ const file: fc.Arbitrary<SmallFile> = fc.record({
   mtime: time,
 });
 
-test('a batch decodes to the files encoded, whatever their paths, contents, ids and times', () => {
+test('a batch decodes to the files encoded, whatever their kinds, paths, contents, ids and times', () => {
   fc.assert(fc.property(fc.array(file, { maxLength: 20 }), (files) => {
     const decoded = decodeBatch(encodeBatch(files));
     assert.equal(decoded.length, files.length);
     decoded.forEach((d, i) => {
       const f = files[i];
       assert.deepEqual([Buffer.from(d.path), Buffer.from(d.data)], [Buffer.from(f.path), Buffer.from(f.data)]);
-      assert.deepEqual([d.size, d.uid, d.gid, d.mode, d.atime, d.mtime], [f.size, f.uid, f.gid, f.mode, f.atime, f.mtime]);
+      assert.deepEqual([d.kind, d.size, d.uid, d.gid, d.mode, d.atime, d.mtime], [f.kind, f.size, f.uid, f.gid, f.mode, f.atime, f.mtime]);
     });
   }), { numRuns: 200 });
 });

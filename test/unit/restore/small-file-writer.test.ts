@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SmallFileWriter } from '../../../src/shared/restore/small-file-writer.ts';
@@ -56,4 +56,20 @@ test('closing refuses files not yet handed over, waits for those that were, and 
   await late;
   await assert.rejects(stat(join(work, 'late')), { code: 'ENOENT' });
   await assert.rejects(writer.write(Buffer.from(join(work, 'after-close')), Buffer.from('3'), 1, node), /restore ended/);
+});
+
+test("a folder's owner, mode and times are set by path on the thread, and a missing folder fails naming it", async () => {
+  const writer = new SmallFileWriter();
+  try {
+    const dir = join(work, 'folder');
+    await mkdir(dir);
+    const mtime = utcTime(1_500_000_000_987_654_321n);
+    await writer.writeMetadata(Buffer.from(dir), newNode(Buffer.from('folder'), 'dir', { mode: 0o750 | 0x80000000, mtime, atime: mtime, uid: process.getuid!(), gid: process.getgid!() }));
+    const st = await stat(dir, { bigint: true });
+    assert.equal(Number(st.mode & 0o777n), 0o750);
+    assert.ok(st.mtimeNs - 1_500_000_000_987_654_321n < 1000n && 1_500_000_000_987_654_321n - st.mtimeNs < 1000n, `mtime ${st.mtimeNs}`);
+    await assert.rejects(writer.writeMetadata(Buffer.from(join(work, 'no-such-folder')), newNode(Buffer.from('x'), 'dir', { mode: 0o755 | 0x80000000 })), /could not restore the metadata of .*no-such-folder: .*ENOENT/);
+  } finally {
+    await writer.close();
+  }
 });
