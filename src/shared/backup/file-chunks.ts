@@ -20,12 +20,18 @@ export function isAllZero(b: Uint8Array): boolean {
   return Buffer.compare(b, zeros.subarray(0, b.length)) === 0;
 }
 
+/**
+ * Read buffers of finished files, kept for the next: 9 MiB per file was garbage that a worker thread's rare
+ * collections left standing by the dozen. At most as many as files were read at once in this thread.
+ */
+const spareBuffers: Buffer[] = [];
+
 /** `chunker` is reset here; callers reuse one per concurrent file, as building one costs tables and memory. */
 export async function* fileChunks(path: string | Uint8Array, chunker: Chunker, signal?: AbortSignal): AsyncGenerator<FileChunk> {
   const fh = await openForBackup(pathArg(path));
+  const buf = spareBuffers.pop() ?? Buffer.allocUnsafeSlow(bufferSize);
   try {
     chunker.reset();
-    const buf = Buffer.allocUnsafe(bufferSize);
     let start = 0; // first byte of the current chunk
     let scan = 0; // next byte the chunker has not seen
     let end = 0; // end of data in buf
@@ -62,6 +68,7 @@ export async function* fileChunks(path: string | Uint8Array, chunker: Chunker, s
       yield { data, offset: fileOffset, zero: isAllZero(data) };
     }
   } finally {
+    spareBuffers.push(buf);
     await fh.close();
   }
 }

@@ -67,10 +67,11 @@ async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, conten
     const length = chunk.data.length;
     content.ids.push(id);
     content.size += length;
-    allocated(length);
     const need = await ask<boolean>(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
     if (!need) continue;
     const blob = prepareBlob(init.key, 'data', id, chunk.data, init.compression);
+    // sealing leaves up to three blob-sized buffers behind: the zstd frame, the cipher's output, the read-back
+    allocated(3 * blob.sealed.length);
     await ask<boolean>(job, (n) => ({ op: 'sealed', job, ask: n, blob, length }), transferList([blob.sealed]));
   }
 }
