@@ -196,13 +196,20 @@ export class PackReader {
     return run;
   }
 
-  /** The bytes a read of `run` covers: the run itself, reaching ahead through the pack's data when caching. */
+  /**
+   * The bytes a read of `run` covers: the run itself, reaching ahead through the pack's data when caching: up to the
+   * longest read (or the pack's end, when little more), and not into bytes already cached or being read.
+   */
   #rangeOf(pack: ID, run: Wanted[]): Range {
     const start = run[0].loc.offset;
     const end = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), start);
     const span = this.#cacheCapacity > 0 ? this.#spanOf(pack) : undefined;
     if (!span) return { pack, start, end };
-    return { pack, start, end: Math.max(end, Math.min(span.end, start + this.#maxRead)) };
+    let limit = start + this.#maxRead;
+    // a pack closes after the blob that overflows it, so many run a little past the longest read
+    if (span.end - limit < this.#maxRead / 4) limit = span.end;
+    for (const r of [...this.#cache, ...this.#inFlight]) if (r.pack === pack && r.start >= end) limit = Math.min(limit, r.start);
+    return { pack, start, end: Math.max(end, Math.min(span.end, limit)) };
   }
 
   #spanOf(pack: ID): { start: number; end: number } | undefined {

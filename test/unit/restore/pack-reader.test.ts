@@ -179,3 +179,25 @@ test('blobs served from a kept read reach the opener in pack order, whatever ord
   assert.equal(orders.length, 2, 'the first read, then one delivery from the kept bytes');
   for (const o of orders) assert.deepEqual(o, [...o].sort((a, b) => a - b));
 });
+
+test('a read reaches ahead to the pack end, but not into bytes already kept', async () => {
+  const { repo, blobs } = await repoWithBlobs(40, 1000, 1 << 20);
+  const ids = [...blobs.keys()];
+  const loads: [number, number][] = [];
+  const logged = {
+    ...repo.backend,
+    load: (...args: Parameters<typeof repo.backend.load>) => {
+      loads.push([args[1] ?? 0, (args[1] ?? 0) + (args[2] ?? 0)]);
+      return repo.backend.load(...args);
+    },
+  } as typeof repo.backend;
+  const span = (pack: string) => repo.index.span(pack, 'data');
+  const reader = new PackReader(logged, openHere(repo), { cache: 1 << 20, span });
+  const middle = locate(repo, ids[20]);
+  await reader.read(middle);
+  assert.deepEqual(loads, [[middle.offset, span(middle.pack)!.end]]);
+  const first = await Promise.all(ids.slice(0, 20).map((id) => reader.read(locate(repo, id))));
+  first.forEach((data, i) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i])!))));
+  // up to the bytes kept from the first read (its own blob was delivered, so only what follows it is kept)
+  assert.deepEqual(loads[1], [locate(repo, ids[0]).offset, middle.offset + middle.length]);
+});
