@@ -32,7 +32,8 @@ async function keysUnder(prefix: string): Promise<string[]> {
   return (res.Contents ?? []).map((o) => o.Key ?? '').sort();
 }
 
-backendContract({ name: 's3 on MinIO', make: async () => backend() });
+// a low multipart limit, so the contract's large object goes in parts (the default sends packs in one PUT)
+backendContract({ name: 's3 on MinIO', make: async () => backend({ multipartAbove: 16 * 1024 * 1024 }) });
 
 describe('s3 backend on MinIO', () => {
   it('stores restic\'s layout under the prefix', async () => {
@@ -55,19 +56,22 @@ describe('s3 backend on MinIO', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it('uploads objects larger than a part in several parts', async () => {
-    const b = backend({ prefix: 'multipart' });
-    const h = handle('pack');
-    const data = randomBytes(20 * 1024 * 1024 + 1);
-    await b.save(h, data);
-    const head = await raw.send(new HeadObjectCommand({ Bucket: bucket, Key: `multipart/data/${h.name.slice(0, 2)}/${h.name}` }));
-    assert.match(head.ETag ?? '', /-3"$/, 'a multipart ETag ends in -<parts>');
-    assert.ok(Buffer.from(await b.load(h)).equals(data));
+  it('uploads a pack-sized object in one request and larger objects in several parts', async () => {
+    const b = backend({ prefix: 'multipart', multipartAbove: 16 * 1024 * 1024 });
+    const etag = async (size: number): Promise<string> => {
+      const h = handle('pack');
+      const data = randomBytes(size);
+      await b.save(h, data);
+      assert.ok(Buffer.from(await b.load(h)).equals(data));
+      return (await raw.send(new HeadObjectCommand({ Bucket: bucket, Key: `multipart/data/${h.name.slice(0, 2)}/${h.name}` }))).ETag ?? '';
+    };
+    assert.doesNotMatch(await etag(16 * 1024 * 1024), /-\d+"$/, 'an object at the limit is one PUT');
+    assert.match(await etag(20 * 1024 * 1024 + 1), /-3"$/, 'a multipart ETag ends in -<parts> (8 MiB parts)');
     await b.close();
   });
 
   it('aborts an interrupted multipart upload instead of leaving parts behind', async () => {
-    const b = backend({ prefix: 'aborted' });
+    const b = backend({ prefix: 'aborted', multipartAbove: 16 * 1024 * 1024 });
     const ac = new AbortController();
     const saving = b.save(handle('pack'), randomBytes(40 * 1024 * 1024), ac.signal);
     setTimeout(() => ac.abort(), 150);
