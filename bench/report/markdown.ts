@@ -20,6 +20,8 @@ export interface Report {
 const MiB = 2 ** 20;
 const mib = (n: number | undefined): string => (n === undefined ? '' : (n / MiB).toFixed(n < 10 * MiB ? 1 : 0));
 const num = (n: number | undefined, digits = 2): string => (n === undefined ? '' : n.toFixed(digits));
+/** a ratio, or a dash when the peer did not run */
+const times = (n: number | undefined): string => (n === undefined ? '-' : `${n.toFixed(2)}x`);
 const mbps = (n: number | undefined): string => (n === undefined ? '' : (n / 1e6).toFixed(n < 10e6 ? 2 : 0));
 
 const opTitles: Record<string, string> = {
@@ -67,14 +69,14 @@ export function checkTargets(summaries: Summary[], imageDataBytes: number | unde
   for (const t of targets) {
     const r = speedup(t, 'A', 'backup', 'restic');
     const k = speedup(t, 'A', 'backup', 'kopia');
-    checks.push({ target: t, goal: 'A full backup: >= 1.5x restic throughput', measured: `${num(r)}x`, met: judge(r, (v) => v >= 1.5) });
-    checks.push({ target: t, goal: 'A full backup: faster than kopia', measured: `${num(k)}x`, met: judge(k, (v) => v > 1) });
+    checks.push({ target: t, goal: 'A full backup: >= 1.5x restic throughput', measured: times(r), met: judge(r, (v) => v >= 1.5) });
+    checks.push({ target: t, goal: 'A full backup: faster than kopia', measured: times(k), met: judge(k, (v) => v > 1) });
     const u = speedup(t, 'A', 'backup-unchanged', 'restic');
-    checks.push({ target: t, goal: 'A unchanged incremental: <= half of restic time', measured: `${num(u)}x`, met: judge(u, (v) => v >= 2) });
+    checks.push({ target: t, goal: 'A unchanged incremental: <= half of restic time', measured: times(u), met: judge(u, (v) => v >= 2) });
     const c = speedup(t, 'A', 'backup-1pct-changed', 'restic');
-    checks.push({ target: t, goal: 'A 1% changed incremental: <= restic time', measured: `${num(c)}x`, met: judge(c, (v) => v >= 1) });
+    checks.push({ target: t, goal: 'A 1% changed incremental: <= restic time', measured: times(c), met: judge(c, (v) => v >= 1) });
     const rs = speedup(t, 'A', 'restore', 'restic');
-    checks.push({ target: t, goal: 'A restore: >= 1.5x restic throughput', measured: `${num(rs)}x`, met: judge(rs, (v) => v >= 1.5) });
+    checks.push({ target: t, goal: 'A restore: >= 1.5x restic throughput', measured: times(rs), met: judge(rs, (v) => v >= 1.5) });
     for (const op of ['backup', 'restore']) {
       const f = find(summaries, t, 'B', op, 'ferry');
       // only the peers that ran
