@@ -114,9 +114,12 @@ describe('incremental backup', { timeout: 30 * 60_000 }, () => {
     assert.equal(final.status.phase, 'Completed', final.status.message);
     t.diagnostic(summary(final));
     assert.equal(final.status.parentSnapshotID, first.status.snapshotID);
-    // what is new is the changed bytes plus the rest of the chunks they fall in (restic's chunks average 1 MiB)
+    // what is new is the changed bytes plus the rest of the chunks they touch. Where chunks end depends on the
+    // repository's random polynomial: measured over 9 repositories, 0.9 to 4.0 MiB more than the change (restic's
+    // data_added on the same repositories was identical), so 4 MiB failed now and then. Re-uploading the file
+    // would add 64 MiB.
     const added: number = final.status.stats.bytesAdded;
-    assert.ok(added >= changed && added <= changed + 4 * mib, `added ${added} bytes after changing ${changed} of ${total}`);
+    assert.ok(added >= changed && added <= changed + 12 * mib, `added ${added} bytes after changing ${changed} of ${total}`);
     await w.resticCheck(w.app, false);
   });
 });
