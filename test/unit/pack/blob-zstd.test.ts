@@ -57,3 +57,18 @@ test('decompressOwnFrame reads back frame after frame, and after a bad frame thr
   assert.throws(() => decompressOwnFrame(frames[1], inputs[1].length + 1), /decompressed 5000 bytes where the index promised 5001/);
   frames.forEach((z, i) => assert.deepEqual(Buffer.from(decompressOwnFrame(z, inputs[i].length)), inputs[i]));
 });
+
+test('decompressBlob: each plaintext is its own (a reused context never overwrites one), bad frames throw, and the next frames still read', () => {
+  // small and large blobs, frames from node:zlib's public call as well as the reused compressor
+  const inputs = [text(100), text(5000), text(1 << 20), text(300), text(70_000), text(128 << 10), text(200_000)];
+  const frames = inputs.map((p, i) => (i % 2 === 0 ? compressBlob(p)! : compress(p)));
+  const outs = frames.map((z, i) => decompressBlob(z, inputs[i].length));
+  outs.forEach((out, i) => assert.deepEqual(Buffer.from(out), inputs[i], `blob ${i}`));
+  const damaged = Buffer.from(frames[1]);
+  damaged[damaged.length - 5] ^= 0xff;
+  assert.throws(() => decompressBlob(damaged, inputs[1].length));
+  // a frame cut short leaves the reused context mid-frame: it must be dropped, not fed the next frame
+  assert.throws(() => decompressBlob(frames[3].subarray(0, frames[3].length - 3), inputs[3].length));
+  frames.forEach((z, i) => assert.deepEqual(Buffer.from(decompressBlob(z, inputs[i].length)), inputs[i], `blob ${i} again`));
+  outs.forEach((out, i) => assert.deepEqual(Buffer.from(out), inputs[i], `blob ${i} kept`));
+});
