@@ -96,7 +96,8 @@ async function backupSmallFiles(job: number, packed: PackedPaths): Promise<void>
     allocated(sealed.length);
     post({ op: 'smallDone', job, files, sealed, blobs }, transferList([sealed]));
   } finally {
-    readBuffers.push(into.bytes);
+    // a file that grew past the batch's limit after the walk measured it made a bigger buffer: not worth keeping
+    if (into.bytes.length === readBufferSize) readBuffers.push(into.bytes);
   }
 }
 

@@ -141,7 +141,7 @@ export class BlobTable {
   }
 
   #bytes(id: ID): Uint8Array {
-    if (this.#key.write(id, 'hex') !== 32) throw new RangeError(`${JSON.stringify(id)} is not a blob id (64 hex digits)`);
+    if (id.length !== 64 || this.#key.write(id, 'hex') !== 32) throw new RangeError(`${JSON.stringify(id)} is not a blob id (64 hex digits)`);
     return this.#key;
   }
 

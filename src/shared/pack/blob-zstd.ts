@@ -36,6 +36,8 @@ class FrameCompressor {
   readonly #state: Uint32Array;
   #out = Buffer.allocUnsafeSlow(64 << 10);
   #failure: string | undefined;
+  /** a context that reported an error is not trusted again (a failed one cannot be reset) */
+  broken = false;
 
   constructor(handle: ZlibHandle, state: Uint32Array) {
     this.#handle = handle;
@@ -53,8 +55,11 @@ class FrameCompressor {
     const [outLeft, inLeft] = this.#state;
     if (this.#failure !== undefined || outLeft === 0 || inLeft !== 0) {
       // the frame did not end within the input's size (or failed): drop it, so the next one starts afresh
+      if (this.#failure !== undefined) {
+        this.broken = true;
+        throw new Error(`zstd failed to compress a blob: ${this.#failure}`);
+      }
       this.#handle.reset();
-      if (this.#failure !== undefined) throw new Error(`zstd failed to compress a blob: ${this.#failure}`);
       return undefined;
     }
     return Buffer.from(this.#out.subarray(0, plain.length - outLeft));
@@ -78,7 +83,7 @@ let frames: FrameCompressor | undefined | null = null;
 
 /** A zstd frame of `plain`, or undefined when it would not be smaller (the blob is then stored raw). */
 export function compressBlob(plain: Uint8Array): Uint8Array | undefined {
-  if (frames === null) frames = newFrameCompressor();
+  if (frames === null || frames?.broken) frames = newFrameCompressor();
   if (frames !== undefined) return frames.compress(plain);
   const z = zstdCompressSync(plain, { pledgedSrcSize: plain.length, chunkSize: chunkFor(plain.length), params });
   return z.length < plain.length ? z : undefined;

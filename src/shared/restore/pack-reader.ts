@@ -253,7 +253,9 @@ export class PackReader {
    */
   #keep(range: Range, bytes: Uint8Array, from: number): void {
     if (range.end - from > this.#cacheCapacity) return;
-    const r = { pack: range.pack, start: from, end: range.end, bytes: bytes.slice(from - range.start) };
+    const kept = bytes.slice(from - range.start);
+    // the end the bytes reach, not the one asked for: a read cut short must not promise what it does not hold
+    const r = { pack: range.pack, start: from, end: from + kept.length, bytes: kept };
     this.#cache.push(r);
     this.#cacheBytes += r.bytes.length;
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;

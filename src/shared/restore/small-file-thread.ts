@@ -55,6 +55,20 @@ function writeMetadata(calls: MetadataCalls, job: SmallFile): string[] {
   return failures;
 }
 
+/** Closes and removes a file whose content failed; the content's error is the one reported, so these stay quiet. */
+function discard(fd: number, path: Buffer): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // the descriptor is released even when close reports an error
+  }
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone, or its folder is: nothing left that looks complete
+  }
+}
+
 /** Writes one file; a file whose content could not be written is removed. */
 function writeOne(job: SmallFile): SmallFileResult {
   const path = job.path as Buffer;
@@ -63,14 +77,15 @@ function writeOne(job: SmallFile): SmallFileResult {
     fd = openSync(path, 'w', 0o600);
     writeContent(fd, job);
   } catch (err) {
-    if (fd !== undefined) {
-      closeSync(fd);
-      unlinkSync(path);
-    }
+    if (fd !== undefined) discard(fd, path);
     return { content: describe(err) };
   }
   const failures = writeMetadata(byDescriptor(fd), job);
-  closeSync(fd);
+  try {
+    closeSync(fd);
+  } catch (err) {
+    failures.push(`close: ${describe(err)}`);
+  }
   return failures.length > 0 ? { metadata: failures.join('; ') } : {};
 }
 

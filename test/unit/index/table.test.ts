@@ -51,6 +51,7 @@ test('a lookup with something that is not an id says so', () => {
   const t = new BlobTable();
   assert.throws(() => t.has('abc', 'data'), /"abc" is not a blob id \(64 hex digits\)/);
   assert.throws(() => t.get('zz'.repeat(32), 'data'), /is not a blob id/);
+  assert.throws(() => t.has(`${'ab'.repeat(32)}cd`, 'data'), /is not a blob id/, 'one byte too many');
 });
 
 test('a million blobs take under 64 MiB, and a small table stays small', () => {
