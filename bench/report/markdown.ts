@@ -84,7 +84,7 @@ export function checkTargets(summaries: Summary[], imageDataBytes: number | unde
         const rss = find(summaries, t, 'B', op, p)?.maxRssBytes;
         return rss === undefined ? [] : [`${p} ${mib(rss)}`];
       });
-      checks.push({ target: t, goal: `B ${op}: peak RSS < 256 MiB`, measured: `${mib(f?.maxRssBytes)} MiB${peers.length > 0 ? ` (${peers.join(', ')})` : ''}`,
+      checks.push({ target: t, goal: `B ${op}: peak RSS < 256 MiB`, measured: f?.maxRssBytes === undefined ? '-' : `${mib(f.maxRssBytes)} MiB${peers.length > 0 ? ` (${peers.join(', ')})` : ''}`,
         met: judge(f?.maxRssBytes, (v) => v < 256 * MiB) });
     }
     const cb = find(summaries, t, 'C', 'backup', 'ferry');

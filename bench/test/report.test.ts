@@ -46,6 +46,7 @@ test('target verdicts follow the issue: 1.5x restic on full backup, half its tim
   assert.equal(verdict('A unchanged incremental'), true);
   assert.equal(verdict('A restore'), undefined);
   assert.equal(checks.find((c) => c.goal.startsWith('A restore'))!.measured, '-', 'no ratio without the peer');
+  assert.equal(checkTargets(summarize(results.slice(0, 5)), undefined).find((c) => c.goal.startsWith('B backup'))!.measured, '-', 'no B run');
   assert.equal(verdict('B backup'), false);
   // the B row names only the peers that ran
   assert.equal(checks.find((c) => c.goal.startsWith('B backup'))!.measured, '300 MiB');
