@@ -20,7 +20,7 @@ import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { consola } from 'consola';
 import { BackupPool } from './pool.ts';
-import { capYoungGeneration } from './collect.ts';
+import { capHeapGrowth } from './collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from './progress.ts';
@@ -85,7 +85,7 @@ export class Archiver {
       this.#progress.bytesAdded += n;
     });
     this.#tick = throttled(opts.onProgress, this.#progress);
-    capYoungGeneration();
+    capHeapGrowth();
   }
 
   /** Archives absolute `paths` under a root tree that mirrors their parent directories, as restic does. */

@@ -18,7 +18,7 @@ import { openHere, openOnWorkers } from './open-blobs.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { FileSlots } from './file-slots.ts';
 import { BackupPool } from '../backup/pool.ts';
-import { capYoungGeneration } from '../backup/collect.ts';
+import { capHeapGrowth } from '../backup/collect.ts';
 import { formatPolynomial } from '../chunker/polynomial.ts';
 
 export interface RestoreOptions {
@@ -79,7 +79,7 @@ class Restorer {
   constructor(repo: Repository, opts: RestoreOptions) {
     // the walk keeps tree nodes and files in flight alive across scavenges, which grows the young generation to its
     // maximum (B: 25-35 MiB more peak RSS) for no gain in speed
-    capYoungGeneration();
+    capHeapGrowth();
     this.#repo = repo;
     this.#opts = opts;
     const workers = opts.workers ?? 0;
