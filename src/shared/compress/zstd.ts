@@ -16,11 +16,44 @@ export function compress(data: Uint8Array, level: number = defaultLevel): Uint8A
   });
 }
 
-/** `expectedSize` bounds the output, so a corrupted or hostile frame cannot make us allocate without limit. */
+/** Output buffers of one decompression are at most this big: a frame's header may claim any size. */
+const maxChunk = 64 << 20;
+
+/**
+ * Decompresses a whole frame, as unpacked files (index, snapshot) are stored. `expectedSize` bounds the output, so a
+ * corrupted or hostile frame cannot make us allocate without limit. With the size known (given, or declared by the
+ * frame's header) the output is one buffer: node:zlib otherwise fills 16 KiB chunks and joins them, which cost a
+ * tenth of the time of loading the index of a million files.
+ */
 export function decompress(data: Uint8Array, expectedSize?: number): Uint8Array {
-  const out = zstdDecompressSync(data, expectedSize === undefined ? {} : { maxOutputLength: Math.max(expectedSize, 1) });
+  const size = expectedSize ?? frameContentSize(data);
+  // one byte more than the content, so the first write sees the frame end with room left and stops there (zlib
+  // refuses chunks under 64 bytes)
+  const chunkSize = size === undefined ? undefined : Math.max(64, Math.min(size + 1, maxChunk));
+  const out = zstdDecompressSync(data, expectedSize === undefined ? { chunkSize } : { chunkSize, maxOutputLength: Math.max(expectedSize, 1) });
   if (expectedSize !== undefined && out.length !== expectedSize) {
     throw new Error(`decompressed ${out.length} bytes where the index promised ${expectedSize}`);
   }
   return out;
+}
+
+const frameMagic = 0xfd2fb528;
+
+/** The content size a zstd frame's header declares (RFC 8878, 3.1.1.1), or undefined when it declares none. */
+export function frameContentSize(frame: Uint8Array): number | undefined {
+  if (frame.length < 6) return undefined;
+  const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
+  if (view.getUint32(0, true) !== frameMagic) return undefined;
+  const descriptor = frame[4];
+  const singleSegment = (descriptor & 0x20) !== 0;
+  const sizeFlag = descriptor >> 6;
+  const sizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][sizeFlag];
+  if (sizeBytes === 0) return undefined;
+  const at = 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][descriptor & 3];
+  if (frame.length < at + sizeBytes) return undefined;
+  if (sizeBytes === 1) return view.getUint8(at);
+  if (sizeBytes === 2) return view.getUint16(at, true) + 256;
+  if (sizeBytes === 4) return view.getUint32(at, true);
+  const big = view.getBigUint64(at, true);
+  return big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : undefined;
 }

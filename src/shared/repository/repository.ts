@@ -12,7 +12,7 @@ import { addKey, findKey } from './keys.ts';
 import { open as openSealed } from '../crypto/seal.ts';
 import { NoRepositoryError, RepositoryExistsError, CorruptBlobError, MissingBlobError } from './errors.ts';
 import { BlobTable } from '../index/table.ts';
-import { decodeIndexFile } from '../index/index-file.ts';
+import { readIndexFile } from '../index/index-file.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
 import { openBlob } from '../pack/prepare.ts';
 import { decodeHeader, headerRange } from '../pack/header.ts';
@@ -100,8 +100,7 @@ export class Repository {
     const ids: ID[] = [];
     for await (const id of this.list('index', signal)) if (!this.indexFiles.has(id)) ids.push(id);
     await mapConcurrent(ids, 8, async (id) => {
-      const file = decodeIndexFile(await this.loadUnpacked('index', id, signal), id);
-      for (const p of file.packs) for (const b of p.blobs) this.index.add(p.id, b);
+      readIndexFile(await this.loadUnpacked('index', id, signal), id, (pack, b) => this.index.add(pack, b));
       this.indexFiles.add(id);
     });
   }
