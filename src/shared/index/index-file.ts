@@ -5,12 +5,12 @@
 // building the whole document as objects (which put the peak of a restore of 1M files at loading its index).
 import { isAscii } from 'node:buffer';
 import type { ID } from '../ids/id.ts';
-import type { BlobType, PackedBlob } from '../pack/blob.ts';
+import type { BlobList, BlobType, PackedBlob } from '../pack/blob.ts';
 import { JsonReader } from '../tree/jsonreader.ts';
 
 export interface IndexPack {
   id: ID;
-  blobs: PackedBlob[];
+  blobs: BlobList;
 }
 
 export interface IndexFile {
@@ -30,10 +30,12 @@ export function encodeIndexFile(f: IndexFile): Uint8Array {
   let at = out.write(f.supersedes.length > 0 ? `{"supersedes":${JSON.stringify(f.supersedes)},"packs":[` : '{"packs":[', 0, 'latin1');
   f.packs.forEach((p, i) => {
     at += out.write(`${i > 0 ? ',' : ''}{"id":"${p.id}","blobs":[`, at, 'latin1');
-    p.blobs.forEach((b, j) => {
+    let sep = '';
+    for (const b of p.blobs) {
       const tail = b.uncompressedLength > 0 ? `,"uncompressed_length":${b.uncompressedLength}}` : '}';
-      at += out.write(`${j > 0 ? ',' : ''}{"id":"${b.id}","type":"${b.type}","offset":${b.offset},"length":${b.length}${tail}`, at, 'latin1');
-    });
+      at += out.write(`${sep}{"id":"${b.id}","type":"${b.type}","offset":${b.offset},"length":${b.length}${tail}`, at, 'latin1');
+      sep = ',';
+    }
     at += out.write(']}', at, 'latin1');
   });
   at += out.write(']}\n', at, 'latin1');

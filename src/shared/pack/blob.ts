@@ -25,6 +25,9 @@ export function decodeEntryType(t: number): { type: BlobType; compressed: boolea
   return { type: (t & 1) === 1 ? 'tree' : 'data', compressed: (t & 2) === 2 };
 }
 
+/** Blobs in pack order, from an array or a compact table (a pack of tiny files holds over 100k). */
+export type BlobList = Iterable<PackedBlob> & { readonly length: number };
+
 /** Plaintext size of a blob, as the index and progress reporting need it. */
 export function plaintextLength(b: PackedBlob, overhead: number): number {
   return b.uncompressedLength > 0 ? b.uncompressedLength : b.length - overhead;

@@ -3,7 +3,7 @@
 import type { MasterKey } from '../crypto/key.ts';
 import { open, seal, sealOverhead } from '../crypto/seal.ts';
 import { bytesToID, idToBytes } from '../ids/id.ts';
-import { decodeEntryType, entryType, type PackedBlob } from './blob.ts';
+import { decodeEntryType, entryType, type BlobList, type PackedBlob } from './blob.ts';
 
 const plainEntrySize = 1 + 4 + 32;
 const compressedEntrySize = 1 + 4 + 4 + 32;
@@ -19,7 +19,7 @@ export function trailerSize(entryBytes: number): number {
   return entryBytes + sealOverhead + 4;
 }
 
-export function encodeHeader(key: MasterKey, blobs: readonly PackedBlob[]): Uint8Array {
+export function encodeHeader(key: MasterKey, blobs: BlobList): Uint8Array {
   let size = 0;
   for (const b of blobs) size += entrySize(b);
   const plain = Buffer.alloc(size);

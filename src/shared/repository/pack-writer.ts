@@ -9,6 +9,7 @@ import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
 import { encodeHeader, entrySize, trailerSize } from '../pack/header.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
+import { PackContents } from './pack-contents.ts';
 
 export interface PackWriterOptions {
   /** a pack is closed once it holds this many bytes (restic's default is 16 MiB) */
@@ -51,7 +52,7 @@ export function repoParts(repo: RepoParts): RepoParts {
 
 /** A pack being filled: blobs are copied into one buffer that becomes the file, so nothing is assembled twice. */
 class OpenPack {
-  readonly blobs: PackedBlob[] = [];
+  readonly blobs = new PackContents();
   size = 0;
   /** plaintext bytes of the header's entries so far */
   entryBytes = 0;
@@ -95,7 +96,10 @@ export class PackWriter {
   readonly #indexIntervalMs: number;
   readonly #writeIndexFiles: boolean;
   readonly #open: Partial<Record<BlobType, OpenPack>> = {};
-  readonly #pending = new Set<string>();
+  /** packs between their last blob and their index entries */
+  readonly #uploading = new Set<OpenPack>();
+  /** blobs claimed and being prepared, not yet in a pack: a few batches' worth */
+  readonly #claimed = new Set<string>();
   /** buffers of stored packs, reused: allocating 16 MiB per pack leaves garbage the collector frees late */
   readonly #spare: Buffer[] = [];
   readonly #packCapacity: number;
@@ -120,7 +124,10 @@ export class PackWriter {
 
   /** True when the blob is stored or on its way; the caller then need not prepare it. */
   has(type: BlobType, id: ID): boolean {
-    return this.#pending.has(type + id) || this.#repo.index.has(id, type);
+    if (this.#claimed.has(type + id) || this.#repo.index.has(id, type)) return true;
+    if (this.#open[type]?.blobs.has(id, type)) return true;
+    for (const pack of this.#uploading) if (pack.blobs.has(id, type)) return true;
+    return false;
   }
 
   /**
@@ -129,14 +136,13 @@ export class PackWriter {
    */
   claim(type: BlobType, id: ID): boolean {
     if (this.has(type, id)) return false;
-    this.#pending.add(type + id);
+    this.#claimed.add(type + id);
     return true;
   }
 
   /** Adds a prepared blob (claimed before); waits when too many packs are uploading. */
   async add(b: PreparedBlob, plaintextLength: number, signal?: AbortSignal): Promise<void> {
     this.#throwIfFailed();
-    this.#pending.add(b.type + b.id);
     const packed: PackedBlob = { id: b.id, type: b.type, offset: 0, length: b.sealed.length, uncompressedLength: b.uncompressedLength };
     const entry = entrySize(packed);
     const full = this.#open[b.type];
@@ -147,7 +153,8 @@ export class PackWriter {
     // tree packs fill slowly and are often small at the end: they start small and grow
     const pack = (this.#open[b.type] ??= new OpenPack(b.type === 'tree' ? Buffer.allocUnsafe(1 << 20) : (this.#spare.pop() ?? Buffer.allocUnsafe(this.#packCapacity))));
     packed.offset = pack.size;
-    pack.blobs.push(packed);
+    this.#claimed.delete(b.type + b.id);
+    if (!pack.blobs.add(packed)) return;
     pack.entryBytes += entry;
     pack.append(b.sealed);
     if (b.type === 'data') this.stats.dataBlobs++;
@@ -178,6 +185,7 @@ export class PackWriter {
       await Promise.race(this.#inFlight);
       this.#throwIfFailed();
     }
+    this.#uploading.add(pack);
     const p = this.#upload(pack, signal).catch((err: unknown) => {
       this.#failure ??= err;
     });
@@ -194,10 +202,8 @@ export class PackWriter {
     if (pack.buffer.length === this.#packCapacity && this.#spare.length < this.#uploads) this.#spare.push(pack.buffer);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;
-    for (const b of pack.blobs) {
-      this.#repo.index.add(id, b);
-      this.#pending.delete(b.type + b.id);
-    }
+    for (const b of pack.blobs) this.#repo.index.add(id, b);
+    this.#uploading.delete(pack);
     if (!this.#writeIndexFiles) return;
     if (this.#unindexed.length === 0) this.#firstUnindexedAt = Date.now();
     this.#unindexed.push({ id, blobs: pack.blobs });

@@ -29,3 +29,41 @@ test('a pack closes before a blob that would overflow its buffer, and at its tar
   assert.ok(sizes[2] > 1.5 * mib && sizes[2] < 2 * mib, 'the 1.5 MiB blob');
   for (const data of blobs) assert.ok(Buffer.from(await repo.loadBlob('data', hashID(data))).equals(data));
 });
+
+test('a blob counts as stored from its claim on: while prepared, in the open pack, uploading and once indexed', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  let release = (): void => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  const save = backend.save.bind(backend);
+  backend.save = async (h, data, signal) => {
+    if (h.type === 'pack') await gate;
+    return save(h, data, signal);
+  };
+  const writer = repo.writer({ packSize: 64 * kib, uploads: 2 });
+  const first = randomBytes(100 * kib, 7);
+  const small = randomBytes(100, 8);
+  const [firstID, smallID] = [hashID(first), hashID(small)];
+  assert.ok(writer.claim('data', smallID));
+  assert.ok(writer.has('data', smallID), 'claimed');
+  assert.ok(!writer.claim('data', smallID), 'claimed twice');
+  await writer.add(prepareBlob(repo.key, 'data', smallID, small, true), small.length);
+  assert.ok(writer.has('data', smallID), 'in the open pack');
+  assert.ok(!writer.has('tree', smallID), 'the same id as a tree is another blob');
+  // a second add of the same blob to the same pack is not appended again
+  await writer.add(prepareBlob(repo.key, 'data', smallID, small, true), small.length);
+  assert.equal(writer.stats.dataBlobs, 1);
+  assert.ok(writer.claim('data', firstID));
+  await writer.add(prepareBlob(repo.key, 'data', firstID, first, true), first.length);
+  assert.ok(writer.has('data', smallID) && writer.has('data', firstID), 'uploading');
+  assert.ok(!repo.index.has(smallID, 'data'), 'not indexed before the pack is stored');
+  release();
+  await writer.flush();
+  assert.ok(repo.index.has(smallID, 'data') && repo.index.has(firstID, 'data'));
+  assert.ok(!writer.claim('data', smallID), 'stored');
+  const packs: number[] = [];
+  for await (const f of backend.list('pack')) packs.push(f.size);
+  assert.equal(packs.length, 1);
+  assert.ok(Buffer.from(await repo.loadBlob('data', smallID)).equals(small));
+  assert.ok(Buffer.from(await repo.loadBlob('data', firstID)).equals(first));
+});
