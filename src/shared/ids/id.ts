@@ -15,10 +15,6 @@ export function shortID(id: ID): string {
   return id.slice(0, 8);
 }
 
-export function idToBytes(id: ID): Uint8Array {
-  return Buffer.from(id, 'hex');
-}
-
 export function bytesToID(b: Uint8Array): ID {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }

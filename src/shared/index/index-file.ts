@@ -5,12 +5,12 @@
 // building the whole document as objects (which put the peak of a restore of 1M files at loading its index).
 import { isAscii } from 'node:buffer';
 import type { ID } from '../ids/id.ts';
-import type { BlobList, BlobType, PackedBlob } from '../pack/blob.ts';
+import { asBlobList, type BlobList, type BlobType, type PackedBlob } from '../pack/blob.ts';
 import { JsonReader } from '../tree/jsonreader.ts';
 
 export interface IndexPack {
   id: ID;
-  blobs: BlobList;
+  blobs: readonly PackedBlob[] | BlobList;
 }
 
 export interface IndexFile {
@@ -31,11 +31,12 @@ export function encodeIndexFile(f: IndexFile): Uint8Array {
   f.packs.forEach((p, i) => {
     at += out.write(`${i > 0 ? ',' : ''}{"id":"${p.id}","blobs":[`, at, 'latin1');
     let sep = '';
-    for (const b of p.blobs) {
+    asBlobList(p.blobs).forEachBlob((b) => {
+      const id = b.ids.toString('hex', b.at, b.at + 32);
       const tail = b.uncompressedLength > 0 ? `,"uncompressed_length":${b.uncompressedLength}}` : '}';
-      at += out.write(`${sep}{"id":"${b.id}","type":"${b.type}","offset":${b.offset},"length":${b.length}${tail}`, at, 'latin1');
+      at += out.write(`${sep}{"id":"${id}","type":"${b.type}","offset":${b.offset},"length":${b.length}${tail}`, at, 'latin1');
       sep = ',';
-    }
+    });
     at += out.write(']}', at, 'latin1');
   });
   at += out.write(']}\n', at, 'latin1');

@@ -1,7 +1,7 @@
 // Where every blob lives, kept compact: a million blobs must fit in tens of megabytes, not hundreds, so ids are
 // stored as raw bytes in typed arrays under an open-addressing hash table instead of a Map of hex strings.
 import { bytesToID, type ID } from '../ids/id.ts';
-import type { BlobType, PackedBlob } from '../pack/blob.ts';
+import type { BlobType, PackedBlob, RawBlob } from '../pack/blob.ts';
 
 export interface BlobLocation extends PackedBlob {
   pack: ID;
@@ -17,13 +17,13 @@ const maxLoad = 0.5;
 
 /** One chunk's columns: ids as raw bytes, then pack number, offset, length and uncompressed length per entry. */
 interface Chunk {
-  ids: Uint8Array;
+  ids: Buffer;
   nums: Uint32Array;
   type: Uint8Array;
 }
 
 function newChunk(entries: number): Chunk {
-  return { ids: new Uint8Array(entries * 32), nums: new Uint32Array(entries * 4), type: new Uint8Array(entries) };
+  return { ids: Buffer.alloc(entries * 32), nums: new Uint32Array(entries * 4), type: new Uint8Array(entries) };
 }
 
 export class BlobTable {
@@ -52,7 +52,31 @@ export class BlobTable {
 
   /** Adds a blob; a blob already present (same id and type) keeps its first location. Returns whether it was new. */
   add(pack: ID, b: PackedBlob): boolean {
-    const id = this.#bytes(b.id);
+    return this.#add(pack, this.#bytes(b.id), b);
+  }
+
+  /** `add` for a blob whose id is bytes, as another table hands them out: no hex on the way. */
+  addRaw(pack: ID, b: RawBlob): boolean {
+    return this.#add(pack, b.ids.subarray(b.at, b.at + 32), b);
+  }
+
+  /** Calls `fn` for each entry in the order added, with one RawBlob refilled each time (see RawBlob). */
+  forEachBlob(fn: (b: RawBlob) => void): void {
+    const raw: RawBlob = { ids: Buffer.alloc(0), at: 0, type: 'data', offset: 0, length: 0, uncompressedLength: 0 };
+    for (let i = 0; i < this.#count; i++) {
+      const c = this.#chunks[i >>> chunkBits];
+      const j = i & chunkMask;
+      raw.ids = c.ids;
+      raw.at = j * 32;
+      raw.type = c.type[j] === 1 ? 'tree' : 'data';
+      raw.offset = c.nums[j * 4 + 1];
+      raw.length = c.nums[j * 4 + 2];
+      raw.uncompressedLength = c.nums[j * 4 + 3];
+      fn(raw);
+    }
+  }
+
+  #add(pack: ID, id: Uint8Array, b: { type: BlobType; offset: number; length: number; uncompressedLength: number }): boolean {
     const t = b.type === 'tree' ? 1 : 0;
     if (this.#find(id, t) !== empty) return false;
     if (this.#count === this.#cap) this.#growChunks();

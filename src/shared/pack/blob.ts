@@ -25,8 +25,42 @@ export function decodeEntryType(t: number): { type: BlobType; compressed: boolea
   return { type: (t & 1) === 1 ? 'tree' : 'data', compressed: (t & 2) === 2 };
 }
 
+/**
+ * A blob with its id as the 32 bytes at `at` in `ids`. Visitors get one object, refilled for each blob, so it is
+ * valid only during the call: a pack of 100k tiny blobs is encoded without an object or a hex string per blob.
+ */
+export interface RawBlob {
+  ids: Buffer;
+  at: number;
+  type: BlobType;
+  offset: number;
+  length: number;
+  uncompressedLength: number;
+}
+
 /** Blobs in pack order, from an array or a compact table (a pack of tiny files holds over 100k). */
-export type BlobList = Iterable<PackedBlob> & { readonly length: number };
+export interface BlobList {
+  readonly length: number;
+  forEachBlob(fn: (b: RawBlob) => void): void;
+}
+
+export function asBlobList(blobs: readonly PackedBlob[] | BlobList): BlobList {
+  if (!Array.isArray(blobs)) return blobs as BlobList;
+  return {
+    length: blobs.length,
+    forEachBlob(fn) {
+      const raw: RawBlob = { ids: Buffer.alloc(32), at: 0, type: 'data', offset: 0, length: 0, uncompressedLength: 0 };
+      for (const b of blobs as readonly PackedBlob[]) {
+        raw.ids.write(b.id, 'hex');
+        raw.type = b.type;
+        raw.offset = b.offset;
+        raw.length = b.length;
+        raw.uncompressedLength = b.uncompressedLength;
+        fn(raw);
+      }
+    },
+  };
+}
 
 /** Plaintext size of a blob, as the index and progress reporting need it. */
 export function plaintextLength(b: PackedBlob, overhead: number): number {

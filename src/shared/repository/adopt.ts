@@ -2,7 +2,8 @@
 // headers and indexed, so the next run reuses them instead of uploading the same data again.
 import type { FileInfo } from '../backend/backend.ts';
 import type { ID } from '../ids/id.ts';
-import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
+import { encodeIndexFile } from '../index/index-file.ts';
+import type { PackedBlob } from '../pack/blob.ts';
 import { mapConcurrent } from '../concurrency/map.ts';
 import type { Repository } from './repository.ts';
 
@@ -25,7 +26,7 @@ export async function adoptUnindexedPacks(repo: Repository, signal?: AbortSignal
   const known = new Set(repo.index.packs());
   const orphans: { id: ID; size: number }[] = [];
   for (const f of await (stored ?? listPacks(repo, signal))) if (!known.has(f.name)) orphans.push({ id: f.name, size: f.size });
-  const adopted: IndexPack[] = [];
+  const adopted: { id: ID; blobs: PackedBlob[] }[] = [];
   const unreadable: ID[] = [];
   await mapConcurrent(orphans, 8, async (p) => {
     try {

@@ -4,7 +4,7 @@
 // table keeps about 57 bytes a blob.
 import type { ID } from '../ids/id.ts';
 import { BlobTable } from '../index/table.ts';
-import type { BlobList, BlobType, PackedBlob } from '../pack/blob.ts';
+import type { BlobList, BlobType, PackedBlob, RawBlob } from '../pack/blob.ts';
 
 export class PackContents implements BlobList {
   // one table per pack: the pack's own id is not known until it is complete, so every entry names the same ''
@@ -23,7 +23,7 @@ export class PackContents implements BlobList {
     return this.#table.add('', b);
   }
 
-  [Symbol.iterator](): Iterator<PackedBlob> {
-    return this.#table.entries();
+  forEachBlob(fn: (b: RawBlob) => void): void {
+    this.#table.forEachBlob(fn);
   }
 }

@@ -7,7 +7,7 @@ import type { ID } from '../ids/id.ts';
 import type { BlobTable } from '../index/table.ts';
 import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
-import { encodeHeader, entrySize, trailerSize } from '../pack/header.ts';
+import { entrySize, trailerSize, writeTrailer } from '../pack/header.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
 import { PackContents } from './pack-contents.ts';
 
@@ -68,13 +68,22 @@ class OpenPack {
   }
 
   append(bytes: Uint8Array): void {
-    if (this.size + bytes.length > this.#buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.size + bytes.length));
-      this.#buf.copy(bigger, 0, 0, this.size);
-      this.#buf = bigger;
-    }
+    this.#room(bytes.length);
     this.#buf.set(bytes, this.size);
     this.size += bytes.length;
+  }
+
+  /** Seals the header of the blobs appended so far after them. */
+  appendTrailer(key: MasterKey): void {
+    this.#room(trailerSize(this.entryBytes));
+    this.size += writeTrailer(key, this.blobs, this.#buf, this.size);
+  }
+
+  #room(bytes: number): void {
+    if (this.size + bytes <= this.#buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.size + bytes));
+    this.#buf.copy(bigger, 0, 0, this.size);
+    this.#buf = bigger;
   }
 
   /** Bytes the pack would take with one more blob of `length` stored bytes and header `entry` bytes. */
@@ -161,7 +170,8 @@ export class PackWriter {
     else this.stats.treeBlobs++;
     this.stats.dataAdded += plaintextLength;
     this.stats.dataAddedPacked += b.sealed.length;
-    if (pack.size >= this.#packSize) {
+    // the header counts: a pack of 100k tiny blobs has 4 MiB of it, which overflowed the buffer into one twice as big
+    if (pack.sizeWith(0, 0) >= this.#packSize) {
       delete this.#open[b.type];
       await this.#startUpload(pack, signal);
     }
@@ -194,7 +204,7 @@ export class PackWriter {
   }
 
   async #upload(pack: OpenPack, signal?: AbortSignal): Promise<void> {
-    pack.append(encodeHeader(this.#repo.key, pack.blobs));
+    pack.appendTrailer(this.#repo.key);
     const bytes = pack.contents();
     const id = createHash('sha256').update(bytes).digest('hex');
     await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal);
@@ -202,7 +212,7 @@ export class PackWriter {
     if (pack.buffer.length === this.#packCapacity && this.#spare.length < this.#uploads) this.#spare.push(pack.buffer);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;
-    for (const b of pack.blobs) this.#repo.index.add(id, b);
+    pack.blobs.forEachBlob((b) => this.#repo.index.addRaw(id, b));
     this.#uploading.delete(pack);
     if (!this.#writeIndexFiles) return;
     if (this.#unindexed.length === 0) this.#firstUnindexedAt = Date.now();

@@ -67,3 +67,22 @@ test('a blob counts as stored from its claim on: while prepared, in the open pac
   assert.ok(Buffer.from(await repo.loadBlob('data', smallID)).equals(small));
   assert.ok(Buffer.from(await repo.loadBlob('data', firstID)).equals(first));
 });
+
+test('a pack of tiny blobs closes at its target size header included', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const writer = repo.writer({ packSize: 512 * kib, uploads: 1 });
+  // sealed, each takes 48 bytes and its header entry 37 (too small to compress): the header is 40% of the pack
+  for (let i = 0; i < 15_000; i++) {
+    const data = Buffer.alloc(16);
+    data.writeUInt32LE(i);
+    const id = hashID(data);
+    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
+  }
+  await writer.flush();
+  const sizes: number[] = [];
+  for await (const f of backend.list('pack')) sizes.push(f.size);
+  sizes.sort((a, b) => b - a);
+  assert.equal(sizes.length, 3, `pack sizes ${sizes.join(', ')}`);
+  assert.ok(sizes[0] <= 512 * kib + 100 && sizes[1] >= 512 * kib, `pack sizes ${sizes.join(', ')}`);
+});
