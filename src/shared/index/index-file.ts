@@ -56,7 +56,7 @@ export function readIndexFile(bytes: Uint8Array, name: string, onBlob: (pack: ID
   const r = new JsonReader(text, what);
   let supersedes: ID[] = [];
   r.readObject((key) => {
-    if (key === 'supersedes') supersedes = r.readNull() ? [] : r.readStringArray();
+    if (key === 'supersedes') supersedes = r.readNull() ? [] : r.readStringArray().map(own);
     else if (key === 'packs') {
       if (!r.readNull()) r.readArray(() => readPack(r, what, onBlob));
     } else r.skip();
@@ -70,7 +70,7 @@ function readPack(r: JsonReader, what: string, onBlob: (pack: ID, blob: PackedBl
   // blobs listed before the pack's id (no encoder does that, but JSON allows it) wait for the id
   const early: PackedBlob[] = [];
   r.readObject((key) => {
-    if (key === 'id') pack = r.readString();
+    if (key === 'id') pack = own(r.readString());
     else if (key === 'blobs') {
       if (r.readNull()) return;
       r.readArray(() => {
@@ -82,6 +82,15 @@ function readPack(r: JsonReader, what: string, onBlob: (pack: ID, blob: PackedBl
   });
   if (pack === undefined) throw new Error(`${what} lists a pack without an id`);
   for (const b of early) onBlob(pack, b);
+}
+
+/**
+ * A copy of a string read from the text that does not keep the text alive: V8 makes a substring a slice that
+ * references its parent, so the pack ids a blob table keeps held every index file's whole text (140 MiB of external
+ * strings for the index of a million blobs, the whole restore long). Blob ids need no copy: the table keeps bytes.
+ */
+function own(s: string): string {
+  return Buffer.from(s).toString();
 }
 
 function readBlob(r: JsonReader, what: string): PackedBlob {

@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { encodeIndexFile, readIndexFile, type IndexFile } from '../../../src/shared/index/index-file.ts';
 import type { ID } from '../../../src/shared/ids/id.ts';
 import type { PackedBlob } from '../../../src/shared/pack/blob.ts';
@@ -57,4 +59,24 @@ test('readIndexFile names the index file and what is wrong with it', () => {
   assert.throws(() => read(`{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"data","offset":-4,"length":1}]}]}`), /index deadbeef field "offset" holds -4, which is not an unsigned integer/);
   assert.throws(() => read('{"packs":[}'), /index deadbeef is not valid JSON/);
   assert.throws(() => read('{"packs":[]} {}'), /index deadbeef is not valid JSON: expected the end of the document/);
+});
+
+test('the pack ids read from an index file do not keep its text alive', () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const blobs = Array.from({ length: 40_000 }, (_, i) => ({ id: id(i + 1), type: 'data' as const, offset: i * 100, length: 100, uncompressedLength: 0 }));
+  const bytes = encodeIndexFile({ supersedes: [id(7)], packs: [{ id: id(1), blobs: blobs.slice(0, 20_000) }, { id: id(2), blobs: blobs.slice(20_000) }] });
+  const strings = (): number => {
+    gc();
+    const m = process.memoryUsage();
+    return m.external - m.arrayBuffers;
+  };
+  const kept = new Set<string>();
+  const before = strings();
+  const supersedes = readIndexFile(bytes, 'deadbeef', (pack) => kept.add(pack));
+  const after = strings();
+  assert.deepEqual([...kept], [id(1), id(2)]);
+  assert.deepEqual(supersedes, [id(7)]);
+  // the text is about 4 MB
+  assert.ok(after - before < 1 << 20, `${((after - before) / 2 ** 20).toFixed(1)} MiB of strings kept by two pack ids`);
 });
