@@ -20,7 +20,7 @@ import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { consola } from 'consola';
 import { BackupPool } from './pool.ts';
-import { capHeapGrowth } from './collect.ts';
+import { capHeapGrowth } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from './progress.ts';

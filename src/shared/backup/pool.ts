@@ -3,7 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import type { BlobInRead, FromWorker, SealedSmall, SmallFileRead, ToWorker, WorkerInit } from './worker-protocol.ts';
-import { allocated } from './collect.ts';
+import { allocated } from '../memory/collect.ts';
 import { transferList } from './transfer.ts';
 import { packPaths } from './packed-paths.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';

@@ -10,7 +10,7 @@ import { unpackPaths, type PackedPaths } from './packed-paths.ts';
 import { sealSmallBlobs } from './small-seal.ts';
 import type { BlobInRead, FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
-import { allocated } from './collect.ts';
+import { allocated } from '../memory/collect.ts';
 
 const init = workerData as WorkerInit;
 const pol = parsePolynomial(init.polynomial);

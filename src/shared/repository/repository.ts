@@ -19,6 +19,7 @@ import { decodeHeader, headerRange } from '../pack/header.ts';
 import { PackWriter, type PackWriterOptions } from './pack-writer.ts';
 import { TreeCache } from './tree-cache.ts';
 import { mapConcurrent } from '../concurrency/map.ts';
+import { outlived } from '../memory/collect.ts';
 
 export interface InitOptions {
   polynomial?: Polynomial;
@@ -100,8 +101,12 @@ export class Repository {
     const ids: ID[] = [];
     for await (const id of this.list('index', signal)) if (!this.indexFiles.has(id)) ids.push(id);
     await mapConcurrent(ids, 8, async (id) => {
-      readIndexFile(await this.loadUnpacked('index', id, signal), id, (pack, b) => this.index.add(pack, b));
+      const plain = await this.loadUnpacked('index', id, signal);
+      readIndexFile(plain, id, (pack, b) => this.index.add(pack, b));
       this.indexFiles.add(id);
+      // the plaintext and its text (twice the file's size) are garbage now, in the old generation: left to V8, a
+      // million blobs' index files stood at once (loaded: 260 MiB RSS, 67 of it text not yet freed)
+      outlived();
     });
   }
 

@@ -18,7 +18,7 @@ import { openHere, openOnWorkers } from './open-blobs.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { FileSlots } from './file-slots.ts';
 import { BackupPool } from '../backup/pool.ts';
-import { capHeapGrowth } from '../backup/collect.ts';
+import { capHeapGrowth } from '../memory/collect.ts';
 import { formatPolynomial } from '../chunker/polynomial.ts';
 
 export interface RestoreOptions {
