@@ -3,7 +3,7 @@
 import type { MasterKey } from '../crypto/key.ts';
 import { open, sealInto, sealOverhead } from '../crypto/seal.ts';
 import { bytesToID } from '../ids/id.ts';
-import { asBlobList, decodeEntryType, entryType, type BlobList, type PackedBlob } from './blob.ts';
+import { decodeEntryType, entryType, type BlobList, type PackedBlob } from './blob.ts';
 
 const plainEntrySize = 1 + 4 + 32;
 const compressedEntrySize = 1 + 4 + 4 + 32;
@@ -19,23 +19,13 @@ export function trailerSize(entryBytes: number): number {
   return entryBytes + sealOverhead + 4;
 }
 
-export function encodeHeader(key: MasterKey, blobs: readonly PackedBlob[] | BlobList): Uint8Array {
-  const plain = headerEntries(asBlobList(blobs));
-  const out = Buffer.allocUnsafe(trailerSize(plain.length));
-  sealTrailer(key, plain, out, 0);
-  return out;
-}
-
 /**
  * Writes the trailer into `out` at `at`, which must have room for it (trailerSize of the entries): a pack being
  * filled has, so the header of 100k tiny blobs is sealed in place instead of through two copies of a few MiB.
  * Returns the bytes written.
  */
 export function writeTrailer(key: MasterKey, blobs: BlobList, out: Buffer, at: number): number {
-  return sealTrailer(key, headerEntries(blobs), out, at);
-}
-
-function sealTrailer(key: MasterKey, plain: Uint8Array, out: Buffer, at: number): number {
+  const plain = headerEntries(blobs);
   const sealedLength = plain.length + sealOverhead;
   sealInto(key, plain, out.subarray(at, at + sealedLength));
   out.writeUInt32LE(sealedLength, at + sealedLength);
