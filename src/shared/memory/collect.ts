@@ -22,11 +22,18 @@ export function allocated(bytes: number): void {
   }
 }
 
+let outlivedSince = 0;
+
 /**
  * Frees large garbage that lived long enough to reach the old generation, such as a document and its text after a
- * parse that allocated throughout (and so promoted them): V8 would leave them until its next full collection.
+ * parse that allocated throughout (and so promoted them): V8 would leave them until its next full collection. As
+ * with `allocated`, once per `everyBytes`, so a repository of a thousand small index files does not pay a full
+ * collection for each.
  */
-export function outlived(): void {
+export function outlived(bytes: number): void {
+  outlivedSince += bytes;
+  if (outlivedSince < everyBytes) return;
+  outlivedSince = 0;
   gc({ type: 'major' });
 }
 
