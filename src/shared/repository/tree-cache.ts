@@ -34,8 +34,8 @@ export class TreeCache {
   constructor(backend: Backend, index: BlobTable, opts: TreeCacheOptions = {}) {
     this.#backend = backend;
     this.#index = index;
-    this.#capacity = opts.capacity ?? 32 << 20;
-    this.#maxRead = opts.maxRead ?? 8 << 20;
+    this.#capacity = opts.capacity ?? 16 << 20;
+    this.#maxRead = opts.maxRead ?? 4 << 20;
   }
 
   /** The sealed bytes of the tree blob at `loc`. */

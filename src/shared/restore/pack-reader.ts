@@ -248,14 +248,17 @@ export class PackReader {
   }
 
   /**
-   * Caches the part of a read past what was asked for (the rest was asked for once, and is delivered), copied out so
-   * the cache holds only what it counts.
+   * Caches the part of a read past what was asked for (the rest was asked for once, and is delivered), counting what
+   * it holds for the blobs to come. When that part is most of the read, as when a read reaches ahead through a pack
+   * of small files, the read's own bytes are kept; a smaller part is copied out, so that a little kept does not hold
+   * a whole read. Copying every time cost a second buffer of up to a pack for each read.
    */
   #keep(range: Range, bytes: Uint8Array, from: number): void {
     if (range.end - from > this.#cacheCapacity) return;
-    const kept = bytes.slice(from - range.start);
+    const rest = bytes.subarray(from - range.start);
+    const whole = rest.length * 2 >= bytes.length;
     // the end the bytes reach, not the one asked for: a read cut short must not promise what it does not hold
-    const r = { pack: range.pack, start: from, end: from + kept.length, bytes: kept };
+    const r: CachedRange = { pack: range.pack, start: from, end: from + rest.length, bytes: whole ? rest : rest.slice() };
     this.#cache.push(r);
     this.#cacheBytes += r.bytes.length;
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;
