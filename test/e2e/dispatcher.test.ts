@@ -325,16 +325,20 @@ async function unreachableWebhook(namespace: string): Promise<() => Promise<void
 describe('with the dispatcher unreachable', () => {
   it('creation is refused with a message saying the webhook failed, and works again once it answers', async () => {
     const restore = await unreachableWebhook(app);
+    const leftovers: string[] = [];
     try {
-      // the apiserver answers 500 for a webhook it cannot call; the message says which
+      // the apiserver answers 500 for a webhook it cannot call; the message says which. Until the new configuration
+      // reaches the apiserver creations pass; the webhook may then take effect between a creation and its deletion,
+      // which it refuses the same way (the object is removed once the webhook answers again)
       const deadline = Date.now() + 30_000;
       let error: unknown;
       while (!error && Date.now() < deadline) {
         const attempt = du({});
         error = await cluster.kube.create(uploads(app), attempt).then(async () => {
-          await cluster.kube.delete(`${uploads(app)}/${attempt.metadata.name}`);
-          await new Promise((r) => setTimeout(r, 500));
-          return undefined;
+          const refused = await cluster.kube.delete(`${uploads(app)}/${attempt.metadata.name}`).then(() => undefined, (err: unknown) => err);
+          if (refused) leftovers.push(attempt.metadata.name);
+          else await new Promise((r) => setTimeout(r, 500));
+          return refused;
         }, (err: unknown) => err);
       }
       assert.ok(error instanceof KubeError, `creation was not refused: ${String(error)}`);
@@ -349,6 +353,7 @@ describe('with the dispatcher unreachable', () => {
       assert.ok(Date.now() < deadline, 'creation still fails once the webhook answers');
       await new Promise((r) => setTimeout(r, 500));
     }
+    for (const name of leftovers) await cluster.kube.delete(`${uploads(app)}/${name}`);
   });
 
   it('a running step\'s status update retries until the dispatcher answers, and the resource then completes', { timeout: 20 * 60_000 }, async (t) => {
