@@ -18,29 +18,57 @@ export interface IndexFile {
   packs: IndexPack[];
 }
 
-/** Bytes one blob's entry can take: a 64-digit id, the longest type name, three numbers of up to 16 digits, syntax. */
-const blobBound = 200;
-const idBound = 72;
-
 export function encodeIndexFile(f: IndexFile): Uint8Array {
-  let bound = 32 + f.supersedes.length * idBound;
-  for (const p of f.packs) bound += 32 + idBound + p.blobs.length * blobBound;
-  const out = Buffer.allocUnsafe(bound);
+  const head = f.supersedes.length > 0 ? `{"supersedes":${JSON.stringify(f.supersedes)},"packs":[` : '{"packs":[';
+  // the file is written into a buffer of exactly its size: one of a bound per blob was 40% more than the JSON, and
+  // the index file of one pack of tiny files is 15 MB
+  const out = Buffer.allocUnsafe(encodedLength(f, head));
   // ids are hex and the rest is ASCII, so latin1 writes each character as one byte
-  let at = out.write(f.supersedes.length > 0 ? `{"supersedes":${JSON.stringify(f.supersedes)},"packs":[` : '{"packs":[', 0, 'latin1');
+  let at = out.write(head, 0, 'latin1');
   f.packs.forEach((p, i) => {
-    at += out.write(`${i > 0 ? ',' : ''}{"id":"${p.id}","blobs":[`, at, 'latin1');
+    at += out.write(packStart(i, p.id), at, 'latin1');
     let sep = '';
     asBlobList(p.blobs).forEachBlob((b) => {
       const id = b.ids.toString('hex', b.at, b.at + 32);
-      const tail = b.uncompressedLength > 0 ? `,"uncompressed_length":${b.uncompressedLength}}` : '}';
-      at += out.write(`${sep}{"id":"${id}","type":"${b.type}","offset":${b.offset},"length":${b.length}${tail}`, at, 'latin1');
+      at += out.write(sep + blobEntry(id, b.type, b.offset, b.length, b.uncompressedLength), at, 'latin1');
       sep = ',';
     });
-    at += out.write(']}', at, 'latin1');
+    at += out.write(packEnd, at, 'latin1');
   });
-  at += out.write(']}\n', at, 'latin1');
-  return out.subarray(0, at);
+  at += out.write(fileEnd, at, 'latin1');
+  if (at !== out.length) throw new Error(`index file encoded to ${at} bytes where ${out.length} were counted`);
+  return out;
+}
+
+const packStart = (i: number, id: ID) => `${i > 0 ? ',' : ''}{"id":"${id}","blobs":[`;
+const packEnd = ']}';
+const fileEnd = ']}\n';
+
+function blobEntry(id: string, type: BlobType, offset: number, length: number, uncompressed: number): string {
+  const tail = uncompressed > 0 ? `,"uncompressed_length":${uncompressed}}` : '}';
+  return `{"id":"${id}","type":"${type}","offset":${offset},"length":${length}${tail}`;
+}
+
+// an entry's bytes besides its id, type and numbers, taken from the template so the two cannot disagree
+const entryFixed = blobEntry('', 'data', 0, 0, 0).length - 'data'.length - 2;
+const uncompressedFixed = blobEntry('', 'data', 0, 0, 1).length - blobEntry('', 'data', 0, 0, 0).length - 1;
+
+function encodedLength(f: IndexFile, head: string): number {
+  let n = head.length + fileEnd.length;
+  f.packs.forEach((p, i) => {
+    n += packStart(i, p.id).length + packEnd.length + Math.max(0, p.blobs.length - 1);
+    asBlobList(p.blobs).forEachBlob((b) => {
+      n += entryFixed + 64 + b.type.length + digits(b.offset) + digits(b.length);
+      if (b.uncompressedLength > 0) n += uncompressedFixed + digits(b.uncompressedLength);
+    });
+  });
+  return n;
+}
+
+function digits(n: number): number {
+  let d = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) d++;
+  return d;
 }
 
 /**

@@ -3,6 +3,7 @@
 import type { MasterKey } from '../crypto/key.ts';
 import { open, seal } from '../crypto/seal.ts';
 import { compress, decompress } from '../compress/zstd.ts';
+import { release } from '../memory/release.ts';
 
 const compressedMarker = 2;
 /**
@@ -17,7 +18,11 @@ export function encodeUnpacked(key: MasterKey, plaintext: Uint8Array, version: n
   const body = new Uint8Array(z.length + 1);
   body[0] = compressedMarker;
   body.set(z, 1);
-  return seal(key, body);
+  // the index file of a pack of tiny files is megabytes at each step: each is freed as soon as the next is made
+  release(z);
+  const sealed = seal(key, body);
+  release(body);
+  return sealed;
 }
 
 export function decodeUnpacked(key: MasterKey, sealed: Uint8Array, version: number): Uint8Array {

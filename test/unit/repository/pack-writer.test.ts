@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
 import { hashID } from '../../../src/shared/ids/id.ts';
 import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
+import { indexText, readIndexFile } from '../../../src/shared/index/index-file.ts';
+import { decodeUnpacked } from '../../../src/shared/repository/unpacked.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 
 const kib = 1024;
@@ -85,4 +87,40 @@ test('a pack of tiny blobs closes at its target size header included', async () 
   sizes.sort((a, b) => b - a);
   assert.equal(sizes.length, 3, `pack sizes ${sizes.join(', ')}`);
   assert.ok(sizes[0] <= 512 * kib + 100 && sizes[1] >= 512 * kib, `pack sizes ${sizes.join(', ')}`);
+});
+
+test('an index file is written once its packs hold blobsPerIndex blobs, and never splits a pack', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const writer = repo.writer({ packSize: 16 * kib, uploads: 1, blobsPerIndex: 500, packsPerIndex: 1000, indexIntervalMs: 3_600_000 });
+  const stored = new Set<string>();
+  for (let i = 0; i < 3000; i++) {
+    const data = Buffer.alloc(16);
+    data.writeUInt32LE(i);
+    const id = hashID(data);
+    stored.add(id);
+    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
+  }
+  await writer.flush();
+  const listed = new Set<string>();
+  const indexOf = new Map<string, string>();
+  const files: { blobs: number; lastPack: number }[] = [];
+  for await (const f of backend.list('index')) {
+    const perPack = new Map<string, number>();
+    readIndexFile(indexText(decodeUnpacked(repo.key, await backend.load({ type: 'index', name: f.name }), repo.config.version)), f.name, (pack, b) => {
+      perPack.set(pack, (perPack.get(pack) ?? 0) + 1);
+      listed.add(b.id);
+    });
+    for (const pack of perPack.keys()) {
+      assert.equal(indexOf.get(pack), undefined, `pack ${pack} is listed by two index files`);
+      indexOf.set(pack, f.name);
+    }
+    files.push({ blobs: [...perPack.values()].reduce((a, b) => a + b, 0), lastPack: [...perPack.values()].at(-1)! });
+  }
+  assert.deepEqual(listed, stored);
+  const shape = JSON.stringify(files);
+  assert.ok(files.length >= 5, shape);
+  // each file was written by the pack that took it to the cap (one, the last, may hold fewer)
+  assert.ok(files.filter((f) => f.blobs < 500).length <= 1, shape);
+  for (const f of files) assert.ok(f.blobs - f.lastPack < 500, shape);
 });

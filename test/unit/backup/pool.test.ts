@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BackupPool } from '../../../src/shared/backup/pool.ts';
+import { formatPolynomial } from '../../../src/shared/chunker/polynomial.ts';
+import type { Repository } from '../../../src/shared/repository/repository.ts';
+import { randomBytes, testRepo } from '../../support/repo.ts';
+
+/** `count` files of `size` random bytes in a new folder. */
+async function files(count: number, size: number): Promise<{ dir: string; paths: Uint8Array[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-pool-'));
+  const paths: Uint8Array[] = [];
+  for (let i = 0; i < count; i++) {
+    const path = join(dir, `f${i}`);
+    await writeFile(path, randomBytes(size, i + 1));
+    paths.push(Buffer.from(path));
+  }
+  return { dir, paths };
+}
+
+/** `busyAbove` 1: no thread is ever busy enough to start another; 0: any work is. */
+function pool(repo: Repository, busyAbove: number): BackupPool {
+  const init = { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: true };
+  return new BackupPool(init, 2, repo.writer(), busyAbove);
+}
+
+/** Sends batches of `per` paths, `inFlight` at a time, as the archiver does. */
+async function batches(p: BackupPool, paths: Uint8Array[], per: number, inFlight: number): Promise<number> {
+  let next = 0;
+  let stored = 0;
+  const lane = async (): Promise<void> => {
+    while (next < paths.length) {
+      const batch = paths.slice(next, next + per);
+      next += per;
+      const done = await p.backupSmallFiles(batch);
+      stored += done.files.length;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return stored;
+}
+
+test('batches of small files start a second thread only while the first is the limit', async () => {
+  const repo = await testRepo();
+  const { dir, paths } = await files(600, 100);
+  try {
+    // while the first thread is not the limit, the batches keep to it, however many wait
+    const calm = pool(repo, 1);
+    try {
+      assert.equal(await batches(calm, paths, 8, 8), paths.length);
+      assert.equal(calm.threads, 1);
+    } finally {
+      await calm.close();
+    }
+    // once it is, over a long enough stretch after its first batch, a second thread starts
+    const eager = pool(repo, 0);
+    try {
+      const started = Date.now();
+      while (eager.threads < 2 && Date.now() - started < 20_000) await batches(eager, paths, 8, 8);
+      assert.equal(eager.threads, 2);
+    } finally {
+      await eager.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('whole files start a thread each while the others are occupied, up to the pool size', async () => {
+  const repo = await testRepo();
+  const { dir, paths } = await files(4, 1 << 20);
+  try {
+    const p = pool(repo, 1);
+    try {
+      const sizes = await Promise.all(paths.map((path) => p.backupFile(path)));
+      assert.deepEqual(sizes.map((s) => s.size), [1 << 20, 1 << 20, 1 << 20, 1 << 20]);
+      assert.equal(p.threads, 2);
+    } finally {
+      await p.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
