@@ -27,12 +27,12 @@ interface PoolWorker {
 
 /**
  * A thread busier than this share of the time since the last look is the limit, and batches of small files may
- * start another. Batches of tiny files (100 bytes) kept one thread 75-90% busy, with the walk on the main thread as
- * the limit; files of kilobytes keep it fully busy.
+ * start another. Batches of tiny files (100 bytes) kept one thread 75-90% busy over quarter seconds, with the walk
+ * on the main thread as the limit; files of kilobytes keep it fully busy. Looks a second apart smooth out bursts.
  */
-const defaultBusyAbove = 0.9;
+const defaultBusyAbove = 0.95;
 /** looks closer together than this say too little about how busy a thread is */
-const minLookMs = 250;
+const minLookMs = 1000;
 
 export class FileReadError extends Error {
   readonly code: string | undefined;

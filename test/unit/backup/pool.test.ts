@@ -58,7 +58,7 @@ test('batches of small files start a second thread only while the first is the l
     const eager = pool(repo, 0);
     try {
       const started = Date.now();
-      while (eager.threads < 2 && Date.now() - started < 20_000) await batches(eager, paths, 8, 8);
+      while (eager.threads < 2 && Date.now() - started < 30_000) await batches(eager, paths, 8, 8);
       assert.equal(eager.threads, 2);
     } finally {
       await eager.close();
