@@ -13,8 +13,9 @@ import { PackContents } from './pack-contents.ts';
 import { release } from '../memory/release.ts';
 
 export interface PackWriterOptions {
-  /** a pack is closed once it holds this many bytes (restic's default is 16 MiB) */
+  /** a pack is closed once it holds this many bytes (restic's default is 16 MiB) or this many blobs */
   packSize?: number;
+  blobsPerPack?: number;
   /** packs uploading at once */
   uploads?: number;
   /** an index file is written after this many packs, blobs or milliseconds, whichever comes first */
@@ -103,6 +104,7 @@ export class PackWriter {
   readonly stats: WriterStats = { dataBlobs: 0, treeBlobs: 0, dataAdded: 0, dataAddedPacked: 0, packs: 0, packBytes: 0 };
   readonly #repo: RepoParts;
   readonly #packSize: number;
+  readonly #blobsPerPack: number;
   readonly #uploads: number;
   readonly #packsPerIndex: number;
   readonly #blobsPerIndex: number;
@@ -125,15 +127,18 @@ export class PackWriter {
     this.#repo = repo;
     this.#packSize = opts.packSize ?? 16 << 20;
     // a pack closes at packSize, or earlier when the next blob and the header would not fit in this: so buffers
-    // are never outgrown (a copy into one twice as big, and a buffer too big to reuse)
+    // are never outgrown (a copy into one twice as big)
     this.#packCapacity = this.#packSize + (1 << 20);
     // each pack in flight holds a buffer of about packSize
     this.#uploads = opts.uploads ?? 2;
     this.#packsPerIndex = opts.packsPerIndex ?? 32;
     // an index file is built whole in memory, three times over (JSON, compressed, sealed): the three packs of tiny
     // files a backup closed in 5 s made 45 MB of JSON and lifted its peak by 100 MB. Restic caps its own at 50k
-    // blobs (150k compressed); a pack is never split across index files, so one pack of tiny files may exceed this.
+    // blobs (150k compressed). A pack is never split across index files.
     this.#blobsPerIndex = opts.blobsPerIndex ?? 50_000;
+    // so one pack fits in an index file of that cap: 16 MiB of 100-byte files is 105k blobs, whose index file and
+    // header made the largest transients of a backup of tiny files
+    this.#blobsPerPack = opts.blobsPerPack ?? this.#blobsPerIndex;
     this.#indexIntervalMs = opts.indexIntervalMs ?? 5000;
     this.#writeIndexFiles = opts.writeIndexFiles ?? true;
   }
@@ -179,7 +184,7 @@ export class PackWriter {
     this.stats.dataAdded += plaintextLength;
     this.stats.dataAddedPacked += b.sealed.length;
     // the header counts: a pack of 100k tiny blobs has 4 MiB of it, which overflowed the buffer into one twice as big
-    if (pack.sizeWith(0, 0) >= this.#packSize) {
+    if (pack.sizeWith(0, 0) >= this.#packSize || pack.blobs.length >= this.#blobsPerPack) {
       delete this.#open[b.type];
       await this.#startUpload(pack, signal);
     }

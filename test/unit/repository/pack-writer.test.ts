@@ -124,3 +124,18 @@ test('an index file is written once its packs hold blobsPerIndex blobs, and neve
   assert.ok(files.filter((f) => f.blobs < 500).length <= 1, shape);
   for (const f of files) assert.ok(f.blobs - f.lastPack < 500, shape);
 });
+
+test('a pack closes at blobsPerPack blobs, however small they are', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const writer = repo.writer({ blobsPerPack: 100, uploads: 1 });
+  for (let i = 0; i < 1000; i++) {
+    const data = Buffer.alloc(16);
+    data.writeUInt32LE(i);
+    const id = hashID(data);
+    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
+  }
+  await writer.flush();
+  const perPack = await Promise.all(repo.index.packs().map(async (pack) => (await repo.readPackHeader(pack)).length));
+  assert.deepEqual(perPack, Array.from({ length: 10 }, () => 100));
+});
