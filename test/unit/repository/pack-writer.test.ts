@@ -6,9 +6,24 @@ import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
 import { indexText, readIndexFile } from '../../../src/shared/index/index-file.ts';
 import { decodeUnpacked } from '../../../src/shared/repository/unpacked.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
+import type { Repository } from '../../../src/shared/repository/repository.ts';
+import type { PackWriter } from '../../../src/shared/repository/pack-writer.ts';
 
 const kib = 1024;
 const mib = 1024 * kib;
+
+/** Stores `count` distinct 16-byte blobs (too small to compress); returns their ids. */
+async function addTinyBlobs(repo: Repository, writer: PackWriter, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const data = Buffer.alloc(16);
+    data.writeUInt32LE(i);
+    const id = hashID(data);
+    ids.push(id);
+    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
+  }
+  return ids;
+}
 
 test('a pack closes before a blob that would overflow its buffer, and at its target size otherwise', async () => {
   const backend = new MemBackend();
@@ -75,12 +90,7 @@ test('a pack of tiny blobs closes at its target size header included', async () 
   const repo = await testRepo(backend);
   const writer = repo.writer({ packSize: 512 * kib, uploads: 1 });
   // sealed, each takes 48 bytes and its header entry 37 (too small to compress): the header is 40% of the pack
-  for (let i = 0; i < 15_000; i++) {
-    const data = Buffer.alloc(16);
-    data.writeUInt32LE(i);
-    const id = hashID(data);
-    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
-  }
+  await addTinyBlobs(repo, writer, 15_000);
   await writer.flush();
   const sizes: number[] = [];
   for await (const f of backend.list('pack')) sizes.push(f.size);
@@ -93,14 +103,7 @@ test('an index file is written once its packs hold blobsPerIndex blobs, and neve
   const backend = new MemBackend();
   const repo = await testRepo(backend);
   const writer = repo.writer({ packSize: 16 * kib, uploads: 1, blobsPerIndex: 500, packsPerIndex: 1000, indexIntervalMs: 3_600_000 });
-  const stored = new Set<string>();
-  for (let i = 0; i < 3000; i++) {
-    const data = Buffer.alloc(16);
-    data.writeUInt32LE(i);
-    const id = hashID(data);
-    stored.add(id);
-    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
-  }
+  const stored = new Set(await addTinyBlobs(repo, writer, 3000));
   await writer.flush();
   const listed = new Set<string>();
   const indexOf = new Map<string, string>();
@@ -129,12 +132,7 @@ test('a pack closes at blobsPerPack blobs, however small they are', async () => 
   const backend = new MemBackend();
   const repo = await testRepo(backend);
   const writer = repo.writer({ blobsPerPack: 100, uploads: 1 });
-  for (let i = 0; i < 1000; i++) {
-    const data = Buffer.alloc(16);
-    data.writeUInt32LE(i);
-    const id = hashID(data);
-    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, true), data.length);
-  }
+  await addTinyBlobs(repo, writer, 1000);
   await writer.flush();
   const perPack = await Promise.all(repo.index.packs().map(async (pack) => (await repo.readPackHeader(pack)).length));
   assert.deepEqual(perPack, Array.from({ length: 10 }, () => 100));
