@@ -60,9 +60,12 @@ class OpenPack {
   /** plaintext bytes of the header's entries so far */
   entryBytes = 0;
   #buf: Buffer;
+  /** the most a pack can need (see PackWriter): growing by doubling stops there */
+  readonly #capacity: number;
 
-  constructor(buf: Buffer) {
+  constructor(buf: Buffer, capacity: number) {
     this.#buf = buf;
+    this.#capacity = capacity;
   }
 
   /** The buffer, to free once the pack is stored. */
@@ -84,7 +87,8 @@ class OpenPack {
 
   #room(bytes: number): void {
     if (this.size + bytes <= this.#buf.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.size + bytes));
+    // a 16 MiB tree pack doubled into 32 MiB for its last few trees
+    const bigger = Buffer.allocUnsafe(Math.max(Math.min(this.#buf.length * 2, this.#capacity), this.size + bytes));
     this.#buf.copy(bigger, 0, 0, this.size);
     release(this.#buf);
     this.#buf = bigger;
@@ -173,7 +177,7 @@ export class PackWriter {
     }
     // tree packs fill slowly and are often small at the end: they start small and grow. A fresh buffer takes memory
     // only as it fills, where a reused one would hold a whole pack's pages from the start.
-    const pack = (this.#open[b.type] ??= new OpenPack(Buffer.allocUnsafe(b.type === 'tree' ? 1 << 20 : this.#packCapacity)));
+    const pack = (this.#open[b.type] ??= new OpenPack(Buffer.allocUnsafe(b.type === 'tree' ? 1 << 20 : this.#packCapacity), this.#packCapacity));
     packed.offset = pack.size;
     this.#claimed.delete(b.type + b.id);
     if (!pack.blobs.add(packed)) return;
