@@ -137,3 +137,28 @@ test('a pack closes at blobsPerPack blobs, however small they are', async () => 
   const perPack = await Promise.all(repo.index.packs().map(async (pack) => (await repo.readPackHeader(pack)).length));
   assert.deepEqual(perPack, Array.from({ length: 10 }, () => 100));
 });
+
+test('tree packs close at treePackSize, data packs at packSize', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const writer = repo.writer({ packSize: 256 * kib, treePackSize: 64 * kib, uploads: 1 });
+  for (let i = 0; i < 40; i++) {
+    for (const type of ['data', 'tree'] as const) {
+      const data = randomBytes(10 * kib, i * 2 + (type === 'tree' ? 1 : 0));
+      const id = hashID(data);
+      if (writer.claim(type, id)) await writer.add(prepareBlob(repo.key, type, id, data, true), data.length);
+    }
+  }
+  await writer.flush();
+  const sizes = { data: [] as number[], tree: [] as number[] };
+  for await (const f of backend.list('pack')) {
+    const [first] = await repo.readPackHeader(f.name);
+    sizes[first.type].push(f.size);
+  }
+  const shape = JSON.stringify(sizes);
+  // 40 blobs of 10 KiB: seven to a tree pack, over 25 to a data pack; the last of each is partial
+  assert.equal(sizes.tree.filter((n) => n >= 64 * kib && n < 80 * kib).length, 5, shape);
+  assert.equal(sizes.tree.length, 6, shape);
+  assert.equal(sizes.data.filter((n) => n >= 256 * kib).length, 1, shape);
+  assert.equal(sizes.data.length, 2, shape);
+});
