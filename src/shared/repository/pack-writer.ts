@@ -257,7 +257,7 @@ export class PackWriter {
       try {
         const json = encodeIndexFile({ supersedes: [], packs });
         const saved = this.#repo.saveUnpacked('index', json, signal);
-        // sealed by now: the JSON (15 MB for a pack of tiny files) need not wait for the upload to be freed
+        // sealed by now (see saveUnpacked): the JSON (7.5 MB for a pack of 50k tiny files) need not wait for the upload
         release(json);
         const id = await saved;
         this.#repo.indexFiles.add(id);

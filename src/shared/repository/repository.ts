@@ -98,6 +98,7 @@ export class Repository {
     return decodeUnpacked(this.key, sealed, this.config.version);
   }
 
+  /** Seals `plaintext` before returning its promise, so the caller may free or reuse it from then on. */
   async saveUnpacked(type: UnpackedType, plaintext: Uint8Array, signal?: AbortSignal): Promise<ID> {
     const sealed = encodeUnpacked(this.key, plaintext, this.config.version);
     const id = hashID(sealed);
