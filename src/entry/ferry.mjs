@@ -7,11 +7,15 @@ import { enableCompileCache } from 'node:module';
 // glibc's malloc raises its mmap threshold to the size of each large block freed (up to 32 MiB), after which
 // buffers of megabytes (pack reads, index files) come from the heap, where the small allocations made between them
 // split the holes they leave and the heap only grows: restoring a million files of 100 bytes peaked at 259 MiB, and
-// 224 MiB with the threshold fixed at 4 MiB. malloc reads it once, at start, so the command starts itself again with
-// it set (the image sets it for every process; other C libraries ignore it).
-const tunable = 'glibc.malloc.mmap_threshold';
-if (process.platform === 'linux' && !process.env.GLIBC_TUNABLES?.includes(tunable)) {
-  const tunables = [process.env.GLIBC_TUNABLES, `${tunable}=4194304`].filter(Boolean).join(':');
+// 224 MiB with the threshold fixed at 4 MiB. And each thread that allocates gets an arena of its own (up to eight
+// per core), keeping what it frees: two arenas in all put a backup of a million files at 238 MiB against 245 (means
+// of four runs) at the same speed. malloc reads its tunables once, at start, so the command starts itself again
+// with them set, keeping any the caller chose (the image sets them for every process; other C libraries ignore them).
+const defaults = [['glibc.malloc.mmap_threshold', '4194304'], ['glibc.malloc.arena_max', '2']];
+const chosen = process.env.GLIBC_TUNABLES ?? '';
+const missing = defaults.filter(([name]) => !chosen.includes(name));
+if (process.platform === 'linux' && missing.length > 0) {
+  const tunables = [chosen, ...missing.map(([name, value]) => `${name}=${value}`)].filter(Boolean).join(':');
   process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, GLIBC_TUNABLES: tunables });
 }
 enableCompileCache();

@@ -1,4 +1,5 @@
-// The command runs with malloc's mmap threshold fixed (see src/entry/ferry.mjs), keeping tunables the caller set.
+// The command runs with malloc's mmap threshold fixed and two arenas (see src/entry/ferry.mjs), keeping tunables the
+// caller set.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -13,19 +14,21 @@ function run(env: NodeJS.ProcessEnv): { lines: string[]; status: number | null }
   return { lines: r.stderr.split('\n').filter((l) => l.startsWith('tunables=')), status: r.status };
 }
 
-test('ferry starts itself again, once and in the same process, with the mmap threshold set', () => {
+test('ferry starts itself again, once and in the same process, with the mmap threshold and arenas set', () => {
   const { GLIBC_TUNABLES: _, ...env } = process.env;
   const r = run(env);
   assert.equal(r.status, 0);
   assert.equal(r.lines.length, 2);
   assert.match(r.lines[0], /^tunables=undefined /);
-  assert.match(r.lines[1], /^tunables=glibc\.malloc\.mmap_threshold=4194304 /);
+  assert.match(r.lines[1], /^tunables=glibc\.malloc\.mmap_threshold=4194304:glibc\.malloc\.arena_max=2 /);
   assert.equal(r.lines[0].split(' pid=')[1], r.lines[1].split(' pid=')[1], 'execve keeps the process');
 });
 
-test('tunables the caller set are kept, and a threshold the caller chose is left alone', () => {
-  const added = run({ ...process.env, GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' });
-  assert.equal(added.lines.at(-1)?.split(' ')[0], 'tunables=glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=4194304');
-  const chosen = run({ ...process.env, GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1048576' });
-  assert.deepEqual(chosen.lines.map((l) => l.split(' ')[0]), ['tunables=glibc.malloc.mmap_threshold=1048576']);
+test('tunables the caller set are kept, and values the caller chose are left alone', () => {
+  const added = run({ ...process.env, GLIBC_TUNABLES: 'glibc.malloc.tcache_count=0' });
+  assert.equal(added.lines.at(-1)?.split(' ')[0], 'tunables=glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold=4194304:glibc.malloc.arena_max=2');
+  const threshold = run({ ...process.env, GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1048576' });
+  assert.equal(threshold.lines.at(-1)?.split(' ')[0], 'tunables=glibc.malloc.mmap_threshold=1048576:glibc.malloc.arena_max=2');
+  const both = run({ ...process.env, GLIBC_TUNABLES: 'glibc.malloc.arena_max=8:glibc.malloc.mmap_threshold=1048576' });
+  assert.deepEqual(both.lines.map((l) => l.split(' ')[0]), ['tunables=glibc.malloc.arena_max=8:glibc.malloc.mmap_threshold=1048576']);
 });
