@@ -231,9 +231,10 @@ export class PackWriter {
     const bytes = pack.contents();
     const id = createHash('sha256').update(bytes).digest('hex');
     await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal);
-    release(pack.buffer);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;
+    // after this, `bytes` (a view of the buffer) is empty
+    release(pack.buffer);
     pack.blobs.forEachBlob((b) => this.#repo.index.addRaw(id, b));
     this.#uploading.delete(pack);
     if (!this.#writeIndexFiles) return;

@@ -161,4 +161,5 @@ test('tree packs close at treePackSize, data packs at packSize', async () => {
   assert.equal(sizes.tree.length, 6, shape);
   assert.equal(sizes.data.filter((n) => n >= 256 * kib).length, 1, shape);
   assert.equal(sizes.data.length, 2, shape);
+  assert.equal(writer.stats.packBytes, [...sizes.data, ...sizes.tree].reduce((a, b) => a + b, 0), 'stats count the bytes stored');
 });
