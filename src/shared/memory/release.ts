@@ -6,7 +6,8 @@
 
 /**
  * Releases `bytes`' memory now. The caller must hold the only reference to that memory, with no I/O still reading
- * it. Views that share their ArrayBuffer with other data (Node's pool of small buffers) are left alone.
+ * it; every view of it reads as empty afterwards, so take what is needed from them first. Views that share their
+ * ArrayBuffer with other data (Node's pool of small buffers) are left alone.
  */
 export function release(bytes: Uint8Array): void {
   const ab = bytes.buffer;
