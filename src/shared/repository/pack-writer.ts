@@ -125,7 +125,6 @@ export class PackWriter {
   readonly #packCapacity: number;
   readonly #inFlight = new Set<Promise<void>>();
   #unindexed: IndexPack[] = [];
-  #unindexedBlobs = 0;
   #firstUnindexedAt = 0;
   #indexWrite: Promise<void> = Promise.resolve();
   #failure: unknown;
@@ -240,8 +239,8 @@ export class PackWriter {
     if (!this.#writeIndexFiles) return;
     if (this.#unindexed.length === 0) this.#firstUnindexedAt = Date.now();
     this.#unindexed.push({ id, blobs: pack.blobs });
-    this.#unindexedBlobs += pack.blobs.length;
-    if (this.#unindexed.length >= this.#packsPerIndex || this.#unindexedBlobs >= this.#blobsPerIndex
+    const unindexedBlobs = this.#unindexed.reduce((n, p) => n + p.blobs.length, 0);
+    if (this.#unindexed.length >= this.#packsPerIndex || unindexedBlobs >= this.#blobsPerIndex
       || Date.now() - this.#firstUnindexedAt >= this.#indexIntervalMs) {
       await this.#writeIndex(signal);
     }
@@ -252,9 +251,7 @@ export class PackWriter {
     const next = this.#indexWrite.then(async () => {
       if (this.#unindexed.length === 0) return;
       const packs = this.#unindexed;
-      const blobs = this.#unindexedBlobs;
       this.#unindexed = [];
-      this.#unindexedBlobs = 0;
       try {
         const json = encodeIndexFile({ supersedes: [], packs });
         const saved = this.#repo.saveUnpacked('index', json, signal);
@@ -264,7 +261,6 @@ export class PackWriter {
         this.#repo.indexFiles.add(id);
       } catch (err) {
         this.#unindexed = packs.concat(this.#unindexed);
-        this.#unindexedBlobs += blobs;
         throw err;
       }
     });
