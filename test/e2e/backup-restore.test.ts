@@ -12,7 +12,7 @@ import { makeFixtureTree } from '../support/fixture-tree.ts';
 import { KubeError } from '../support/cluster.ts';
 import { randomBytes } from '../support/repo.ts';
 import {
-  boundClaim, claims, dataDownload, dataUpload, downloads, ferryNamespace, settledLeftovers, snapshots, summary, uploads, volumePath, watchUntil, world,
+  boundClaim, claims, dataDownload, dataUpload, downloads, reportProgressEvery, settledLeftovers, snapshots, summary, uploads, volumePath, watchUntil, world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -28,10 +28,7 @@ before(async () => {
   denied = await w.namespace('denied');
   source = await boundClaim(w.cluster, w.app, 'data', '512Mi');
   await makeFixtureTree(source.path, { smallFiles: 3000, bigFile: 64 * mib, seed: 7 });
-  // progress every half second, through the template (read at dispatch time, like a GitOps edit)
-  await w.cluster.kube.patch(`/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/ferry-step-transfer`, {
-    spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'step', env: [{ name: 'FERRY_PROGRESS_MS', value: '500' }] }] } } } } },
-  }, 'strategic');
+  await reportProgressEvery(w.cluster, 500);
 }, { timeout: 60 * 60_000 });
 after(() => w?.cluster.cleanup());
 

@@ -12,7 +12,7 @@ import { compareTrees } from '../support/compare-tree.ts';
 import { cliEntry, ferry, nodeBin, type FerryRun } from '../support/ferry-cli.ts';
 import { randomBytes } from '../support/repo.ts';
 import { runInTerminal } from '../support/tmux.ts';
-import { boundClaim, claims, uploads, volumePath, world } from './world.ts';
+import { boundClaim, claims, reportProgressEvery, uploads, volumePath, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -23,7 +23,9 @@ const waitMs = 15 * 60_000;
 before(async () => {
   w = await world('cli', ({ app, other }) => ({ allowedNamespaces: [app, other], crossNamespaceRestores: [{ from: app, to: [other] }] }));
   source = await boundClaim(w.cluster, w.app, 'data', '1Gi');
-  // incompressible data enough for the transfer to report progress more than once (every 3 s by default)
+  // incompressible data, and progress every 200 ms, so that the transfer reports bytes moving more than once (a
+  // 128 MiB transfer can end within the default 3 s)
+  await reportProgressEvery(w.cluster, 200);
   for (let i = 0; i < 8; i++) {
     await mkdir(join(source.path, `d${i % 2}`), { recursive: true });
     await writeFile(join(source.path, `d${i % 2}`, `f${i}.bin`), randomBytes(16 * mib, 600 + i));

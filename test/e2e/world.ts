@@ -79,6 +79,14 @@ export async function world(suite: string, allowedFor: (ns: { app: string; other
 }
 
 /** A bound PVC on the immediate-binding class, and where its data lives on the host. */
+/** Has the transfer step report progress every `ms` (through the CronJob template the dispatcher copies at dispatch
+ * time, as a GitOps edit would): the default 3 s can outlast a whole transfer of the test's data. */
+export async function reportProgressEvery(cluster: TestCluster, ms: number): Promise<void> {
+  await cluster.kube.patch(`/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/ferry-step-transfer`, {
+    spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'step', env: [{ name: 'FERRY_PROGRESS_MS', value: String(ms) }] }] } } } } },
+  }, 'strategic');
+}
+
 export async function boundClaim(cluster: TestCluster, ns: string, name: string, size: string, block = false): Promise<{ pv: string; path: string }> {
   await cluster.kube.create(claims(ns), {
     apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
