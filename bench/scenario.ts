@@ -1,5 +1,6 @@
 // One repository's life for one peer on one dataset: the measured operations of issue 7, in order, each checked.
-// A: full backup, incremental with no change, incremental after changing 1% of files, full restore.
+// A: full backup, incremental with no change, incremental after changing 1% of files, listing the snapshots, full
+// restore.
 // B: backup and restore of a million tiny files. C: block image backup and restore, holes kept.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { countTree } from './measure/stored.ts';
 import type { Peer, Place, RepoCommands, Source } from './peers/peer.ts';
 import type { Target, TargetName } from './targets.ts';
 
-export type OpName = 'backup' | 'backup-unchanged' | 'backup-1pct-changed' | 'restore';
+export type OpName = 'backup' | 'backup-unchanged' | 'backup-1pct-changed' | 'snapshots' | 'restore';
 
 export interface OpResult {
   dataset: string;
@@ -74,7 +75,7 @@ async function measured(run: Run, op: OpName, cmd: Command, after?: (r: OpResult
   const figures = await measure(cmd, run.work, run.ctx.timeoutSeconds);
   const result: OpResult = {
     ...base, ok: figures.exitCode === 0, wallSeconds: figures.wallSeconds, cpuSeconds: figures.cpuSeconds,
-    maxRssBytes: figures.maxRssBytes, throughput: dataset.bytes / figures.wallSeconds,
+    maxRssBytes: figures.maxRssBytes, throughput: op === 'snapshots' ? undefined : dataset.bytes / figures.wallSeconds,
   };
   const afterRequests = await target.requests(place);
   if (before !== undefined && afterRequests !== undefined) {
@@ -129,6 +130,8 @@ async function mixedOps(run: Run): Promise<void> {
   } finally {
     await undoChanges(changes);
   }
+  // what any command pays before its work; the incremental figures are mostly this
+  await measured(run, 'snapshots', run.repo.snapshots());
   await restoreAndCheck(run, { path });
 }
 

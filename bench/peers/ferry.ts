@@ -33,6 +33,7 @@ export const ferryPeer: Peer = {
       backup: (path) => run('backup', '--json', path),
       backupStream: (file, name) => run('backup', '--json', '--stream', name, file),
       restore: (_source, target) => run('restore', '--json', 'latest', '--target', target),
+      snapshots: () => run('snapshots', '--json'),
     };
   },
 };

@@ -43,6 +43,7 @@ export async function kopiaPeer(): Promise<Peer> {
         backup: (path) => run('snapshot', 'create', '--no-progress', path),
         backupStream: (file, name) => ({ ...run('snapshot', 'create', '--no-progress', '--stdin-file', name, streamRoot), stdinFile: file }),
         restore: (source, target) => run('restore', '--no-progress', '--write-sparse-files', 'path' in source ? source.path : streamRoot, target),
+        snapshots: () => run('snapshot', 'list', '--all', '--json'),
       };
     },
   };

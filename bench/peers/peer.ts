@@ -19,6 +19,8 @@ export interface RepoCommands {
   backupStream(file: string, name: string): Command;
   /** restores the latest snapshot of `source` (what was backed up) into the empty folder `target` */
   restore(source: Source, target: string): Command;
+  /** lists the snapshots: little work beyond what every command pays first (start-up, key derivation) */
+  snapshots(): Command;
 }
 
 export interface Peer {

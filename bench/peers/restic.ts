@@ -32,6 +32,7 @@ export async function resticPeer(): Promise<Peer> {
         backup: (path) => run('backup', path),
         backupStream: (file, name) => run('backup', '--stdin-filename', name, '--stdin-from-command', '--', 'cat', file),
         restore: (_source, target) => run('restore', 'latest', '--sparse', '--target', target),
+        snapshots: () => run('snapshots', '--json'),
       };
     },
   };

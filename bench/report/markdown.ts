@@ -28,6 +28,7 @@ const opTitles: Record<string, string> = {
   backup: 'backup (full)',
   'backup-unchanged': 'backup, nothing changed',
   'backup-1pct-changed': 'backup, 1% of files changed',
+  snapshots: 'list snapshots',
   restore: 'restore into an empty folder',
 };
 
@@ -99,6 +100,32 @@ export function checkTargets(summaries: Summary[], imageDataBytes: number | unde
   return checks;
 }
 
+/**
+ * What opening a repository costs each peer (listing its snapshots), and the incremental ratios against restic
+ * with that cost taken out of both: how much of an incremental lead is the work itself rather than start-up and key
+ * derivation (restic calibrates its key to about half a second when it creates the repository).
+ */
+export function openingCosts(summaries: Summary[]): string[] {
+  const lines: string[] = [];
+  for (const t of [...new Set(summaries.map((s) => s.target))]) {
+    const open = (peer: string): number | undefined => find(summaries, t, 'A', 'snapshots', peer)?.wallSeconds;
+    const [ferry, restic] = [open('ferry'), open('restic')];
+    if (ferry === undefined) continue;
+    const peers = ['ferry', 'restic', 'kopia'].flatMap((p) => (open(p) === undefined ? [] : [`${p} ${num(open(p))} s`]));
+    let line = `- ${t}: listing the snapshots took ${peers.join(', ')}.`;
+    if (restic !== undefined) {
+      const without = (op: string): string => {
+        const f = find(summaries, t, 'A', op, 'ferry')?.wallSeconds;
+        const r = find(summaries, t, 'A', op, 'restic')?.wallSeconds;
+        return f === undefined || r === undefined ? '-' : times((r - restic) / (f - ferry));
+      };
+      line += ` Without it, restic time / ferry time: nothing changed ${without('backup-unchanged')}, 1% changed ${without('backup-1pct-changed')}.`;
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
 /** Which S3 calls each operation made on MinIO: where a request count comes from. */
 function requestBreakdown(summaries: Summary[]): string {
   const rows = summaries.filter((s) => s.s3ByName && Object.keys(s.s3ByName).length > 0);
@@ -114,6 +141,11 @@ function kernelsTable(kernels: KernelResult[]): string {
   const lines = ['| kernel (one core) | MB/s | note |', '|---|--:|---|'];
   for (const k of kernels) lines.push(`| ${k.name} | ${mbps(k.bytesPerSecond)} | ${k.note ?? ''} |`);
   return lines.join('\n');
+}
+
+/** A paragraph and its list, or nothing when the list is empty. */
+function withHeading(heading: string, lines: string[]): string[] {
+  return lines.length === 0 ? [] : [heading, '', ...lines, ''];
 }
 
 export function renderMarkdown(r: Report, imageDataBytes: number | undefined): string {
@@ -143,6 +175,8 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     '|---|---|---|---|',
     ...checks.map((c) => `| ${c.target} | ${c.goal} | ${c.measured} | ${verdict(c)} |`),
     '',
+    ...withHeading('Every command first starts and opens the repository (start-up, key derivation); the incremental backups are mostly that:',
+      openingCosts(r.summaries)),
     '## Local filesystem repository',
     '',
     resultsTable(r.summaries, 'local'),

@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import { parseTimeLine } from '../measure/child.ts';
 import { metricsToken, parseRequestCounts } from '../measure/minio-metrics.ts';
-import { checkTargets } from '../report/markdown.ts';
+import { checkTargets, openingCosts } from '../report/markdown.ts';
 import { median, summarize } from '../report/summarize.ts';
 import type { OpResult } from '../scenario.ts';
 
@@ -50,6 +50,20 @@ test('target verdicts follow the issue: 1.5x restic on full backup, half its tim
   assert.equal(verdict('B backup'), false);
   // the B row names only the peers that ran
   assert.equal(checks.find((c) => c.goal.startsWith('B backup'))!.measured, '300 MiB');
+});
+
+test('the cost of opening a repository is reported, and the incremental ratios with it taken out of both peers', () => {
+  const op = (o: OpResult['op'], peer: string, wallSeconds: number): OpResult => ({ ...result(peer, 1, wallSeconds), op: o });
+  const results = [
+    op('snapshots', 'ferry', 0.2), op('snapshots', 'restic', 0.7),
+    op('backup-unchanged', 'ferry', 0.5), op('backup-unchanged', 'restic', 1.0),
+    op('backup-1pct-changed', 'ferry', 0.6), op('backup-1pct-changed', 'restic', 1.0),
+  ];
+  assert.deepEqual(openingCosts(summarize(results)), [
+    '- local: listing the snapshots took ferry 0.20 s, restic 0.70 s. Without it, restic time / ferry time: nothing changed 1.00x, 1% changed 0.75x.',
+  ]);
+  assert.deepEqual(openingCosts(summarize(results.filter((r) => r.peer === 'ferry'))), ['- local: listing the snapshots took ferry 0.20 s.']);
+  assert.deepEqual(openingCosts(summarize(results.filter((r) => r.op !== 'snapshots'))), [], 'nothing said when it was not measured');
 });
 
 test('GNU time line: user, sys and max RSS (KiB) after any exit-status line', () => {
