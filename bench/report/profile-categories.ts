@@ -36,6 +36,9 @@ const rules: Rule[] = [
   { category: 'SHA-256', url: 'shared/ids/' },
   { category: 'chunking (Rabin)', url: 'shared/chunker/' },
   { category: 'compression (zstd)', url: 'shared/compress/' },
+  // blob compression and the guess that skips it live beside the pack code, but are compression's cost
+  { category: 'compression (zstd)', url: 'shared/pack/blob-zstd' },
+  { category: 'compression (zstd)', url: 'shared/pack/incompressible' },
   { category: 'compression (zstd)', url: 'zlib' },
   { category: 'encryption + MAC', url: 'shared/crypto/' },
   { category: 'encryption + MAC', url: 'internal/crypto/cipher' },
