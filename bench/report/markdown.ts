@@ -175,7 +175,7 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     '|---|---|---|---|',
     ...checks.map((c) => `| ${c.target} | ${c.goal} | ${c.measured} | ${verdict(c)} |`),
     '',
-    ...withHeading('Every command first starts and opens the repository (start-up, key derivation); the incremental backups are mostly that:',
+    ...withHeading('Every command first starts and opens the repository (start-up, key derivation); listing the snapshots measures that, and the ratios here leave it out of both sides:',
       openingCosts(r.summaries)),
     '## Local filesystem repository',
     '',

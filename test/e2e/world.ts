@@ -78,7 +78,6 @@ export async function world(suite: string, allowedFor: (ns: { app: string; other
   };
 }
 
-/** A bound PVC on the immediate-binding class, and where its data lives on the host. */
 /** Has the transfer step report progress every `ms` (through the CronJob template the dispatcher copies at dispatch
  * time, as a GitOps edit would): the default 3 s can outlast a whole transfer of the test's data. */
 export async function reportProgressEvery(cluster: TestCluster, ms: number): Promise<void> {
@@ -87,6 +86,7 @@ export async function reportProgressEvery(cluster: TestCluster, ms: number): Pro
   }, 'strategic');
 }
 
+/** A bound PVC on the immediate-binding class, and where its data lives on the host. */
 export async function boundClaim(cluster: TestCluster, ns: string, name: string, size: string, block = false): Promise<{ pv: string; path: string }> {
   await cluster.kube.create(claims(ns), {
     apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
