@@ -9,6 +9,7 @@ import type { Dataset } from './dataset/datasets.ts';
 import { measure } from './measure/child.ts';
 import type { Command } from './measure/child.ts';
 import { requestsBetween } from './measure/minio-metrics.ts';
+import { restoreFolder, type RestoreFolderKind } from './measure/fresh-fs.ts';
 import { countTree } from './measure/stored.ts';
 import type { Peer, Place, RepoCommands, Source } from './peers/peer.ts';
 import type { Target, TargetName } from './targets.ts';
@@ -37,6 +38,8 @@ export interface OpResult {
   s3ByName?: Record<string, number>;
   /** restores: bytes the restored files occupy on disk (shows whether holes survived) */
   restoredAllocated?: number;
+  /** restores: into a filesystem made for it, or a folder of the work filesystem */
+  restoredOn?: RestoreFolderKind;
 }
 
 export interface ScenarioContext {
@@ -100,13 +103,16 @@ function storeSize(run: Run): (r: OpResult) => Promise<void> {
   };
 }
 
-/** Restores into an empty folder, checks file count and bytes against the dataset, then removes the copy. */
+/**
+ * Restores into an empty folder (a fresh filesystem where the machine allows), checks file count and bytes against
+ * the dataset, then removes the copy.
+ */
 async function restoreAndCheck(run: Run, source: Source): Promise<void> {
-  const dir = join(run.work, 'restored');
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir);
+  const folder = await restoreFolder(run.work, run.dataset.bytes, run.dataset.files);
+  const dir = folder.dir;
   try {
     await measured(run, 'restore', run.repo.restore(source, dir), async (r) => {
+      r.restoredOn = folder.kind;
       const got = await countTree(dir);
       r.restoredAllocated = got.allocated;
       if (got.files !== run.dataset.files || got.bytes !== run.dataset.bytes) {
@@ -116,7 +122,7 @@ async function restoreAndCheck(run: Run, source: Source): Promise<void> {
       }
     });
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await folder.release();
   }
 }
 

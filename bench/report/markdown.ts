@@ -143,6 +143,16 @@ function kernelsTable(kernels: KernelResult[]): string {
   return lines.join('\n');
 }
 
+/** Where the run's restores wrote, for the method paragraph. */
+export function restoresWentTo(results: OpResult[]): string {
+  const kinds = new Set(results.flatMap((x) => (x.restoredOn === undefined ? [] : [x.restoredOn])));
+  if (kinds.size === 0) return '';
+  if (kinds.size > 1) return 'Restores went to fresh filesystems for some repetitions and to a folder for others (see the JSON). ';
+  return kinds.has('fresh ext4')
+    ? 'Each restore wrote to a fresh ext4 filesystem of its own (a loop-mounted image), as into a new volume. '
+    : 'Restores wrote to a folder of the work filesystem (no root or loop device here), so each paid for the files the previous one left. ';
+}
+
 /** A paragraph and its list, or nothing when the list is empty. */
 function withHeading(heading: string, lines: string[]): string[] {
   return lines.length === 0 ? [] : [heading, '', ...lines, ''];
@@ -166,7 +176,7 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     '',
     `Method: every tool runs as its own process under GNU time (wall, user+sys CPU, peak RSS of the process tree); ` +
       `each repetition runs ferry, then each peer, on a fresh repository (fresh MinIO bucket), ${r.reps} repetitions, medians shown. ` +
-      `Stored = repository size after the operation; S3 requests from MinIO's per-bucket metrics. ` +
+      `Stored = repository size after the operation; S3 requests from MinIO's per-bucket metrics. ${restoresWentTo(r.results)}` +
       `Run took ${(r.seconds / 60).toFixed(1)} min.`,
     '',
     '## Targets of issue 7',

@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import { parseTimeLine } from '../measure/child.ts';
+import { imageSize } from '../measure/fresh-fs.ts';
 import { metricsToken, parseRequestCounts } from '../measure/minio-metrics.ts';
-import { checkTargets, openingCosts } from '../report/markdown.ts';
+import { checkTargets, openingCosts, restoresWentTo } from '../report/markdown.ts';
 import { median, summarize } from '../report/summarize.ts';
 import type { OpResult } from '../scenario.ts';
 
@@ -64,6 +65,21 @@ test('the cost of opening a repository is reported, and the incremental ratios w
   ]);
   assert.deepEqual(openingCosts(summarize(results.filter((r) => r.peer === 'ferry'))), ['- local: listing the snapshots took ferry 0.20 s.']);
   assert.deepEqual(openingCosts(summarize(results.filter((r) => r.op !== 'snapshots'))), [], 'nothing said when it was not measured');
+});
+
+test('the method says where the restores wrote', () => {
+  const restore = (restoredOn?: OpResult['restoredOn']): OpResult => ({ ...result('ferry', 1, 2), op: 'restore', restoredOn });
+  assert.match(restoresWentTo([restore('fresh ext4'), restore('fresh ext4')]), /fresh ext4 filesystem of its own/);
+  assert.match(restoresWentTo([restore('work folder')]), /folder of the work filesystem/);
+  assert.match(restoresWentTo([restore('work folder'), restore('fresh ext4')]), /some repetitions/);
+  assert.equal(restoresWentTo([result('ferry', 1, 2)]), '', 'no restore, nothing said');
+});
+
+test('an image for a restore holds the data, a block per file and a margin, with an inode per file', () => {
+  const quickA = imageSize(275 * 2 ** 20, 10_040);
+  assert.ok(quickA.bytes >= 1.25 * (275 * 2 ** 20 + 10_040 * 4096) && quickA.bytes % 2 ** 30 === 0, String(quickA.bytes));
+  const fullB = imageSize(100e6, 1_000_000);
+  assert.ok(fullB.bytes >= 1_000_000 * 4096 && fullB.inodes >= 1_100_000, JSON.stringify(fullB));
 });
 
 test('GNU time line: user, sys and max RSS (KiB) after any exit-status line', () => {
