@@ -47,6 +47,12 @@ export type ToWorker =
   /** stop reading this file at the next chunk */
   | { op: 'cancel'; job: number };
 
+/** A thread's CPU time so far and when it was read, both in milliseconds, read together by the thread itself. */
+export interface ThreadCpu {
+  usedMs: number;
+  atMs: number;
+}
+
 export type FromWorker =
   /** a chunk was found; the worker waits for an `answer` before sealing it */
   | { op: 'chunk'; job: number; ask: number; id: string; length: number }
@@ -56,7 +62,7 @@ export type FromWorker =
   /** a small-file batch read and hashed; the worker waits for an `answerMany` before sealing the new blobs */
   | { op: 'hashed'; job: number; ask: number; files: SmallFileRead[] }
   /** the batch's new blobs, sealed side by side in `sealed`; the job ends here */
-  | { op: 'smallDone'; job: number; files: SmallFileRead[]; sealed: Uint8Array; blobs: SealedSmall[] }
+  | { op: 'smallDone'; job: number; files: SmallFileRead[]; sealed: Uint8Array; blobs: SealedSmall[]; cpu: ThreadCpu }
   /** per blob, its plaintext or why it could not be opened */
   | { op: 'opened'; job: number; results: (Uint8Array | string)[] }
   | { op: 'failed'; job: number; message: string; code?: string };

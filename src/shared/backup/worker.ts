@@ -8,7 +8,7 @@ import { fileChunks } from './file-chunks.ts';
 import { appendFileSync, type ReadBuffer } from './open-source.ts';
 import { unpackPaths, type PackedPaths } from './packed-paths.ts';
 import { sealSmallBlobs } from './small-seal.ts';
-import type { BlobInRead, FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type { BlobInRead, FromWorker, ThreadCpu, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
 import { allocated } from '../memory/collect.ts';
 
@@ -94,11 +94,16 @@ async function backupSmallFiles(job: number, packed: PackedPaths): Promise<void>
     if (canceled.delete(job) || need === false) throw canceledError();
     const { sealed, blobs } = sealSmallBlobs(init.key, init.compression, files.flatMap((f, i) => (need[i] ? [{ id: f.id, data: data[i] }] : [])));
     allocated(sealed.length);
-    post({ op: 'smallDone', job, files, sealed, blobs }, transferList([sealed]));
+    post({ op: 'smallDone', job, files, sealed, blobs, cpu: threadCpu() }, transferList([sealed]));
   } finally {
     // a file that grew past the batch's limit after the walk measured it made a bigger buffer: not worth keeping
     if (into.bytes.length === readBufferSize) readBuffers.push(into.bytes);
   }
+}
+
+function threadCpu(): ThreadCpu {
+  const { user, system } = process.threadCpuUsage();
+  return { usedMs: (user + system) / 1000, atMs: performance.timeOrigin + performance.now() };
 }
 
 function canceledError(): Error {
