@@ -1,6 +1,7 @@
 // The main-thread side of the backup workers: hands out whole files, answers "is this chunk new?" from the
 // index, and passes sealed blobs to the pack writer (whose back-pressure reaches the workers through the replies).
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../concurrency/thread.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import type { BlobInRead, FromWorker, SealedSmall, SmallFileRead, ThreadCpu, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { allocated } from '../memory/collect.ts';
@@ -82,7 +83,7 @@ export class BackupPool {
     if (idle) return idle;
     if (this.#workers.length < this.#size && (heavy || this.#allBusy())) {
       const w: PoolWorker = {
-        thread: new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: this.#init, resourceLimits: { maxYoungGenerationSizeMb: 8 } }),
+        thread: startThread(new URL('./worker.ts', import.meta.url), { workerData: this.#init, resourceLimits: { maxYoungGenerationSizeMb: 8 } }),
         jobs: 0,
       };
       w.thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));

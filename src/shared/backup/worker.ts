@@ -3,12 +3,12 @@ import { hashID } from '../ids/id.ts';
 import { parentPort, workerData } from 'node:worker_threads';
 import { parsePolynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
-import { openBlob, prepareBlob } from '../pack/prepare.ts';
+import { openVerified, prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
 import { appendFileSync, type ReadBuffer } from './open-source.ts';
 import { unpackPaths, type PackedPaths } from './packed-paths.ts';
 import { sealSmallBlobs } from './small-seal.ts';
-import type { BlobInRead, FromWorker, ThreadCpu, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type { FromWorker, ThreadCpu, ToWorker, WorkerInit } from './worker-protocol.ts';
 import { transferList } from './transfer.ts';
 import { allocated } from '../memory/collect.ts';
 
@@ -110,17 +110,6 @@ function canceledError(): Error {
   return Object.assign(new Error('backup canceled'), { name: 'AbortError' });
 }
 
-/** A blob's plaintext, checked against its id, or why it could not be opened. */
-function openVerified(sealed: Uint8Array, b: BlobInRead): Uint8Array | string {
-  try {
-    const data = openBlob(init.key, sealed, b.uncompressedLength);
-    const got = hashID(data);
-    return got === b.id ? data : 'its content does not match its id';
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-
 port.on('message', (msg: ToWorker) => {
   switch (msg.op) {
     case 'answer':
@@ -145,7 +134,7 @@ port.on('message', (msg: ToWorker) => {
       backupFile(msg.job, msg.path).catch((err: NodeJS.ErrnoException) => post({ op: 'failed', job: msg.job, message: err.message, code: err.code }));
       return;
     case 'open': {
-      const results = msg.blobs.map((b) => openVerified(msg.bytes.subarray(b.offset, b.offset + b.length), b));
+      const results = msg.blobs.map((b) => openVerified(init.key, msg.bytes.subarray(b.offset, b.offset + b.length), b.uncompressedLength, b.id));
       post({ op: 'opened', job: msg.job, results }, transferList(results.filter((r) => typeof r !== 'string')));
       return;
     }

@@ -4,6 +4,7 @@
 // Pure and synchronous so worker threads can run it.
 import { createHash } from 'node:crypto';
 import type { MasterKey } from '../crypto/key.ts';
+import { hashID } from '../ids/id.ts';
 import { decryptSealed, open, sealInto, sealOverhead } from '../crypto/seal.ts';
 import { compressBlob, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
@@ -45,9 +46,16 @@ export function sealBlobInto(key: MasterKey, id: string, body: Uint8Array, uncom
   verifyPrepared(key, id, out, uncompressedLength);
 }
 
-export function openBlob(key: MasterKey, sealed: Uint8Array, uncompressedLength: number): Uint8Array {
-  const body = open(key, sealed);
-  return uncompressedLength > 0 ? decompressBlob(body, uncompressedLength) : body;
+/** A stored blob's plaintext, checked against its id, or why it cannot be trusted. */
+export function openVerified(key: MasterKey, sealed: Uint8Array, uncompressedLength: number, id: string): Uint8Array | string {
+  let plain: Uint8Array;
+  try {
+    const body = open(key, sealed);
+    plain = uncompressedLength > 0 ? decompressBlob(body, uncompressedLength) : body;
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return hashID(plain) === id ? plain : 'its content does not match its id';
 }
 
 function verifyPrepared(key: MasterKey, id: string, sealed: Uint8Array, uncompressedLength: number): void {

@@ -14,7 +14,7 @@ import { NoRepositoryError, RepositoryExistsError, CorruptBlobError, MissingBlob
 import { BlobTable } from '../index/table.ts';
 import { indexText, readIndexFile } from '../index/index-file.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
-import { openBlob } from '../pack/prepare.ts';
+import { openVerified } from '../pack/prepare.ts';
 import { decodeHeader, headerRange } from '../pack/header.ts';
 import { PackWriter, type PackWriterOptions } from './pack-writer.ts';
 import { TreeCache } from './tree-cache.ts';
@@ -144,13 +144,8 @@ export class Repository {
   }
 
   openPackedBlob(pack: ID, b: PackedBlob, sealed: Uint8Array): Uint8Array {
-    let plain: Uint8Array;
-    try {
-      plain = openBlob(this.key, sealed, b.uncompressedLength);
-    } catch (err) {
-      throw new CorruptBlobError(pack, b.id, (err as Error).message);
-    }
-    if (hashID(plain) !== b.id) throw new CorruptBlobError(pack, b.id, 'its content does not match its id');
+    const plain = openVerified(this.key, sealed, b.uncompressedLength, b.id);
+    if (typeof plain === 'string') throw new CorruptBlobError(pack, b.id, plain);
     return plain;
   }
 

@@ -32,6 +32,8 @@ export interface PackReaderOptions {
 }
 
 interface Waiter {
+  /** wants the blob as stored, not opened */
+  sealed: boolean;
   resolve(data: Uint8Array): void;
   reject(err: Error): void;
 }
@@ -93,6 +95,18 @@ export class PackReader {
 
   /** The plaintext of a blob at `loc`; resolves once the read holding it is done. */
   read(loc: BlobLocation): Promise<Uint8Array> {
+    return this.#want(loc, false);
+  }
+
+  /**
+   * A blob at `loc` as the pack stores it, for a caller that opens and verifies it elsewhere: a view of the read
+   * holding it, which it keeps alive, so it is meant to be copied or used soon.
+   */
+  readSealed(loc: BlobLocation): Promise<Uint8Array> {
+    return this.#want(loc, true);
+  }
+
+  #want(loc: BlobLocation, sealed: boolean): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
       this.#signal?.throwIfAborted();
       let byOffset = this.#pending.get(loc.pack);
@@ -101,8 +115,8 @@ export class PackReader {
         this.#pending.set(loc.pack, byOffset);
       }
       const wanted = byOffset.get(loc.offset);
-      if (wanted) wanted.waiters.push({ resolve, reject });
-      else byOffset.set(loc.offset, { loc, waiters: [{ resolve, reject }] });
+      if (wanted) wanted.waiters.push({ sealed, resolve, reject });
+      else byOffset.set(loc.offset, { loc, waiters: [{ sealed, resolve, reject }] });
       this.#schedule();
     });
   }
@@ -230,17 +244,23 @@ export class PackReader {
     await this.#deliver(range.pack, run, bytes, range.start);
   }
 
+  /** Hands the blobs of a read to those who want them sealed, then opens the rest. */
   async #deliver(pack: ID, run: Wanted[], bytes: Uint8Array, start: number): Promise<void> {
+    for (const { loc, waiters } of run) {
+      for (const w of waiters) if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
+    }
+    const opening = run.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
+    if (opening.length === 0) return;
     let results: (Uint8Array | Error)[];
     try {
-      results = await this.#open(pack, run.map((w) => w.loc), bytes, start);
+      results = await this.#open(pack, opening.map((w) => w.loc), bytes, start);
     } catch (err) {
-      for (const w of run) for (const waiter of w.waiters) waiter.reject(err as Error);
-      return;
+      results = opening.map(() => err as Error);
     }
-    run.forEach((w, i) => {
+    opening.forEach((w, i) => {
       const r = results[i];
       for (const waiter of w.waiters) {
+        if (waiter.sealed) continue;
         if (r instanceof Error) waiter.reject(r);
         else waiter.resolve(r);
       }

@@ -68,13 +68,14 @@ class Restorer {
   readonly #opts: RestoreOptions;
   readonly #pool: BackupPool;
   readonly #source: ContentSource;
+  readonly #reader: PackReader;
   readonly #files: FileSlots;
   readonly #progress = newProgress();
   readonly #tick: { tick(): void; flush(): void };
   /** each hard-linked inode's first path, settling once that file is written */
   readonly #links = new Map<string, Promise<Buffer>>();
   readonly #meta: { xattrs?: XattrWriter };
-  readonly #small = new SmallFileWriter();
+  readonly #small: SmallFileWriter;
 
   constructor(repo: Repository, opts: RestoreOptions) {
     // the walk keeps tree nodes and files in flight alive across scavenges, which grows the young generation to its
@@ -88,7 +89,9 @@ class Restorer {
     const reader = new PackReader(repo.backend, open, {
       reads: opts.loads, signal: opts.signal, maxRead: packRead, cache: packRead, span: (pack) => repo.index.span(pack, 'data'),
     });
+    this.#reader = reader;
     this.#source = { read: (loc) => reader.read(loc), budget: new ByteBudget(opts.budget ?? defaultBudget) };
+    this.#small = new SmallFileWriter(repo.key);
     this.#files = new FileSlots(filesInFlight);
     this.#tick = throttled(opts.onProgress, this.#progress);
     this.#meta = opts.xattrs ? { xattrs: new XattrWriter() } : {};
@@ -268,9 +271,10 @@ class Restorer {
     const granted = await this.#source.budget.take(blob.length);
     try {
       this.#opts.signal?.throwIfAborted();
-      const data = await this.#source.read(blob.loc);
+      // opened on the small-file thread, which has time to spare where this one has none
+      const sealed = await this.#reader.readSealed(blob.loc);
       await ready;
-      await this.#small.write(path, data, Number(node.size), node);
+      await this.#small.writeSealed(path, sealed, blob.loc, Number(node.size), node);
     } finally {
       this.#source.budget.give(granted);
     }

@@ -1,17 +1,25 @@
 // Messages between a restore and its small-file thread: files to write with their metadata, and the metadata of
 // folders whose entries are all written. A batch is one buffer, transferred rather than cloned
 // (cloning an array of job objects cost about 14 us a file, and cloning a Buffer copies its whole backing store, an
-// 8 KiB pool slab for a short path). Each file is a fixed header followed by its path, its content and its two times:
+// 8 KiB pool slab for a short path). Each file is a fixed header followed by its path, its blob's id (sealed files
+// only), its content and its two times:
 //   u32 path length, u32 content length, f64 size, u32 uid, u32 gid, u32 mode, u8 atime length, u8 mtime length,
-//   u8 kind (0: a file to write, 1: an existing folder's metadata only)
+//   u8 kind (0: a file to write, 1: an existing folder's metadata only, 2: a file whose content is a sealed blob),
+//   u32 the blob's uncompressed length (0: stored raw; sealed files only, else 0)
 // Times are decimal seconds as restoreMetadata passes them (a string keeps times before 1970: Node replaces a
 // negative number with the current time).
+import type { MasterKey } from '../crypto/key.ts';
 
 export interface SmallFile {
-  /** 'metadata': the path exists (a folder); only its owner, mode and times are set */
-  kind: 'file' | 'metadata';
+  /**
+   * 'metadata': the path exists (a folder); only its owner, mode and times are set. 'sealed': `data` is the file's
+   * one blob as the pack holds it, which the thread opens and checks against `blob` before it creates the file
+   */
+  kind: 'file' | 'metadata' | 'sealed';
   path: Uint8Array;
   data: Uint8Array;
+  /** sealed files only */
+  blob?: SealedBlob;
   /** the file's size: longer than its content when it ends in a hole */
   size: number;
   uid: number;
@@ -21,13 +29,29 @@ export interface SmallFile {
   mtime: string;
 }
 
+export interface SealedBlob {
+  /** the plaintext's SHA-256, 32 bytes */
+  id: Uint8Array;
+  /** 0 when the blob is stored uncompressed */
+  uncompressedLength: number;
+}
+
+export interface SmallFileThreadInit {
+  /** opens sealed files */
+  key: MasterKey;
+}
+
 export interface SmallFileBatch {
   id: number;
   bytes: Uint8Array<ArrayBuffer>;
 }
 
-/** `content`: the file could not be written (and is gone); `metadata`: it was, but these steps failed */
+/**
+ * `blob`: a sealed file's blob did not open or match its id (and no file was made); `content`: the file could not be
+ * written (and is gone); `metadata`: it was, but these steps failed
+ */
 export interface SmallFileResult {
+  blob?: string;
   content?: string;
   metadata?: string;
 }
@@ -38,11 +62,13 @@ export interface SmallFileReply {
   failures: [number, SmallFileResult][];
 }
 
-const headerLength = 31;
+const headerLength = 35;
+const idLength = 32;
+const kinds = ['file', 'metadata', 'sealed'] as const;
 
 export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer> {
   let length = 0;
-  for (const f of files) length += headerLength + f.path.length + f.data.length + f.atime.length + f.mtime.length;
+  for (const f of files) length += headerLength + f.path.length + (f.blob ? idLength : 0) + f.data.length + f.atime.length + f.mtime.length;
   const bytes = Buffer.from(new ArrayBuffer(length));
   const view = new DataView(bytes.buffer);
   let at = 0;
@@ -55,10 +81,16 @@ export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer
     view.setUint32(at + 24, f.mode, true);
     view.setUint8(at + 28, f.atime.length);
     view.setUint8(at + 29, f.mtime.length);
-    view.setUint8(at + 30, f.kind === 'file' ? 0 : 1);
+    view.setUint8(at + 30, kinds.indexOf(f.kind));
+    if (f.kind === 'sealed' && f.blob?.id.length !== idLength) throw new Error('a sealed file needs its blob id');
+    view.setUint32(at + 31, f.blob?.uncompressedLength ?? 0, true);
     at += headerLength;
     bytes.set(f.path, at);
     at += f.path.length;
+    if (f.kind === 'sealed') {
+      bytes.set(f.blob!.id, at);
+      at += idLength;
+    }
     bytes.set(f.data, at);
     at += f.data.length;
     at += bytes.write(f.atime, at, 'latin1');
@@ -78,15 +110,19 @@ export function decodeBatch(bytes: Uint8Array): SmallFile[] {
     const dataLength = view.getUint32(at + 4, true);
     const atimeLength = view.getUint8(at + 28);
     const mtimeLength = view.getUint8(at + 29);
-    const path = buf.subarray(at + headerLength, at + headerLength + pathLength);
-    const dataStart = at + headerLength + pathLength;
+    const kind = kinds[view.getUint8(at + 30)];
+    const pathEnd = at + headerLength + pathLength;
+    const path = buf.subarray(at + headerLength, pathEnd);
+    const dataStart = kind === 'sealed' ? pathEnd + idLength : pathEnd;
     const atimeStart = dataStart + dataLength;
-    files.push({
-      kind: view.getUint8(at + 30) === 0 ? 'file' : 'metadata', path, data: buf.subarray(dataStart, atimeStart), size: view.getFloat64(at + 8, true),
+    const file: SmallFile = {
+      kind, path, data: buf.subarray(dataStart, atimeStart), size: view.getFloat64(at + 8, true),
       uid: view.getUint32(at + 16, true), gid: view.getUint32(at + 20, true), mode: view.getUint32(at + 24, true),
       atime: buf.toString('latin1', atimeStart, atimeStart + atimeLength),
       mtime: buf.toString('latin1', atimeStart + atimeLength, atimeStart + atimeLength + mtimeLength),
-    });
+    };
+    if (kind === 'sealed') file.blob = { id: buf.subarray(pathEnd, dataStart), uncompressedLength: view.getUint32(at + 31, true) };
+    files.push(file);
     at = atimeStart + atimeLength + mtimeLength;
   }
   return files;

@@ -1,12 +1,16 @@
-// Hands small files (content already in memory) to a thread that writes them with their metadata, in batches: the
-// files ready in one turn of the event loop travel in one message. The thread starts on first use. Every file handed
+// Hands small files (content in memory, as plaintext or as their one sealed blob) to a thread that writes them with
+// their metadata, in batches: the files ready in one turn of the event loop travel in one message. The thread starts on first use. Every file handed
 // over settles: written, failed, or refused because the writer closed; close waits for the batches in flight, so no
 // file is written (or left half-made) after it returns.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../concurrency/thread.ts';
+import type { MasterKey } from '../crypto/key.ts';
+import type { BlobLocation } from '../index/table.ts';
+import { CorruptBlobError } from '../repository/errors.ts';
 import type { TreeNode } from '../tree/node.ts';
 import { posixPermissionsFromGoMode } from '../tree/mode.ts';
 import { utimesSeconds } from '../fsmeta/restore.ts';
-import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult } from './small-file-protocol.ts';
+import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult, type SmallFileThreadInit } from './small-file-protocol.ts';
 
 interface Pending {
   resolve(r: SmallFileResult): void;
@@ -14,6 +18,7 @@ interface Pending {
 }
 
 export class SmallFileWriter {
+  readonly #init: SmallFileThreadInit;
   #thread: Worker | undefined;
   #jobs: SmallFile[] = [];
   #waiting: Pending[] = [];
@@ -22,6 +27,11 @@ export class SmallFileWriter {
   #closed = false;
   /** settles once no batch is in flight */
   #idle: { promise: Promise<void>; resolve(): void } | undefined;
+
+  /** `key` opens the sealed files. */
+  constructor(key: MasterKey) {
+    this.#init = { key };
+  }
 
   /** Starts the thread ahead of the first batch, so its start-up overlaps other work. */
   start(): void {
@@ -33,18 +43,29 @@ export class SmallFileWriter {
     return this.#submit(job('file', path, data, size, node));
   }
 
+  /**
+   * Like write, with the content as its one blob is stored at `loc`: the thread opens it and checks it against its
+   * id before it creates the file; a blob that fails the check fails as a CorruptBlobError, and no file is made.
+   */
+  writeSealed(path: Buffer, sealed: Uint8Array, loc: BlobLocation, size: number, node: TreeNode): Promise<void> {
+    const file = job('sealed', path, sealed, size, node);
+    file.blob = { id: Buffer.from(loc.id, 'hex'), uncompressedLength: loc.uncompressedLength };
+    return this.#submit(file, (why) => new CorruptBlobError(loc.pack, loc.id, why));
+  }
+
   /** Sets the owner, mode and times of an existing folder (once its entries are all written). */
   writeMetadata(path: Buffer, node: TreeNode): Promise<void> {
     return this.#submit(job('metadata', path, new Uint8Array(0), 0, node));
   }
 
-  async #submit(file: SmallFile): Promise<void> {
+  async #submit(file: SmallFile, blobError?: (why: string) => Error): Promise<void> {
     const result = await new Promise<SmallFileResult>((resolve, reject) => {
       if (this.#closed) throw closedError();
       if (this.#jobs.length === 0) setImmediate(() => this.#flush());
       this.#jobs.push(file);
       this.#waiting.push({ resolve, reject });
     });
+    if (result.blob !== undefined) throw blobError!(result.blob);
     const shown = Buffer.from(file.path).toString('utf8');
     if (result.content !== undefined) throw new Error(`could not write ${shown}: ${result.content}`);
     if (result.metadata !== undefined) throw new Error(`could not restore the metadata of ${shown}: ${result.metadata}`);
@@ -95,7 +116,7 @@ export class SmallFileWriter {
 
   #start(): Worker {
     if (this.#thread) return this.#thread;
-    const thread = new Worker(new URL('./small-file-thread.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    const thread = startThread(new URL('./small-file-thread.ts', import.meta.url), { workerData: this.#init, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     thread.on('message', (reply: SmallFileReply) => {
       const waiting = this.#settled(reply.id);
       for (const [i, failure] of reply.failures) waiting[i].resolve(failure);

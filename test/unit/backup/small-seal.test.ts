@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newMasterKey } from '../../../src/shared/crypto/key.ts';
 import { sealOverhead } from '../../../src/shared/crypto/seal.ts';
-import { openBlob } from '../../../src/shared/pack/prepare.ts';
+import { openVerified } from '../../../src/shared/pack/prepare.ts';
 import { sealSmallBlobs } from '../../../src/shared/backup/small-seal.ts';
 import { packPaths, unpackPaths } from '../../../src/shared/backup/packed-paths.ts';
 import { appendFileSync, type ReadBuffer } from '../../../src/shared/backup/open-source.ts';
@@ -24,8 +24,8 @@ test('a batch of small blobs sealed side by side: each slice opens to its plaint
   blobs.forEach((b, i) => {
     assert.equal(b.id, sha(plains[i]));
     assert.equal(b.length, plains[i].length);
-    const back = openBlob(key, sealed.subarray(at, at + b.sealedLength), b.uncompressedLength);
-    assert.deepEqual(Buffer.from(back), plains[i]);
+    const back = openVerified(key, sealed.subarray(at, at + b.sealedLength), b.uncompressedLength, b.id);
+    assert.deepEqual(Buffer.from(back as Uint8Array), plains[i]);
     at += b.sealedLength;
   });
   // compressible text is stored compressed, random bytes raw

@@ -69,6 +69,30 @@ test('the same blob asked for twice costs one read and reaches both callers', as
   assert.equal(backend.packReads, 1);
 });
 
+test('a blob asked for sealed comes as the pack stores it, sharing the read of those opened, and is not opened', async () => {
+  const { repo, backend, blobs } = await repoWithBlobs(20, 1000, 64 * 1024);
+  const ids = [...blobs.keys()];
+  let opened = 0;
+  const open = openHere(repo);
+  const reader = new PackReader(repo.backend, (pack, list, bytes, start) => {
+    opened += list.length;
+    return open(pack, list, bytes, start);
+  });
+  // even blobs sealed, odd ones opened; the first also opened, by a second caller
+  const got = await Promise.all([
+    ...ids.map((id, i) => (i % 2 === 0 ? reader.readSealed(locate(repo, id)) : reader.read(locate(repo, id)))),
+    reader.read(locate(repo, ids[0])),
+  ]);
+  assert.equal(backend.packReads, repo.index.packs().length);
+  assert.equal(opened, 11);
+  for (const [i, id] of ids.entries()) {
+    const loc = locate(repo, id);
+    const expected = i % 2 === 0 ? await repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length) : blobs.get(id)!;
+    assert.ok(Buffer.from(got[i]).equals(Buffer.from(expected)), `blob ${i}`);
+  }
+  assert.ok(Buffer.from(got[20]).equals(Buffer.from(blobs.get(ids[0])!)));
+});
+
 test('a damaged blob fails alone, naming its pack and id; a missing pack fails all its blobs', async () => {
   const { repo, backend, blobs } = await repoWithBlobs(10, 1000, 1 << 20);
   const ids = [...blobs.keys()];

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { decodeBatch, encodeBatch, type SmallFile } from '../../../src/shared/restore/small-file-protocol.ts';
 
 const time = fc.oneof(fc.constant('-62135596800'), fc.double({ min: -1e10, max: 1e10, noNaN: true }).map(String));
-const file: fc.Arbitrary<SmallFile> = fc.record({
+const plain: fc.Arbitrary<SmallFile> = fc.record({
   kind: fc.constantFrom('file' as const, 'metadata' as const),
   path: fc.uint8Array({ minLength: 1, maxLength: 300 }),
   data: fc.uint8Array({ maxLength: 5000 }),
@@ -15,6 +15,9 @@ const file: fc.Arbitrary<SmallFile> = fc.record({
   atime: time,
   mtime: time,
 });
+const sealed: fc.Arbitrary<SmallFile> = fc.tuple(plain, fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.nat({ max: 2 ** 32 - 1 }))
+  .map(([f, id, uncompressedLength]) => ({ ...f, kind: 'sealed' as const, blob: { id, uncompressedLength } }));
+const file = fc.oneof(plain, sealed);
 
 test('a batch decodes to the files encoded, whatever their kinds, paths, contents, ids and times', () => {
   fc.assert(fc.property(fc.array(file, { maxLength: 20 }), (files) => {
@@ -24,6 +27,7 @@ test('a batch decodes to the files encoded, whatever their kinds, paths, content
       const f = files[i];
       assert.deepEqual([Buffer.from(d.path), Buffer.from(d.data)], [Buffer.from(f.path), Buffer.from(f.data)]);
       assert.deepEqual([d.kind, d.size, d.uid, d.gid, d.mode, d.atime, d.mtime], [f.kind, f.size, f.uid, f.gid, f.mode, f.atime, f.mtime]);
+      assert.deepEqual(d.blob && [Buffer.from(d.blob.id), d.blob.uncompressedLength], f.blob && [Buffer.from(f.blob.id), f.blob.uncompressedLength]);
     });
   }), { numRuns: 200 });
 });

@@ -6,12 +6,18 @@ import { join } from 'node:path';
 import { SmallFileWriter } from '../../../src/shared/restore/small-file-writer.ts';
 import { newNode } from '../../../src/shared/tree/node.ts';
 import { utcTime } from '../../../src/shared/tree/gotime.ts';
+import { newMasterKey } from '../../../src/shared/crypto/key.ts';
+import { hashID } from '../../../src/shared/ids/id.ts';
+import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
+import { CorruptBlobError } from '../../../src/shared/repository/errors.ts';
+import type { BlobLocation } from '../../../src/shared/index/table.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'ferry-small-'));
+const key = newMasterKey();
 test.after(() => rm(work, { recursive: true, force: true }));
 
 test('small files are written whole on their thread with mode and times, batched or not, and a hole at the end', async () => {
-  const writer = new SmallFileWriter();
+  const writer = new SmallFileWriter(key);
   try {
     const mtime = utcTime(1_600_000_000_123_456_789n);
     const node = (mode: number) => newNode(Buffer.from('f'), 'file', { mode, mtime, atime: mtime, uid: process.getuid!(), gid: process.getgid!() });
@@ -35,7 +41,7 @@ test('small files are written whole on their thread with mode and times, batched
 });
 
 test('a file that cannot be created fails with its path, and the writer goes on', async () => {
-  const writer = new SmallFileWriter();
+  const writer = new SmallFileWriter(key);
   try {
     const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
     await assert.rejects(writer.write(Buffer.from(join(work, 'missing', 'x')), Buffer.from('x'), 1, node), /could not write .*missing\/x: ENOENT/);
@@ -47,7 +53,7 @@ test('a file that cannot be created fails with its path, and the writer goes on'
 });
 
 test('closing refuses files not yet handed over, waits for those that were, and the thread stops', async () => {
-  const writer = new SmallFileWriter();
+  const writer = new SmallFileWriter(key);
   const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
   await writer.write(Buffer.from(join(work, 'first')), Buffer.from('1'), 1, node);
   // queued in this turn: close comes before the batch leaves
@@ -59,7 +65,7 @@ test('closing refuses files not yet handed over, waits for those that were, and 
 });
 
 test("a folder's owner, mode and times are set by path on the thread, and a missing folder fails naming it", async () => {
-  const writer = new SmallFileWriter();
+  const writer = new SmallFileWriter(key);
   try {
     const dir = join(work, 'folder');
     await mkdir(dir);
@@ -69,6 +75,48 @@ test("a folder's owner, mode and times are set by path on the thread, and a miss
     assert.equal(Number(st.mode & 0o777n), 0o750);
     assert.ok(st.mtimeNs - 1_500_000_000_987_654_321n < 1000n && 1_500_000_000_987_654_321n - st.mtimeNs < 1000n, `mtime ${st.mtimeNs}`);
     await assert.rejects(writer.writeMetadata(Buffer.from(join(work, 'no-such-folder')), newNode(Buffer.from('x'), 'dir', { mode: 0o755 | 0x80000000 })), /could not restore the metadata of .*no-such-folder: .*ENOENT/);
+  } finally {
+    await writer.close();
+  }
+});
+
+test('a sealed file is opened and checked on the thread; a damaged blob fails naming its pack and id, and makes no file', async () => {
+  const writer = new SmallFileWriter(key);
+  try {
+    const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
+    const text = Buffer.from('{"a": 1, "b": [1, 2, 3]}\n'.repeat(200));
+    const random = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 2654435761) >>> 24));
+    const sealedOf = (data: Buffer) => {
+      const blob = prepareBlob(key, 'data', hashID(data), data, true);
+      const loc: BlobLocation = { pack: 'ab'.repeat(32), type: 'data', id: blob.id, offset: 0, length: blob.sealed.length, uncompressedLength: blob.uncompressedLength };
+      return { sealed: Buffer.from(blob.sealed), loc };
+    };
+    const a = sealedOf(text);
+    const b = sealedOf(random);
+    assert.ok(a.loc.uncompressedLength > 0, 'the text is stored compressed');
+    await Promise.all([
+      writer.writeSealed(Buffer.from(join(work, 'sealed-text')), a.sealed, a.loc, text.length, node),
+      writer.writeSealed(Buffer.from(join(work, 'sealed-random')), b.sealed, b.loc, random.length + 100, node),
+    ]);
+    assert.ok((await readFile(join(work, 'sealed-text'))).equals(text));
+    const back = await readFile(join(work, 'sealed-random'));
+    assert.ok(back.subarray(0, random.length).equals(random) && back.length === random.length + 100);
+
+    const damaged = Buffer.from(a.sealed);
+    damaged[20] ^= 1;
+    const wrongId = { ...b.loc, id: hashID(Buffer.from('something else')) };
+    const [mac, id] = await Promise.allSettled([
+      writer.writeSealed(Buffer.from(join(work, 'damaged')), damaged, a.loc, text.length, node),
+      writer.writeSealed(Buffer.from(join(work, 'wrong-id')), b.sealed, wrongId, random.length, node),
+    ]);
+    for (const [r, loc] of [[mac, a.loc], [id, wrongId]] as const) {
+      assert.equal(r.status, 'rejected');
+      const err = (r as PromiseRejectedResult).reason as Error;
+      assert.ok(err instanceof CorruptBlobError && err.message.includes(loc.pack) && err.message.includes(loc.id), err.message);
+    }
+    assert.match(((id as PromiseRejectedResult).reason as Error).message, /does not match its id/);
+    await assert.rejects(stat(join(work, 'damaged')), { code: 'ENOENT' });
+    await assert.rejects(stat(join(work, 'wrong-id')), { code: 'ENOENT' });
   } finally {
     await writer.close();
   }
