@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../shared/api/types.ts';
 import { phasesOf } from '../shared/api/phases.ts';
 import { backup } from '../shared/backup/backup.ts';
+import { startWorkerAhead } from '../shared/backup/pool.ts';
 import type { Repository } from '../shared/repository/repository.ts';
 import { lockStore } from '../shared/repository/lock-store.ts';
 import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
@@ -51,6 +52,8 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
   const watch = new CancelWatch(ctx, current, phasesOf(current.kind, 'transfer'));
   const progress = new ProgressWriter(ctx, current);
   const signal = AbortSignal.any([ctx.signal, watch.signal]);
+  // the backup's first thread starts while the repository opens
+  if (current.kind === 'DataUpload') startWorkerAhead();
   const opened = await openRepository(ctx, current, current.kind === 'DataUpload');
   watch.start();
   progress.start();

@@ -27,7 +27,8 @@ export default defineCommand({
     if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
     const packSize = parsePackSize(args['pack-size']);
-    // the backup engine's modules load while the key derives on the thread pool
+    // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
+    void import('../../shared/backup/pool.ts').then((pool) => pool.startWorkerAhead());
     const [repo, { backup }] = await Promise.all([openRepo(args), import('../../shared/backup/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);

@@ -36,6 +36,8 @@ export interface SealedSmall {
 }
 
 export type ToWorker =
+  /** the first message, before any job */
+  | { op: 'init'; init: WorkerInit }
   | { op: 'file'; job: number; path: Uint8Array }
   /** read, hash and (once told which are new) seal whole small files, each stored as one blob */
   | { op: 'small'; job: number; paths: PackedPaths }

@@ -1,7 +1,7 @@
 // Worker thread of the backup pool: reads, chunks, hashes, compresses, encrypts and verifies.
 import { hashID } from '../ids/id.ts';
-import { parentPort, workerData } from 'node:worker_threads';
-import { parsePolynomial } from '../chunker/polynomial.ts';
+import { parentPort } from 'node:worker_threads';
+import { parsePolynomial, type Polynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
 import { openVerified, prepareBlob } from '../pack/prepare.ts';
 import { fileChunks } from './file-chunks.ts';
@@ -12,8 +12,9 @@ import type { FromWorker, ThreadCpu, ToWorker, WorkerInit } from './worker-proto
 import { transferList } from './transfer.ts';
 import { allocated } from '../memory/collect.ts';
 
-const init = workerData as WorkerInit;
-const pol = parsePolynomial(init.polynomial);
+/** from the pool's first message, which comes before any job (a thread may start before the key is known) */
+let init: WorkerInit;
+let pol: Polynomial;
 const port = parentPort!;
 /** answers awaited from the main thread; a canceled job's are settled with `false` */
 const waiting = new Map<string, (need: boolean | boolean[]) => void>();
@@ -112,6 +113,10 @@ function canceledError(): Error {
 
 port.on('message', (msg: ToWorker) => {
   switch (msg.op) {
+    case 'init':
+      init = msg.init;
+      pol = parsePolynomial(init.polynomial);
+      return;
     case 'answer':
     case 'answerMany': {
       const key = `${msg.job}:${msg.ask}`;

@@ -3,8 +3,11 @@
 // again in every thread. Plain JavaScript: a TypeScript entry would make Node load its type stripper in every thread
 // before the cache is on (a WebAssembly module: 40-50 ms of CPU and 15 MiB per thread), where from the cache
 // nothing needs stripping.
-import { enableCompileCache } from 'node:module';
+import { enableCompileCache, flushCompileCache } from 'node:module';
 
 enableCompileCache();
 // the module the thread runs, as thread.ts passes it
 await import(process.argv[2]);
+// A thread's cache entries reach the disk only when it flushes them: on its own a thread stopped by terminate()
+// never does, so the modules only threads load (the backup worker's) were stripped and compiled again on every run.
+flushCompileCache();

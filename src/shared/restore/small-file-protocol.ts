@@ -36,15 +36,14 @@ export interface SealedBlob {
   uncompressedLength: number;
 }
 
-export interface SmallFileThreadInit {
-  /** opens sealed files */
-  key: MasterKey;
-}
-
 export interface SmallFileBatch {
+  op: 'batch';
   id: number;
   bytes: Uint8Array<ArrayBuffer>;
 }
+
+/** The first message a small-file thread gets carries the key that opens sealed files; batches follow. */
+export type ToSmallFileThread = { op: 'init'; key: MasterKey } | SmallFileBatch;
 
 /**
  * `blob`: a sealed file's blob did not open or match its id (and no file was made); `content`: the file could not be

@@ -4,13 +4,15 @@
 // Most small files come sealed, and this thread opens and checks them too: the main thread of a restore is its
 // busiest, and this one had time to spare.
 import { chmodSync, closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSync, lchownSync, openSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
+import type { MasterKey } from '../crypto/key.ts';
 import { bytesToID } from '../ids/id.ts';
 import { openVerified } from '../pack/prepare.ts';
-import { decodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult, type SmallFileThreadInit } from './small-file-protocol.ts';
+import { decodeBatch, type SmallFile, type SmallFileReply, type SmallFileResult, type ToSmallFileThread } from './small-file-protocol.ts';
 
 const port = parentPort!;
-const { key } = workerData as SmallFileThreadInit;
+/** from the first message */
+let key: MasterKey;
 const isRoot = process.geteuid?.() === 0;
 
 function describe(err: unknown): string {
@@ -104,7 +106,11 @@ function restoreOne(job: SmallFile): SmallFileResult {
   return failures.length > 0 ? { metadata: failures.join('; ') } : {};
 }
 
-port.on('message', (batch: SmallFileBatch) => {
+port.on('message', (batch: ToSmallFileThread) => {
+  if (batch.op === 'init') {
+    key = batch.key;
+    return;
+  }
   const failures: SmallFileReply['failures'] = [];
   decodeBatch(batch.bytes).forEach((file, i) => {
     const result = restoreOne(file);

@@ -10,7 +10,7 @@ import { CorruptBlobError } from '../repository/errors.ts';
 import type { TreeNode } from '../tree/node.ts';
 import { posixPermissionsFromGoMode } from '../tree/mode.ts';
 import { utimesSeconds } from '../fsmeta/restore.ts';
-import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult, type SmallFileThreadInit } from './small-file-protocol.ts';
+import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult, type ToSmallFileThread } from './small-file-protocol.ts';
 
 interface Pending {
   resolve(r: SmallFileResult): void;
@@ -18,7 +18,7 @@ interface Pending {
 }
 
 export class SmallFileWriter {
-  readonly #init: SmallFileThreadInit;
+  readonly #key: MasterKey;
   #thread: Worker | undefined;
   #jobs: SmallFile[] = [];
   #waiting: Pending[] = [];
@@ -30,7 +30,7 @@ export class SmallFileWriter {
 
   /** `key` opens the sealed files. */
   constructor(key: MasterKey) {
-    this.#init = { key };
+    this.#key = key;
   }
 
   /** Starts the thread ahead of the first batch, so its start-up overlaps other work. */
@@ -93,7 +93,7 @@ export class SmallFileWriter {
     if (this.#jobs.length === 0) return;
     if (this.#closed) return this.#refuseQueued();
     const id = this.#nextBatch++;
-    const batch: SmallFileBatch = { id, bytes: encodeBatch(this.#jobs) };
+    const batch: SmallFileBatch = { op: 'batch', id, bytes: encodeBatch(this.#jobs) };
     this.#sent.set(id, this.#waiting);
     this.#jobs = [];
     this.#waiting = [];
@@ -116,7 +116,8 @@ export class SmallFileWriter {
 
   #start(): Worker {
     if (this.#thread) return this.#thread;
-    const thread = startThread(new URL('./small-file-thread.ts', import.meta.url), { workerData: this.#init, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    const thread = startThread(new URL('./small-file-thread.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    thread.postMessage({ op: 'init', key: this.#key } satisfies ToSmallFileThread);
     thread.on('message', (reply: SmallFileReply) => {
       const waiting = this.#settled(reply.id);
       for (const [i, failure] of reply.failures) waiting[i].resolve(failure);
