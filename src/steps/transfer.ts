@@ -14,6 +14,7 @@ import type { Repository } from '../shared/repository/repository.ts';
 import { lockStore } from '../shared/repository/lock-store.ts';
 import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
 import { restoreTree } from '../shared/restore/restorer.ts';
+import { startSmallFileThreadAhead } from '../shared/restore/small-file-writer.ts';
 import { restoreStream, streamNode } from '../shared/restore/stream.ts';
 import { selectSnapshot, type SnapshotEntry } from '../shared/snapshot/select.ts';
 import { restoreMetadata } from '../shared/fsmeta/restore.ts';
@@ -52,8 +53,9 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
   const watch = new CancelWatch(ctx, current, phasesOf(current.kind, 'transfer'));
   const progress = new ProgressWriter(ctx, current);
   const signal = AbortSignal.any([ctx.signal, watch.signal]);
-  // the backup's first thread starts while the repository opens
+  // the first thread of a backup (or a restore's small-file thread) starts while the repository opens
   if (current.kind === 'DataUpload') startWorkerAhead();
+  else startSmallFileThreadAhead();
   const opened = await openRepository(ctx, current, current.kind === 'DataUpload');
   watch.start();
   progress.start();

@@ -16,7 +16,9 @@ export default defineCommand({
   },
   async run({ args }) {
     if (!args.target) throw new UsageError('no --target given: name the directory to restore into');
-    // the restore engine's modules load while the key derives; the snapshot is found while the index loads
+    // the restore engine's modules load, and its small-file thread starts, while the key derives; the snapshot is
+    // found while the index loads
+    void import('../../shared/restore/small-file-writer.ts').then((w) => w.startSmallFileThreadAhead());
     const [repo, { restoreTree }] = await Promise.all([openRepo(args), import('../../shared/restore/restorer.ts')]);
     const [{ entry, subpath }] = await Promise.all([resolveSnapshotArg(repo, args.snapshot), repo.loadIndex()]);
     const progress = progressReporter(args.json === true);

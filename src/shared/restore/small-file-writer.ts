@@ -3,7 +3,7 @@
 // over settles: written, failed, or refused because the writer closed; close waits for the batches in flight, so no
 // file is written (or left half-made) after it returns.
 import type { Worker } from 'node:worker_threads';
-import { startThread } from '../concurrency/thread.ts';
+import { startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
 import type { MasterKey } from '../crypto/key.ts';
 import type { BlobLocation } from '../index/table.ts';
 import { CorruptBlobError } from '../repository/errors.ts';
@@ -15,6 +15,17 @@ import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, 
 interface Pending {
   resolve(r: SmallFileResult): void;
   reject(err: Error): void;
+}
+
+const threadModule = new URL('./small-file-thread.ts', import.meta.url);
+const threadOptions = { resourceLimits: { maxYoungGenerationSizeMb: 4 } };
+
+/**
+ * Starts a restore's small-file thread before its writer exists, while the repository opens: a tree of small files
+ * needs it from the first file on, and its start-up (about 0.1 s) then overlaps opening. close() stops one unused.
+ */
+export function startSmallFileThreadAhead(): void {
+  startThreadAhead(threadModule, threadOptions);
 }
 
 export class SmallFileWriter {
@@ -79,7 +90,7 @@ export class SmallFileWriter {
       this.#idle ??= Promise.withResolvers<void>();
       await this.#idle.promise;
     }
-    await this.#thread?.terminate();
+    await Promise.all([this.#thread?.terminate(), stopSpareThread(threadModule)]);
   }
 
   #refuseQueued(): void {
@@ -116,7 +127,7 @@ export class SmallFileWriter {
 
   #start(): Worker {
     if (this.#thread) return this.#thread;
-    const thread = startThread(new URL('./small-file-thread.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    const thread = startThread(threadModule, threadOptions);
     thread.postMessage({ op: 'init', key: this.#key } satisfies ToSmallFileThread);
     thread.on('message', (reply: SmallFileReply) => {
       const waiting = this.#settled(reply.id);
