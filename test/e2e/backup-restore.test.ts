@@ -28,7 +28,8 @@ before(async () => {
   denied = await w.namespace('denied');
   source = await boundClaim(w.cluster, w.app, 'data', '512Mi');
   await makeFixtureTree(source.path, { smallFiles: 3000, bigFile: 64 * mib, seed: 7 });
-  await reportProgressEvery(w.cluster, 500);
+  // the transfer of this data takes about a second: reports a fifth of a second apart see it rise several times
+  await reportProgressEvery(w.cluster, 200);
 }, { timeout: 60 * 60_000 });
 after(() => w?.cluster.cleanup());
 
