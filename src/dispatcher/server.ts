@@ -1,7 +1,7 @@
 // The dispatcher's two listeners: HTTPS for admission reviews (certificate and key from files, re-read when they
 // change, so a rotated Secret needs no restart), plain HTTP for /healthz, /readyz and /metrics. Small timeouts
 // and a body limit keep a slow or broken client from holding the webhook.
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer } from '../shared/net/http.ts';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';

@@ -3,7 +3,7 @@
 
 import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpAgent } from '../net/http.ts';
 import { Agent as HttpsAgent } from 'node:https';
 import { connectTimeoutMs, credentialsFromEnv, defaultMaxSockets, idleTimeoutMs, readCa, regionOf, type S3ClientOptions } from './s3-settings.ts';
 

@@ -4,7 +4,7 @@
 // must come from its provider chain. Failures are shaped like the SDK's (name = S3 error code, $metadata with the
 // HTTP status), so one classifier reads both.
 import { createHash, createHmac } from 'node:crypto';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from '../net/http.ts';
 import type { IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { S3Credentials } from './s3-settings.ts';
