@@ -73,14 +73,22 @@ describe('s3 backend on MinIO', () => {
   it('aborts an interrupted multipart upload instead of leaving parts behind', async () => {
     const b = backend({ prefix: 'aborted', multipartAbove: 16 * 1024 * 1024 });
     const ac = new AbortController();
-    const saving = b.save(handle('pack'), randomBytes(40 * 1024 * 1024), ac.signal);
-    setTimeout(() => ac.abort(), 150);
+    const pack = handle('pack');
+    // MinIO lists the uploads of one object, named in full
+    const key = `aborted/data/${pack.name.slice(0, 2)}/${pack.name}`;
+    const uploadsOf = async (): Promise<number> => (await raw.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }))).Uploads?.length ?? 0;
+    const saving = b.save(pack, randomBytes(64 * 1024 * 1024), ac.signal);
+    // abort once the multipart upload exists, not after a fixed delay: a fast machine finished 40 MiB in 150 ms
+    const settled = saving.then(() => true, () => true);
+    while (!(await Promise.race([settled, Promise.resolve(false)])) && (await uploadsOf()) === 0) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    ac.abort();
     await assert.rejects(saving);
     // the abort request is sent as the upload unwinds; give it a moment
     let uploads = 1;
     for (let i = 0; i < 50 && uploads > 0; i++) {
-      const res = await raw.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: 'aborted/' }));
-      uploads = res.Uploads?.length ?? 0;
+      uploads = await uploadsOf();
       if (uploads > 0) await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(uploads, 0);
