@@ -1,7 +1,7 @@
 // Hands small files (content in memory, as plaintext or as their one sealed blob) to a thread that writes them with
-// their metadata, in batches: the files ready in one turn of the event loop travel in one message. The thread starts on first use. Every file handed
-// over settles: written, failed, or refused because the writer closed; close waits for the batches in flight, so no
-// file is written (or left half-made) after it returns.
+// their metadata, in batches: the files ready in one turn of the event loop travel in one message. The thread starts
+// on first use. Every file handed over settles: written, failed, or refused because the writer closed; close waits
+// for the batches in flight, so no file is written (or left half-made) after it returns.
 import type { Worker } from 'node:worker_threads';
 import { startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
 import type { MasterKey } from '../crypto/key.ts';
