@@ -2,7 +2,6 @@
 // decompressed and re-hashed before it may enter a pack (restic 0.16.4's lesson: never upload what cannot be read
 // back); only the MAC, computed over the same bytes a moment before, is not recomputed.
 // Pure and synchronous so worker threads can run it.
-import { createHash } from 'node:crypto';
 import type { MasterKey } from '../crypto/key.ts';
 import { hashID } from '../ids/id.ts';
 import { decryptSealed, open, sealInto, sealOverhead } from '../crypto/seal.ts';
@@ -62,6 +61,6 @@ function verifyPrepared(key: MasterKey, id: string, sealed: Uint8Array, uncompre
   // the MAC was computed over these bytes a moment ago; decrypting, decompressing and hashing is the read-back
   const body = decryptSealed(key, sealed);
   const back = uncompressedLength > 0 ? decompressOwnFrame(body, uncompressedLength) : body;
-  const got = createHash('sha256').update(back).digest('hex');
+  const got = hashID(back);
   if (got !== id) throw new BlobVerificationError(`blob ${id.slice(0, 8)} did not read back correctly after encryption (got ${got.slice(0, 8)}); refusing to upload it`);
 }

@@ -67,7 +67,7 @@ const kinds = ['file', 'metadata', 'sealed'] as const;
 
 export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer> {
   let length = 0;
-  for (const f of files) length += headerLength + f.path.length + (f.blob ? idLength : 0) + f.data.length + f.atime.length + f.mtime.length;
+  for (const f of files) length += headerLength + f.path.length + (f.kind === 'sealed' ? idLength : 0) + f.data.length + f.atime.length + f.mtime.length;
   const bytes = Buffer.from(new ArrayBuffer(length));
   const view = new DataView(bytes.buffer);
   let at = 0;
