@@ -4,6 +4,7 @@
 // no integer of 16 or more digits (a double is exact up to 15), no fraction, exponent or sign on a number, no escaped
 // surrogate (Go turns a lone one into U+FFFD), no field whose source text or base64 must be kept, and every field of
 // the type the pull reader expects. Malformed blobs are left to the pull reader, which names the fault precisely.
+import { isID } from '../ids/id.ts';
 import { goUnquoteInner } from './goquote.ts';
 import { utf8Bytes } from './goutf8.ts';
 import { goZeroTime, parseGoTime } from './gotime.ts';
@@ -13,11 +14,18 @@ import type { NodeType, TreeNode } from './node.ts';
 
 /**
  * Source text JSON.parse could read differently from Go: integers of 16 or more digits, numbers with a sign, fraction
- * or exponent (a value follows `":`, `[` or `,`, so digits inside ids and times do not count), escaped surrogates.
- * A match inside a name only costs the fallback.
+ * or exponent (a field's value follows `":`, so digits inside ids and times do not count), escaped surrogates. Numbers
+ * inside arrays need no look: the arrays read here hold objects or ids, and a number there fails the type checks;
+ * both readers ignore unknown fields, whatever their numbers. A match inside a name only costs the fallback.
  */
-const unsafeText = /(?:":|[,[])\s*(?:-|\d{16}|\d+[.eE])|\\u[dD][89a-fA-F]/;
-const hexId = /^[0-9a-f]{64}$/;
+const unsafeNumber = /":\s*(?:-|\d{16}|\d+[.eE])/;
+const escapedSurrogate = /\\u[dD][89a-fA-F]/;
+
+function unsafeText(text: string): boolean {
+  // most blobs have no \u escape at all, and includes() finds that faster than the pattern
+  return unsafeNumber.test(text) || (text.includes('\\u') && escapedSurrogate.test(text));
+}
+
 const maxUint32 = 0xffffffff;
 
 /** Thrown inside the fast path when a field is not what it expects (a shared value: no stack to build). */
@@ -49,7 +57,7 @@ function time(v: unknown): GoTime {
 }
 
 function id(v: unknown): string {
-  if (typeof v !== 'string' || !hexId.test(v)) throw notSimple;
+  if (typeof v !== 'string' || !isID(v)) throw notSimple;
   return v;
 }
 
@@ -88,7 +96,7 @@ function node(raw: unknown): TreeNode {
 export function decodeTreeFast(text: string): TreeNode[] | undefined {
   const first = text.indexOf('"nodes"');
   // a repeated "nodes" key makes the pull reader join the lists, where JSON.parse keeps the last
-  if (unsafeText.test(text) || (first >= 0 && text.indexOf('"nodes"', first + 1) >= 0)) return undefined;
+  if (unsafeText(text) || (first >= 0 && text.indexOf('"nodes"', first + 1) >= 0)) return undefined;
   let doc: unknown;
   try {
     doc = JSON.parse(text);

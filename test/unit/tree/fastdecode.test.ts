@@ -51,6 +51,8 @@ test('blobs JSON.parse could read differently go to the exact reader', () => {
     ['extended attributes', node(',"extended_attributes":[{"name":"user.a","value":"YQ=="}]')],
     ['a raw link target', node(',"linktarget_raw":"YQ=="')],
     ['an upper-case id', node(`,"content":["${'AB'.repeat(32)}"]`)],
+    ['a number in a list of ids', node(',"content":[1.0]')],
+    ['an id one digit short', node(`,"content":["${'a'.repeat(63)}"]`)],
     ['a string where a number belongs', node(',"size":"5"')],
     ['an unknown type', '{"nodes":[{"name":"a","type":"door"}]}'],
     ['a second nodes list', '{"nodes":[{"name":"a","type":"file"}],"nodes":[{"name":"b","type":"file"}]}'],

@@ -100,3 +100,13 @@ test('json.RawMessage is compacted with HTML escaping', () => {
   assert.equal(goCompactJson(' { "a" : [1, 2 ],\n "b<": "x & y\u2028" } '), '{"a":[1,2],"b\\u003c":"x \\u0026 y\\u2028"}');
   assert.equal(goCompactJson('"esc \\" \\\\ < "'), '"esc \\" \\\\ \\u003c "');
 });
+
+test('utf8Bytes encodes as TextEncoder does, short ASCII by hand or not', () => {
+  const encoder = new TextEncoder();
+  fc.assert(fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ maxLength: 80 }), fc.string({ unit: 'grapheme-ascii', maxLength: 70 })), (s) => {
+    const got = utf8Bytes(s);
+    assert.deepEqual(got, encoder.encode(s));
+    assert.equal(Object.getPrototypeOf(got), Uint8Array.prototype, 'a plain Uint8Array, not a Buffer');
+  }), { numRuns: 500 });
+  assert.deepEqual(utf8Bytes('a\ud800'), Uint8Array.of(0x61, 0xef, 0xbf, 0xbd), 'a lone surrogate becomes U+FFFD');
+});
