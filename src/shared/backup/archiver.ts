@@ -3,7 +3,7 @@
 // snapshot. The walk never waits for file contents, so many files are in flight even in narrow, deep trees,
 // while a semaphore bounds how many.
 import { stat } from 'node:fs/promises';
-import { lstatSync, readdirSync } from 'node:fs';
+import { lstatSync, readdirSync, type BigIntStats } from 'node:fs';
 import { cpus } from 'node:os';
 import { hashID, type ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
@@ -17,6 +17,7 @@ import { sameNodes } from '../tree/same.ts';
 import { compareNames, newNode, type TreeNode } from '../tree/node.ts';
 import { localTime } from '../tree/gotime.ts';
 import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
+import { lstatEntries } from '../fsmeta/lstat-entries.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { consola } from 'consola';
 import { BackupPool } from './pool.ts';
@@ -51,6 +52,8 @@ export interface ArchiveResult {
 }
 
 const pathSep = Buffer.from('/');
+/** entries of a folder stat'ed together (see lstatEntries) */
+const statSlice = 256;
 
 function join(dir: Buffer, name: Uint8Array): Buffer {
   return dir.length === 1 && dir[0] === 0x2f ? Buffer.concat([dir, name]) : Buffer.concat([dir, pathSep, name]);
@@ -145,7 +148,7 @@ export class Archiver {
       const full = join(path, child.name);
       const previous = (parent && findNode(parent, child.name));
       if (child.leaf) {
-        nodes.push((await this.#schedule(full, child.name, previous)).done);
+        nodes.push((await this.#schedule(full, child.name, lstatSync(full, { bigint: true }), previous)).done);
         continue;
       }
       // a folder above a backed-up path is followed when it is a symlink, as restic does: the snapshot then holds
@@ -165,11 +168,8 @@ export class Archiver {
    * Schedules one entry. Settles once it is admitted (a directory listed, a file given a slot), so the walk is
    * throttled by the work in flight; `done` settles when its data is stored.
    */
-  async #schedule(full: Buffer, name: Uint8Array, previous: TreeNode | undefined): Promise<Pending<TreeNode>> {
+  async #schedule(full: Buffer, name: Uint8Array, st: BigIntStats, previous: TreeNode | undefined): Promise<Pending<TreeNode>> {
     this.#opts.signal?.throwIfAborted();
-    // lstat and readdir block: on a mounted volume each takes microseconds, where a round trip through libuv's
-    // thread pool per entry left the main thread idle for most of an incremental backup
-    const st = lstatSync(full, { bigint: true });
     const node = await nodeFromStat(name, st, full, this.#read);
     if (node.type === 'dir') {
       const tree = await this.#walkDir(full, await this.#previousTree(previous));
@@ -198,9 +198,18 @@ export class Archiver {
   }
 
   async #walkDir(dir: Buffer, parent: PreviousTree | undefined): Promise<Pending<ID>> {
+    // lstat and readdir block: on a mounted volume each takes microseconds, where a round trip through libuv's
+    // thread pool per entry left the main thread idle for most of an incremental backup
     const names = readdirSync(dir, { encoding: 'buffer' }).sort(compareNames);
     const nodes: Promise<TreeNode>[] = [];
-    for (const name of names) nodes.push((await this.#schedule(join(dir, name), name, parent && findNode(parent.nodes, name))).done);
+    let stats: (BigIntStats | undefined)[] = [];
+    for (let i = 0; i < names.length; i++) {
+      // a slice at a time, so a folder of a million files never holds a million stats
+      if (i % statSlice === 0) stats = lstatEntries(dir, names.slice(i, i + statSlice));
+      const full = join(dir, names[i]);
+      const st = stats[i % statSlice] ?? lstatSync(full, { bigint: true });
+      nodes.push((await this.#schedule(full, names[i], st, parent && findNode(parent.nodes, names[i]))).done);
+    }
     // a directory whose every entry is as the parent snapshot recorded it is the parent's tree: no encoding, no hashing
     return pending(Promise.all(nodes).then((n) => (parent && sameNodes(parent.nodes, n) ? parent.id : this.#saveTree(n))));
   }

@@ -1,0 +1,54 @@
+// lstat of a folder's entries from inside the folder: the kernel then looks up one name per call, not every
+// component of the full path again. On the deep trees of a volume that is a third less time per entry, and lstat is
+// the largest part of an incremental backup's main thread. The working directory belongs to the whole process, so it
+// moves only for one synchronous call and is back before anything else runs on this thread; ferry's own paths are all
+// absolute, so its other threads (which read files meanwhile) do not see the move.
+import { lstatSync, type BigIntStats } from 'node:fs';
+
+const slash = Buffer.from('/');
+/**
+ * Where the process was, read once: after a chdir, process.cwd() asks the kernel again (6 us on a deep path, as much
+ * as the lstat saved per folder), and nothing else in ferry moves it.
+ */
+let home: string | undefined;
+
+/** The entries' lstat, in order; undefined where it failed (stat the full path again for the error, which names it). */
+export function lstatEntries(dir: Buffer, names: readonly Buffer[]): (BigIntStats | undefined)[] {
+  const back = enter(dir);
+  try {
+    return names.map((name) => tryLstat(back === undefined ? Buffer.concat([dir, slash, name]) : name));
+  } finally {
+    if (back !== undefined) leave(back);
+  }
+}
+
+/** Moves into `dir`; returns where to go back to, or undefined to use full paths instead. */
+function enter(dir: Buffer): string | undefined {
+  const path = dir.toString();
+  // chdir takes a string only, and a folder whose name is not UTF-8 has no string that names it
+  if (!Buffer.from(path).equals(dir)) return undefined;
+  try {
+    home ??= process.cwd();
+    process.chdir(path);
+    return home;
+  } catch {
+    // a folder we may not enter, or a worker thread (which may not chdir): full paths, with their precise errors
+    return undefined;
+  }
+}
+
+function leave(back: string): void {
+  try {
+    process.chdir(back);
+  } catch {
+    // the directory the command started in was removed meanwhile: nothing of ferry's needs it
+  }
+}
+
+function tryLstat(path: Buffer): BigIntStats | undefined {
+  try {
+    return lstatSync(path, { bigint: true });
+  } catch {
+    return undefined;
+  }
+}
