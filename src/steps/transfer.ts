@@ -53,9 +53,10 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
   const watch = new CancelWatch(ctx, current, phasesOf(current.kind, 'transfer'));
   const progress = new ProgressWriter(ctx, current);
   const signal = AbortSignal.any([ctx.signal, watch.signal]);
-  // the first thread of a backup (or a restore's small-file thread) starts while the repository opens
+  // the first thread of a backup (or a restore's small-file thread) starts while the repository opens; a block
+  // volume restores as one stream, with no small files
   if (current.kind === 'DataUpload') startWorkerAhead();
-  else startSmallFileThreadAhead();
+  else if (!(await exists(ctx.settings.devicePath))) startSmallFileThreadAhead();
   const opened = await openRepository(ctx, current, current.kind === 'DataUpload');
   watch.start();
   progress.start();
