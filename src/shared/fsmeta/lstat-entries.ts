@@ -5,24 +5,27 @@
 // absolute, so its other threads (which read files meanwhile) do not see the move.
 import { lstatSync, type BigIntStats } from 'node:fs';
 
-const slash = Buffer.from('/');
 /**
  * Where the process was, read once: after a chdir, process.cwd() asks the kernel again (6 us on a deep path, as much
  * as the lstat saved per folder), and nothing else in ferry moves it.
  */
 let home: string | undefined;
 
-/** The entries' lstat, in order; undefined where it failed (stat the full path again for the error, which names it). */
+/**
+ * The entries' lstat, in order; undefined where it failed, and for every entry of a folder that cannot be entered:
+ * the caller stats those by their full paths, which also gives errors that name them.
+ */
 export function lstatEntries(dir: Buffer, names: readonly Buffer[]): (BigIntStats | undefined)[] {
   const back = enter(dir);
+  if (back === undefined) return names.map(() => undefined);
   try {
-    return names.map((name) => tryLstat(back === undefined ? Buffer.concat([dir, slash, name]) : name));
+    return names.map(tryLstat);
   } finally {
-    if (back !== undefined) leave(back);
+    leave(back);
   }
 }
 
-/** Moves into `dir`; returns where to go back to, or undefined to use full paths instead. */
+/** Moves into `dir`; returns where to go back to, or undefined when it cannot. */
 function enter(dir: Buffer): string | undefined {
   const path = dir.toString();
   // chdir takes a string only, and a folder whose name is not UTF-8 has no string that names it
@@ -32,7 +35,7 @@ function enter(dir: Buffer): string | undefined {
     process.chdir(path);
     return home;
   } catch {
-    // a folder we may not enter, or a worker thread (which may not chdir): full paths, with their precise errors
+    // a folder we may not enter, or a worker thread (which may not chdir)
     return undefined;
   }
 }
@@ -45,9 +48,9 @@ function leave(back: string): void {
   }
 }
 
-function tryLstat(path: Buffer): BigIntStats | undefined {
+function tryLstat(name: Buffer): BigIntStats | undefined {
   try {
-    return lstatSync(path, { bigint: true });
+    return lstatSync(name, { bigint: true });
   } catch {
     return undefined;
   }

@@ -33,14 +33,12 @@ test('entries are stat-ed as by their full paths, symlinks not followed, missing
   assert.equal(typeof got[0]!.mtimeNs, 'bigint');
 });
 
-test('a folder whose name is not UTF-8 is stat-ed by full paths', (t) => {
+test('a folder whose name is not UTF-8 (chdir takes strings) is left to full paths', (t) => {
   const dir = fixture(t);
   const odd = Buffer.concat([Buffer.from(`${dir}/`), Buffer.from([0x66, 0xff, 0x6f])]);
   mkdirSync(odd);
   writeFileSync(Buffer.concat([odd, Buffer.from('/x')]), 'abc');
-  const [x, missing] = lstatEntries(odd, [Buffer.from('x'), Buffer.from('y')]);
-  assert.equal(x!.size, 3n);
-  assert.equal(missing, undefined);
+  assert.deepEqual(lstatEntries(odd, [Buffer.from('x'), Buffer.from('y')]), [undefined, undefined]);
 });
 
 test('a folder that cannot be entered gives undefined for each entry, and the cwd is kept', (t) => {
