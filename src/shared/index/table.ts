@@ -34,6 +34,8 @@ export class BlobTable {
   #slots = new Int32Array(0);
   #packIDs: ID[] = [];
   #packNumber = new Map<ID, number>();
+  #lastPack: ID | undefined;
+  #lastPackNumber = 0;
   #spans: { count: number; type: number; byPack: Map<number, { start: number; end: number }> } | undefined;
   /** a looked-up id as bytes, reused so a lookup allocates nothing */
   readonly #key = Buffer.alloc(32);
@@ -52,12 +54,12 @@ export class BlobTable {
 
   /** Adds a blob; a blob already present (same id and type) keeps its first location. Returns whether it was new. */
   add(pack: ID, b: PackedBlob): boolean {
-    return this.#add(pack, this.#bytes(b.id), b);
+    return this.#add(pack, this.#bytes(b.id), 0, b);
   }
 
   /** `add` for a blob whose id is bytes, as another table hands them out: no hex on the way. */
   addRaw(pack: ID, b: RawBlob): boolean {
-    return this.#add(pack, b.ids.subarray(b.at, b.at + 32), b);
+    return this.#add(pack, b.ids, b.at, b);
   }
 
   /** Calls `fn` for each entry in the order added, with one RawBlob refilled each time (see RawBlob). */
@@ -76,15 +78,16 @@ export class BlobTable {
     }
   }
 
-  #add(pack: ID, id: Uint8Array, b: { type: BlobType; offset: number; length: number; uncompressedLength: number }): boolean {
+  /** adds the blob whose id is the 32 bytes of `ids` from `at` */
+  #add(pack: ID, ids: Uint8Array, at: number, b: { type: BlobType; offset: number; length: number; uncompressedLength: number }): boolean {
     const t = b.type === 'tree' ? 1 : 0;
-    if (this.#find(id, t) !== empty) return false;
+    if (this.#find(ids, at, t) !== empty) return false;
     if (this.#count === this.#cap) this.#growChunks();
     if (this.#count + 1 > this.#slots.length * maxLoad) this.#resizeSlots(this.#count + 1);
     const i = this.#count++;
     const c = this.#chunks[i >>> chunkBits];
     const j = i & chunkMask;
-    c.ids.set(id, j * 32);
+    for (let k = 0; k < 32; k++) c.ids[j * 32 + k] = ids[at + k];
     c.nums[j * 4] = this.#packRef(pack);
     c.nums[j * 4 + 1] = b.offset;
     c.nums[j * 4 + 2] = b.length;
@@ -95,12 +98,12 @@ export class BlobTable {
   }
 
   has(id: ID, type: BlobType): boolean {
-    return this.#find(this.#bytes(id), type === 'tree' ? 1 : 0) !== empty;
+    return this.#find(this.#bytes(id), 0, type === 'tree' ? 1 : 0) !== empty;
   }
 
   /** The entry's position (0..size-1), stable for the table's life: lets callers keep per-blob marks in a typed array. */
   position(id: ID, type: BlobType): number {
-    return this.#find(this.#bytes(id), type === 'tree' ? 1 : 0);
+    return this.#find(this.#bytes(id), 0, type === 'tree' ? 1 : 0);
   }
 
   at(position: number): BlobLocation {
@@ -109,7 +112,7 @@ export class BlobTable {
   }
 
   get(id: ID, type: BlobType): BlobLocation | undefined {
-    const i = this.#find(this.#bytes(id), type === 'tree' ? 1 : 0);
+    const i = this.#find(this.#bytes(id), 0, type === 'tree' ? 1 : 0);
     return i === empty ? undefined : this.#at(i);
   }
 
@@ -170,36 +173,41 @@ export class BlobTable {
   }
 
   #packRef(pack: ID): number {
+    // an index file lists a pack's blobs together
+    if (pack === this.#lastPack) return this.#lastPackNumber;
     let n = this.#packNumber.get(pack);
     if (n === undefined) {
       n = this.#packIDs.length;
       this.#packIDs.push(pack);
       this.#packNumber.set(pack, n);
     }
+    this.#lastPack = pack;
+    this.#lastPackNumber = n;
     return n;
   }
 
-  #hash(id: Uint8Array, t: number): number {
+  /** of the id that is the 32 bytes of `ids` from `at` */
+  #hash(ids: Uint8Array, at: number, t: number): number {
     // ids are SHA-256 output, so their leading bytes are already uniformly distributed
-    return ((id[0] | (id[1] << 8) | (id[2] << 16) | (id[3] << 24)) ^ t) >>> 0;
+    return ((ids[at] | (ids[at + 1] << 8) | (ids[at + 2] << 16) | (ids[at + 3] << 24)) ^ t) >>> 0;
   }
 
-  #find(id: Uint8Array, t: number): number {
+  #find(ids: Uint8Array, at: number, t: number): number {
     const mask = this.#slots.length - 1;
-    for (let s = this.#hash(id, t) & mask; ; s = (s + 1) & mask) {
+    for (let s = this.#hash(ids, at, t) & mask; ; s = (s + 1) & mask) {
       const i = this.#slots[s];
       if (i === empty) return empty;
-      if (this.#matches(i, id, t)) return i;
+      if (this.#matches(i, ids, at, t)) return i;
     }
   }
 
-  #matches(i: number, id: Uint8Array, t: number): boolean {
+  #matches(i: number, id: Uint8Array, at: number, t: number): boolean {
     const c = this.#chunks[i >>> chunkBits];
     const j = i & chunkMask;
     if (c.type[j] !== t) return false;
     const ids = c.ids;
     const base = j * 32;
-    for (let k = 0; k < 32; k++) if (ids[base + k] !== id[k]) return false;
+    for (let k = 0; k < 32; k++) if (ids[base + k] !== id[at + k]) return false;
     return true;
   }
 
@@ -207,7 +215,7 @@ export class BlobTable {
     const c = this.#chunks[i >>> chunkBits];
     const j = i & chunkMask;
     const mask = this.#slots.length - 1;
-    let s = this.#hash(c.ids.subarray(j * 32, j * 32 + 4), c.type[j]) & mask;
+    let s = this.#hash(c.ids, j * 32, c.type[j]) & mask;
     while (this.#slots[s] !== empty) s = (s + 1) & mask;
     this.#slots[s] = i;
   }

@@ -131,3 +131,27 @@ test('open reads the config while it looks for the key, not after', async () => 
   // a missing repository is still named as such, not as a wrong password (it has no key files either)
   await assert.rejects(Repository.open(new MemBackend(), 'nope'), NoRepositoryError);
 });
+
+test('index files in any JSON spelling load, the fast reader giving way to the general one midway', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const ids = await storeBlobs(repo, [randomBytes(3000, 51), randomBytes(3000, 52), randomBytes(3000, 53)]);
+  const written = new Map(ids.map((id) => [id, repo.index.get(id, 'data')!]));
+  for await (const f of backend.list('index')) await backend.remove({ type: 'index', name: f.name });
+  // the same blobs, the last one with its fields in another order: read fast up to there, then read again in full
+  const entry = (id: string) => {
+    const l = written.get(id)!;
+    return { id, type: 'data', offset: l.offset, length: l.length, ...(l.uncompressedLength ? { uncompressed_length: l.uncompressedLength } : {}) };
+  };
+  const pack = written.get(ids[0])!.pack;
+  assert.ok(ids.every((id) => written.get(id)!.pack === pack), 'the test expects the three blobs in one pack');
+  const last = entry(ids[2]);
+  const reordered = { ...('uncompressed_length' in last ? { uncompressed_length: last.uncompressed_length } : {}), length: last.length, offset: last.offset, type: last.type, id: last.id };
+  const text = `{"packs":[{"id":"${pack}","blobs":[${JSON.stringify(entry(ids[0]))},${JSON.stringify(entry(ids[1]))},${JSON.stringify(reordered)}]}]}`;
+  await repo.saveUnpacked('index', Buffer.from(text));
+  await repo.saveUnpacked('index', Buffer.from(JSON.stringify({ packs: [{ id: pack, blobs: [entry(ids[1])] }] }, null, 2)));
+  const reopened = await Repository.open(backend, testPassword);
+  await reopened.loadIndex();
+  assert.equal(reopened.index.size, 3);
+  for (const id of ids) assert.deepEqual(reopened.index.get(id, 'data'), written.get(id));
+});
