@@ -3,7 +3,7 @@
 // snapshot. The walk never waits for file contents, so many files are in flight even in narrow, deep trees,
 // while a semaphore bounds how many.
 import { stat } from 'node:fs/promises';
-import { lstatSync, readdirSync, type BigIntStats } from 'node:fs';
+import { lstatSync, type BigIntStats } from 'node:fs';
 import { cpus } from 'node:os';
 import { hashID, type ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
@@ -18,6 +18,7 @@ import { compareNames, newNode, type TreeNode } from '../tree/node.ts';
 import { localTime } from '../tree/gotime.ts';
 import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
 import { lstatEntries } from '../fsmeta/lstat-entries.ts';
+import { listNames } from '../fsmeta/list-names.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { consola } from 'consola';
 import { BackupPool } from './pool.ts';
@@ -200,7 +201,7 @@ export class Archiver {
   async #walkDir(dir: Buffer, parent: PreviousTree | undefined): Promise<Pending<ID>> {
     // lstat and readdir block: on a mounted volume each takes microseconds, where a round trip through libuv's
     // thread pool per entry left the main thread idle for most of an incremental backup
-    const names = readdirSync(dir, { encoding: 'buffer' }).sort(compareNames);
+    const names = listNames(dir);
     const nodes: Promise<TreeNode>[] = [];
     let stats: (BigIntStats | undefined)[] = [];
     for (let i = 0; i < names.length; i++) {

@@ -15,7 +15,7 @@ let home: string | undefined;
  * The entries' lstat, in order; undefined where it failed, and for every entry of a folder that cannot be entered:
  * the caller stats those by their full paths, which also gives errors that name them.
  */
-export function lstatEntries(dir: Buffer, names: readonly Buffer[]): (BigIntStats | undefined)[] {
+export function lstatEntries(dir: Buffer, names: readonly Uint8Array[]): (BigIntStats | undefined)[] {
   const back = enter(dir);
   if (back === undefined) return names.map(() => undefined);
   try {
@@ -48,9 +48,10 @@ function leave(back: string): void {
   }
 }
 
-function tryLstat(name: Buffer): BigIntStats | undefined {
+function tryLstat(name: Uint8Array): BigIntStats | undefined {
   try {
-    return lstatSync(name, { bigint: true });
+    // Node takes any Uint8Array as a path, as it does a Buffer; its types name only Buffer
+    return lstatSync(name as Buffer, { bigint: true });
   } catch {
     return undefined;
   }
