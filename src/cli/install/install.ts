@@ -2,7 +2,7 @@
 // image, then printed (--dry-run), checked by the apiserver without storing anything (--server-dry-run), or applied
 // with server-side apply, as `kubectl apply --server-side -k deploy/` would.
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { toYaml } from '../../shared/api/yaml.ts';
 import { applyAll, describeObject } from '../../shared/install/apply.ts';
 import { defaultNamespace, renderInstall } from '../../shared/install/install.ts';

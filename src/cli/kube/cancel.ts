@@ -1,7 +1,7 @@
 // `ferry cancel KIND/NAME`: sets spec.cancel; the dispatcher moves the resource to Canceling and finalize cleans
 // up. With --wait the command returns once it is Canceled (exit 0), or fails if it ended otherwise first.
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { canCancel } from '../../shared/api/phases.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';

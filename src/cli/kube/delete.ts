@@ -1,7 +1,7 @@
 // `ferry backup delete NAME` and `ferry restore delete NAME`. Deleting a DataUpload also frees its data in the
 // repository: its delete step runs behind a finalizer, so with --wait the command returns once that is done.
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import type { ResourceKind } from '../../shared/api/types.ts';
 import { sleep } from '../../shared/concurrency/sleep.ts';
 import type { Kube } from '../../shared/kube/kube.ts';

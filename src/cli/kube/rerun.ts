@@ -2,7 +2,7 @@
 // it. The dispatcher decides which step and attempt are due (ignoring its attempt limit and settle time: a person
 // asked) and creates the Job from its template; a step whose Job is still running is not started twice.
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { jobName, labels } from '../../shared/api/phases.ts';
 import { createLogger } from '../../shared/kube/logger.ts';
 import { decide } from '../../dispatcher/decide.ts';

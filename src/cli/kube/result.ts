@@ -1,7 +1,7 @@
 // What `create` prints: the object as a document (-o json|yaml), a table row (-o wide), or a line saying what
 // happened, with the outcome in one sentence after --wait.
 import type { DataUpload } from '../../shared/api/types.ts';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { formatBytes } from '../output.ts';
 import { isDocument, printObjects, type OutputFormat } from '../resource/output.ts';
 import { between } from '../resource/time.ts';

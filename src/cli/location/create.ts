@@ -3,7 +3,7 @@
 // from files or the environment, never from the command line, and are never printed.
 import { readFile } from 'node:fs/promises';
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import type { BackupStorageLocationSpec } from '../../shared/api/types.ts';
 import { apiVersion } from '../../shared/api/types.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';

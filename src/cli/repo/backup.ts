@@ -1,7 +1,7 @@
 import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import type { Repository } from '../../shared/repository/repository.ts';
 import { listSnapshots } from '../../shared/repository/snapshots.ts';
 import { findLatest, selectSnapshot, type SnapshotEntry } from '../../shared/snapshot/select.ts';
@@ -40,6 +40,7 @@ export default defineCommand({
       paths, tags, hostname, signal, parent,
       stream: args.stream ? { name: args.stream } : undefined,
       xattrs: args.xattrs,
+      onWarning: (m) => consola.warn(m),
       writer: packSize === undefined ? undefined : { packSize },
       onProgress: args.json ? undefined : (p) => progress.update(p),
     });

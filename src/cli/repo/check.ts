@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { checkRepository } from '../../shared/check/check.ts';
 import { printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { forgetSnapshots, listSnapshots } from '../../shared/repository/snapshots.ts';
 import { resolveSnapshotID } from '../../shared/snapshot/select.ts';
 import { prune } from '../../shared/prune/prune.ts';

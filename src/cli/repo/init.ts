@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { Repository } from '../../shared/repository/repository.ts';
 import { backendFor, readPassword, repoArgs, repoLocation } from './options.ts';
 import { printJSON } from '../output.ts';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';

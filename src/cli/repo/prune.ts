@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { prune, type PruneResult } from '../../shared/prune/prune.ts';
 import { formatBytes, printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';

@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { listSnapshots } from '../../shared/repository/snapshots.ts';
 import { formatGoTime } from '../../shared/tree/gotime.ts';
 import { formatBytes, printJSON } from '../output.ts';

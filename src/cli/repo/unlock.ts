@@ -1,5 +1,5 @@
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { removeStaleLocks } from '../../shared/lock/lock.ts';
 import { lockStore } from '../../shared/repository/lock-store.ts';
 import { printJSON } from '../output.ts';

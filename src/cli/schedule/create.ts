@@ -2,7 +2,7 @@
 // the namespace. Every flag is checked against the API's own field rules first, so a mistake is bad usage naming
 // the flag (exit 2), not an apiserver refusal.
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import type { BackupSchedule, BackupScheduleSpec, ConcurrencyPolicy, RetentionPolicy } from '../../shared/api/types.ts';
 import { apiVersion } from '../../shared/api/types.ts';
 import { validateFields } from '../../shared/api/schemas.ts';

@@ -1,7 +1,7 @@
 // `ferry schedule delete NAME [--delete-backups]`: the schedule goes with its CronJob; its backups stay unless
 // --delete-backups asks for them (and their repository data) to go too.
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { scheduleAnnotations } from '../../shared/schedule/names.ts';
 import { isDocument, printDocument } from '../resource/output.ts';
 import { oneScheduleArgs, withSchedule } from './one.ts';

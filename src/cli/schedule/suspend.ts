@@ -1,6 +1,6 @@
 // `ferry schedule suspend|resume NAME`: sets spec.suspend; runs already started go on.
 import { defineCommand } from 'citty';
-import { consola } from 'consola';
+import { consola } from '../console.ts';
 import { isDocument, printDocument } from '../resource/output.ts';
 import type { Schedule } from './create.ts';
 import { oneScheduleArgs, withSchedule } from './one.ts';

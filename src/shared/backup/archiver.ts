@@ -20,7 +20,6 @@ import { nodeFromStat, type ReadOptions } from '../fsmeta/read.ts';
 import { lstatEntries } from '../fsmeta/lstat-entries.ts';
 import { listNames } from '../fsmeta/list-names.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
-import { consola } from 'consola';
 import { BackupPool } from './pool.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
@@ -44,6 +43,8 @@ export interface ArchiveOptions {
    * processes, which costs far more than the rest of a small file's backup.
    */
   xattrs?: boolean;
+  /** what the backup skipped and went on without (extended attributes it could not read); Node's warnings by default */
+  onWarning?: (message: string) => void;
 }
 
 export interface ArchiveResult {
@@ -97,7 +98,7 @@ export class Archiver {
     if (this.#opts.xattrs) {
       const reason = await xattrUnsupportedReason(paths[0]);
       if (reason) throw new Error(`cannot record extended attributes: ${reason}`);
-      this.#read.xattrs = new XattrReader((m) => consola.warn(m));
+      this.#read.xattrs = new XattrReader(this.#opts.onWarning ?? ((m) => process.emitWarning(m)));
     }
     // totals only matter to someone watching progress; the scan costs a second lstat per file
     const scan = this.#opts.onProgress ? scanTotals(paths, this.#progress, this.#opts.signal) : Promise.resolve();
