@@ -23,6 +23,7 @@ import { checkoutDir, statePaths } from '../cluster/paths.ts';
 import { freePort } from '../cluster/ports.ts';
 import type { KubeObject } from '../cluster/kube.ts';
 import { makeTestCertificates } from './test-ca.ts';
+import { answersReady, awaitDispatcher } from './dispatcher-start.ts';
 import type { TestCluster } from './cluster.ts';
 
 const run = promisify(execFile);
@@ -78,22 +79,6 @@ export async function renderDeploy(): Promise<KubeObject[]> {
   return renderInstall({ dir: join(checkoutDir, 'deploy') });
 }
 
-async function healthy(port: number): Promise<boolean> {
-  try {
-    return (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })).ok;
-  } catch {
-    return false;
-  }
-}
-
-async function waitHealthy(port: number, what: string, timeoutMs = 180_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await healthy(port))) {
-    if (Date.now() > deadline) throw new Error(`${what} did not become ready on 127.0.0.1:${port} within ${timeoutMs / 1000} s.`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 function dispatcherDeployment(rendered: KubeObject[], name: string, version: string, webhookPort: number, metricsPort: number): KubeObject {
   const deployment = structuredClone(rendered.find((o) => o.kind === 'Deployment' && o.metadata.name === 'ferry-dispatcher'));
   if (!deployment) throw new Error('deploy/ renders no Deployment ferry-dispatcher.');
@@ -141,12 +126,19 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
   const secretName = `ferry-dispatcher-tls-${version}`;
   const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: secretName, namespace: ferryNamespace }, stringData: { 'tls.crt': cert, 'tls.key': key } };
 
-  const webhookPort = await freePort();
-  const metricsPort = await freePort();
-  const deployment = dispatcherDeployment(rendered, `ferry-dispatcher-${version}`, version, webhookPort, metricsPort);
-  deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName = secretName;
-  await apply(cluster, [secret, deployment]);
-  await waitHealthy(metricsPort, 'The dispatcher');
+  let webhookPort = 0;
+  let metricsPort = 0;
+  let deployment: KubeObject = {};
+  for (let attempt = 1; ; attempt++) {
+    webhookPort = await freePort();
+    metricsPort = await freePort();
+    deployment = dispatcherDeployment(rendered, `ferry-dispatcher-${version}`, version, webhookPort, metricsPort);
+    deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName = secretName;
+    await apply(cluster, [secret, deployment]);
+    const start = await awaitDispatcher({ kubectl: (args) => kubectl(cluster, args), namespace: ferryNamespace, selector: `${installLabel}=${version}`, metricsPort });
+    if (start.ready) break;
+    if (!start.portTaken || attempt === 3) throw new Error(`The dispatcher on 127.0.0.1:${metricsPort} (webhook ${webhookPort}) did not start, attempt ${attempt}: ${start.why}`);
+  }
   await apply(cluster, [webhookConfiguration(rendered, webhookPort, ca)]);
   // every other dispatcher goes: an earlier install's, or one whose install did not finish
   const others = (await kubectl(cluster, ['get', 'deployment', '-n', ferryNamespace, '-l', 'app.kubernetes.io/component=dispatcher', '-o', 'name']))
@@ -160,7 +152,7 @@ export async function installFerry(cluster: BoxAccess): Promise<FerryInstall> {
   return withLock(join(statePaths().root, 'ferry-install.lock'), 10 * 60_000, async () => {
     const previous = JSON.parse(await readFile(recordFile, 'utf8').catch(() => '{}')) as Partial<FerryInstall>;
     const version = await currentVersion();
-    if (previous.version === version && previous.metricsPort && (await healthy(previous.metricsPort))) return previous as FerryInstall;
+    if (previous.version === version && previous.metricsPort && (await answersReady(previous.metricsPort))) return previous as FerryInstall;
     const installed = await install(cluster, version);
     await writeFile(recordFile, JSON.stringify(installed));
     return installed;
