@@ -18,7 +18,7 @@ function location(place: Place): string {
  * malloc's settings as the image sets them for every process (Containerfile): a Job's ferry then starts once, where
  * a ferry started without them starts itself again to set them (ferry.mjs), 30-40 ms more for each command.
  */
-export const imageTunables = 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.arena_max=2';
+export const imageTunables = 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1';
 
 function env(place: Place, work: string): Record<string, string> {
   const e = { ...baseEnv(work), FERRY_PASSWORD: benchPassword, GLIBC_TUNABLES: imageTunables };
