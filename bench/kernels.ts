@@ -1,6 +1,7 @@
 // The physical limits on this machine, one core each: how fast data can be read, and how fast each step of the
-// data path runs on its own (hashing, encryption, MAC, compression, chunking), plus what MinIO ingests. ferry's
-// figures in the suite are read against these: a backup cannot beat the slowest kernel it must run on every byte.
+// data path runs on its own (hashing, encryption, MAC, compression, chunking), plus what MinIO ingests and how fast
+// the dataset can be copied into a fresh filesystem. ferry's figures in the suite are read against these: a backup
+// cannot beat the slowest kernel it must run on every byte, and no restore can write files faster than cp does.
 // Standalone: `./node_modules/.bin/node bench/kernels.ts [--quick]` writes bench/results/kernels-<time>.{json,md}.
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
@@ -15,6 +16,8 @@ import { compress, decompress } from '../src/shared/compress/zstd.ts';
 import { poly1305JS } from '../src/shared/crypto/poly1305-js.ts';
 import { poly1305Wasm } from '../src/shared/crypto/poly1305-wasm.ts';
 import { randomBytes, textBytes } from './dataset/content.ts';
+import { restoreFolder } from './measure/fresh-fs.ts';
+import { settle } from './measure/settle.ts';
 import { minioTarget } from './targets.ts';
 
 export interface KernelResult {
@@ -97,11 +100,42 @@ async function minioIngest(dir: string, seconds: number, parallel: number): Prom
   }
 }
 
+/** A folder of the dataset to copy, with its size, and where the copy's filesystem may be made. */
+export interface TreeToCopy {
+  path: string;
+  bytes: number;
+  files: number;
+  work: string;
+}
+
+/**
+ * `cp -a` of a dataset, read from the page cache, into a fresh filesystem made as each restore's is: files with their
+ * content, owners, modes and times, by one process, with nothing to decrypt, decompress or check. What a restore
+ * adds to this is its own work; what this costs is the kernel's and the disk's.
+ */
+export async function copyTreeRate(tree: TreeToCopy): Promise<{ bytesPerSecond: number; on: string }> {
+  const run = promisify(execFile);
+  // read once, so the copy is timed from the page cache as a restore reads a repository a backup just wrote
+  await run('sh', ['-c', 'tar -cf - . | cat > /dev/null'], { cwd: tree.path });
+  await mkdir(tree.work, { recursive: true });
+  const folder = await restoreFolder(tree.work, tree.bytes, tree.files);
+  try {
+    await settle();
+    const started = performance.now();
+    await run('cp', ['-a', '.', folder.dir], { cwd: tree.path });
+    return { bytesPerSecond: tree.bytes / ((performance.now() - started) / 1000), on: folder.kind };
+  } finally {
+    await folder.release();
+  }
+}
+
 export interface KernelOptions {
   /** a large file of the dataset, for the read speed */
   readFile?: string;
   /** where MinIO may keep its data; no MinIO figures without it */
   dir?: string;
+  /** a dataset to copy into a fresh filesystem, the floor under a restore of it */
+  copy?: TreeToCopy;
   seconds: number;
   log: (message: string) => void;
 }
@@ -144,6 +178,10 @@ export async function runKernels(opts: KernelOptions): Promise<KernelResult[]> {
         at = cut;
       }
     }), 'boundaries of restic/chunker');
+  }
+  if (opts.copy) {
+    const copied = await copyTreeRate(opts.copy);
+    add('copy into a fresh filesystem (cp -a, from the page cache)', copied.bytesPerSecond, `${opts.copy.files} files; into ${copied.on}`);
   }
   if (opts.dir) {
     add('MinIO ingest, PUT 16 MiB, 1 stream', await minioIngest(opts.dir, s * 2, 1), 'server and client share the cores');

@@ -76,9 +76,11 @@ async function main(): Promise<void> {
   const machine = await describeMachine(config.dir, versions);
   let kernels: KernelResult[] = [];
   if (config.kernels) {
-    const largest = datasets.find((d) => d.id === 'A')?.plan.reduce((a, b) => (b.size > a.size ? b : a));
-    const readFile = largest ? join(datasets.find((d) => d.id === 'A')!.path, largest.path) : undefined;
-    kernels = await runKernels({ readFile, dir: config.dir, seconds: config.quick ? 1 : 3, log });
+    const a = datasets.find((d) => d.id === 'A');
+    const largest = a?.plan.reduce((x, y) => (y.size > x.size ? y : x));
+    const readFile = a && largest ? join(a.path, largest.path) : undefined;
+    const copy = a ? { path: a.path, bytes: a.bytes, files: a.files, work: join(config.dir, 'work') } : undefined;
+    kernels = await runKernels({ readFile, copy, dir: config.dir, seconds: config.quick ? 1 : 3, log });
   }
   const targets = await openTargets(config);
   const results: OpResult[] = [];

@@ -10,6 +10,7 @@ import { measure } from './measure/child.ts';
 import type { Command } from './measure/child.ts';
 import { requestsBetween } from './measure/minio-metrics.ts';
 import { restoreFolder, type RestoreFolderKind } from './measure/fresh-fs.ts';
+import { settle } from './measure/settle.ts';
 import { countTree } from './measure/stored.ts';
 import type { Peer, Place, RepoCommands, Source } from './peers/peer.ts';
 import type { Target, TargetName } from './targets.ts';
@@ -74,6 +75,7 @@ interface Run {
 async function measured(run: Run, op: OpName, cmd: Command, after?: (r: OpResult) => Promise<void>): Promise<void> {
   const { dataset, peer, target, place, rep } = run;
   const base: OpResult = { dataset: dataset.name, datasetID: dataset.id, op, peer: peer.name, target: target.name, rep, ok: false };
+  await settle();
   const before = await target.requests(place);
   const figures = await measure(cmd, run.work, run.ctx.timeoutSeconds);
   const result: OpResult = {
