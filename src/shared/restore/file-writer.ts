@@ -10,6 +10,7 @@ import type { ID } from '../ids/id.ts';
 import { sealOverhead } from '../crypto/seal.ts';
 import type { BlobLocation } from '../index/table.ts';
 import type { ByteBudget } from './byte-budget.ts';
+import type { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
 
@@ -103,6 +104,8 @@ export interface WriteTarget {
 export interface ContentSource {
   read(loc: BlobLocation): Promise<Uint8Array>;
   budget: ByteBudget;
+  /** bounds the writes in flight, so they cannot fill libuv's threads ahead of the pack reads */
+  writes?: Semaphore;
 }
 
 /**
@@ -137,7 +140,14 @@ export async function writeFileContent(
         signal?.throwIfAborted();
         const data = await source.read(b.loc);
         if (failed) return;
-        const end = await writeSkippingZeros(await handle(), data, b.offset);
+        const fh = await handle();
+        await source.writes?.acquire();
+        let end: number;
+        try {
+          end = await writeSkippingZeros(fh, data, b.offset);
+        } finally {
+          source.writes?.release();
+        }
         written = Math.max(written, end);
         onBytes(b.length);
       } catch (err) {

@@ -1,5 +1,6 @@
 // Issue 7: a single large file restores in parallel, not as one stream: its blobs are asked for at once, several
-// ranged pack reads are in flight together, and each blob is written at its offset whatever order it arrives in.
+// ranged pack reads are in flight together, and each blob is written at its offset whatever order it arrives in,
+// with no more writes in flight than the restore allows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,6 +11,11 @@ import { MemBackend } from '../../../src/shared/backend/mem.ts';
 import type { Handle } from '../../../src/shared/backend/backend.ts';
 import { backup } from '../../../src/shared/backup/backup.ts';
 import { restoreTree } from '../../../src/shared/restore/restorer.ts';
+import { writeFileContent } from '../../../src/shared/restore/file-writer.ts';
+import { ByteBudget } from '../../../src/shared/restore/byte-budget.ts';
+import { Semaphore } from '../../../src/shared/concurrency/semaphore.ts';
+import type { BlobLocation } from '../../../src/shared/index/table.ts';
+import { decodeTree, findNode } from '../../../src/shared/tree/tree.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 
 /** Pack reads take a while, as over a network, and the most in flight at once is recorded. */
@@ -49,6 +55,47 @@ test('one 40 MiB file is read by several ranged reads at once and written correc
     await restoreTree(repo, snapshot.tree, { target });
     assert.ok(Buffer.from(await readFile(join(target, source, 'disk.img'))).equals(data), 'the restored file differs');
     assert.ok(backend.maxInFlight >= 3, `at most ${backend.maxInFlight} pack read(s) in flight for one file: one stream`);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+});
+
+/** Records the most permits held at once. */
+class CountingSemaphore extends Semaphore {
+  held = 0;
+  maxHeld = 0;
+
+  override async acquire(): Promise<void> {
+    await super.acquire();
+    this.maxHeld = Math.max(this.maxHeld, ++this.held);
+  }
+
+  override release(): void {
+    this.held--;
+    super.release();
+  }
+}
+
+test('a file whose blobs are all ready is written through the writes bound, and whole', async () => {
+  const work = await mkdtemp(join(tmpdir(), 'ferry-large-file-'));
+  try {
+    const source = join(work, 'source');
+    const data = randomBytes(12 << 20, 9);
+    await mkdir(source);
+    await writeFile(join(source, 'disk.img'), data);
+    const repo = await testRepo(new MemBackend());
+    const { snapshot } = await backup(repo, { paths: [source] });
+    let tree = decodeTree(await repo.loadBlob('tree', snapshot.tree));
+    for (const part of source.split('/').filter(Boolean)) tree = decodeTree(await repo.loadBlob('tree', findNode(tree, Buffer.from(part))!.subtree!));
+    const node = findNode(tree, Buffer.from('disk.img'))!;
+    assert.ok(node.content!.length >= 4, `the file should have several blobs, got ${node.content!.length}`);
+    const writes = new CountingSemaphore(2);
+    const content = { read: (loc: BlobLocation) => repo.loadBlob('data', loc.id), budget: new ByteBudget(64 << 20), writes };
+    const target = join(work, 'disk.img');
+    await writeFileContent(repo, Buffer.from(target), node.content!, content, () => {});
+    assert.equal(writes.maxHeld, 2, 'the writes went past their bound, or never overlapped');
+    assert.equal(writes.held, 0);
+    assert.ok(Buffer.from(await readFile(target)).equals(data), 'the written file differs');
   } finally {
     await rm(work, { recursive: true, force: true });
   }
