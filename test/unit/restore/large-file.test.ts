@@ -38,16 +38,22 @@ class SlowBackend extends MemBackend {
   }
 }
 
+/** One file of `size` random bytes in `work`/source, backed up into a fresh repository on `backend`. */
+async function backedUpFile(work: string, size: number, seed: number, backend: MemBackend) {
+  const source = join(work, 'source');
+  const data = randomBytes(size, seed);
+  await mkdir(source);
+  await writeFile(join(source, 'disk.img'), data);
+  const repo = await testRepo(backend);
+  const { snapshot } = await backup(repo, { paths: [source] });
+  return { source, data, repo, snapshot };
+}
+
 test('one 40 MiB file is read by several ranged reads at once and written correctly out of order', async () => {
   const work = await mkdtemp(join(tmpdir(), 'ferry-large-file-'));
   try {
-    const source = join(work, 'source');
-    const data = randomBytes(40 << 20, 7);
-    await mkdir(source);
-    await writeFile(join(source, 'disk.img'), data);
     const backend = new SlowBackend();
-    const repo = await testRepo(backend);
-    const { snapshot } = await backup(repo, { paths: [source] });
+    const { source, data, repo, snapshot } = await backedUpFile(work, 40 << 20, 7, backend);
     const packs = repo.index.packs().length;
     assert.ok(packs >= 3, `the file should span several packs, got ${packs}`);
     backend.packReads = 0;
@@ -79,12 +85,7 @@ class CountingSemaphore extends Semaphore {
 test('a file whose blobs are all ready is written through the writes bound, and whole', async () => {
   const work = await mkdtemp(join(tmpdir(), 'ferry-large-file-'));
   try {
-    const source = join(work, 'source');
-    const data = randomBytes(12 << 20, 9);
-    await mkdir(source);
-    await writeFile(join(source, 'disk.img'), data);
-    const repo = await testRepo(new MemBackend());
-    const { snapshot } = await backup(repo, { paths: [source] });
+    const { source, data, repo, snapshot } = await backedUpFile(work, 12 << 20, 9, new MemBackend());
     let tree = decodeTree(await repo.loadBlob('tree', snapshot.tree));
     for (const part of source.split('/').filter(Boolean)) tree = decodeTree(await repo.loadBlob('tree', findNode(tree, Buffer.from(part))!.subtree!));
     const node = findNode(tree, Buffer.from('disk.img'))!;
