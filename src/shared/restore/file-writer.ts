@@ -142,13 +142,14 @@ export async function writeFileContent(
         if (failed) return;
         const fh = await handle();
         await source.writes?.acquire();
-        let end: number;
         try {
-          end = await writeSkippingZeros(fh, data, b.offset);
+          // a wait for the bound may outlast the file: nothing more is written to one that is going away
+          if (failed) return;
+          const end = await writeSkippingZeros(fh, data, b.offset);
+          written = Math.max(written, end);
         } finally {
           source.writes?.release();
         }
-        written = Math.max(written, end);
         onBytes(b.length);
       } catch (err) {
         failed = true;
