@@ -117,7 +117,6 @@ export async function copyTreeRate(tree: TreeToCopy): Promise<{ bytesPerSecond: 
   const run = promisify(execFile);
   // read once, so the copy is timed from the page cache as a restore reads a repository a backup just wrote
   await run('sh', ['-c', 'tar -cf - . | cat > /dev/null'], { cwd: tree.path });
-  await mkdir(tree.work, { recursive: true });
   const folder = await restoreFolder(tree.work, tree.bytes, tree.files);
   try {
     await settle();

@@ -27,11 +27,11 @@ export function imageSize(bytes: number, files: number): { bytes: number; inodes
   return { bytes: Math.ceil((data * 1.25 + 256 * 2 ** 20) / GiB) * GiB, inodes: Math.ceil(files * 1.1) + 16384 };
 }
 
-/** An empty folder for one restore under `work`, on a filesystem of its own when this machine allows it. */
+/** An empty folder for one restore under `work` (made if missing), on a filesystem of its own when this machine allows it. */
 export async function restoreFolder(work: string, bytes: number, files: number): Promise<RestoreFolder> {
   const dir = join(work, 'restored');
   await rm(dir, { recursive: true, force: true });
-  await mkdir(dir);
+  await mkdir(dir, { recursive: true });
   const plain: RestoreFolder = { dir, kind: 'work folder', release: () => rm(dir, { recursive: true, force: true }) };
   if (process.getuid?.() !== 0) return plain;
   const image = join(work, 'restored.img');

@@ -114,6 +114,23 @@ async function apply(cluster: BoxAccess, items: KubeObject[]): Promise<void> {
   }
 }
 
+/**
+ * Applies the TLS Secret and a dispatcher Deployment on free ports and waits until it answers; a port taken before the
+ * dispatcher bound it means new ports (up to three attempts), any other failure to start is thrown with its reasons.
+ */
+async function startDispatcher(cluster: BoxAccess, rendered: KubeObject[], version: string, secret: KubeObject): Promise<{ webhookPort: number; metricsPort: number; deployment: KubeObject }> {
+  for (let attempt = 1; ; attempt++) {
+    const webhookPort = await freePort();
+    const metricsPort = await freePort();
+    const deployment = dispatcherDeployment(rendered, `ferry-dispatcher-${version}`, version, webhookPort, metricsPort);
+    deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName = secret.metadata.name;
+    await apply(cluster, [secret, deployment]);
+    const start = await awaitDispatcher({ kubectl: (args) => kubectl(cluster, args), namespace: ferryNamespace, selector: `${installLabel}=${version}`, metricsPort });
+    if (start.ready) return { webhookPort, metricsPort, deployment };
+    if (!start.portTaken || attempt === 3) throw new Error(`The dispatcher on 127.0.0.1:${metricsPort} (webhook ${webhookPort}) did not start, attempt ${attempt}: ${start.why}`);
+  }
+}
+
 async function install(cluster: BoxAccess, version: string): Promise<FerryInstall> {
   const rendered = await renderDeploy();
   const plain = rendered.filter((o) => !replaced.has(o.kind));
@@ -126,19 +143,7 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
   const secretName = `ferry-dispatcher-tls-${version}`;
   const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: secretName, namespace: ferryNamespace }, stringData: { 'tls.crt': cert, 'tls.key': key } };
 
-  let webhookPort = 0;
-  let metricsPort = 0;
-  let deployment: KubeObject = {};
-  for (let attempt = 1; ; attempt++) {
-    webhookPort = await freePort();
-    metricsPort = await freePort();
-    deployment = dispatcherDeployment(rendered, `ferry-dispatcher-${version}`, version, webhookPort, metricsPort);
-    deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName = secretName;
-    await apply(cluster, [secret, deployment]);
-    const start = await awaitDispatcher({ kubectl: (args) => kubectl(cluster, args), namespace: ferryNamespace, selector: `${installLabel}=${version}`, metricsPort });
-    if (start.ready) break;
-    if (!start.portTaken || attempt === 3) throw new Error(`The dispatcher on 127.0.0.1:${metricsPort} (webhook ${webhookPort}) did not start, attempt ${attempt}: ${start.why}`);
-  }
+  const { webhookPort, metricsPort, deployment } = await startDispatcher(cluster, rendered, version, secret);
   await apply(cluster, [webhookConfiguration(rendered, webhookPort, ca)]);
   // every other dispatcher goes: an earlier install's, or one whose install did not finish
   const others = (await kubectl(cluster, ['get', 'deployment', '-n', ferryNamespace, '-l', 'app.kubernetes.io/component=dispatcher', '-o', 'name']))
