@@ -1,6 +1,7 @@
 // Blob kinds and where a blob lives. A pack's header entry type encodes kind and compression together:
 // 0 data, 1 tree, 2 compressed data, 3 compressed tree (format v2; v1 knows only 0 and 1).
 import type { ID } from '../ids/id.ts';
+import { sealOverhead } from '../crypto/seal.ts';
 
 export type BlobType = 'data' | 'tree';
 
@@ -14,6 +15,11 @@ export interface PackedBlob extends BlobHandle {
   offset: number;
   length: number;
   uncompressedLength: number;
+}
+
+/** The plaintext length of a stored blob, known from the index without reading it. */
+export function plainLength(b: PackedBlob): number {
+  return b.uncompressedLength > 0 ? b.uncompressedLength : b.length - sealOverhead;
 }
 
 export function entryType(type: BlobType, compressed: boolean): number {

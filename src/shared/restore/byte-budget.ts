@@ -1,5 +1,6 @@
-// Bounds the plaintext a restore holds between asking for a blob and writing it: the pack reader may gather many
-// requests into one read, so the number of requests no longer bounds memory; their bytes do.
+// Bounds the plaintext a restore holds between a pack read handing a blob over and the blob's writer being done
+// with it: a read may serve many files at once, so neither the number of reads nor of files bounds memory; these
+// bytes do.
 
 export class ByteBudget {
   readonly #capacity: number;
@@ -11,24 +12,35 @@ export class ByteBudget {
     this.#free = capacity;
   }
 
-  /** Waits until `bytes` are free (a request larger than the whole budget waits for all of it), in arrival order. */
-  async take(bytes: number): Promise<number> {
-    const n = Math.min(bytes, this.#capacity);
-    if (this.#waiters.length === 0 && this.#free >= n) {
-      this.#free -= n;
-      return n;
+  /**
+   * Waits until `bytes` are free, in arrival order. A take larger than the whole budget waits for all of it and
+   * leaves the budget overdrawn until it is given back, so every take is given back exactly.
+   */
+  async take(bytes: number): Promise<void> {
+    if (this.#waiters.length === 0 && this.#fits(bytes)) {
+      this.#free -= bytes;
+      return;
     }
-    await new Promise<void>((go) => this.#waiters.push({ bytes: n, go }));
-    return n;
+    await new Promise<void>((go) => this.#waiters.push({ bytes, go }));
   }
 
-  /** Returns what `take` granted. */
-  give(granted: number): void {
-    this.#free += granted;
-    while (this.#waiters.length > 0 && this.#free >= this.#waiters[0].bytes) {
+  /** Takes `bytes` if a take would not wait (as take, it may overdraw an otherwise free budget); else takes nothing. */
+  tryTake(bytes: number): boolean {
+    if (this.#waiters.length > 0 || !this.#fits(bytes)) return false;
+    this.#free -= bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.#free += bytes;
+    while (this.#waiters.length > 0 && this.#fits(this.#waiters[0].bytes)) {
       const w = this.#waiters.shift()!;
       this.#free -= w.bytes;
       w.go();
     }
+  }
+
+  #fits(bytes: number): boolean {
+    return this.#free >= Math.min(bytes, this.#capacity);
   }
 }

@@ -1,4 +1,4 @@
-// Writes one file's content from its blobs: blobs are asked for all at once (within a byte budget) and written at
+// Writes one file's content from its blobs: blobs are asked for all at once (the source bounds what it hands over) and written at
 // their offsets in any order, all-zero chunks are not written at all (untouched ranges stay holes, which recreates
 // sparse files and costs nothing for empty disk regions), and a file whose last bytes were such a hole is extended
 // to its size at the end (one system call fewer for every file that ends in data, most of them). A file is opened
@@ -7,9 +7,8 @@
 import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
-import { sealOverhead } from '../crypto/seal.ts';
 import type { BlobLocation } from '../index/table.ts';
-import type { ByteBudget } from './byte-budget.ts';
+import { plainLength } from '../pack/blob.ts';
 import type { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
@@ -82,7 +81,7 @@ export function placeBlobs(repo: Repository, content: readonly ID[]): { blobs: B
   for (const id of content) {
     const loc = repo.index.get(id, 'data');
     if (!loc) throw new MissingBlobError('data', id);
-    const length = loc.uncompressedLength > 0 ? loc.uncompressedLength : loc.length - sealOverhead;
+    const length = plainLength(loc);
     blobs.push({ id, offset, length, loc });
     offset += length;
   }
@@ -100,10 +99,10 @@ export interface WriteTarget {
   ready?: Promise<unknown>;
 }
 
-/** Where a file's blobs come from: a reader of verified plaintext, and the budget of plaintext bytes in flight. */
+/** Where a file's blobs come from: a reader of verified plaintext, told when each blob it handed over is written. */
 export interface ContentSource {
   read(loc: BlobLocation): Promise<Uint8Array>;
-  budget: ByteBudget;
+  done(loc: BlobLocation): void;
   /** bounds the writes in flight, so they cannot fill libuv's threads ahead of the pack reads */
   writes?: Semaphore;
 }
@@ -133,12 +132,10 @@ export async function writeFileContent(
         onBytes(b.length);
         return;
       }
-      const granted = await source.budget.take(b.length);
+      let data: Uint8Array | undefined;
       try {
-        // blobs still queued when another one failed are not fetched for a file that is going away
-        if (failed) return;
         signal?.throwIfAborted();
-        const data = await source.read(b.loc);
+        data = await source.read(b.loc);
         if (failed) return;
         const fh = await handle();
         await source.writes?.acquire();
@@ -155,7 +152,7 @@ export async function writeFileContent(
         failed = true;
         throw err;
       } finally {
-        source.budget.give(granted);
+        if (data) source.done(b.loc);
       }
     });
     // every blob settles before the file is given up: one still in flight would otherwise create it afterwards

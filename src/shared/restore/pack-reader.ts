@@ -3,11 +3,14 @@
 // fetched with a single ranged read. Restoring many small files thus costs a few reads per pack, not one per file.
 // A read also reaches ahead through the pack's data (up to the longest read), and keeps what it read in a small
 // cache: a restore walks files in the order a backup packed them, so the blobs asked for next are usually there, and
-// a pack costs one or two reads however few files are in flight at once.
+// a pack costs one or two reads however few files are in flight at once. Callers ask for all the blobs they will
+// need at once and a budget bounds the plaintext handed over and not yet done with, so each pack read serves every
+// file that wants something from it (as restic's restorer plans by pack), not only the file that asked first.
 import type { Backend } from '../backend/backend.ts';
 import type { ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
-import type { PackedBlob } from '../pack/blob.ts';
+import { plainLength, type PackedBlob } from '../pack/blob.ts';
+import type { ByteBudget } from './byte-budget.ts';
 
 /**
  * Opens (decrypts, decompresses, verifies) the blobs of one read: `bytes` holds the pack from `start` on.
@@ -28,6 +31,11 @@ export interface PackReaderOptions {
   /** with `span`: bytes of sealed reads kept for the blobs asked for next (0: reads reach no further than asked) */
   cache?: number;
   span?: DataSpan;
+  /**
+   * Plaintext handed over and not yet given back through done(): blobs wait for it, in the order their reads came,
+   * so asking for many blobs at once costs no more memory than the budget (and the reads in flight).
+   */
+  budget?: ByteBudget;
   signal?: AbortSignal;
 }
 
@@ -54,6 +62,12 @@ interface CachedRange extends Range {
   bytes: Uint8Array;
 }
 
+/**
+ * Blobs of a read are opened and handed over in groups of about this much plaintext, each once the budget has room
+ * for it: a pack of text is 3-4 times its size in plaintext, more than a budget would let through at once.
+ */
+const deliverBytes = 8 << 20;
+
 function covers(r: Range, loc: BlobLocation): boolean {
   return r.pack === loc.pack && r.start <= loc.offset && loc.offset + loc.length <= r.end;
 }
@@ -66,6 +80,7 @@ export class PackReader {
   readonly #maxGap: number;
   readonly #cacheCapacity: number;
   readonly #span: DataSpan | undefined;
+  readonly #budget: ByteBudget | undefined;
   readonly #signal: AbortSignal | undefined;
   /** wanted blobs by pack (then by offset); packs in the order their oldest wanted blob arrived */
   readonly #pending = new Map<ID, Map<number, Wanted>>();
@@ -88,6 +103,7 @@ export class PackReader {
     this.#maxGap = opts.maxGap ?? 256 << 10;
     this.#cacheCapacity = opts.span ? opts.cache ?? 0 : 0;
     this.#span = opts.span;
+    this.#budget = opts.budget;
     this.#signal = opts.signal;
     // requests still waiting for a read would otherwise never settle
     this.#signal?.addEventListener('abort', () => this.#failPending(this.#signal!.reason), { once: true });
@@ -104,6 +120,13 @@ export class PackReader {
    */
   readSealed(loc: BlobLocation): Promise<Uint8Array> {
     return this.#want(loc, true);
+  }
+
+  /** Gives back the budget of a blob handed over (once per read or readSealed that resolved), once done with. */
+  done(loc: BlobLocation): void {
+    if (!this.#budget) return;
+    this.#budget.give(plainLength(loc));
+    this.#schedule();
   }
 
   #want(loc: BlobLocation, sealed: boolean): Promise<Uint8Array> {
@@ -140,8 +163,14 @@ export class PackReader {
     for (const [pack, byOffset] of this.#pending) {
       this.#serveCached(pack, byOffset);
       while (byOffset.size > 0 && this.#inFlight.length < this.#reads) {
+        // a read's bytes count against the budget until they arrive (their blobs then take it a group at a time):
+        // reads started while blobs wait for the budget would only hold memory; done() dispatches again
+        if (this.#budget && !this.#budget.tryTake(this.#maxRead)) return;
         const run = this.#takeRun(byOffset, this.#inFlight.length > 0);
-        if (!run) break;
+        if (!run) {
+          this.#budget?.give(this.#maxRead);
+          break;
+        }
         const range = this.#rangeOf(pack, run);
         this.#inFlight.push(range);
         this.readsIssued++;
@@ -238,33 +267,41 @@ export class PackReader {
     } catch (err) {
       for (const w of run) for (const waiter of w.waiters) waiter.reject(err as Error);
       return;
+    } finally {
+      this.#budget?.give(this.#maxRead);
     }
     const asked = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), range.start);
     if (asked < range.end) this.#keep(range, bytes, asked);
     await this.#deliver(range.pack, run, bytes, range.start);
   }
 
-  /** Hands the blobs of a read to those who want them sealed, then opens the rest. */
+  /** Hands the blobs of a read over, a group at a time as the budget allows: sealed as they are, the rest opened. */
   async #deliver(pack: ID, run: Wanted[], bytes: Uint8Array, start: number): Promise<void> {
-    for (const { loc, waiters } of run) {
-      for (const w of waiters) if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
-    }
-    const opening = run.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
-    if (opening.length === 0) return;
-    let results: (Uint8Array | Error)[];
-    try {
-      results = await this.#open(pack, opening.map((w) => w.loc), bytes, start);
-    } catch (err) {
-      results = opening.map(() => err as Error);
-    }
-    opening.forEach((w, i) => {
-      const r = results[i];
-      for (const waiter of w.waiters) {
-        if (waiter.sealed) continue;
-        if (r instanceof Error) waiter.reject(r);
-        else waiter.resolve(r);
+    for (const group of this.#budget ? groups(run) : [run]) {
+      await this.#budget?.take(group.reduce((n, w) => n + plainLength(w.loc) * w.waiters.length, 0));
+      for (const { loc, waiters } of group) {
+        for (const w of waiters) if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
       }
-    });
+      const opening = group.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
+      if (opening.length === 0) continue;
+      let results: (Uint8Array | Error)[];
+      try {
+        results = await this.#open(pack, opening.map((w) => w.loc), bytes, start);
+      } catch (err) {
+        results = opening.map(() => err as Error);
+      }
+      opening.forEach((w, i) => {
+        const r = results[i];
+        for (const waiter of w.waiters) {
+          if (waiter.sealed) continue;
+          if (r instanceof Error) {
+            // nobody will be done with a blob that never came
+            this.done(w.loc);
+            waiter.reject(r);
+          } else waiter.resolve(r);
+        }
+      });
+    }
   }
 
   /**
@@ -283,4 +320,23 @@ export class PackReader {
     this.#cacheBytes += r.bytes.length;
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;
   }
+}
+
+/** A run of blobs cut into groups of about `deliverBytes` of plaintext (a larger blob is a group of its own). */
+function groups(run: Wanted[]): Wanted[][] {
+  const out: Wanted[][] = [];
+  let group: Wanted[] = [];
+  let bytes = 0;
+  for (const w of run) {
+    const n = plainLength(w.loc) * w.waiters.length;
+    if (group.length > 0 && bytes + n > deliverBytes) {
+      out.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(w);
+    bytes += n;
+  }
+  if (group.length > 0) out.push(group);
+  return out;
 }

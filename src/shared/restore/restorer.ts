@@ -1,7 +1,7 @@
 // Restore of a snapshot (or a path inside it) into a directory: directories first, the contents of many files at
-// once through a pack reader that serves neighbouring blobs with one ranged read, hard links recreated from inode
-// numbers, and directory metadata applied last (writing into a directory changes its mtime). Every blob is
-// verified against its id before it is written.
+// once through a pack reader (each file asks for all its blobs at once, so one read of a pack serves every file in
+// flight that needs it), hard links recreated from inode numbers, and directory metadata applied last (writing into
+// a directory changes its mtime). Every blob is verified against its id before it is written.
 import { link, mkdir, stat, symlink } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
@@ -28,7 +28,7 @@ export interface RestoreOptions {
   subpath?: string;
   /** ranged pack reads in flight */
   loads?: number;
-  /** plaintext bytes asked for but not yet written */
+  /** plaintext bytes handed over by pack reads and not yet written (reads in flight count their length too) */
   budget?: number;
   /**
    * Threads that decrypt, decompress and verify blobs. 0 (the default): this thread, which measured less CPU and
@@ -47,8 +47,8 @@ const sep = Buffer.from('/');
 /** files being restored at once: enough that the blobs of many small files share pack reads; few enough that their
  * bookkeeping stays small (dataset B: 512 measured 250 MiB peak, 256 about 225) */
 const filesInFlight = 256;
-/** plaintext asked for but not yet written. 32 MiB measured 60 MiB less peak RSS on A-quick, no slower, but then one
- * large file has only two whole-pack reads in flight (test/unit/restore/large-file.test.ts wants three) */
+/** plaintext handed over but not yet written, and reads in flight: three whole-pack reads of a large file at once
+ * (test/unit/restore/large-file.test.ts) */
 const defaultBudget = 64 << 20;
 /**
  * The longest pack read: a whole pack (16 MiB, plus the blob that overflows it), so a pack costs one read, as in
@@ -105,9 +105,10 @@ class Restorer {
     const open = workers > 0 ? openOnWorkers(this.#pool) : openHere(repo);
     const reader = new PackReader(repo.backend, open, {
       reads: opts.loads, signal: opts.signal, maxRead: packRead, cache: readAhead, span: (pack) => repo.index.span(pack, 'data'),
+      budget: new ByteBudget(opts.budget ?? defaultBudget),
     });
     this.#reader = reader;
-    this.#source = { read: (loc) => reader.read(loc), budget: new ByteBudget(opts.budget ?? defaultBudget), writes: new Semaphore(writesInFlight) };
+    this.#source = { read: (loc) => reader.read(loc), done: (loc) => reader.done(loc), writes: new Semaphore(writesInFlight) };
     this.#small = new SmallFileWriter(repo.key);
     this.#files = new FileSlots(filesInFlight);
     this.#tick = throttled(opts.onProgress, this.#progress);
@@ -285,15 +286,14 @@ class Restorer {
       await this.#small.write(path, new Uint8Array(0), Number(node.size), node);
       return;
     }
-    const granted = await this.#source.budget.take(blob.length);
+    this.#opts.signal?.throwIfAborted();
+    // opened on the small-file thread, which has time to spare where this one has none
+    const sealed = await this.#reader.readSealed(blob.loc);
     try {
-      this.#opts.signal?.throwIfAborted();
-      // opened on the small-file thread, which has time to spare where this one has none
-      const sealed = await this.#reader.readSealed(blob.loc);
       await ready;
       await this.#small.writeSealed(path, sealed, blob.loc, Number(node.size), node);
     } finally {
-      this.#source.budget.give(granted);
+      this.#reader.done(blob.loc);
     }
     this.#progress.bytesDone += blob.length;
     this.#tick.tick();

@@ -37,8 +37,8 @@ export async function restoreStream(repo: Repository, root: ID, target: string, 
   progress.totalsFinal = true;
   progress.currentPath = target;
   const tick = throttled(opts.onProgress, progress);
-  const reader = new PackReader(repo.backend, openHere(repo), { reads: opts.loads, signal: opts.signal });
-  const source = { read: (loc: BlobLocation) => reader.read(loc), budget: new ByteBudget(64 << 20) };
+  const reader = new PackReader(repo.backend, openHere(repo), { reads: opts.loads, signal: opts.signal, budget: new ByteBudget(64 << 20) });
+  const source = { read: (loc: BlobLocation) => reader.read(loc), done: (loc: BlobLocation) => reader.done(loc) };
   await writeFileContent(repo, Buffer.from(target), node.content ?? [], source, (n) => {
     progress.bytesDone += n;
     tick.tick();

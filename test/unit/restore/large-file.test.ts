@@ -12,7 +12,6 @@ import type { Handle } from '../../../src/shared/backend/backend.ts';
 import { backup } from '../../../src/shared/backup/backup.ts';
 import { restoreTree } from '../../../src/shared/restore/restorer.ts';
 import { writeFileContent } from '../../../src/shared/restore/file-writer.ts';
-import { ByteBudget } from '../../../src/shared/restore/byte-budget.ts';
 import { Semaphore } from '../../../src/shared/concurrency/semaphore.ts';
 import type { BlobLocation } from '../../../src/shared/index/table.ts';
 import { decodeTree, findNode } from '../../../src/shared/tree/tree.ts';
@@ -91,7 +90,7 @@ test('a file whose blobs are all ready is written through the writes bound, and 
     const node = findNode(tree, Buffer.from('disk.img'))!;
     assert.ok(node.content!.length >= 4, `the file should have several blobs, got ${node.content!.length}`);
     const writes = new CountingSemaphore(2);
-    const content = { read: (loc: BlobLocation) => repo.loadBlob('data', loc.id), budget: new ByteBudget(64 << 20), writes };
+    const content = { read: (loc: BlobLocation) => repo.loadBlob('data', loc.id), done: () => {}, writes };
     const target = join(work, 'disk.img');
     await writeFileContent(repo, Buffer.from(target), node.content!, content, () => {});
     assert.equal(writes.maxHeld, 2, 'the writes went past their bound, or never overlapped');

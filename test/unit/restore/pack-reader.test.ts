@@ -4,6 +4,7 @@ import { hashID } from '../../../src/shared/ids/id.ts';
 import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
 import { PackReader } from '../../../src/shared/restore/pack-reader.ts';
 import { openHere } from '../../../src/shared/restore/open-blobs.ts';
+import { ByteBudget } from '../../../src/shared/restore/byte-budget.ts';
 import type { Repository } from '../../../src/shared/repository/repository.ts';
 import { CorruptBlobError } from '../../../src/shared/repository/errors.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
@@ -112,6 +113,51 @@ test('a damaged blob fails alone, naming its pack and id; a missing pack fails a
   await backend.remove({ type: 'pack', name: victim.pack });
   const gone = await Promise.allSettled(ids.map((id) => reader.read(locate(repo, id))));
   assert.ok(gone.every((r) => r.status === 'rejected' && backend.isNotExist(r.reason)), `${path} is gone, yet a read succeeded`);
+});
+
+test('with a budget, blobs are handed over only as earlier ones are done with, and each pack is still read once', async () => {
+  const { repo, backend, blobs } = await repoWithBlobs(300, 1000, 16 * 1024);
+  const packs = repo.index.packs().length;
+  assert.ok(packs >= 10, `only ${packs} packs`);
+  const ids = [...blobs.keys()];
+  const victim = locate(repo, ids[150]);
+  const pack = await backend.load({ type: 'pack', name: victim.pack });
+  pack[victim.offset + 20] ^= 1;
+  await backend.save({ type: 'pack', name: victim.pack }, pack);
+  backend.packReads = 0;
+  const capacity = 40_000;
+  const reader = new PackReader(repo.backend, openHere(repo), { budget: new ByteBudget(capacity), maxRead: 20_000 });
+  let held = 0;
+  let maxHeld = 0;
+  // every blob is asked for at once, as a restore's files do; each is "written" a turn later, then given back
+  const results = await Promise.allSettled(ids.map(async (id) => {
+    const loc = locate(repo, id);
+    const data = await reader.read(loc);
+    maxHeld = Math.max(maxHeld, (held += data.length));
+    await new Promise((r) => setImmediate(r));
+    held -= data.length;
+    reader.done(loc);
+    return data;
+  }));
+  results.forEach((r, i) => {
+    if (i === 150) return assert.equal(r.status, 'rejected', 'the damaged blob was handed over');
+    assert.ok(r.status === 'fulfilled' && Buffer.from(r.value).equals(Buffer.from(blobs.get(ids[i])!)), `blob ${i}`);
+  });
+  assert.ok(maxHeld <= capacity, `${maxHeld} bytes handed over at once, past the budget of ${capacity}`);
+  assert.ok(maxHeld >= capacity / 2, `at most ${maxHeld} bytes handed over at once: the budget was not used`);
+  assert.equal(backend.packReads, packs);
+});
+
+test('a budget smaller than one read still lets every blob through', async () => {
+  const { repo, blobs } = await repoWithBlobs(40, 1000, 16 * 1024);
+  const reader = new PackReader(repo.backend, openHere(repo), { budget: new ByteBudget(3000) });
+  const got = await Promise.all([...blobs.keys()].map(async (id) => {
+    const loc = locate(repo, id);
+    const data = await reader.read(loc);
+    reader.done(loc);
+    return data;
+  }));
+  assert.deepEqual(got.map((d) => hashID(d)), [...blobs.keys()]);
 });
 
 test('aborting rejects blobs still waiting for a read', async () => {
