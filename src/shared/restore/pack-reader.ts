@@ -32,8 +32,9 @@ export interface PackReaderOptions {
   cache?: number;
   span?: DataSpan;
   /**
-   * Plaintext handed over and not yet given back through done(): blobs wait for it, in the order their reads came,
-   * so asking for many blobs at once costs no more memory than the budget (and the reads in flight).
+   * Plaintext of the blobs being read or handed over and not yet given back through done(): a read (or a serving from
+   * what is kept) starts only once its blobs' plaintext is free, so asking for many blobs at once costs no more
+   * memory than the budget. A run of blobs is cut at a quarter of it, so several reads of text can be in flight.
    */
   budget?: ByteBudget;
   signal?: AbortSignal;
@@ -62,12 +63,6 @@ interface CachedRange extends Range {
   bytes: Uint8Array;
 }
 
-/**
- * Blobs of a read are opened and handed over in groups of about this much plaintext, each once the budget has room
- * for it: a pack of text is 3-4 times its size in plaintext, more than a budget would let through at once.
- */
-const deliverBytes = 8 << 20;
-
 function covers(r: Range, loc: BlobLocation): boolean {
   return r.pack === loc.pack && r.start <= loc.offset && loc.offset + loc.length <= r.end;
 }
@@ -81,6 +76,8 @@ export class PackReader {
   readonly #cacheCapacity: number;
   readonly #span: DataSpan | undefined;
   readonly #budget: ByteBudget | undefined;
+  /** the most plaintext one read (or serving) hands over */
+  readonly #runPlain: number;
   readonly #signal: AbortSignal | undefined;
   /** wanted blobs by pack (then by offset); packs in the order their oldest wanted blob arrived */
   readonly #pending = new Map<ID, Map<number, Wanted>>();
@@ -104,9 +101,15 @@ export class PackReader {
     this.#cacheCapacity = opts.span ? opts.cache ?? 0 : 0;
     this.#span = opts.span;
     this.#budget = opts.budget;
+    this.#runPlain = opts.budget ? opts.budget.capacity / 4 : Infinity;
     this.#signal = opts.signal;
     // requests still waiting for a read would otherwise never settle
     this.#signal?.addEventListener('abort', () => this.#failPending(this.#signal!.reason), { once: true });
+  }
+
+  /** The memory the kept reads hold (whole buffers, not only the parts kept), for tests and benchmarks. */
+  get heldBytes(): number {
+    return [...new Set(this.#cache.map((c) => c.bytes.buffer))].reduce((n, b) => n + b.byteLength, 0);
   }
 
   /** The plaintext of a blob at `loc`; resolves once the read holding it is done. */
@@ -122,7 +125,7 @@ export class PackReader {
     return this.#want(loc, true);
   }
 
-  /** Gives back the budget of a blob handed over (once per read or readSealed that resolved), once done with. */
+  /** Gives back the budget of a blob handed over (once per read or readSealed that resolved), once done with it. */
   done(loc: BlobLocation): void {
     if (!this.#budget) return;
     this.#budget.give(plainLength(loc));
@@ -161,16 +164,13 @@ export class PackReader {
    */
   #dispatch(): void {
     for (const [pack, byOffset] of this.#pending) {
-      this.#serveCached(pack, byOffset);
+      // once the budget runs out, done() dispatches again: packs wait their turn rather than being overtaken
+      if (!this.#serveCached(pack, byOffset)) return;
       while (byOffset.size > 0 && this.#inFlight.length < this.#reads) {
-        // a read's bytes count against the budget until they arrive (their blobs then take it a group at a time):
-        // reads started while blobs wait for the budget would only hold memory; done() dispatches again
-        if (this.#budget && !this.#budget.tryTake(this.#maxRead)) return;
         const run = this.#takeRun(byOffset, this.#inFlight.length > 0);
-        if (!run) {
-          this.#budget?.give(this.#maxRead);
-          break;
-        }
+        if (!run) break;
+        if (!this.#reserve(run)) return;
+        for (const w of run) byOffset.delete(w.loc.offset);
         const range = this.#rangeOf(pack, run);
         this.#inFlight.push(range);
         this.readsIssued++;
@@ -183,38 +183,66 @@ export class PackReader {
     }
   }
 
+  /** Takes the budget for the plaintext a run hands over (one share per waiter: each gives its own back). */
+  #reserve(run: Wanted[]): boolean {
+    return this.#budget?.tryTake(run.reduce((n, w) => n + plainLength(w.loc) * w.waiters.length, 0)) ?? true;
+  }
+
   #failPending(reason: unknown): void {
     const err = reason instanceof Error ? reason : new Error('restore canceled');
     for (const byOffset of this.#pending.values()) for (const w of byOffset.values()) for (const waiter of w.waiters) waiter.reject(err);
     this.#pending.clear();
   }
 
-  /** Opens the wanted blobs a cached read holds, grouped by read. */
-  #serveCached(pack: ID, byOffset: Map<number, Wanted>): void {
-    if (this.#cache.length === 0) return;
+  /** Opens the wanted blobs a cached read holds, grouped by read; false once the budget has run out. */
+  #serveCached(pack: ID, byOffset: Map<number, Wanted>): boolean {
+    if (this.#cache.length === 0) return true;
     const byRange = new Map<CachedRange, Wanted[]>();
     for (const w of byOffset.values()) {
       const r = this.#cache.find((c) => covers(c, w.loc));
       if (!r) continue;
-      byOffset.delete(w.loc.offset);
       const group = byRange.get(r);
       if (group) group.push(w);
       else byRange.set(r, [w]);
     }
-    for (const [r, run] of byRange) {
+    for (const [r, wanted] of byRange) {
       // most recently used last
       this.#cache.splice(this.#cache.indexOf(r), 1);
       this.#cache.push(r);
       // in pack order, as a read's blobs are: openers group neighbours by their offsets
-      run.sort((a, b) => a.loc.offset - b.loc.offset);
-      void this.#deliver(pack, run, r.bytes, r.start);
+      wanted.sort((a, b) => a.loc.offset - b.loc.offset);
+      for (const run of this.#cut(wanted)) {
+        if (!this.#reserve(run)) return false;
+        for (const w of run) byOffset.delete(w.loc.offset);
+        void this.#deliver(pack, run, r.bytes, r.start);
+      }
     }
+    return true;
+  }
+
+  /** Blobs in pack order cut into runs of at most `runPlain` plaintext (a larger blob is a run of its own). */
+  #cut(wanted: Wanted[]): Wanted[][] {
+    const runs: Wanted[][] = [];
+    let run: Wanted[] = [];
+    let plain = 0;
+    for (const w of wanted) {
+      const n = plainLength(w.loc) * w.waiters.length;
+      if (run.length > 0 && plain + n > this.#runPlain) {
+        runs.push(run);
+        run = [];
+        plain = 0;
+      }
+      run.push(w);
+      plain += n;
+    }
+    if (run.length > 0) runs.push(run);
+    return runs;
   }
 
   /**
-   * Removes and returns the wanted blobs from the lowest offset on that one read covers (leaving those a read in
-   * flight will bring); when `onlyFull`, only if they fill half a read or more (or the read ends at a gap too wide
-   * to bridge).
+   * The wanted blobs from the lowest offset on that one read covers (leaving those a read in flight will bring), up
+   * to `runPlain` of plaintext; when `onlyFull`, only if they fill half a read or more (or the run ends at a gap too
+   * wide to bridge, or at its plaintext).
    */
   #takeRun(byOffset: Map<number, Wanted>, onlyFull: boolean): Wanted[] | undefined {
     const sorted = [...byOffset.values()]
@@ -224,18 +252,20 @@ export class PackReader {
     const run = [sorted[0]];
     const start = sorted[0].loc.offset;
     let end = start + sorted[0].loc.length;
+    let plain = plainLength(sorted[0].loc) * sorted[0].waiters.length;
     let closed = false;
     for (let i = 1; i < sorted.length; i++) {
       const { offset, length } = sorted[i].loc;
-      if (offset - end > this.#maxGap || offset + length - start > this.#maxRead) {
+      const n = plainLength(sorted[i].loc) * sorted[i].waiters.length;
+      if (offset - end > this.#maxGap || offset + length - start > this.#maxRead || plain + n > this.#runPlain) {
         closed = true;
         break;
       }
       run.push(sorted[i]);
       end = Math.max(end, offset + length);
+      plain += n;
     }
     if (onlyFull && !closed && end - start < this.#maxRead / 2) return undefined;
-    for (const w of run) byOffset.delete(w.loc.offset);
     return run;
   }
 
@@ -265,43 +295,43 @@ export class PackReader {
     try {
       bytes = await this.#backend.load({ type: 'pack', name: range.pack }, range.start, range.end - range.start, this.#signal);
     } catch (err) {
-      for (const w of run) for (const waiter of w.waiters) waiter.reject(err as Error);
+      for (const w of run) {
+        for (const waiter of w.waiters) {
+          this.done(w.loc);
+          waiter.reject(err as Error);
+        }
+      }
       return;
-    } finally {
-      this.#budget?.give(this.#maxRead);
     }
     const asked = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), range.start);
     if (asked < range.end) this.#keep(range, bytes, asked);
     await this.#deliver(range.pack, run, bytes, range.start);
   }
 
-  /** Hands the blobs of a read over, a group at a time as the budget allows: sealed as they are, the rest opened. */
+  /** Hands the blobs of a read to those who want them sealed, then opens the rest. */
   async #deliver(pack: ID, run: Wanted[], bytes: Uint8Array, start: number): Promise<void> {
-    for (const group of this.#budget ? groups(run) : [run]) {
-      await this.#budget?.take(group.reduce((n, w) => n + plainLength(w.loc) * w.waiters.length, 0));
-      for (const { loc, waiters } of group) {
-        for (const w of waiters) if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
-      }
-      const opening = group.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
-      if (opening.length === 0) continue;
-      let results: (Uint8Array | Error)[];
-      try {
-        results = await this.#open(pack, opening.map((w) => w.loc), bytes, start);
-      } catch (err) {
-        results = opening.map(() => err as Error);
-      }
-      opening.forEach((w, i) => {
-        const r = results[i];
-        for (const waiter of w.waiters) {
-          if (waiter.sealed) continue;
-          if (r instanceof Error) {
-            // nobody will be done with a blob that never came
-            this.done(w.loc);
-            waiter.reject(r);
-          } else waiter.resolve(r);
-        }
-      });
+    for (const { loc, waiters } of run) {
+      for (const w of waiters) if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
     }
+    const opening = run.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
+    if (opening.length === 0) return;
+    let results: (Uint8Array | Error)[];
+    try {
+      results = await this.#open(pack, opening.map((w) => w.loc), bytes, start);
+    } catch (err) {
+      results = opening.map(() => err as Error);
+    }
+    opening.forEach((w, i) => {
+      const r = results[i];
+      for (const waiter of w.waiters) {
+        if (waiter.sealed) continue;
+        if (r instanceof Error) {
+          // nobody will be done with a blob that never came
+          this.done(w.loc);
+          waiter.reject(r);
+        } else waiter.resolve(r);
+      }
+    });
   }
 
   /**
@@ -314,29 +344,11 @@ export class PackReader {
     if (range.end - from > this.#cacheCapacity) return;
     const rest = bytes.subarray(from - range.start);
     const whole = rest.length * 2 >= bytes.length;
-    // the end the bytes reach, not the one asked for: a read cut short must not promise what it does not hold
-    const r: CachedRange = { pack: range.pack, start: from, end: from + rest.length, bytes: whole ? rest : rest.slice() };
+    // the end the bytes reach, not the one asked for: a read cut short must not promise what it does not hold; and a
+    // copy made as a new array, since a backend may hand over a Buffer, whose slice() is a view of the whole read
+    const r: CachedRange = { pack: range.pack, start: from, end: from + rest.length, bytes: whole ? rest : new Uint8Array(rest) };
     this.#cache.push(r);
     this.#cacheBytes += r.bytes.length;
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;
   }
-}
-
-/** A run of blobs cut into groups of about `deliverBytes` of plaintext (a larger blob is a group of its own). */
-function groups(run: Wanted[]): Wanted[][] {
-  const out: Wanted[][] = [];
-  let group: Wanted[] = [];
-  let bytes = 0;
-  for (const w of run) {
-    const n = plainLength(w.loc) * w.waiters.length;
-    if (group.length > 0 && bytes + n > deliverBytes) {
-      out.push(group);
-      group = [];
-      bytes = 0;
-    }
-    group.push(w);
-    bytes += n;
-  }
-  if (group.length > 0) out.push(group);
-  return out;
 }

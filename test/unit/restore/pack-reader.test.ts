@@ -126,7 +126,10 @@ test('with a budget, blobs are handed over only as earlier ones are done with, a
   await backend.save({ type: 'pack', name: victim.pack }, pack);
   backend.packReads = 0;
   const capacity = 40_000;
-  const reader = new PackReader(repo.backend, openHere(repo), { budget: new ByteBudget(capacity), maxRead: 20_000 });
+  // as a restore reads: whole packs, the part not yet wanted kept for later
+  const reader = new PackReader(repo.backend, openHere(repo), {
+    budget: new ByteBudget(capacity), maxRead: 20_000, cache: 40_000, span: (p) => repo.index.span(p, 'data'),
+  });
   let held = 0;
   let maxHeld = 0;
   // every blob is asked for at once, as a restore's files do; each is "written" a turn later, then given back
@@ -270,4 +273,19 @@ test('a read reaches ahead to the pack end, but not into bytes already kept', as
   first.forEach((data, i) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i])!))));
   // up to the bytes kept from the first read (its own blob was delivered, so only what follows it is kept)
   assert.deepEqual(loads[1], [locate(repo, ids[0]).offset, middle.offset + middle.length]);
+});
+
+test('a small part kept from a read is copied out: it does not hold the whole read, even when the backend gives Buffers', async () => {
+  const { repo, blobs } = await repoWithBlobs(40, 1000, 1 << 20);
+  const ids = [...blobs.keys()].map((id) => locate(repo, id)).sort((a, b) => a.offset - b.offset);
+  // as the filesystem backend does: a Buffer, whose slice() is a view rather than a copy
+  const buffers = { ...repo.backend, load: async (...args: Parameters<typeof repo.backend.load>) => Buffer.from(await repo.backend.load(...args)) };
+  const span = (pack: string) => repo.index.span(pack, 'data');
+  const reader = new PackReader(buffers as typeof repo.backend, openHere(repo), { cache: 1 << 20, span });
+  await Promise.all(ids.slice(0, 36).map((loc) => reader.read(loc)));
+  const tail = span(ids[0].pack)!.end - (ids[35].offset + ids[35].length);
+  assert.ok(tail > 0 && tail < 5000, `the kept part should be the last 4 blobs, is ${tail} bytes`);
+  assert.equal(reader.heldBytes, tail, 'the kept part holds more than itself');
+  const rest = await Promise.all(ids.slice(36).map((loc) => reader.read(loc)));
+  rest.forEach((data, i) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[36 + i].id)!)), `blob ${36 + i}`));
 });
