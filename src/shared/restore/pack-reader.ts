@@ -34,7 +34,9 @@ export interface PackReaderOptions {
   /**
    * Plaintext of the blobs being read or handed over and not yet given back through done(): a read (or a serving from
    * what is kept) starts only once its blobs' plaintext is free, so asking for many blobs at once costs no more
-   * memory than the budget. A run of blobs is cut at a quarter of it, so several reads of text can be in flight.
+   * memory than the budget. A run of blobs is cut at half of it, so that two reads of text (3-4 times their size in
+   * plaintext) can be in flight; runs cut at a quarter restored full-size A 3% slower than before the budget moved
+   * here, at half 2% faster (14.2 against 14.5 s, two runs each).
    */
   budget?: ByteBudget;
   signal?: AbortSignal;
@@ -101,7 +103,7 @@ export class PackReader {
     this.#cacheCapacity = opts.span ? opts.cache ?? 0 : 0;
     this.#span = opts.span;
     this.#budget = opts.budget;
-    this.#runPlain = opts.budget ? opts.budget.capacity / 4 : Infinity;
+    this.#runPlain = opts.budget ? opts.budget.capacity / 2 : Infinity;
     this.#signal = opts.signal;
     // requests still waiting for a read would otherwise never settle
     this.#signal?.addEventListener('abort', () => this.#failPending(this.#signal!.reason), { once: true });
