@@ -28,7 +28,7 @@ export interface RestoreOptions {
   subpath?: string;
   /** ranged pack reads in flight */
   loads?: number;
-  /** plaintext bytes handed over by pack reads and not yet written (reads in flight count their length too) */
+  /** plaintext bytes of the blobs being read or handed over and not yet written */
   budget?: number;
   /**
    * Threads that decrypt, decompress and verify blobs. 0 (the default): this thread, which measured less CPU and
