@@ -1,9 +1,9 @@
 // Writes one file's content from its blobs: blobs are asked for all at once (the source bounds what it hands over)
 // and written at their offsets in any order, all-zero chunks are not written at all (untouched ranges stay holes,
 // which recreates sparse files and costs nothing for empty disk regions), and a file whose last bytes were such a
-// hole is extended to its size at the end (one system call fewer for every file that ends in data, most of them). A file is opened
-// only when its first blob is ready, so files waiting for data hold no descriptor and the restorer can ask for the
-// blobs of many files before their folders even exist.
+// hole is extended to its size at the end (one system call fewer for every file that ends in data, most of them).
+// A file is opened only when its first blob is ready, so files waiting for data hold no descriptor and the restorer
+// can ask for the blobs of many files before their folders even exist.
 import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
