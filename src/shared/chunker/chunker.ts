@@ -94,8 +94,9 @@ export async function* chunkStream(source: AsyncIterable<Uint8Array>, pol: Polyn
       from = cut;
     }
     if (from < data.length) {
-      // copied now: the source may overwrite its buffer once we ask for the next one
-      pending.push(data.slice(from));
+      // copied now: the source may overwrite its buffer once we ask for the next one (and as a new array: a Buffer's
+      // slice() is a view of the same memory)
+      pending.push(new Uint8Array(data.subarray(from)));
       pendingBytes += data.length - from;
     }
   }

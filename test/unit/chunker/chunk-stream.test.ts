@@ -11,9 +11,13 @@ import { seededBytes } from './seeded-bytes.ts';
 
 const pol = 0x3da3358b4dc173n;
 
-/** Yields `data` in pieces of varying odd sizes, always through the same buffer, as a reader reusing its buffer would. */
-async function* reusedBuffer(data: Uint8Array, sizes: number[]): AsyncGenerator<Uint8Array> {
-  const buffer = new Uint8Array(Math.max(...sizes));
+/**
+ * Yields `data` in pieces of varying odd sizes, always through the same buffer, as a reader reusing its buffer would;
+ * a Buffer when `node` (whose slice() is a view, not a copy, as a file read hands over).
+ */
+async function* reusedBuffer(data: Uint8Array, sizes: number[], node = false): AsyncGenerator<Uint8Array> {
+  const length = Math.max(...sizes);
+  const buffer = node ? Buffer.alloc(length) : new Uint8Array(length);
   for (let offset = 0, i = 0; offset < data.length; i++) {
     const size = Math.min(sizes[i % sizes.length], data.length - offset);
     buffer.set(data.subarray(offset, offset + size));
@@ -42,6 +46,7 @@ test('chunkStream yields the chunks restic cuts, the last partial one included',
       await writeFile(file, data);
       const expected = await refChunks(pol, file);
       assert.deepEqual(await collect(reusedBuffer(data, [65536, 1, 1_000_003, 4093])), expected, `${size} bytes`);
+      assert.deepEqual(await collect(reusedBuffer(data, [65536, 1, 1_000_003, 4093], true)), expected, `${size} bytes from a Buffer`);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
