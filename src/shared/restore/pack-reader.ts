@@ -65,6 +65,11 @@ interface CachedRange extends Range {
   bytes: Uint8Array;
 }
 
+/** The budget a wanted blob takes: its plaintext once for every waiter, as each gives its own back through done(). */
+function share(w: Wanted): number {
+  return plainLength(w.loc) * w.waiters.length;
+}
+
 function covers(r: Range, loc: BlobLocation): boolean {
   return r.pack === loc.pack && r.start <= loc.offset && loc.offset + loc.length <= r.end;
 }
@@ -185,9 +190,9 @@ export class PackReader {
     }
   }
 
-  /** Takes the budget for the plaintext a run hands over (one share per waiter: each gives its own back). */
+  /** Takes the budget for the plaintext a run hands over. */
   #reserve(run: Wanted[]): boolean {
-    return this.#budget?.tryTake(run.reduce((n, w) => n + plainLength(w.loc) * w.waiters.length, 0)) ?? true;
+    return this.#budget?.tryTake(run.reduce((n, w) => n + share(w), 0)) ?? true;
   }
 
   #failPending(reason: unknown): void {
@@ -228,7 +233,7 @@ export class PackReader {
     let run: Wanted[] = [];
     let plain = 0;
     for (const w of wanted) {
-      const n = plainLength(w.loc) * w.waiters.length;
+      const n = share(w);
       if (run.length > 0 && plain + n > this.#runPlain) {
         runs.push(run);
         run = [];
@@ -254,11 +259,11 @@ export class PackReader {
     const run = [sorted[0]];
     const start = sorted[0].loc.offset;
     let end = start + sorted[0].loc.length;
-    let plain = plainLength(sorted[0].loc) * sorted[0].waiters.length;
+    let plain = share(sorted[0]);
     let closed = false;
     for (let i = 1; i < sorted.length; i++) {
       const { offset, length } = sorted[i].loc;
-      const n = plainLength(sorted[i].loc) * sorted[i].waiters.length;
+      const n = share(sorted[i]);
       if (offset - end > this.#maxGap || offset + length - start > this.#maxRead || plain + n > this.#runPlain) {
         closed = true;
         break;

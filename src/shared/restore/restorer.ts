@@ -47,8 +47,8 @@ const sep = Buffer.from('/');
 /** files being restored at once: enough that the blobs of many small files share pack reads; few enough that their
  * bookkeeping stays small (dataset B: 512 measured 250 MiB peak, 256 about 225) */
 const filesInFlight = 256;
-/** plaintext handed over but not yet written, and reads in flight: three whole-pack reads of a large file at once
- * (test/unit/restore/large-file.test.ts) */
+/** plaintext of the blobs being read or handed over and not yet written: three whole-pack reads of a large file at
+ * once (test/unit/restore/large-file.test.ts) */
 const defaultBudget = 64 << 20;
 /**
  * The longest pack read: a whole pack (16 MiB, plus the blob that overflows it), so a pack costs one read, as in

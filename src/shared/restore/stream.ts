@@ -2,7 +2,6 @@
 // device, blobs written at their offsets a few at a time and all-zero chunks skipped (the target is a freshly
 // provisioned volume, which reads as zeros).
 import type { ID } from '../ids/id.ts';
-import type { BlobLocation } from '../index/table.ts';
 import type { Repository } from '../repository/repository.ts';
 import { decodeTree } from '../tree/tree.ts';
 import type { TreeNode } from '../tree/node.ts';
@@ -37,9 +36,9 @@ export async function restoreStream(repo: Repository, root: ID, target: string, 
   progress.totalsFinal = true;
   progress.currentPath = target;
   const tick = throttled(opts.onProgress, progress);
+  // the reader is the file's whole content source: it reads the blobs and takes back the budget once each is written
   const reader = new PackReader(repo.backend, openHere(repo), { reads: opts.loads, signal: opts.signal, budget: new ByteBudget(64 << 20) });
-  const source = { read: (loc: BlobLocation) => reader.read(loc), done: (loc: BlobLocation) => reader.done(loc) };
-  await writeFileContent(repo, Buffer.from(target), node.content ?? [], source, (n) => {
+  await writeFileContent(repo, Buffer.from(target), node.content ?? [], reader, (n) => {
     progress.bytesDone += n;
     tick.tick();
   }, opts.signal, { existing: true });
