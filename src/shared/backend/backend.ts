@@ -23,8 +23,10 @@ export interface Backend {
   /**
    * Store a file atomically: readers see either nothing or the whole file.
    * Saving a name that already exists with the same content is success (steps re-run after a crash).
+   * `sha256` is the caller's hex SHA-256 of `data`, when it computed one (a file named by its content): a backend
+   * whose protocol carries a content hash sends it, for the server to check, rather than hashing `data` again.
    */
-  save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void>;
+  save(h: Handle, data: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void>;
   /**
    * Read `length` bytes at `offset` (length 0: to the end). May be retried by wrappers, so it is idempotent.
    * A missing file rejects with an error for which `isNotExist` is true.

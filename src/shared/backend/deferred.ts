@@ -22,8 +22,8 @@ export class DeferredBackend implements Backend {
     return (await this.#get()).create();
   }
 
-  async save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
-    return (await this.#get()).save(h, data, signal);
+  async save(h: Handle, data: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void> {
+    return (await this.#get()).save(h, data, signal, sha256);
   }
 
   async load(h: Handle, offset?: number, length?: number, signal?: AbortSignal): Promise<Uint8Array> {

@@ -86,8 +86,8 @@ export class RetryBackend implements Backend {
     return this.#run('create', () => this.inner.create());
   }
 
-  save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
-    return this.#run(`save ${h.type} ${h.name}`, () => this.inner.save(h, data, signal), signal);
+  save(h: Handle, data: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void> {
+    return this.#run(`save ${h.type} ${h.name}`, () => this.inner.save(h, data, signal, sha256), signal);
   }
 
   load(h: Handle, offset?: number, length?: number, signal?: AbortSignal): Promise<Uint8Array> {

@@ -61,6 +61,12 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
   if (name === 'CredentialsProviderError') {
     return new PermanentError('No S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or pass credentials.', { cause: err });
   }
+  if (h && (name === 'XAmzContentSHA256Mismatch' || name === 'BadDigest')) {
+    return new PermanentError(
+      `S3 at ${target.endpoint} refused ${h.type} ${h.name}: its bytes no longer hash to its name (${name}); they changed in memory after they were hashed, and nothing was stored.`,
+      { cause: err },
+    );
+  }
   if (h && (name === 'NoSuchKey' || name === 'NotFound' || status === 404)) {
     return new NotExistError(target.location, h, { cause: err });
   }

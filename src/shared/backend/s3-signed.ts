@@ -31,7 +31,8 @@ export interface S3Listing {
 /** The requests the S3 backend makes, however they are sent. */
 export interface S3Requests {
   get(key: string, range: string | undefined, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentRange?: string }>;
-  put(key: string, body: Uint8Array, signal?: AbortSignal): Promise<void>;
+  /** `sha256`: the body's hex SHA-256, when the caller has it */
+  put(key: string, body: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void>;
   head(key: string): Promise<{ size: number }>;
   delete(key: string): Promise<void>;
   headBucket(): Promise<void>;
@@ -66,8 +67,13 @@ export class SignedS3 implements S3Requests {
     return { bytes: res.body, contentRange: typeof contentRange === 'string' ? contentRange : undefined };
   }
 
-  async put(key: string, body: Uint8Array, signal?: AbortSignal): Promise<void> {
-    await this.#send('PUT', key, {}, {}, body, signal);
+  /**
+   * With `sha256` given, the request is signed with it as the payload hash, unchecked here: the server hashes the body
+   * and refuses it if the two differ (XAmzContentSHA256Mismatch), so bytes that changed after the caller hashed them
+   * (and named the file by that hash) are not stored.
+   */
+  async put(key: string, body: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void> {
+    await this.#send('PUT', key, {}, {}, body, signal, sha256);
   }
 
   async head(key: string): Promise<{ size: number }> {
@@ -100,13 +106,13 @@ export class SignedS3 implements S3Requests {
   }
 
   /** `key` undefined: a request on the bucket itself. */
-  #send(method: string, key: string | undefined, query: Record<string, string>, extra: Record<string, string>, body?: Uint8Array, signal?: AbortSignal): Promise<Response> {
+  #send(method: string, key: string | undefined, query: Record<string, string>, extra: Record<string, string>, body?: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<Response> {
     const { bucket, pathStyle } = this.#opts;
     const base = this.#url.pathname.replace(/\/+$/, '');
     const objectPath = key === undefined ? '' : `/${key}`;
     const path = `${base}${pathStyle ? `/${bucket}` : ''}${objectPath}` || '/';
     const host = pathStyle ? this.#url.host : `${bucket}.${this.#url.host}`;
-    const payloadHash = body ? createHash('sha256').update(body).digest('hex') : emptyHash;
+    const payloadHash = sha256 ?? (body ? createHash('sha256').update(body).digest('hex') : emptyHash);
     const headers: Record<string, string> = { ...extra, host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': amzDate(new Date()) };
     if (body) headers['content-length'] = String(body.length);
     if (this.#opts.credentials.sessionToken) headers['x-amz-security-token'] = this.#opts.credentials.sessionToken;

@@ -111,11 +111,11 @@ export class S3Backend implements Backend {
     if (exists) throw new PermanentError(`A repository already exists in ${this.location} (it has a config object).`);
   }
 
-  async save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+  async save(h: Handle, data: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void> {
     const key = this.#key(h);
     try {
       if (data.length <= this.#multipartAbove) {
-        await (await this.#requests).put(key, data, signal);
+        await (await this.#requests).put(key, data, signal, sha256);
       } else {
         await this.#multipart(key, data, signal);
       }

@@ -229,7 +229,7 @@ export class PackWriter {
     pack.appendTrailer(this.#repo.key);
     const bytes = pack.contents();
     const id = createHash('sha256').update(bytes).digest('hex');
-    await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal);
+    await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal, id);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;
     // after this, `bytes` (a view of the buffer) is empty

@@ -103,7 +103,7 @@ export class Repository {
   async saveUnpacked(type: UnpackedType, plaintext: Uint8Array, signal?: AbortSignal): Promise<ID> {
     const sealed = encodeUnpacked(this.key, plaintext, this.config.version);
     const id = hashID(sealed);
-    await this.backend.save({ type, name: id }, sealed, signal);
+    await this.backend.save({ type, name: id }, sealed, signal, id);
     return id;
   }
 

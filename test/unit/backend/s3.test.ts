@@ -3,7 +3,7 @@
 
 import { HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { isPermanent } from '../../../src/shared/backend/backend.ts';
 import type { Handle } from '../../../src/shared/backend/backend.ts';
@@ -93,6 +93,27 @@ describe('s3 backend on MinIO', () => {
     }
     assert.equal(uploads, 0);
     assert.deepEqual(await keysUnder('aborted/'), []);
+    await b.close();
+  });
+
+  it('signs a save with the content hash the caller gives, and the server refuses bytes that no longer match it', async () => {
+    const b = openBackend(`s3:${minio.endpoint}/${bucket}/hashed-${randomID().slice(0, 8)}`, { s3: { credentials } });
+    const data = randomBytes(4096);
+    const id = createHash('sha256').update(data).digest('hex');
+    await b.save({ type: 'pack', name: id }, data, undefined, id);
+    assert.deepEqual(Buffer.from(await b.load({ type: 'pack', name: id })), data);
+    // bytes damaged after they were hashed and named: one bit
+    const damaged = Uint8Array.from(data);
+    damaged[100] ^= 1;
+    const other = createHash('sha256').update(randomBytes(8)).digest('hex');
+    const started = performance.now();
+    await assert.rejects(b.save({ type: 'index', name: other }, damaged, undefined, other), (err: Error) => {
+      assert.ok(isPermanent(err));
+      assert.equal(err.message, `S3 at ${minio.endpoint} refused index ${other}: its bytes no longer hash to its name (XAmzContentSHA256Mismatch); they changed in memory after they were hashed, and nothing was stored.`);
+      return true;
+    });
+    assert.ok(performance.now() - started < 3000, 'not retried');
+    await assert.rejects(b.load({ type: 'index', name: other }), (err: Error) => b.isNotExist(err));
     await b.close();
   });
 
