@@ -63,7 +63,7 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
   }
   if (h && (name === 'XAmzContentSHA256Mismatch' || name === 'BadDigest')) {
     return new PermanentError(
-      `S3 at ${target.endpoint} refused ${h.type} ${h.name}: its bytes no longer hash to its name (${name}); they changed in memory after they were hashed, and nothing was stored.`,
+      `S3 at ${target.endpoint} refused ${h.type} ${h.name}: the bytes it received do not hash to the file's name (${name}); they changed after they were hashed, in memory or on the way, and nothing was stored.`,
       { cause: err },
     );
   }

@@ -1,9 +1,8 @@
 // Collects prepared blobs into packs (data and trees apart), uploads full packs a few at a time and records them
 // in index files as they complete, so a run killed at any moment re-uploads at most the packs that were in flight.
-import { createHash } from 'node:crypto';
 import type { Backend } from '../backend/backend.ts';
 import type { MasterKey } from '../crypto/key.ts';
-import type { ID } from '../ids/id.ts';
+import { hashID, type ID } from '../ids/id.ts';
 import type { BlobTable } from '../index/table.ts';
 import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
@@ -228,7 +227,7 @@ export class PackWriter {
   async #upload(pack: OpenPack, signal?: AbortSignal): Promise<void> {
     pack.appendTrailer(this.#repo.key);
     const bytes = pack.contents();
-    const id = createHash('sha256').update(bytes).digest('hex');
+    const id = hashID(bytes);
     await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal, id);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;

@@ -109,7 +109,7 @@ describe('s3 backend on MinIO', () => {
     const started = performance.now();
     await assert.rejects(b.save({ type: 'index', name: other }, damaged, undefined, other), (err: Error) => {
       assert.ok(isPermanent(err));
-      assert.equal(err.message, `S3 at ${minio.endpoint} refused index ${other}: its bytes no longer hash to its name (XAmzContentSHA256Mismatch); they changed in memory after they were hashed, and nothing was stored.`);
+      assert.equal(err.message, `S3 at ${minio.endpoint} refused index ${other}: the bytes it received do not hash to the file's name (XAmzContentSHA256Mismatch); they changed after they were hashed, in memory or on the way, and nothing was stored.`);
       return true;
     });
     assert.ok(performance.now() - started < 3000, 'not retried');
