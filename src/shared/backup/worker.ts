@@ -1,5 +1,5 @@
 // Worker thread of the backup pool: reads, chunks, hashes, compresses, encrypts and verifies.
-import { hashID } from '../ids/id.ts';
+import { hashID, zeroID } from '../ids/id.ts';
 import { parentPort } from 'node:worker_threads';
 import { parsePolynomial, type Polynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
@@ -19,7 +19,6 @@ const port = parentPort!;
 /** answers awaited from the main thread; a canceled job's are settled with `false` */
 const waiting = new Map<string, (need: boolean | boolean[]) => void>();
 let nextAsk = 0;
-const zeroIDs = new Map<number, string>();
 /** idle chunkers; a worker runs a few files at once (their reads overlap), each needs its own */
 const chunkers: Chunker[] = [];
 const canceled = new Set<number>();
@@ -39,17 +38,6 @@ function ask<T extends boolean | boolean[]>(job: number, send: (ask: number) => 
   });
 }
 
-function chunkID(data: Uint8Array, zero: boolean): string {
-  if (!zero) return hashID(data);
-  // every zero chunk of a length has the same id; sparse and empty regions are common enough to remember it
-  let id = zeroIDs.get(data.length);
-  if (id === undefined) {
-    id = hashID(data);
-    zeroIDs.set(data.length, id);
-  }
-  return id;
-}
-
 async function backupFile(job: number, path: Uint8Array): Promise<void> {
   const content = { ids: [] as string[], size: 0 };
   const chunker = chunkers.pop() ?? new Chunker(pol);
@@ -64,7 +52,7 @@ async function backupFile(job: number, path: Uint8Array): Promise<void> {
 async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, content: { ids: string[]; size: number }): Promise<void> {
   for await (const chunk of fileChunks(path, chunker)) {
     if (canceled.delete(job)) throw canceledError();
-    const id = chunkID(chunk.data, chunk.zero);
+    const id = chunk.zero ? zeroID(chunk.data.length) : hashID(chunk.data);
     const length = chunk.data.length;
     content.ids.push(id);
     content.size += length;

@@ -2,8 +2,7 @@
 // blob is indexed, and (with readData) every pack hashes to its name and every blob decrypts and hashes to its id.
 // Packs no index mentions are reported but are not errors: an interrupted backup leaves them, and prune or the
 // next backup reuses them.
-import { createHash } from 'node:crypto';
-import type { ID } from '../ids/id.ts';
+import { hashID, type ID } from '../ids/id.ts';
 import { mapConcurrent } from '../concurrency/map.ts';
 import { decodeHeader, entrySize, headerRange } from '../pack/header.ts';
 import { sealOverhead } from '../crypto/seal.ts';
@@ -109,7 +108,7 @@ async function checkPackData(repo: Repository, id: ID, indexed: PackedBlob[], re
     return;
   }
   result.packsRead++;
-  const hash = createHash('sha256').update(bytes).digest('hex');
+  const hash = hashID(bytes);
   if (hash !== id) result.errors.push(`pack ${id} is corrupted: its content hashes to ${hash}`);
   let header: PackedBlob[];
   try {

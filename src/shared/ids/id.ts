@@ -7,6 +7,21 @@ export function hashID(data: Uint8Array): ID {
   return createHash('sha256').update(data).digest('hex');
 }
 
+const zeroIDs = new Map<number, ID>();
+
+/**
+ * The id of `length` zero bytes, kept per length: sparse regions and empty disk areas make the same few chunks over
+ * and over, and both a backup (which sees them) and a restore (which skips writing them) ask.
+ */
+export function zeroID(length: number): ID {
+  let id = zeroIDs.get(length);
+  if (id === undefined) {
+    id = hashID(new Uint8Array(length));
+    zeroIDs.set(length, id);
+  }
+  return id;
+}
+
 /** 1 for the characters of an id, by char code below 128 */
 const idChars = new Uint8Array(128);
 for (const c of '0123456789abcdef') idChars[c.charCodeAt(0)] = 1;

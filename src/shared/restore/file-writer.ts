@@ -4,30 +4,20 @@
 // hole is extended to its size at the end (one system call fewer for every file that ends in data, most of them).
 // A file is opened only when its first blob is ready, so files waiting for data hold no descriptor and the restorer
 // can ask for the blobs of many files before their folders even exist.
-import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
-import type { ID } from '../ids/id.ts';
+import { zeroID, type ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
 import { plainLength } from '../pack/blob.ts';
 import type { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
 
-const zeroIDs = new Map<number, ID>();
 /**
  * A chunk of zeros compresses to almost nothing; any blob that does not is not worth hashing a run of zeros for
  * (that costs as much as verifying the blob: most blobs have a length of their own).
  */
 const zeroRatio = 64;
 
-function zeroID(length: number): ID {
-  let id = zeroIDs.get(length);
-  if (id === undefined) {
-    id = createHash('sha256').update(new Uint8Array(length)).digest('hex');
-    zeroIDs.set(length, id);
-  }
-  return id;
-}
 
 const page = 4096;
 const zeroPage = new Uint8Array(page);
