@@ -28,7 +28,9 @@ export interface Backend {
    */
   save(h: Handle, data: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void>;
   /**
-   * Read `length` bytes at `offset` (length 0: to the end). May be retried by wrappers, so it is idempotent.
+   * Read `length` bytes at `offset` (length 0: to the end), into memory that becomes the caller's (a restore frees a
+   * pack read as soon as its blobs are opened), never a view of something the backend keeps. May be retried by
+   * wrappers, so it is idempotent.
    * A missing file rejects with an error for which `isNotExist` is true.
    */
   load(h: Handle, offset?: number, length?: number, signal?: AbortSignal): Promise<Uint8Array>;

@@ -11,6 +11,7 @@ import { plainLength } from '../pack/blob.ts';
 import type { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
+import { release } from '../memory/release.ts';
 
 /**
  * A chunk of zeros compresses to almost nothing; any blob that does not is not worth hashing a run of zeros for
@@ -91,6 +92,10 @@ export interface WriteTarget {
 
 /** Where a file's blobs come from: a reader of verified plaintext, told when each blob it handed over is written. */
 export interface ContentSource {
+  /**
+   * The blob's plaintext, which becomes the writer's own: it is freed once written (`release`), as the gigabytes a
+   * restore moves otherwise stood as garbage until a collection, and the collections they caused cost the main thread.
+   */
   read(loc: BlobLocation): Promise<Uint8Array>;
   done(loc: BlobLocation): void;
   /** bounds the writes in flight, so they cannot fill libuv's threads ahead of the pack reads */
@@ -134,6 +139,7 @@ export async function writeFileContent(
           if (failed) return;
           const end = await writeSkippingZeros(fh, data, b.offset);
           written = Math.max(written, end);
+          release(data);
         } finally {
           source.writes?.release();
         }

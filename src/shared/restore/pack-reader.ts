@@ -11,6 +11,7 @@ import type { ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
 import { plainLength, type PackedBlob } from '../pack/blob.ts';
 import type { ByteBudget } from './byte-budget.ts';
+import { release } from '../memory/release.ts';
 
 /**
  * Opens (decrypts, decompresses, verifies) the blobs of one read: `bytes` holds the pack from `start` on.
@@ -119,7 +120,7 @@ export class PackReader {
     return [...new Set(this.#cache.map((c) => c.bytes.buffer))].reduce((n, b) => n + b.byteLength, 0);
   }
 
-  /** The plaintext of a blob at `loc`; resolves once the read holding it is done. */
+  /** The plaintext of a blob at `loc`, the caller's own (two callers of one blob get a copy each); resolves once the read holding it is done. */
   read(loc: BlobLocation): Promise<Uint8Array> {
     return this.#want(loc, false);
   }
@@ -311,8 +312,11 @@ export class PackReader {
       return;
     }
     const asked = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), range.start);
-    if (asked < range.end) this.#keep(range, bytes, asked);
+    const keptView = asked < range.end && this.#keep(range, bytes, asked);
     await this.#deliver(range.pack, run, bytes, range.start);
+    // once its blobs are opened (into memory of their own), nothing refers to a read that handed out no sealed view
+    // and left no view in the cache: its memory goes now, not at the collection its size would otherwise bring on
+    if (!keptView && !run.some((w) => w.waiters.some((waiter) => waiter.sealed))) release(bytes);
   }
 
   /** Hands the blobs of a read to those who want them sealed, then opens the rest. */
@@ -330,13 +334,18 @@ export class PackReader {
     }
     opening.forEach((w, i) => {
       const r = results[i];
+      let handed = false;
       for (const waiter of w.waiters) {
         if (waiter.sealed) continue;
         if (r instanceof Error) {
           // nobody will be done with a blob that never came
           this.done(w.loc);
           waiter.reject(r);
-        } else waiter.resolve(r);
+        } else {
+          // each waiter owns what it is given, so it may free it once written (see read())
+          waiter.resolve(handed ? new Uint8Array(r) : r);
+          handed = true;
+        }
       }
     });
   }
@@ -345,10 +354,11 @@ export class PackReader {
    * Caches the part of a read past what was asked for (the rest was asked for once, and is delivered), counting what
    * it holds for the blobs to come. When that part is most of the read, as when a read reaches ahead through a pack
    * of small files, the read's own bytes are kept; a smaller part is copied out, so that a little kept does not hold
-   * a whole read. Copying every time cost a second buffer of up to a pack for each read.
+   * a whole read. Copying every time cost a second buffer of up to a pack for each read. True when a view of the
+   * read itself is kept.
    */
-  #keep(range: Range, bytes: Uint8Array, from: number): void {
-    if (range.end - from > this.#cacheCapacity) return;
+  #keep(range: Range, bytes: Uint8Array, from: number): boolean {
+    if (range.end - from > this.#cacheCapacity) return false;
     const rest = bytes.subarray(from - range.start);
     const whole = rest.length * 2 >= bytes.length;
     // the end the bytes reach, not the one asked for: a read cut short must not promise what it does not hold; and a
@@ -357,5 +367,6 @@ export class PackReader {
     this.#cache.push(r);
     this.#cacheBytes += r.bytes.length;
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;
+    return whole;
   }
 }

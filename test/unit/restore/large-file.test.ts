@@ -81,13 +81,18 @@ class CountingSemaphore extends Semaphore {
   }
 }
 
+/** A file backed up as in backedUpFile, with its node in the snapshot. */
+async function backedUpNode(work: string, size: number, seed: number) {
+  const { source, data, repo, snapshot } = await backedUpFile(work, size, seed, new MemBackend());
+  let tree = decodeTree(await repo.loadBlob('tree', snapshot.tree));
+  for (const part of source.split('/').filter(Boolean)) tree = decodeTree(await repo.loadBlob('tree', findNode(tree, Buffer.from(part))!.subtree!));
+  return { data, repo, node: findNode(tree, Buffer.from('disk.img'))! };
+}
+
 test('a file whose blobs are all ready is written through the writes bound, and whole', async () => {
   const work = await mkdtemp(join(tmpdir(), 'ferry-large-file-'));
   try {
-    const { source, data, repo, snapshot } = await backedUpFile(work, 12 << 20, 9, new MemBackend());
-    let tree = decodeTree(await repo.loadBlob('tree', snapshot.tree));
-    for (const part of source.split('/').filter(Boolean)) tree = decodeTree(await repo.loadBlob('tree', findNode(tree, Buffer.from(part))!.subtree!));
-    const node = findNode(tree, Buffer.from('disk.img'))!;
+    const { data, repo, node } = await backedUpNode(work, 12 << 20, 9);
     assert.ok(node.content!.length >= 4, `the file should have several blobs, got ${node.content!.length}`);
     const writes = new CountingSemaphore(2);
     const content = { read: (loc: BlobLocation) => repo.loadBlob('data', loc.id), done: () => {}, writes };
@@ -96,6 +101,29 @@ test('a file whose blobs are all ready is written through the writes bound, and 
     assert.equal(writes.maxHeld, 2, 'the writes went past their bound, or never overlapped');
     assert.equal(writes.held, 0);
     assert.ok(Buffer.from(await readFile(target)).equals(data), 'the written file differs');
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+});
+
+test('each blob of a file is freed as soon as it is written, not left for a collection', async () => {
+  const work = await mkdtemp(join(tmpdir(), 'ferry-large-file-'));
+  try {
+    const { data, repo, node } = await backedUpNode(work, 6 << 20, 11);
+    const handed: Uint8Array[] = [];
+    const content = {
+      read: async (loc: BlobLocation) => {
+        const plain = await repo.loadBlob('data', loc.id);
+        handed.push(plain);
+        return plain;
+      },
+      done: () => {},
+    };
+    const target = join(work, 'disk.img');
+    await writeFileContent(repo, Buffer.from(target), node.content!, content, () => {});
+    assert.ok(Buffer.from(await readFile(target)).equals(data), 'the written file differs');
+    assert.equal(handed.length, node.content!.length);
+    assert.ok(handed.every((b) => b.length === 0), 'a blob written was not freed');
   } finally {
     await rm(work, { recursive: true, force: true });
   }

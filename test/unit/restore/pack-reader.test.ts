@@ -9,10 +9,11 @@ import type { Repository } from '../../../src/shared/repository/repository.ts';
 import { CorruptBlobError } from '../../../src/shared/repository/errors.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 import { CountingBackend } from './counting-backend.ts';
+import { release } from '../../../src/shared/memory/release.ts';
+import type { Handle } from '../../../src/shared/backend/backend.ts';
 
 /** A repository holding `count` blobs of `size` bytes in packs of about `packSize` bytes. */
-async function repoWithBlobs(count: number, size: number, packSize: number): Promise<{ repo: Repository; backend: CountingBackend; blobs: Map<string, Uint8Array> }> {
-  const backend = new CountingBackend();
+async function repoWithBlobs(count: number, size: number, packSize: number, backend = new CountingBackend()): Promise<{ repo: Repository; backend: CountingBackend; blobs: Map<string, Uint8Array> }> {
   const repo = await testRepo(backend);
   const writer = repo.writer({ packSize });
   const blobs = new Map<string, Uint8Array>();
@@ -61,13 +62,48 @@ test('a read never exceeds maxRead, and a wide gap between wanted blobs starts a
   assert.equal(backend.packReads, 1);
 });
 
-test('the same blob asked for twice costs one read and reaches both callers', async () => {
-  const { repo, backend, blobs } = await repoWithBlobs(3, 1000, 64 * 1024);
+test('the same blob asked for twice costs one read and reaches both callers, each owning its plaintext', async () => {
+  // blobs large enough to have memory of their own (a small one is a view of a shared buffer, which is never freed)
+  const { repo, backend, blobs } = await repoWithBlobs(3, 100_000, 1 << 20);
   const [id] = blobs.keys();
   const reader = new PackReader(repo.backend, openHere(repo));
   const [a, b] = await Promise.all([reader.read(locate(repo, id)), reader.read(locate(repo, id))]);
   assert.ok(Buffer.from(a).equals(Buffer.from(blobs.get(id)!)) && Buffer.from(b).equals(Buffer.from(a)));
   assert.equal(backend.packReads, 1);
+  // a caller frees its plaintext once written (release); the other's must survive that
+  release(a);
+  assert.equal(a.length, 0);
+  assert.ok(Buffer.from(b).equals(Buffer.from(blobs.get(id)!)));
+});
+
+/** Keeps every pack read it hands out, to see which were freed. */
+class KeepingBackend extends CountingBackend {
+  reads: Uint8Array[] = [];
+
+  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
+    const data = await super.load(h, offset, length, signal);
+    if (h.type === 'pack') this.reads.push(data);
+    return data;
+  }
+}
+
+test('a read whose blobs were all opened is freed once they are handed over; one a sealed blob came from is not', async () => {
+  const backend = new KeepingBackend();
+  const { repo, blobs } = await repoWithBlobs(20, 1000, 64 * 1024, backend);
+  const ids = [...blobs.keys()];
+  const opened = new PackReader(repo.backend, openHere(repo));
+  const got = await Promise.all(ids.map((id) => opened.read(locate(repo, id))));
+  ids.forEach((id, i) => assert.ok(Buffer.from(got[i]).equals(Buffer.from(blobs.get(id)!)), `blob ${i}`));
+  assert.ok(backend.reads.length > 0);
+  assert.ok(backend.reads.every((r) => r.length === 0), 'every read freed');
+
+  backend.reads = [];
+  const mixed = new PackReader(repo.backend, openHere(repo));
+  const loc = locate(repo, ids[0]);
+  const [sealed] = await Promise.all([mixed.readSealed(loc), ...ids.slice(1).map((id) => mixed.read(locate(repo, id)))]);
+  const held = backend.reads.find((r) => r.buffer === sealed.buffer);
+  assert.ok(held && held.length > 0, 'the read a sealed blob is a view of is kept');
+  assert.ok(Buffer.from(sealed).equals(Buffer.from(await repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length))));
 });
 
 test('a blob asked for sealed comes as the pack stores it, sharing the read of those opened, and is not opened', async () => {
