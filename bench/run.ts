@@ -11,6 +11,7 @@ import type { Dataset } from './dataset/datasets.ts';
 import { runKernels } from './kernels.ts';
 import type { KernelResult } from './kernels.ts';
 import { describeMachine } from './report/machine.ts';
+import { pausePageReporting } from './measure/page-reporting.ts';
 import { renderMarkdown } from './report/markdown.ts';
 import type { Report } from './report/markdown.ts';
 import { summarize } from './report/summarize.ts';
@@ -66,6 +67,17 @@ async function main(): Promise<void> {
   const stamp = startedAt.toISOString().slice(0, 19).replace(/[:]/g, '-');
   const started = performance.now();
   log(`scale ${config.scaleName}, ${config.reps} repetitions, peers ${config.peers.join(', ')}, targets ${config.targets.join(', ')}, data in ${config.dir}`);
+  const reporting = await pausePageReporting();
+  const resume = (): void => reporting.resume();
+  process.once('exit', resume);
+  // an interrupted run puts the machine back too (a signal's default action skips 'exit' handlers)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      resume();
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    });
+  }
+  log(reporting.state);
   const peers = await loadPeers(config.peers);
   const versions: Record<string, string> = {};
   for (const p of peers) versions[p.name] = await p.version();
@@ -73,7 +85,7 @@ async function main(): Promise<void> {
   for (const id of config.datasets) {
     datasets.push(await ensureDataset(id, config.scaleName, config.seed, config.scales, join(config.dir, 'datasets'), log));
   }
-  const machine = await describeMachine(config.dir, versions);
+  const machine = { ...await describeMachine(config.dir, versions), pageReporting: reporting.state };
   let kernels: KernelResult[] = [];
   if (config.kernels) {
     const a = datasets.find((d) => d.id === 'A');

@@ -14,6 +14,8 @@ export interface Machine {
   loadAtStart: number[];
   disk: string;
   versions: Record<string, string>;
+  /** whether the VM's free page reporting was paused for the run (measure/page-reporting.ts); absent in older runs */
+  pageReporting?: string;
 }
 
 async function diskOf(dir: string): Promise<string> {

@@ -177,6 +177,7 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     `Method: every tool runs as its own process under GNU time (wall, user+sys CPU, peak RSS of the process tree); ` +
       `each repetition runs ferry, then each peer, on a fresh repository (fresh MinIO bucket), ${r.reps} repetitions, medians shown. ` +
       `Stored = repository size after the operation; S3 requests from MinIO's per-bucket metrics. ${restoresWentTo(r.results)}` +
+      (m.pageReporting ? `Memory: ${m.pageReporting}. ` : '') +
       `Run took ${(r.seconds / 60).toFixed(1)} min.`,
     '',
     '## Targets of issue 7',
