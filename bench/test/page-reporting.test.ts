@@ -5,13 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pausePageReporting } from '../measure/page-reporting.ts';
 
-test('free page reporting is paused by an order no free block reaches, and its old order put back once', async () => {
+test('free page reporting is paused by an order no free block reaches, the free memory written, and its old order put back once', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-reporting-'));
   try {
     const param = join(dir, 'page_reporting_order');
     await writeFile(param, '9\n');
-    const pause = await pausePageReporting(param);
+    let backed = 0;
+    const pause = await pausePageReporting(param, () => backed++);
     assert.equal(await readFile(param, 'utf8'), '11');
+    assert.equal(backed, 1, 'the free memory is written once reporting is paused');
     assert.match(pause.state, /paused for the run \(order 9 -> 11\)/);
     pause.resume();
     assert.equal(await readFile(param, 'utf8'), '9');
@@ -26,13 +28,14 @@ test('free page reporting is paused by an order no free block reaches, and its o
 
 test('without the parameter, or with one that does not read as an order, nothing is changed and the report says so', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-reporting-'));
+  const back = () => assert.fail('free memory written with reporting still on');
   try {
-    const missing = await pausePageReporting(join(dir, 'absent'));
+    const missing = await pausePageReporting(join(dir, 'absent'), back);
     assert.equal(missing.state, 'no free page reporting on this machine');
     missing.resume();
     const odd = join(dir, 'odd');
     await writeFile(odd, 'on');
-    const left = await pausePageReporting(odd);
+    const left = await pausePageReporting(odd, back);
     assert.match(left.state, /left on \(its order reads "on"\)/);
     assert.equal(await readFile(odd, 'utf8'), 'on');
   } finally {
