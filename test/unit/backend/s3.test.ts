@@ -179,7 +179,10 @@ describe('s3 backend on MinIO', () => {
   });
 
   it('rides out a server restart in the middle of a save (through the retry wrapper)', async () => {
-    const b = openBackend(`s3:${minio.endpoint}/${bucket}/restart`, { s3: { credentials }, retry: { initialDelayMs: 200, maxDelayMs: 1000 } });
+    // the jitter pinned near its ceiling, so the attempts span about 17 s: drawn at random, all ten once came within
+    // the 1.5 s the server was down, and the save failed with ECONNREFUSED before the restart (CI, 2026-11-26)
+    const retry = { initialDelayMs: 200, maxDelayMs: 1000, attempts: 20, random: () => 0.99 };
+    const b = openBackend(`s3:${minio.endpoint}/${bucket}/restart`, { s3: { credentials }, retry });
     const h: Handle = handle('pack');
     const data = randomBytes(12 * 1024 * 1024);
     await b.stat(handle('pack')).catch(() => {});
