@@ -68,12 +68,11 @@ async function main(): Promise<void> {
   const started = performance.now();
   log(`scale ${config.scaleName}, ${config.reps} repetitions, peers ${config.peers.join(', ')}, targets ${config.targets.join(', ')}, data in ${config.dir}`);
   const reporting = await pausePageReporting();
-  const resume = (): void => reporting.resume();
-  process.once('exit', resume);
+  process.once('exit', reporting.resume);
   // an interrupted run puts the machine back too (a signal's default action skips 'exit' handlers)
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      resume();
+      reporting.resume();
       process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     });
   }

@@ -19,7 +19,6 @@ import { release } from '../memory/release.ts';
  */
 const zeroRatio = 64;
 
-
 const page = 4096;
 const zeroPage = new Uint8Array(page);
 
