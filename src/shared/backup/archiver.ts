@@ -66,7 +66,7 @@ export class Archiver {
   readonly #writer: PackWriter;
   readonly #pool: BackupPool;
   readonly #opts: ArchiveOptions;
-  /** big files being read by workers (each holds a read buffer there) */
+  /** big files being read by workers (each holds a 9 MiB read buffer there) */
   readonly #fileSlots: Semaphore;
   readonly #small: SmallBatches;
   readonly #progress = newProgress();
@@ -84,7 +84,9 @@ export class Archiver {
     this.#smallFile = Math.min(opts.smallFile ?? 64 * 1024, minChunkSize);
     const workers = opts.workers ?? Math.max(1, cpus().length);
     this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: this.#compression }, workers, writer);
-    this.#fileSlots = new Semaphore(workers);
+    // two big files per worker: while one waits (for its next read, or for the main thread's answer about a chunk)
+    // the other's chunks keep the thread busy; with one each, the workers sat 30-40% idle through A's large files
+    this.#fileSlots = new Semaphore(2 * workers);
     // a batch is a few milliseconds of a worker's time; two per worker keep each busy while the other waits
     this.#small = new SmallBatches((paths) => this.#pool.backupSmallFiles(paths, opts.signal), { files: 64, bytes: 1 << 20, inFlight: 2 * workers }, (n) => {
       this.#progress.bytesAdded += n;

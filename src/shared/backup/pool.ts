@@ -4,7 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import { startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import type { BlobInRead, FromWorker, SealedSmall, SmallFileRead, ThreadCpu, ToWorker, WorkerInit } from './worker-protocol.ts';
-import { allocated } from '../memory/collect.ts';
+import { release } from '../memory/release.ts';
 import { transferList } from './transfer.ts';
 import { packPaths } from './packed-paths.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
@@ -196,9 +196,9 @@ export class BackupPool {
       }
       case 'sealed': {
         try {
-          // the transferred buffer is garbage once copied into its pack
-          allocated(m.blob.sealed.length);
           await this.#writer!.add(m.blob, m.length);
+          // copied into its pack: the transferred buffer is freed now rather than at some collection
+          release(m.blob.sealed);
           this.#answer(w, m.job, m.ask, true);
         } catch (err) {
           this.#finish(m.job)?.reject(err as Error);
@@ -234,8 +234,6 @@ export class BackupPool {
   }
 
   async #addAll(sealed: Uint8Array, blobs: SealedSmall[]): Promise<number> {
-    // the batch's buffer is garbage once its blobs are copied into their packs
-    allocated(sealed.length);
     let added = 0;
     let at = 0;
     for (const b of blobs) {
@@ -244,6 +242,8 @@ export class BackupPool {
       await this.#writer!.add(blob, b.length);
       added += b.length;
     }
+    // copied into their packs
+    release(sealed);
     return added;
   }
 

@@ -3,8 +3,9 @@
 // posting them copied whole pool slabs: more copying and garbage than the blobs themselves.
 import type { MasterKey } from '../crypto/key.ts';
 import { sealOverhead } from '../crypto/seal.ts';
-import { blobBody, sealBlobInto } from '../pack/prepare.ts';
+import { blobBody, sealBlobsInto } from '../pack/prepare.ts';
 import type { SealedSmall } from './worker-protocol.ts';
+import { release } from '../memory/release.ts';
 
 export interface SmallPlain {
   id: string;
@@ -12,17 +13,20 @@ export interface SmallPlain {
 }
 
 export function sealSmallBlobs(key: MasterKey, compression: boolean, plains: SmallPlain[]): { sealed: Uint8Array; blobs: SealedSmall[] } {
-  const bodies = plains.map((p) => blobBody(p.data, compression));
-  const size = bodies.reduce((n, b) => n + b.body.length + sealOverhead, 0);
-  const sealed = Buffer.allocUnsafeSlow(size);
+  const bodies = plains.map((p) => ({ id: p.id, ...blobBody(p.data, compression) }));
+  const sealed = Buffer.allocUnsafeSlow(bodies.reduce((n, b) => n + b.body.length + sealOverhead, 0));
+  const outs: Uint8Array[] = [];
   const blobs: SealedSmall[] = [];
   let at = 0;
   plains.forEach((p, i) => {
     const { body, uncompressedLength } = bodies[i];
     const sealedLength = body.length + sealOverhead;
-    sealBlobInto(key, p.id, body, uncompressedLength, sealed.subarray(at, at + sealedLength));
+    outs.push(sealed.subarray(at, at + sealedLength));
     blobs.push({ id: p.id, sealedLength, uncompressedLength, length: p.data.length });
     at += sealedLength;
   });
+  sealBlobsInto(key, bodies, outs);
+  // zstd frames are garbage once sealed; raw bodies are the caller's plaintexts
+  for (const b of bodies) if (b.uncompressedLength > 0) release(b.body);
   return { sealed, blobs };
 }

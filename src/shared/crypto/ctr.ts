@@ -3,6 +3,7 @@
 
 import { createCipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { ecbFor } from './ecb-cache.ts';
+import { release } from '../memory/release.ts';
 
 // A cipher made from raw key bytes first builds a KeyObject (~17 µs, three times the rest of a small blob's
 // cipher set-up); one per key, kept as long as the key bytes live (they are treated as immutable, as in ecbFor).
@@ -27,6 +28,47 @@ export function aesCTR(key: Uint8Array, iv: Uint8Array, input: Uint8Array): Buff
   const out = ecbFor(key).update(counterBlocks(iv, input.length)).subarray(0, input.length);
   for (let i = 0; i < input.length; i++) out[i] ^= input[i];
   return out;
+}
+
+/** `out` = `iv` + `blocks`, the 16 bytes read as one big-endian number (wrapping at 2^128, as the counter does). */
+export function counterPlus(iv: Uint8Array, blocks: number, out: Uint8Array): void {
+  let add = blocks;
+  let carry = 0;
+  for (let i = 15; i >= 0; i--) {
+    const sum = iv[i] + (add % 256) + carry;
+    out[i] = sum & 0xff;
+    carry = sum >> 8;
+    add = Math.floor(add / 256);
+  }
+}
+
+/**
+ * Counter blocks a message of `length` bytes takes in a run: at least one, so that the next message's IV differs
+ * from an empty message's, which is still its MAC's nonce.
+ */
+export function blocksOf(length: number): number {
+  return Math.max(1, Math.ceil(length / 16));
+}
+
+/**
+ * Several messages through one cipher: message i is XORed with the keystream from counter `iv` + the blocks of the
+ * messages before it, exactly as if it were encrypted alone from that counter. A cipher call costs 3-4 us beyond
+ * its bytes (the context, the output buffer), more than encrypting a 4 KiB blob; a batch of small blobs pays it
+ * once. Returns views of one new buffer, one per message.
+ */
+export function aesCTRRun(key: Uint8Array, iv: Uint8Array, inputs: Uint8Array[]): Uint8Array[] {
+  const starts: number[] = [];
+  let size = 0;
+  for (const input of inputs) {
+    starts.push(size);
+    size += blocksOf(input.length) * 16;
+  }
+  // the gaps that pad each message to whole blocks are encrypted too, and their output dropped
+  const stream = Buffer.allocUnsafe(size);
+  inputs.forEach((input, i) => stream.set(input, starts[i]));
+  const out = createCipheriv('aes-256-ctr', keyObjectFor(key), iv).update(stream);
+  release(stream);
+  return inputs.map((input, i) => out.subarray(starts[i], starts[i] + input.length));
 }
 
 function counterBlocks(iv: Uint8Array, length: number): Buffer {

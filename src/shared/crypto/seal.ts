@@ -2,9 +2,10 @@
 // Sync and self-contained so worker threads can call it directly on the data path.
 
 import { randomFillSync } from 'node:crypto';
-import { aesCTR } from './ctr.ts';
+import { aesCTR, aesCTRRun, blocksOf, counterPlus } from './ctr.ts';
 import type { MasterKey } from './key.ts';
 import { computeMAC, ivSize, macMatches, macSize } from './mac.ts';
+import { releaseViews } from '../memory/release.ts';
 
 export const sealOverhead = ivSize + macSize;
 
@@ -46,6 +47,72 @@ export function sealInto(key: MasterKey, plaintext: Uint8Array, out: Uint8Array)
   const ciphertext = out.subarray(ivSize, ivSize + plaintext.length);
   ciphertext.set(aesCTR(key.encrypt, iv, plaintext));
   out.set(computeMAC(key, iv, ciphertext), ivSize + plaintext.length);
+}
+
+/**
+ * Seals `plaintexts[i]` into `outs[i]` (each exactly `sealOverhead` bytes longer) with one cipher call for all: one
+ * random IV starts the batch and each blob's IV is the counter where the blob before it ended, so no counter block
+ * is used twice, as with one message as long as the batch. Every blob still carries its own IV, from which any
+ * reader decrypts it alone, and its own MAC key (Poly1305-AES asks for unique nonces, not random ones).
+ */
+export function sealManyInto(key: MasterKey, plaintexts: Uint8Array[], outs: Uint8Array[]): void {
+  if (plaintexts.length === 0) return;
+  plaintexts.forEach((p, i) => {
+    if (outs[i].length !== p.length + sealOverhead) {
+      throw new RangeError(`a sealed ${p.length}-byte plaintext takes ${p.length + sealOverhead} bytes, not ${outs[i].length}`);
+    }
+  });
+  const first = freshIV(outs[0]);
+  let blocks = 0;
+  plaintexts.forEach((p, i) => {
+    counterPlus(first, blocks, outs[i]);
+    blocks += blocksOf(p.length);
+  });
+  const ciphertexts = aesCTRRun(key.encrypt, first, plaintexts);
+  ciphertexts.forEach((ciphertext, i) => {
+    const out = outs[i];
+    out.set(ciphertext, ivSize);
+    out.set(computeMAC(key, out.subarray(0, ivSize), out.subarray(ivSize, ivSize + ciphertext.length)), ivSize + ciphertext.length);
+  });
+  releaseViews(ciphertexts);
+}
+
+/**
+ * `decryptSealed` for a batch: blobs whose IVs continue each other's counters (as `sealManyInto` made them) are
+ * decrypted together, each from its own IV. `visit` sees each plaintext, in order; it is freed after the call.
+ */
+export function decryptSealedEach(key: MasterKey, sealed: Uint8Array[], visit: (plaintext: Uint8Array, i: number) => void): void {
+  const next = new Uint8Array(ivSize);
+  let run: Uint8Array[] = [];
+  let runIV: Uint8Array = next;
+  let done = 0;
+  const flush = (): void => {
+    if (run.length === 0) return;
+    const plaintexts = aesCTRRun(key.encrypt, runIV, run);
+    try {
+      plaintexts.forEach((p) => visit(p, done++));
+    } finally {
+      releaseViews(plaintexts);
+    }
+    run = [];
+  };
+  for (const s of sealed) {
+    if (s.length < sealOverhead) throw new CiphertextError(`Ciphertext of ${s.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
+    const iv = s.subarray(0, ivSize);
+    if (run.length === 0 || !sameIV(iv, next)) {
+      flush();
+      runIV = iv;
+    }
+    const ciphertext = s.subarray(ivSize, s.length - macSize);
+    run.push(ciphertext);
+    counterPlus(iv, blocksOf(ciphertext.length), next);
+  }
+  flush();
+}
+
+function sameIV(a: Uint8Array, b: Uint8Array): boolean {
+  for (let i = 0; i < ivSize; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Verifies before decrypting, so a forged or damaged input never yields plaintext. */

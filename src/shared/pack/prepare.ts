@@ -4,7 +4,7 @@
 // Pure and synchronous so worker threads can run it.
 import type { MasterKey } from '../crypto/key.ts';
 import { hashID } from '../ids/id.ts';
-import { decryptSealed, open, sealInto, sealOverhead } from '../crypto/seal.ts';
+import { decryptSealed, decryptSealedEach, open, sealInto, sealManyInto, sealOverhead } from '../crypto/seal.ts';
 import { compressBlob, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
 import { looksIncompressible } from './incompressible.ts';
@@ -22,12 +22,13 @@ export class BlobVerificationError extends Error {}
 export function prepareBlob(key: MasterKey, type: BlobType, id: string, plain: Uint8Array, compression: boolean): PreparedBlob {
   const { body, uncompressedLength } = blobBody(plain, compression);
   const sealed = Buffer.allocUnsafe(body.length + sealOverhead);
-  sealBlobInto(key, id, body, uncompressedLength, sealed);
+  sealInto(key, body, sealed);
+  verifyPrepared(key, id, decryptSealed(key, sealed), uncompressedLength);
   return { id, type, sealed, uncompressedLength };
 }
 
 /** What a blob stores before sealing: zstd when it pays, otherwise the plaintext (uncompressedLength 0). */
-export function blobBody(plain: Uint8Array, compression: boolean): { body: Uint8Array; uncompressedLength: number } {
+export function blobBody(plain: Uint8Array, compression: boolean): Omit<BlobBody, 'id'> {
   if (compression && plain.length > 0 && !looksIncompressible(plain)) {
     const z = compressBlob(plain);
     // incompressible data is stored raw: smaller, and restore skips a pointless decompression
@@ -36,13 +37,21 @@ export function blobBody(plain: Uint8Array, compression: boolean): { body: Uint8
   return { body: plain, uncompressedLength: 0 };
 }
 
+/** A blob's body, ready to seal. */
+export interface BlobBody {
+  id: string;
+  body: Uint8Array;
+  uncompressedLength: number;
+}
+
 /**
- * Seals a blob's body into `out` (exactly `body.length + sealOverhead` bytes) and reads it back, so the small blobs
- * of a batch can be sealed side by side into one buffer.
+ * Seals a batch of blobs' bodies, each into its `outs[i]` (exactly `body.length + sealOverhead` bytes), with one
+ * cipher call for the batch (`sealManyInto`), and reads them back, so the small blobs of a batch can be sealed side
+ * by side into one buffer.
  */
-export function sealBlobInto(key: MasterKey, id: string, body: Uint8Array, uncompressedLength: number, out: Uint8Array): void {
-  sealInto(key, body, out);
-  verifyPrepared(key, id, out, uncompressedLength);
+export function sealBlobsInto(key: MasterKey, blobs: BlobBody[], outs: Uint8Array[]): void {
+  sealManyInto(key, blobs.map((b) => b.body), outs);
+  decryptSealedEach(key, outs, (body, i) => verifyPrepared(key, blobs[i].id, body, blobs[i].uncompressedLength));
 }
 
 /** A stored blob's plaintext, checked against its id, or why it cannot be trusted. */
@@ -57,9 +66,8 @@ export function openVerified(key: MasterKey, sealed: Uint8Array, uncompressedLen
   return hashID(plain) === id ? plain : 'its content does not match its id';
 }
 
-function verifyPrepared(key: MasterKey, id: string, sealed: Uint8Array, uncompressedLength: number): void {
-  // the MAC was computed over these bytes a moment ago; decrypting, decompressing and hashing is the read-back
-  const body = decryptSealed(key, sealed);
+/** The read-back of a blob just sealed: its body decrypted again (the MAC, computed a moment ago, is not), decompressed and hashed. */
+function verifyPrepared(key: MasterKey, id: string, body: Uint8Array, uncompressedLength: number): void {
   const back = uncompressedLength > 0 ? decompressOwnFrame(body, uncompressedLength) : body;
   const got = hashID(back);
   if (got !== id) throw new BlobVerificationError(`blob ${id.slice(0, 8)} did not read back correctly after encryption (got ${got.slice(0, 8)}); refusing to upload it`);

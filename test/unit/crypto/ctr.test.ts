@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { aesCTR } from '../../../src/shared/crypto/ctr.ts';
+import { aesCTR, aesCTRRun, counterPlus } from '../../../src/shared/crypto/ctr.ts';
 
 function expectedCTR(key: Uint8Array, iv: Uint8Array, input: Uint8Array): Buffer {
   const blocks = Math.ceil(input.length / 16);
@@ -54,4 +54,33 @@ test('the result is a new buffer and the input is left as it was', () => {
     assert.equal(out.length, size);
     assert.deepEqual(input, before);
   }
+});
+
+test('counterPlus adds blocks to the IV as one 128-bit number, wrapping at 2^128', () => {
+  const out = new Uint8Array(16);
+  for (const h of ['00000000000000000000000000000000', '0102030405060708fffffffffffffff0', 'ffffffffffffffffffffffffffffffff', randomBytes(16).toString('hex')]) {
+    for (const blocks of [0, 1, 255, 256, 65_537, 2 ** 40 + 3]) {
+      counterPlus(Buffer.from(h, 'hex'), blocks, out);
+      const want = (BigInt('0x' + h) + BigInt(blocks)) % (1n << 128n);
+      assert.equal(Buffer.from(out).toString('hex'), want.toString(16).padStart(32, '0'), `${h} + ${blocks}`);
+    }
+  }
+});
+
+test('aesCTRRun gives each message what CTR alone from its own counter gives: iv plus the blocks before it', () => {
+  const key = randomBytes(32);
+  fc.assert(
+    fc.property(anyIV, fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 12 }), (iv, lengths) => {
+      const inputs = lengths.map((n) => randomBytes(n));
+      const outs = aesCTRRun(key, iv, inputs);
+      let blocks = 0;
+      const counter = new Uint8Array(16);
+      inputs.forEach((input, i) => {
+        counterPlus(iv, blocks, counter);
+        assert.deepEqual(Buffer.from(outs[i]), expectedCTR(key, counter, input), `message ${i} of ${lengths.join(',')}`);
+        blocks += Math.max(1, Math.ceil(input.length / 16));
+      });
+    }),
+    { numRuns: 100 },
+  );
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decryptSealed, open, seal, CiphertextError } from '../../../src/shared/crypto/seal.ts';
+import { decryptSealed, decryptSealedEach, open, seal, sealManyInto, sealOverhead, CiphertextError } from '../../../src/shared/crypto/seal.ts';
 import { newMasterKey } from '../../../src/shared/crypto/key.ts';
 import { randomBytes } from '../../support/repo.ts';
 
@@ -17,4 +17,51 @@ test('decryptSealed reads back what seal wrote without the MAC check that open m
     assert.ok(Buffer.from(decryptSealed(key, tagFlipped)).equals(Buffer.from(plain)), 'the tag is not read');
   }
   assert.throws(() => decryptSealed(key, new Uint8Array(31)), CiphertextError);
+});
+
+test('sealManyInto seals each plaintext as seal would: its own IV (an empty one too), counters that never overlap, and open reads each alone', () => {
+  const key = newMasterKey();
+  const plains = [0, 1, 16, 17, 100, 2048, 2049, 70_000].map((n) => randomBytes(n, n + 7));
+  const outs = plains.map((p) => new Uint8Array(p.length + sealOverhead));
+  sealManyInto(key, plains, outs);
+  const ranges = outs.map((o, i) => {
+    const start = BigInt('0x' + Buffer.from(o.subarray(0, 16)).toString('hex'));
+    return [start, start + BigInt(Math.max(1, Math.ceil(plains[i].length / 16)))];
+  });
+  ranges.slice(1).forEach(([start], i) => assert.equal(start, ranges[i][1], `blob ${i + 1} starts where blob ${i} ended`));
+  outs.forEach((o, i) => assert.ok(Buffer.from(open(key, o)).equals(Buffer.from(plains[i])), `blob ${i}`));
+  assert.throws(() => sealManyInto(key, [plains[4]], [new Uint8Array(plains[4].length)]), RangeError);
+});
+
+test('decryptSealedEach reads back batches and single seals mixed, in order, each from its own IV', () => {
+  const key = newMasterKey();
+  const batch = (sizes: number[]): { plains: Uint8Array[]; sealed: Uint8Array[] } => {
+    const plains = sizes.map((n) => randomBytes(n, n + 3));
+    const sealed = plains.map((p) => new Uint8Array(p.length + sealOverhead));
+    sealManyInto(key, plains, sealed);
+    return { plains, sealed };
+  };
+  const a = batch([5, 3000, 40]);
+  const b = batch([17, 0, 9000]);
+  const single = randomBytes(333, 1);
+  const plains = [...a.plains, Buffer.from(single), ...b.plains];
+  const sealed = [...a.sealed, seal(key, single), ...b.sealed];
+  // a batch's last blob put first breaks its run in two
+  plains.push(a.plains[0]);
+  sealed.push(a.sealed[0]);
+  const seen: string[] = [];
+  decryptSealedEach(key, sealed, (p, i) => {
+    assert.ok(Buffer.from(p).equals(Buffer.from(plains[i])), `blob ${i}`);
+    seen.push(String(i));
+  });
+  assert.deepEqual(seen, plains.map((_, i) => String(i)));
+  assert.throws(() => decryptSealedEach(key, [new Uint8Array(31)], () => undefined), CiphertextError);
+});
+
+test('no two blobs of a batch share an IV, empty ones included: each IV is a MAC nonce', () => {
+  const key = newMasterKey();
+  const plains = [0, 0, 5, 0, 16, 0].map((n) => randomBytes(n, 9));
+  const outs = plains.map((p) => new Uint8Array(p.length + sealOverhead));
+  sealManyInto(key, plains, outs);
+  assert.equal(new Set(outs.map((o) => Buffer.from(o.subarray(0, 16)).toString('hex'))).size, plains.length);
 });
