@@ -5,7 +5,6 @@ import type { MasterKey } from '../crypto/key.ts';
 import { sealOverhead } from '../crypto/seal.ts';
 import { blobBody, sealBlobsInto } from '../pack/prepare.ts';
 import type { SealedSmall } from './worker-protocol.ts';
-import { release } from '../memory/release.ts';
 
 export interface SmallPlain {
   id: string;
@@ -26,7 +25,5 @@ export function sealSmallBlobs(key: MasterKey, compression: boolean, plains: Sma
     at += sealedLength;
   });
   sealBlobsInto(key, bodies, outs);
-  // zstd frames are garbage once sealed; raw bodies are the caller's plaintexts
-  for (const b of bodies) if (b.uncompressedLength > 0) release(b.body);
   return { sealed, blobs };
 }

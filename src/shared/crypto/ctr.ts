@@ -3,7 +3,6 @@
 
 import { createCipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { ecbFor } from './ecb-cache.ts';
-import { release } from '../memory/release.ts';
 
 // A cipher made from raw key bytes first builds a KeyObject (~17 µs, three times the rest of a small blob's
 // cipher set-up); one per key, kept as long as the key bytes live (they are treated as immutable, as in ecbFor).
@@ -67,7 +66,6 @@ export function aesCTRRun(key: Uint8Array, iv: Uint8Array, inputs: Uint8Array[])
   const stream = Buffer.allocUnsafe(size);
   inputs.forEach((input, i) => stream.set(input, starts[i]));
   const out = createCipheriv('aes-256-ctr', keyObjectFor(key), iv).update(stream);
-  release(stream);
   return inputs.map((input, i) => out.subarray(starts[i], starts[i] + input.length));
 }
 

@@ -5,7 +5,6 @@ import { randomFillSync } from 'node:crypto';
 import { aesCTR, aesCTRRun, blocksOf, counterPlus } from './ctr.ts';
 import type { MasterKey } from './key.ts';
 import { computeMAC, ivSize, macMatches, macSize } from './mac.ts';
-import { releaseViews } from '../memory/release.ts';
 
 export const sealOverhead = ivSize + macSize;
 
@@ -74,40 +73,31 @@ export function sealManyInto(key: MasterKey, plaintexts: Uint8Array[], outs: Uin
     out.set(ciphertext, ivSize);
     out.set(computeMAC(key, out.subarray(0, ivSize), out.subarray(ivSize, ivSize + ciphertext.length)), ivSize + ciphertext.length);
   });
-  releaseViews(ciphertexts);
 }
 
 /**
  * `decryptSealed` for a batch: blobs whose IVs continue each other's counters (as `sealManyInto` made them) are
- * decrypted together, each from its own IV. `visit` sees each plaintext, in order; it is freed after the call.
+ * decrypted together, each from its own IV. Returns the plaintexts in order (views of new buffers).
  */
-export function decryptSealedEach(key: MasterKey, sealed: Uint8Array[], visit: (plaintext: Uint8Array, i: number) => void): void {
+export function decryptSealedMany(key: MasterKey, sealed: Uint8Array[]): Uint8Array[] {
+  const plaintexts: Uint8Array[] = [];
   const next = new Uint8Array(ivSize);
   let run: Uint8Array[] = [];
   let runIV: Uint8Array = next;
-  let done = 0;
-  const flush = (): void => {
-    if (run.length === 0) return;
-    const plaintexts = aesCTRRun(key.encrypt, runIV, run);
-    try {
-      plaintexts.forEach((p) => visit(p, done++));
-    } finally {
-      releaseViews(plaintexts);
-    }
-    run = [];
-  };
   for (const s of sealed) {
     if (s.length < sealOverhead) throw new CiphertextError(`Ciphertext of ${s.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
     const iv = s.subarray(0, ivSize);
-    if (run.length === 0 || !sameIV(iv, next)) {
-      flush();
-      runIV = iv;
+    if (run.length > 0 && !sameIV(iv, next)) {
+      plaintexts.push(...aesCTRRun(key.encrypt, runIV, run));
+      run = [];
     }
+    if (run.length === 0) runIV = iv;
     const ciphertext = s.subarray(ivSize, s.length - macSize);
     run.push(ciphertext);
     counterPlus(iv, blocksOf(ciphertext.length), next);
   }
-  flush();
+  if (run.length > 0) plaintexts.push(...aesCTRRun(key.encrypt, runIV, run));
+  return plaintexts;
 }
 
 function sameIV(a: Uint8Array, b: Uint8Array): boolean {

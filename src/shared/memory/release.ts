@@ -14,8 +14,3 @@ export function release(bytes: Uint8Array): void {
   if (!(ab instanceof ArrayBuffer) || bytes.byteOffset !== 0 || bytes.byteLength !== ab.byteLength || ab.detached) return;
   ab.transfer(0);
 }
-
-/** Releases the one buffer behind `views` (as `release`), which the caller made and alone holds, views and all. */
-export function releaseViews(views: Uint8Array[]): void {
-  if (views.length > 0) release(new Uint8Array(views[0].buffer));
-}

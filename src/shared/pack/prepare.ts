@@ -4,7 +4,7 @@
 // Pure and synchronous so worker threads can run it.
 import type { MasterKey } from '../crypto/key.ts';
 import { hashID } from '../ids/id.ts';
-import { decryptSealed, decryptSealedEach, open, sealInto, sealManyInto, sealOverhead } from '../crypto/seal.ts';
+import { decryptSealed, decryptSealedMany, open, sealInto, sealManyInto, sealOverhead } from '../crypto/seal.ts';
 import { compressBlob, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
 import { looksIncompressible } from './incompressible.ts';
@@ -51,7 +51,7 @@ export interface BlobBody {
  */
 export function sealBlobsInto(key: MasterKey, blobs: BlobBody[], outs: Uint8Array[]): void {
   sealManyInto(key, blobs.map((b) => b.body), outs);
-  decryptSealedEach(key, outs, (body, i) => verifyPrepared(key, blobs[i].id, body, blobs[i].uncompressedLength));
+  decryptSealedMany(key, outs).forEach((body, i) => verifyPrepared(key, blobs[i].id, body, blobs[i].uncompressedLength));
 }
 
 /** A stored blob's plaintext, checked against its id, or why it cannot be trusted. */
