@@ -12,6 +12,7 @@ import { runKernels } from './kernels.ts';
 import type { KernelResult } from './kernels.ts';
 import { describeMachine } from './report/machine.ts';
 import { pausePageReporting } from './measure/page-reporting.ts';
+import { warm } from './measure/warm.ts';
 import { renderMarkdown } from './report/markdown.ts';
 import type { Report } from './report/markdown.ts';
 import { summarize } from './report/summarize.ts';
@@ -104,6 +105,9 @@ async function main(): Promise<void> {
     const ctx = { seed: config.seed, changeFraction: config.changeFraction, timeoutSeconds: config.timeoutSeconds, log };
     for (const dataset of datasets) {
       for (const target of targets) {
+        const warmStarted = performance.now();
+        const warmed = warm(dataset.path);
+        log(`${dataset.name}: read ${(warmed / 2 ** 20).toFixed(0)} MiB into the page cache in ${((performance.now() - warmStarted) / 1000).toFixed(1)} s`);
         for (let rep = 1; rep <= config.reps; rep++) {
           for (const peer of peers) {
             results.push(...await runScenario(ctx, dataset, peer, target, rep, join(config.dir, 'work')));

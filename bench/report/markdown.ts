@@ -171,7 +171,7 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     '',
     `Versions: ${Object.entries(m.versions).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
     '',
-    'Datasets (generated from the seed, page cache warm):',
+    'Datasets (generated from the seed, read whole into the page cache before each target\'s repetitions):',
     ...r.datasets.map((d) => `- ${d.name}: ${d.describe}`),
     '',
     `Method: every tool runs as its own process under GNU time (wall, user+sys CPU, peak RSS of the process tree); ` +
