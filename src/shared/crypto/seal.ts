@@ -39,9 +39,7 @@ export function seal(key: MasterKey, plaintext: Uint8Array): Uint8Array {
  * one buffer that moves between threads whole.
  */
 export function sealInto(key: MasterKey, plaintext: Uint8Array, out: Uint8Array): void {
-  if (out.length !== plaintext.length + sealOverhead) {
-    throw new RangeError(`a sealed ${plaintext.length}-byte plaintext takes ${plaintext.length + sealOverhead} bytes, not ${out.length}`);
-  }
+  checkRoom(plaintext, out);
   const iv = freshIV(out);
   const ciphertext = out.subarray(ivSize, ivSize + plaintext.length);
   ciphertext.set(aesCTR(key.encrypt, iv, plaintext));
@@ -56,11 +54,7 @@ export function sealInto(key: MasterKey, plaintext: Uint8Array, out: Uint8Array)
  */
 export function sealManyInto(key: MasterKey, plaintexts: Uint8Array[], outs: Uint8Array[]): void {
   if (plaintexts.length === 0) return;
-  plaintexts.forEach((p, i) => {
-    if (outs[i].length !== p.length + sealOverhead) {
-      throw new RangeError(`a sealed ${p.length}-byte plaintext takes ${p.length + sealOverhead} bytes, not ${outs[i].length}`);
-    }
-  });
+  plaintexts.forEach((p, i) => checkRoom(p, outs[i]));
   const first = freshIV(outs[0]);
   let blocks = 0;
   plaintexts.forEach((p, i) => {
@@ -85,7 +79,7 @@ export function decryptSealedMany(key: MasterKey, sealed: Uint8Array[]): Uint8Ar
   let run: Uint8Array[] = [];
   let runIV: Uint8Array = next;
   for (const s of sealed) {
-    if (s.length < sealOverhead) throw new CiphertextError(`Ciphertext of ${s.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
+    checkLength(s);
     const iv = s.subarray(0, ivSize);
     if (run.length > 0 && !sameIV(iv, next)) {
       plaintexts.push(...aesCTRRun(key.encrypt, runIV, run));
@@ -100,6 +94,18 @@ export function decryptSealedMany(key: MasterKey, sealed: Uint8Array[]): Uint8Ar
   return plaintexts;
 }
 
+function checkRoom(plaintext: Uint8Array, out: Uint8Array): void {
+  if (out.length !== plaintext.length + sealOverhead) {
+    throw new RangeError(`a sealed ${plaintext.length}-byte plaintext takes ${plaintext.length + sealOverhead} bytes, not ${out.length}`);
+  }
+}
+
+function checkLength(sealed: Uint8Array): void {
+  if (sealed.length < sealOverhead) {
+    throw new CiphertextError(`Ciphertext of ${sealed.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
+  }
+}
+
 function sameIV(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < ivSize; i++) if (a[i] !== b[i]) return false;
   return true;
@@ -107,9 +113,7 @@ function sameIV(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Verifies before decrypting, so a forged or damaged input never yields plaintext. */
 export function open(key: MasterKey, sealed: Uint8Array): Uint8Array {
-  if (sealed.length < sealOverhead) {
-    throw new CiphertextError(`Ciphertext of ${sealed.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
-  }
+  checkLength(sealed);
   const iv = sealed.subarray(0, ivSize);
   const ciphertext = sealed.subarray(ivSize, sealed.length - macSize);
   const tag = sealed.subarray(sealed.length - macSize);
@@ -124,6 +128,6 @@ export function open(key: MasterKey, sealed: Uint8Array): Uint8Array {
  * computed over these very bytes. Anything read from storage goes through `open`.
  */
 export function decryptSealed(key: MasterKey, sealed: Uint8Array): Uint8Array {
-  if (sealed.length < sealOverhead) throw new CiphertextError(`Ciphertext of ${sealed.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
+  checkLength(sealed);
   return aesCTR(key.encrypt, sealed.subarray(0, ivSize), sealed.subarray(ivSize, sealed.length - macSize));
 }
