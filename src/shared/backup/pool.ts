@@ -8,6 +8,8 @@ import { release } from '../memory/release.ts';
 import { transferList } from './transfer.ts';
 import { packPaths } from './packed-paths.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
+import { availableParallelism } from 'node:os';
+import { cpuShare, defaultGrowth, threadCpu, worthAnotherThread, type GrowthRule } from './thread-growth.ts';
 
 interface Job {
   worker: PoolWorker;
@@ -27,16 +29,6 @@ interface PoolWorker {
   latest?: ThreadCpu;
 }
 
-/**
- * A thread that ran on a CPU for more than this share of the time since the last look is the limit, and batches of
- * small files may start another. Batches of tiny files (100 bytes) kept one thread 75-90% busy over quarter seconds,
- * with the walk on the main thread as the limit; files of kilobytes keep it fully busy. Looks a second apart smooth
- * out bursts. CPU time, not event-loop use: a thread waiting for the disk (a volume whose metadata and data are not
- * yet cached) looks fully busy to its event loop, and the second thread that started for it added 20-25 MiB to a
- * backup of a million tiny files (261 MiB peak) while the walk on the main thread, also waiting for the disk, was
- * the limit.
- */
-const defaultBusyAbove = 0.95;
 /** looks closer together than this say too little about how busy a thread is */
 const minLookMs = 1000;
 
@@ -74,26 +66,27 @@ export class BackupPool {
   #closed = false;
   readonly #writer: PackWriter | undefined;
   readonly #jobs = new Map<number, Job>();
-  readonly #busyAbove: number;
+  readonly #growth: GrowthRule;
+  /** the main thread's CPU time at the last look */
+  #mainSeen: ThreadCpu | undefined;
   #nextJob = 0;
 
   /** `writer` receives new blobs of a backup; a pool used only to open blobs (restore) needs none */
-  constructor(init: WorkerInit, size: number, writer?: PackWriter, busyAbove = defaultBusyAbove) {
+  constructor(init: WorkerInit, size: number, writer?: PackWriter, growth = defaultGrowth) {
     this.#writer = writer;
-    this.#busyAbove = busyAbove;
+    this.#growth = growth;
     this.#init = init;
     this.#size = Math.max(1, size);
   }
 
   /**
    * Threads start on first use: a backup with nothing new to read never pays for them. Batches of small files
-   * (`heavy` false) start another only while the threads are the limit (busier than `busyAbove`): each costs 20-40
-   * MiB, and for a million files of 100 bytes a second thread added 40 MiB to the peak and saved nothing.
+   * (`heavy` false) start another only while the workers are the limit and a core is spare (`thread-growth.ts`).
    */
   #pick(heavy: boolean): PoolWorker {
     const idle = this.#workers.find((w) => w.jobs === 0);
     if (idle) return idle;
-    if (this.#workers.length < this.#size && (heavy || this.#allBusy())) {
+    if (this.#workers.length < this.#size && (heavy || this.#worthAnother())) {
       const w: PoolWorker = { thread: startThread(workerModule, workerOptions), jobs: 0 };
       w.thread.postMessage({ op: 'init', init: this.#init } satisfies ToWorker);
       w.thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
@@ -109,19 +102,23 @@ export class BackupPool {
     return this.#workers.length;
   }
 
-  /** Whether every thread has been busier than `busyAbove` since it was last looked at. */
-  #allBusy(): boolean {
-    let all = true;
+  /**
+   * Looks at how busy the threads have been since the last look, once every worker has finished a batch at least
+   * `minLookMs` after it (CPU time, not event-loop use: a thread waiting for the disk looks busy to its event loop).
+   */
+  #worthAnother(): boolean {
+    if (this.#workers.length === 0) return true;
+    const shares: number[] = [];
     for (const w of this.#workers) {
-      const { seen, latest } = w;
-      if (seen === undefined || latest === undefined || latest.atMs - seen.atMs < minLookMs) {
-        all = false;
-        continue;
-      }
-      w.seen = latest;
-      if ((latest.usedMs - seen.usedMs) / (latest.atMs - seen.atMs) <= this.#busyAbove) all = false;
+      if (w.seen === undefined || w.latest === undefined || w.latest.atMs - w.seen.atMs < minLookMs) return false;
+      shares.push(cpuShare(w.seen, w.latest));
     }
-    return all;
+    const main = threadCpu();
+    // set with the first worker's first batch, as every worker's `seen` here is
+    const mainShare = cpuShare(this.#mainSeen!, main);
+    this.#mainSeen = main;
+    for (const w of this.#workers) w.seen = w.latest;
+    return worthAnotherThread(shares, mainShare, availableParallelism(), this.#growth);
   }
 
   /** Chunks, deduplicates and stores one file; resolves with its content (blob ids in order) and size. */
@@ -215,6 +212,7 @@ export class BackupPool {
         // how busy a thread is counts from its first finished batch on: starting up (loading modules) keeps it busy
         w.latest = m.cpu;
         w.seen ??= m.cpu;
+        this.#mainSeen ??= threadCpu();
         try {
           this.#finish(m.job)?.resolve({ files: m.files, added: await this.#addAll(m.sealed, m.blobs) });
         } catch (err) {

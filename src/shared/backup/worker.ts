@@ -8,7 +8,8 @@ import { fileChunks } from './file-chunks.ts';
 import { appendFileSync, type ReadBuffer } from './open-source.ts';
 import { unpackPaths, type PackedPaths } from './packed-paths.ts';
 import { sealSmallBlobs } from './small-seal.ts';
-import type { FromWorker, ThreadCpu, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.ts';
+import { threadCpu } from './thread-growth.ts';
 import { transferList } from './transfer.ts';
 import { allocated } from '../memory/collect.ts';
 
@@ -88,11 +89,6 @@ async function backupSmallFiles(job: number, packed: PackedPaths): Promise<void>
     // a file that grew past the batch's limit after the walk measured it made a bigger buffer: not worth keeping
     if (into.bytes.length === readBufferSize) readBuffers.push(into.bytes);
   }
-}
-
-function threadCpu(): ThreadCpu {
-  const { user, system } = process.threadCpuUsage();
-  return { usedMs: (user + system) / 1000, atMs: performance.timeOrigin + performance.now() };
 }
 
 function canceledError(): Error {

@@ -20,10 +20,10 @@ async function files(count: number, size: number): Promise<{ dir: string; paths:
   return { dir, paths };
 }
 
-/** `busyAbove` 1: no thread is ever busy enough to start another; 0: any work is. */
+/** `busyAbove` 1: no thread is ever busy enough to start another; 0 (and no spare core asked for): any work is. */
 function pool(repo: Repository, busyAbove: number): BackupPool {
   const init = { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: true };
-  return new BackupPool(init, 2, repo.writer(), busyAbove);
+  return new BackupPool(init, 2, repo.writer(), { busyAbove, spareAtLeast: busyAbove === 0 ? -Infinity : 0.5 });
 }
 
 /** Sends batches of `per` paths, `inFlight` at a time, as the archiver does. */
@@ -42,7 +42,7 @@ async function batches(p: BackupPool, paths: Uint8Array[], per: number, inFlight
   return stored;
 }
 
-test('batches of small files start a second thread only while the first is the limit', async () => {
+test('batches of small files start a second thread only while the first is the limit and a core is spare', async () => {
   const repo = await testRepo();
   const { dir, paths } = await files(600, 100);
   try {
