@@ -2,7 +2,8 @@
 // in index files as they complete, so a run killed at any moment re-uploads at most the packs that were in flight.
 import type { Backend } from '../backend/backend.ts';
 import type { MasterKey } from '../crypto/key.ts';
-import { hashID, type ID } from '../ids/id.ts';
+import { createHash } from 'node:crypto';
+import type { ID } from '../ids/id.ts';
 import type { BlobTable } from '../index/table.ts';
 import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
@@ -54,10 +55,19 @@ export function repoParts(repo: RepoParts): RepoParts {
   };
 }
 
+/**
+ * The pack's name is the SHA-256 of its bytes, hashed as they arrive, a megabyte at a time: hashing a whole 16 MiB
+ * pack when it closed held the main thread for 10-21 ms, while the workers waited on it for their next answers.
+ */
+const hashStep = 1 << 20;
+
 /** A pack being filled: blobs are copied into one buffer that becomes the file, so nothing is assembled twice. */
 class OpenPack {
   readonly blobs = new PackContents();
   size = 0;
+  readonly #hash = createHash('sha256');
+  /** bytes of the buffer the hash has seen */
+  #hashed = 0;
   /** plaintext bytes of the header's entries so far */
   entryBytes = 0;
   #buf: Buffer;
@@ -78,6 +88,18 @@ class OpenPack {
     this.#room(bytes.length);
     this.#buf.set(bytes, this.size);
     this.size += bytes.length;
+    if (this.size - this.#hashed >= hashStep) this.#hashUpToSize();
+  }
+
+  #hashUpToSize(): void {
+    this.#hash.update(this.#buf.subarray(this.#hashed, this.size));
+    this.#hashed = this.size;
+  }
+
+  /** The pack's id, once its trailer is written; nothing may be appended after. */
+  id(): ID {
+    this.#hashUpToSize();
+    return this.#hash.digest('hex');
   }
 
   /** Seals the header of the blobs appended so far after them. */
@@ -227,7 +249,7 @@ export class PackWriter {
   async #upload(pack: OpenPack, signal?: AbortSignal): Promise<void> {
     pack.appendTrailer(this.#repo.key);
     const bytes = pack.contents();
-    const id = hashID(bytes);
+    const id = pack.id();
     await this.#repo.backend.save({ type: 'pack', name: id }, bytes, signal, id);
     this.stats.packs++;
     this.stats.packBytes += bytes.length;

@@ -163,3 +163,28 @@ test('tree packs close at treePackSize, data packs at packSize', async () => {
   assert.equal(sizes.data.length, 2, shape);
   assert.equal(writer.stats.packBytes, [...sizes.data, ...sizes.tree].reduce((a, b) => a + b, 0), 'stats count the bytes stored');
 });
+
+test('every pack is named by the SHA-256 of its bytes, hashed as blobs arrive', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  // data packs of 4 MiB fed blobs from 100 bytes to 1.7 MiB (hashing steps of 1 MiB fall inside and between them);
+  // tree packs start in a 1 MiB buffer and grow into a bigger one on the way to 3 MiB
+  const writer = repo.writer({ packSize: 4 * mib, treePackSize: 3 * mib, uploads: 2 });
+  const sizes = [100, 1.7 * mib, 5 * kib, 600 * kib, 1 * mib, 40, 900 * kib, 2 * mib, 300 * kib, 12 * kib];
+  for (let round = 0; round < 3; round++) {
+    for (const [i, size] of sizes.entries()) {
+      for (const type of ['data', 'tree'] as const) {
+        const data = randomBytes(size, 1000 * round + 2 * i + (type === 'tree' ? 1 : 0));
+        const id = hashID(data);
+        if (writer.claim(type, id)) await writer.add(prepareBlob(repo.key, type, id, data, false), data.length);
+      }
+    }
+  }
+  await writer.flush();
+  let packs = 0;
+  for await (const f of backend.list('pack')) {
+    assert.equal(hashID(await backend.load({ type: 'pack', name: f.name })), f.name);
+    packs++;
+  }
+  assert.ok(packs >= 6, `${packs} packs`);
+});
