@@ -11,7 +11,7 @@ export interface GrowthRule {
 
 /**
  * Measured on two cores, one worker, warm page cache, shares over one-second looks: 100k files of 1-16 KiB kept the
- * worker 0.87-0.94 busy with the main thread at 0.33-0.40, and a second worker took the backup from 8.8 s to 7.8;
+ * worker 0.87-0.94 busy with the main thread at 0.33-0.40, and a second worker took the backup from 8.4 s to 7.0-7.6;
  * a million files of 100 bytes kept the worker at 0.52-0.56 and the main thread, walking, at 0.63-0.68 (the walk is
  * the limit: a second worker added 20-40 MiB to a 229 MiB peak and saved nothing). Cold, both kinds left every
  * thread under 0.5 while they waited for the disk.
