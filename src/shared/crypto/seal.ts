@@ -113,14 +113,39 @@ function sameIV(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Verifies before decrypting, so a forged or damaged input never yields plaintext. */
 export function open(key: MasterKey, sealed: Uint8Array): Uint8Array {
+  checkAuthentic(key, sealed);
+  return aesCTR(key.encrypt, sealed.subarray(0, ivSize), sealed.subarray(ivSize, sealed.length - macSize));
+}
+
+/**
+ * `open` for a batch: every blob's MAC is checked, and the authentic ones are decrypted as `decryptSealedMany` does,
+ * a run of continuing IVs (a batch ferry sealed together) with one cipher call. Each result is the plaintext (a view
+ * of a buffer shared with its run) or why that blob did not verify.
+ */
+export function openMany(key: MasterKey, sealed: Uint8Array[]): (Uint8Array | CiphertextError)[] {
+  const results: (Uint8Array | CiphertextError)[] = [];
+  const authentic: number[] = [];
+  sealed.forEach((s, i) => {
+    try {
+      checkAuthentic(key, s);
+      authentic.push(i);
+    } catch (err) {
+      if (!(err instanceof CiphertextError)) throw err;
+      results[i] = err;
+    }
+  });
+  decryptSealedMany(key, authentic.map((i) => sealed[i])).forEach((plain, k) => {
+    results[authentic[k]] = plain;
+  });
+  return results;
+}
+
+function checkAuthentic(key: MasterKey, sealed: Uint8Array): void {
   checkLength(sealed);
-  const iv = sealed.subarray(0, ivSize);
   const ciphertext = sealed.subarray(ivSize, sealed.length - macSize);
-  const tag = sealed.subarray(sealed.length - macSize);
-  if (!macMatches(key, iv, ciphertext, tag)) {
+  if (!macMatches(key, sealed.subarray(0, ivSize), ciphertext, sealed.subarray(sealed.length - macSize))) {
     throw new CiphertextError('Ciphertext verification failed: wrong key or corrupted data.');
   }
-  return aesCTR(key.encrypt, iv, ciphertext);
 }
 
 /**

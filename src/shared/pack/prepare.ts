@@ -4,7 +4,7 @@
 // Pure and synchronous so worker threads can run it.
 import type { MasterKey } from '../crypto/key.ts';
 import { hashID } from '../ids/id.ts';
-import { decryptSealed, decryptSealedMany, open, sealInto, sealManyInto, sealOverhead } from '../crypto/seal.ts';
+import { decryptSealed, decryptSealedMany, open, openMany, sealInto, sealManyInto, sealOverhead } from '../crypto/seal.ts';
 import { compressBlob, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
 import { looksIncompressible } from './incompressible.ts';
@@ -56,9 +56,32 @@ export function sealBlobsInto(key: MasterKey, blobs: BlobBody[], outs: Uint8Arra
 
 /** A stored blob's plaintext, checked against its id, or why it cannot be trusted. */
 export function openVerified(key: MasterKey, sealed: Uint8Array, uncompressedLength: number, id: string): Uint8Array | string {
+  let body: Uint8Array;
+  try {
+    body = open(key, sealed);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return verifiedBody(body, uncompressedLength, id);
+}
+
+export interface StoredBlob {
+  sealed: Uint8Array;
+  uncompressedLength: number;
+  id: string;
+}
+
+/**
+ * `openVerified` for blobs opened together: those ferry sealed as one batch are decrypted with one cipher call
+ * (`openMany`). A raw blob's plaintext is a view of a buffer its run shares, for the caller to use before the next.
+ */
+export function openVerifiedMany(key: MasterKey, blobs: StoredBlob[]): (Uint8Array | string)[] {
+  return openMany(key, blobs.map((b) => b.sealed)).map((body, i) => (body instanceof Error ? body.message : verifiedBody(body, blobs[i].uncompressedLength, blobs[i].id)));
+}
+
+function verifiedBody(body: Uint8Array, uncompressedLength: number, id: string): Uint8Array | string {
   let plain: Uint8Array;
   try {
-    const body = open(key, sealed);
     plain = uncompressedLength > 0 ? decompressBlob(body, uncompressedLength) : body;
   } catch (err) {
     return (err as Error).message;

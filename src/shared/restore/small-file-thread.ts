@@ -7,7 +7,7 @@ import { chmodSync, closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSyn
 import { parentPort } from 'node:worker_threads';
 import type { MasterKey } from '../crypto/key.ts';
 import { bytesToID } from '../ids/id.ts';
-import { openVerified } from '../pack/prepare.ts';
+import { openVerifiedMany } from '../pack/prepare.ts';
 import { decodeBatch, type SmallFile, type SmallFileReply, type SmallFileResult, type ToSmallFileThread } from './small-file-protocol.ts';
 
 const port = parentPort!;
@@ -96,14 +96,40 @@ function writeOne(job: SmallFile): SmallFileResult {
   return failures.length > 0 ? { metadata: failures.join('; ') } : {};
 }
 
-function restoreOne(job: SmallFile): SmallFileResult {
-  if (job.kind === 'sealed') {
-    const plain = openVerified(key, job.data, job.blob!.uncompressedLength, bytesToID(job.blob!.id));
-    return typeof plain === 'string' ? { blob: plain } : writeOne({ ...job, data: plain });
-  }
+/** `opened`: a sealed file's plaintext, or why its blob could not be trusted. */
+function restoreOne(job: SmallFile, opened: Uint8Array | string | undefined): SmallFileResult {
+  if (job.kind === 'sealed') return typeof opened === 'string' ? { blob: opened } : writeOne({ ...job, data: opened! });
   if (job.kind === 'file') return writeOne(job);
   const failures = writeMetadata(byPath(job.path as Buffer), job);
   return failures.length > 0 ? { metadata: failures.join('; ') } : {};
+}
+
+/** Sealed bytes opened at once: a batch may hold 256 files of 64 KiB, whose plaintexts need not all live together. */
+const groupBytes = 1 << 20;
+
+/** Where the group of files starting at `from` ends: past `groupBytes` of sealed content, or the batch's end. */
+function groupEnd(files: SmallFile[], from: number): number {
+  let bytes = 0;
+  let i = from;
+  while (i < files.length && bytes < groupBytes) {
+    if (files[i].kind === 'sealed') bytes += files[i].data.length;
+    i++;
+  }
+  return i;
+}
+
+/**
+ * A group's sealed files opened together: the small blobs ferry sealed as one batch at backup come back mostly in
+ * the same order, and a run of them decrypts with one cipher call rather than one per file (3-4 us each).
+ */
+function openSealed(files: SmallFile[]): (Uint8Array | string | undefined)[] {
+  const sealed = files.flatMap((f, i) => (f.kind === 'sealed' ? [i] : []));
+  const opened = openVerifiedMany(key, sealed.map((i) => ({ sealed: files[i].data, uncompressedLength: files[i].blob!.uncompressedLength, id: bytesToID(files[i].blob!.id) })));
+  const byFile: (Uint8Array | string | undefined)[] = new Array(files.length);
+  sealed.forEach((fileAt, k) => {
+    byFile[fileAt] = opened[k];
+  });
+  return byFile;
 }
 
 port.on('message', (batch: ToSmallFileThread) => {
@@ -112,9 +138,15 @@ port.on('message', (batch: ToSmallFileThread) => {
     return;
   }
   const failures: SmallFileReply['failures'] = [];
-  decodeBatch(batch.bytes).forEach((file, i) => {
-    const result = restoreOne(file);
-    if (Object.keys(result).length > 0) failures.push([i, result]);
-  });
+  const files = decodeBatch(batch.bytes);
+  for (let from = 0; from < files.length; ) {
+    const to = groupEnd(files, from);
+    const opened = openSealed(files.slice(from, to));
+    for (let i = from; i < to; i++) {
+      const result = restoreOne(files[i], opened[i - from]);
+      if (Object.keys(result).length > 0) failures.push([i, result]);
+    }
+    from = to;
+  }
   port.postMessage({ id: batch.id, failures } satisfies SmallFileReply);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decryptSealed, decryptSealedMany, open, seal, sealManyInto, sealOverhead, CiphertextError } from '../../../src/shared/crypto/seal.ts';
+import { decryptSealed, decryptSealedMany, open, openMany, seal, sealManyInto, sealOverhead, CiphertextError } from '../../../src/shared/crypto/seal.ts';
 import { newMasterKey } from '../../../src/shared/crypto/key.ts';
 import { randomBytes } from '../../support/repo.ts';
 
@@ -61,4 +61,28 @@ test('no two blobs of a batch share an IV, empty ones included: each IV is a MAC
   const outs = plains.map((p) => new Uint8Array(p.length + sealOverhead));
   sealManyInto(key, plains, outs);
   assert.equal(new Set(outs.map((o) => Buffer.from(o.subarray(0, 16)).toString('hex'))).size, plains.length);
+});
+
+test('openMany opens a batch, single seals and damaged blobs mixed: each damaged one fails alone, the rest read back', () => {
+  const key = newMasterKey();
+  const plains = [0, 5, 16, 300, 2049, 9000].map((n) => randomBytes(n, n + 11));
+  const outs = plains.map((p) => new Uint8Array(p.length + sealOverhead));
+  sealManyInto(key, plains, outs);
+  const single = randomBytes(777, 3);
+  const tagFlipped = Uint8Array.from(outs[3]);
+  tagFlipped[tagFlipped.length - 1] ^= 1;
+  const bodyFlipped = Uint8Array.from(outs[4]);
+  bodyFlipped[20] ^= 0x80;
+  // a damaged blob in the middle of a run breaks it; the blobs after it still continue each other's counters
+  const sealed = [outs[0], outs[1], outs[2], tagFlipped, bodyFlipped, outs[5], seal(key, single), new Uint8Array(20)];
+  const expected = [plains[0], plains[1], plains[2], undefined, undefined, plains[5], single, undefined];
+  const opened = openMany(key, sealed);
+  assert.equal(opened.length, sealed.length);
+  opened.forEach((r, i) => {
+    const want = expected[i];
+    if (want === undefined) assert.ok(r instanceof CiphertextError, `blob ${i} refused`);
+    else assert.ok(!(r instanceof Error) && Buffer.from(r).equals(Buffer.from(want)), `blob ${i} read back`);
+  });
+  // a wrong key opens nothing
+  assert.ok(openMany(newMasterKey(), outs).every((r) => r instanceof CiphertextError));
 });

@@ -9,6 +9,7 @@ import { utcTime } from '../../../src/shared/tree/gotime.ts';
 import { newMasterKey } from '../../../src/shared/crypto/key.ts';
 import { hashID } from '../../../src/shared/ids/id.ts';
 import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
+import { sealSmallBlobs } from '../../../src/shared/backup/small-seal.ts';
 import { CorruptBlobError } from '../../../src/shared/repository/errors.ts';
 import type { BlobLocation } from '../../../src/shared/index/table.ts';
 
@@ -117,6 +118,39 @@ test('a sealed file is opened and checked on the thread; a damaged blob fails na
     assert.match(((id as PromiseRejectedResult).reason as Error).message, /does not match its id/);
     await assert.rejects(stat(join(work, 'damaged')), { code: 'ENOENT' });
     await assert.rejects(stat(join(work, 'wrong-id')), { code: 'ENOENT' });
+  } finally {
+    await writer.close();
+  }
+});
+
+test('small blobs a backup sealed as one batch restore together; a damaged one in the middle fails alone', async () => {
+  const writer = new SmallFileWriter(key);
+  try {
+    const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
+    // text (stored compressed), random bytes (stored raw) and an empty file, sealed as the backup seals a batch
+    const plains = Array.from({ length: 12 }, (_, i) => {
+      const data = i % 3 === 0 ? Buffer.from(`{"n": ${i}}\n`.repeat(50 + i)) : i % 3 === 1 ? Buffer.from(Array.from({ length: 900 + i }, (_, j) => ((j + 1) * (i + 7) * 2654435761) >>> 24)) : Buffer.alloc(0);
+      return { id: hashID(data), data };
+    });
+    const { sealed, blobs } = sealSmallBlobs(key, true, plains);
+    let at = 0;
+    const files = blobs.map((b, i) => {
+      const bytes = Buffer.from(sealed.subarray(at, at + b.sealedLength));
+      at += b.sealedLength;
+      if (i === 5) bytes[bytes.length - 3] ^= 1;
+      const loc: BlobLocation = { pack: 'cd'.repeat(32), type: 'data', id: b.id, offset: 0, length: b.sealedLength, uncompressedLength: b.uncompressedLength };
+      return writer.writeSealed(Buffer.from(join(work, `run-${i}`)), bytes, loc, plains[i].data.length, node);
+    });
+    const settled = await Promise.allSettled(files);
+    for (const [i, r] of settled.entries()) {
+      if (i === 5) {
+        assert.ok(r.status === 'rejected' && r.reason instanceof CorruptBlobError, 'the damaged blob is refused');
+        await assert.rejects(stat(join(work, `run-${i}`)), { code: 'ENOENT' });
+        continue;
+      }
+      assert.equal(r.status, 'fulfilled', `file ${i}`);
+      assert.ok((await readFile(join(work, `run-${i}`))).equals(plains[i].data), `file ${i} content`);
+    }
   } finally {
     await writer.close();
   }
