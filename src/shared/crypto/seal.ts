@@ -114,7 +114,7 @@ function sameIV(a: Uint8Array, b: Uint8Array): boolean {
 /** Verifies before decrypting, so a forged or damaged input never yields plaintext. */
 export function open(key: MasterKey, sealed: Uint8Array): Uint8Array {
   checkAuthentic(key, sealed);
-  return aesCTR(key.encrypt, sealed.subarray(0, ivSize), sealed.subarray(ivSize, sealed.length - macSize));
+  return decryptSealed(key, sealed);
 }
 
 /**
