@@ -24,11 +24,12 @@ before(async () => {
   w = await world('cli', ({ app, other }) => ({ allowedNamespaces: [app, other], crossNamespaceRestores: [{ from: app, to: [other] }] }));
   source = await boundClaim(w.cluster, w.app, 'data', '1Gi');
   // incompressible data, and progress every 200 ms, so that the transfer reports bytes moving more than once (a
-  // 128 MiB transfer can end within the default 3 s)
+  // 128 MiB transfer can end within the default 3 s); 512 MiB, so that it lasts across more than one of the CLI's
+  // one-second looks (at 128 MiB ferry's transfer took about a second, and --wait once saw it only at 0 B)
   await reportProgressEvery(w.cluster, 200);
   for (let i = 0; i < 8; i++) {
     await mkdir(join(source.path, `d${i % 2}`), { recursive: true });
-    await writeFile(join(source.path, `d${i % 2}`, `f${i}.bin`), randomBytes(16 * mib, 600 + i));
+    await writeFile(join(source.path, `d${i % 2}`, `f${i}.bin`), randomBytes(64 * mib, 600 + i));
   }
 }, { timeout: 30 * 60_000 });
 after(() => w?.cluster.cleanup());
@@ -54,17 +55,17 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     const bars = run.screens.flatMap((s) => s.split('\n')).filter((l) => /\] InProgress \[[#.]{24}\] /.test(l));
     assert.ok(bars.length > 0, `no progress bar during InProgress on any screen:\n${run.screens.join('\n----\n')}`);
     // a bar with bytes moved, the total, a percentage and a rate
-    const moving = bars.find((l) => /\[#*\.*\] (?!0 B)[\d.]+ (B|KiB|MiB) \/ 128\.0 MiB \([\d.]+%\), [\d.]+ (B|KiB|MiB)\/s/.test(l));
+    const moving = bars.find((l) => /\[#*\.*\] (?!0 B)[\d.]+ (B|KiB|MiB) \/ 512\.0 MiB \([\d.]+%\), [\d.]+ (B|KiB|MiB)\/s/.test(l));
     assert.ok(moving, `no bar showed bytes moving:\n${bars.join('\n')}`);
     t.diagnostic(`a bar seen: ${moving.trim()}`);
     assert.ok(run.screens.some((s) => /\] (New|Accepted|Prepared) /.test(s)), 'the phases before the transfer were shown');
-    assert.match(final, /backup full Completed: snapshot [0-9a-f]{8}, 128\.0 MiB in 8 files, [\d.]+ (B|KiB|MiB) added, took \d+/);
+    assert.match(final, /backup full Completed: snapshot [0-9a-f]{8}, 512\.0 MiB in 8 files, [\d.]+ (B|KiB|MiB) added, took \d+/);
   });
 
   it('get lists it as a table, -o wide adds the snapshot, -o json and -o yaml give the object', async () => {
     const table = await cliOK(['backup', 'get', '-n', w.app]);
     assert.match(table, /^NAME\s+PHASE\s+PROGRESS\s+BYTES\s+LOCATION\s+AGE\n/);
-    assert.match(table, new RegExp(`^full\\s+Completed\\s+100%\\s+128\\.0 MiB/128\\.0 MiB\\s+${w.location}\\s+\\d+`, 'm'));
+    assert.match(table, new RegExp(`^full\\s+Completed\\s+100%\\s+512\\.0 MiB/512\\.0 MiB\\s+${w.location}\\s+\\d+`, 'm'));
     const obj = JSON.parse(await cliOK(['backup', 'get', 'full', '-n', w.app, '-o', 'json'])) as Obj;
     assert.equal(obj.kind, 'DataUpload');
     assert.equal(obj.status.phase, 'Completed');
@@ -92,7 +93,7 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     const history = text.slice(text.indexOf('Phase history:'), text.indexOf('Conditions:'));
     const phases = [...history.matchAll(/^  \S+\s+(New|Accepted|Prepared|InProgress|Finalizing|Completed)\b/gm)].map((m) => m[1]);
     assert.deepEqual(phases, ['New', 'Accepted', 'Prepared', 'InProgress', 'Finalizing', 'Completed'], history);
-    assert.match(text, /^  Total:\s+128\.0 MiB in 8 files$/m);
+    assert.match(text, /^  Total:\s+512\.0 MiB in 8 files$/m);
     assert.match(text, /^  Added:\s+[\d.]+ (KiB|MiB)$/m);
     assert.match(text, /^  Deduplicated:\s+[\d.]+ (B|KiB|MiB)$/m);
     assert.match(text, /^  Stored:\s+[\d.]+ (KiB|MiB)$/m);
@@ -124,7 +125,7 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     // finalize removed the transfer Job (its pod held the exposed PVC): logs says so, between expose and finalize,
     // with what status kept of it
     assert.ok(!steps.includes('transfer'), 'the transfer pod is gone');
-    const removed = /^==> transfer attempt 1: Job ferry-up-[0-9a-f]{16}-transfer-1 removed after completion \(its pod held the exposed volume\) <==\nits summary: ended at \S+Z after \d+(s|m\d*s?): Backed up 8 file\(s\), 134217728 bytes, into snapshot [0-9a-f]{8}; \d+ bytes were new; 8 files, 128\.0 MiB read, [\d.]+ (B|KiB|MiB) new, [\d.]+ (B|KiB|MiB) stored, in [\d.]+s on node \S+$/m;
+    const removed = /^==> transfer attempt 1: Job ferry-up-[0-9a-f]{16}-transfer-1 removed after completion \(its pod held the exposed volume\) <==\nits summary: ended at \S+Z after \d+(s|m\d*s?): Backed up 8 file\(s\), 536870912 bytes, into snapshot [0-9a-f]{8}; \d+ bytes were new; 8 files, 512\.0 MiB read, [\d.]+ (B|KiB|MiB) new, [\d.]+ (B|KiB|MiB) stored, in [\d.]+s on node \S+$/m;
     const at = text.search(removed);
     assert.ok(at > 0, text.slice(-3000));
     assert.ok(at > text.indexOf('==> expose attempt') && at < text.indexOf('==> finalize attempt'), 'in step order');
@@ -143,7 +144,7 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
     const lines = out.split('\n').filter((l) => /^\[\d+(s|m\d\ds)\] \w+ /.test(l));
     const phases = [...new Set(lines.map((l) => l.split(' ')[1]))];
     assert.ok(phases.length >= 2 && phases.at(-1) === 'Completed', `phases shown: ${phases.join(', ')}\n${out}`);
-    assert.match(out, /restore copy Completed: 128\.0 MiB in 8 files/);
+    assert.match(out, /restore copy Completed: 512\.0 MiB in 8 files/);
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/data`);
     assert.equal(pvc.status.phase, 'Bound');
     assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
