@@ -10,7 +10,8 @@ import { randomBytes } from '../../support/repo.ts';
 const json = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `{"line":${i},"name":"item-${i % 977}"}\n`).join(''));
 
 test('random bytes of 2 KiB to 8 MiB look incompressible, and zstd indeed cannot shrink them', () => {
-  for (const [i, size] of [2048, 8192, 100_000, 1 << 20, 8 << 20].entries()) {
+  // whole blobs up to 4 KiB, sampled above, in slices that do not divide evenly at 100,003 bytes
+  for (const [i, size] of [2048, 4096, 4097, 8192, 65_536, 100_003, 1 << 20, 8 << 20].entries()) {
     const data = randomBytes(size, i + 1);
     assert.ok(looksIncompressible(data), `${size} random bytes`);
     assert.ok(compress(data).length >= data.length, `zstd shrank ${size} random bytes`);
@@ -26,6 +27,14 @@ test('text, JSON, hex, base64, zeros and short blobs are compressed', () => {
     ['mixed', Buffer.concat([random.subarray(0, 100_000), json.subarray(0, 400_000), random.subarray(100_000, 200_000)])],
   ];
   for (const [name, data] of cases) assert.equal(looksIncompressible(data), false, name);
+});
+
+test('small text files and small files that are random only in part are compressed', () => {
+  // the sample of a small blob is 4 KiB; its slices must reach past a random start
+  const random = Buffer.from(randomBytes(8192, 11));
+  for (const size of [3000, 5000, 9000, 16_384, 60_000]) assert.equal(looksIncompressible(json.subarray(0, size)), false, `${size} bytes of JSON`);
+  assert.equal(looksIncompressible(Buffer.concat([random.subarray(0, 4096), json.subarray(0, 12_288)])), false, 'random first 4 KiB, then JSON');
+  assert.equal(looksIncompressible(Buffer.concat([json.subarray(0, 12_288), random.subarray(0, 4096)])), false, 'JSON, then random last 4 KiB');
 });
 
 test('prepareBlob stores random data raw and compressible data compressed, both reading back', () => {
