@@ -60,8 +60,8 @@ async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, conten
     const need = await ask<boolean>(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
     if (!need) continue;
     const blob = prepareBlob(init.key, 'data', id, chunk.data, init.compression);
-    // sealing leaves up to three blob-sized buffers behind: the zstd frame, the cipher's output, the read-back
-    allocated(3 * blob.sealed.length);
+    // sealing leaves one blob-sized buffer behind, the read-back (the sealed blob leaves for the main thread)
+    allocated(blob.sealed.length);
     await ask<boolean>(job, (n) => ({ op: 'sealed', job, ask: n, blob, length }), transferList([blob.sealed]));
   }
 }

@@ -41,6 +41,13 @@ export function counterPlus(iv: Uint8Array, blocks: number, out: Uint8Array): vo
   }
 }
 
+/** `out` = `iv` - 1, the 16 bytes read as one big-endian number (wrapping below zero, as the counter does). */
+export function counterBefore(iv: Uint8Array, out: Uint8Array): void {
+  out.set(iv.subarray(0, 16), 0);
+  // borrow from the last byte towards the first while a byte was zero
+  for (let i = 15; i >= 0 && out[i]-- === 0; i--);
+}
+
 /**
  * Counter blocks a message of `length` bytes takes in a run: at least one, so that the next message's IV differs
  * from an empty message's, which is still its MAC's nonce.

@@ -2,7 +2,7 @@
 // Sync and self-contained so worker threads can call it directly on the data path.
 
 import { randomFillSync } from 'node:crypto';
-import { aesCTR, aesCTRRun, blocksOf, counterPlus } from './ctr.ts';
+import { aesCTR, aesCTRRun, blocksOf, counterBefore, counterPlus } from './ctr.ts';
 import type { MasterKey } from './key.ts';
 import { computeMAC, ivSize, macMatches, macSize } from './mac.ts';
 
@@ -44,6 +44,27 @@ export function sealInto(key: MasterKey, plaintext: Uint8Array, out: Uint8Array)
   const ciphertext = out.subarray(ivSize, ivSize + plaintext.length);
   ciphertext.set(aesCTR(key.encrypt, iv, plaintext));
   out.set(computeMAC(key, iv, ciphertext), ivSize + plaintext.length);
+}
+
+const ivScratch = new Uint8Array(ivSize);
+const blockBefore = new Uint8Array(ivSize);
+
+/**
+ * Seals a plaintext that already lies between room for its IV and its MAC: `framed` is `ivSize` spare bytes, the
+ * plaintext, `macSize` spare bytes. Returns the sealed blob in a buffer of its own, which is the cipher's output:
+ * the counter starts one block before the IV, so the spare block in front takes that block's keystream and the
+ * plaintext the IV's, exactly as `sealInto` encrypts it; the IV and the MAC then overwrite what the spare bytes
+ * became, which nothing reads. A separate output buffer would cost another blob-sized buffer and a copy.
+ */
+export function sealFramed(key: MasterKey, framed: Uint8Array): Uint8Array {
+  if (framed.length < sealOverhead) throw new RangeError(`a framed plaintext has ${sealOverhead} bytes of room around it, not ${framed.length} in all`);
+  const length = framed.length - sealOverhead;
+  const iv = freshIV(ivScratch);
+  counterBefore(iv, blockBefore);
+  const out = aesCTR(key.encrypt, blockBefore, framed);
+  out.set(iv, 0);
+  out.set(computeMAC(key, iv, out.subarray(ivSize, ivSize + length)), ivSize + length);
+  return out;
 }
 
 /**

@@ -50,8 +50,14 @@ class FrameCompressor {
   /** The frame, or undefined when it would not be smaller than the input. */
   compress(plain: Uint8Array): Uint8Array | undefined {
     if (this.#out.length < plain.length) this.#out = Buffer.allocUnsafeSlow(plain.length);
+    const length = this.compressInto(plain, this.#out, 0);
+    return length === undefined ? undefined : Buffer.from(this.#out.subarray(0, length));
+  }
+
+  /** Writes the frame at `out[at..]` (room for `plain.length` bytes); its length, or undefined when not smaller. */
+  compressInto(plain: Uint8Array, out: Uint8Array, at: number): number | undefined {
     this.#failure = undefined;
-    this.#handle.writeSync(constants.ZSTD_e_end, plain, 0, plain.length, this.#out, 0, plain.length);
+    this.#handle.writeSync(constants.ZSTD_e_end, plain, 0, plain.length, out, at, plain.length);
     const [outLeft, inLeft] = this.#state;
     if (this.#failure !== undefined || outLeft === 0 || inLeft !== 0) {
       // the frame did not end within the input's size (or failed): drop it, so the next one starts afresh
@@ -62,7 +68,7 @@ class FrameCompressor {
       this.#handle.reset();
       return undefined;
     }
-    return Buffer.from(this.#out.subarray(0, plain.length - outLeft));
+    return plain.length - outLeft;
   }
 }
 
@@ -81,12 +87,30 @@ function newFrameCompressor(): FrameCompressor | undefined {
 
 let frames: FrameCompressor | undefined | null = null;
 
+function compressor(): FrameCompressor | undefined {
+  if (frames === null || frames?.broken) frames = newFrameCompressor();
+  return frames;
+}
+
 /** A zstd frame of `plain`, or undefined when it would not be smaller (the blob is then stored raw). */
 export function compressBlob(plain: Uint8Array): Uint8Array | undefined {
-  if (frames === null || frames?.broken) frames = newFrameCompressor();
-  if (frames !== undefined) return frames.compress(plain);
+  const c = compressor();
+  if (c !== undefined) return c.compress(plain);
   const z = zstdCompressSync(plain, { pledgedSrcSize: plain.length, chunkSize: chunkFor(plain.length), params });
   return z.length < plain.length ? z : undefined;
+}
+
+/**
+ * `compressBlob` writing the frame into `out` at `at`, which must leave room for `plain.length` bytes: the frame's
+ * length, or undefined when it would not be smaller.
+ */
+export function compressBlobInto(plain: Uint8Array, out: Uint8Array, at: number): number | undefined {
+  const c = compressor();
+  if (c !== undefined) return c.compressInto(plain, out, at);
+  const z = compressBlob(plain);
+  if (z === undefined) return undefined;
+  out.set(z, at);
+  return z.length;
 }
 
 /**

@@ -4,10 +4,12 @@
 // Pure and synchronous so worker threads can run it.
 import type { MasterKey } from '../crypto/key.ts';
 import { hashID } from '../ids/id.ts';
-import { decryptSealed, decryptSealedMany, open, openMany, sealInto, sealManyInto, sealOverhead } from '../crypto/seal.ts';
-import { compressBlob, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
+import { decryptSealed, decryptSealedMany, open, openMany, sealFramed, sealManyInto, sealOverhead } from '../crypto/seal.ts';
+import { ivSize } from '../crypto/mac.ts';
+import { compressBlob, compressBlobInto, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
 import { looksIncompressible } from './incompressible.ts';
+import { maxChunkSize } from '../chunker/chunker.ts';
 
 export interface PreparedBlob {
   id: string;
@@ -20,21 +22,52 @@ export interface PreparedBlob {
 export class BlobVerificationError extends Error {}
 
 export function prepareBlob(key: MasterKey, type: BlobType, id: string, plain: Uint8Array, compression: boolean): PreparedBlob {
-  const { body, uncompressedLength } = blobBody(plain, compression);
-  const sealed = Buffer.allocUnsafe(body.length + sealOverhead);
-  sealInto(key, body, sealed);
+  const room = frameFor(plain.length);
+  const { length, uncompressedLength } = frameBody(plain, compression, room);
+  const sealed = sealFramed(key, room.subarray(0, length + sealOverhead));
   verifyPrepared(key, id, decryptSealed(key, sealed), uncompressedLength);
   return { id, type, sealed, uncompressedLength };
 }
 
+/**
+ * This thread's blob body being sealed, between room for its IV and its MAC (see `sealFramed`). zstd writes its
+ * frame straight into it, and the cipher's output is the sealed blob: a chunk then costs one new buffer here where
+ * the frame, the ciphertext and the sealed copy cost three, and a backup's workers spent system time faulting in
+ * the pages malloc had given back between them. It grows with the blobs up to the largest chunk; a bigger blob
+ * (the tree of a huge folder) gets room of its own rather than leaving the thread holding that much.
+ */
+let framed = Buffer.allocUnsafeSlow(64 << 10);
+const keptFrame = maxChunkSize + sealOverhead;
+
+function frameFor(length: number): Buffer {
+  const size = length + sealOverhead;
+  if (size > keptFrame) return Buffer.allocUnsafe(size);
+  if (framed.length < size) framed = Buffer.allocUnsafeSlow(size);
+  return framed;
+}
+
+/** Puts the blob's body (as `blobBody` chooses it) into `room`; its length, and the plaintext's when compressed. */
+function frameBody(plain: Uint8Array, compression: boolean, room: Uint8Array): { length: number; uncompressedLength: number } {
+  if (worthCompressing(plain, compression)) {
+    const length = compressBlobInto(plain, room, ivSize);
+    if (length !== undefined) return { length, uncompressedLength: plain.length };
+  }
+  room.set(plain, ivSize);
+  return { length: plain.length, uncompressedLength: 0 };
+}
+
 /** What a blob stores before sealing: zstd when it pays, otherwise the plaintext (uncompressedLength 0). */
 export function blobBody(plain: Uint8Array, compression: boolean): Omit<BlobBody, 'id'> {
-  if (compression && plain.length > 0 && !looksIncompressible(plain)) {
+  if (worthCompressing(plain, compression)) {
     const z = compressBlob(plain);
     // incompressible data is stored raw: smaller, and restore skips a pointless decompression
     if (z !== undefined) return { body: z, uncompressedLength: plain.length };
   }
   return { body: plain, uncompressedLength: 0 };
+}
+
+function worthCompressing(plain: Uint8Array, compression: boolean): boolean {
+  return compression && plain.length > 0 && !looksIncompressible(plain);
 }
 
 /** A blob's body, ready to seal. */

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { aesCTR, aesCTRRun, counterPlus } from '../../../src/shared/crypto/ctr.ts';
+import { aesCTR, aesCTRRun, counterBefore, counterPlus } from '../../../src/shared/crypto/ctr.ts';
 
 function expectedCTR(key: Uint8Array, iv: Uint8Array, input: Uint8Array): Buffer {
   const blocks = Math.ceil(input.length / 16);
@@ -83,4 +83,21 @@ test('aesCTRRun gives each message what CTR alone from its own counter gives: iv
     }),
     { numRuns: 100 },
   );
+});
+
+test('counterBefore is the block before the IV, borrowing across all 128 bits and wrapping below zero', () => {
+  const cases = [
+    ['00000000000000000000000000000001', '00000000000000000000000000000000'],
+    ['0102030405060708090a0b0c0d0e0f00', '0102030405060708090a0b0c0d0e0eff'],
+    ['01020304050607080000000000000000', '0102030405060707ffffffffffffffff'],
+    ['00000000000000000000000000000000', 'ffffffffffffffffffffffffffffffff'],
+  ];
+  for (const [iv, before] of cases) {
+    const out = new Uint8Array(16);
+    counterBefore(Buffer.from(iv, 'hex'), out);
+    assert.equal(Buffer.from(out).toString('hex'), before, iv);
+    // and one block on from it is the IV again
+    counterPlus(out, 1, out);
+    assert.equal(Buffer.from(out).toString('hex'), iv);
+  }
 });

@@ -4,7 +4,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { newMasterKey, type MasterKey } from '../../../src/shared/crypto/key.ts';
 import { computeMAC } from '../../../src/shared/crypto/mac.ts';
-import { CiphertextError, open, seal, sealInto, sealOverhead } from '../../../src/shared/crypto/seal.ts';
+import { CiphertextError, open, seal, sealFramed, sealInto, sealOverhead } from '../../../src/shared/crypto/seal.ts';
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 
@@ -95,4 +95,22 @@ test('sealInto seals into a slice of a shared buffer, leaving its neighbours alo
   assert.deepEqual(Buffer.from(open(key, shared.subarray(8, shared.length - 8))), plaintext);
   assert.ok(shared.subarray(0, 8).every((b) => b === 0xaa) && shared.subarray(shared.length - 8).every((b) => b === 0xaa));
   assert.throws(() => sealInto(key, plaintext, new Uint8Array(plaintext.length + sealOverhead + 1)), RangeError);
+});
+
+test('sealFramed seals the bytes between the room for IV and MAC, whatever the room held, into a buffer of its own', () => {
+  const key = newMasterKey();
+  // both keystream paths (cached ECB up to 2 KiB, OpenSSL's CTR above), block and MAC boundaries
+  for (const size of [0, 1, 15, 16, 17, 2000, 2017, 2048, 5000, (1 << 20) + 3]) {
+    const plaintext = randomBytes(size);
+    const framed = Buffer.concat([Buffer.alloc(16, 0xa5), plaintext, Buffer.alloc(16, 0x5a)]);
+    const sealed = sealFramed(key, framed);
+    assert.equal(sealed.length, size + sealOverhead);
+    assert.notEqual(sealed.buffer, framed.buffer);
+    assert.deepEqual(Buffer.from(open(key, sealed)), plaintext, `${size} bytes`);
+    // the body is AES-256-CTR from the stored IV, as restic reads it, not from the block before it
+    const keystream = createCipheriv('aes-256-ctr', key.encrypt, sealed.subarray(0, 16)).update(Buffer.alloc(size));
+    assert.deepEqual(Buffer.from(sealed.subarray(16, 16 + size).map((b, i) => b ^ keystream[i])), plaintext);
+    assert.deepEqual(framed.subarray(16, 16 + size), plaintext, 'the input is left as it was');
+  }
+  assert.throws(() => sealFramed(key, new Uint8Array(31)), /32 bytes of room/);
 });

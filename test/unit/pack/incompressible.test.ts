@@ -47,3 +47,18 @@ test('prepareBlob stores random data raw and compressible data compressed, both 
     assert.ok(typeof back !== 'string' && Buffer.from(back).equals(Buffer.from(data)));
   }
 });
+
+test('blobs prepared one after another stay intact, above the largest chunk too, each reading back alone', () => {
+  // prepareBlob stages every body in one buffer per thread; what it returns must not share it
+  const key = newMasterKey();
+  const blobs: Uint8Array[] = [json, randomBytes(3 << 20, 12), json.subarray(0, 5000), randomBytes((8 << 20) + 100, 13), Buffer.concat(Array<Uint8Array>(30).fill(json)), new Uint8Array(0)];
+  assert.ok(blobs[4].length > 8 << 20, 'a compressible blob above the largest chunk');
+  const prepared = blobs.map((data) => {
+    const id = createHash('sha256').update(data).digest('hex');
+    return { id, data, blob: prepareBlob(key, 'data', id, data, true) };
+  });
+  for (const { id, data, blob } of prepared) {
+    const back = openVerified(key, blob.sealed, blob.uncompressedLength, id);
+    assert.ok(typeof back !== 'string' && Buffer.from(back).equals(Buffer.from(data)), `${data.length} bytes`);
+  }
+});
