@@ -9,7 +9,7 @@ import { hashID, type ID } from '../ids/id.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
 import { prepareBlob } from '../pack/prepare.ts';
 import { formatPolynomial } from '../chunker/polynomial.ts';
-import { minChunkSize } from '../chunker/chunker.ts';
+import { minChunkSize } from '../chunker/limits.ts';
 import type { Repository } from '../repository/repository.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import { decodeTree, encodeTree, findNode } from '../tree/tree.ts';

@@ -1,7 +1,8 @@
 // Reading one file or block device as content-defined chunks. One large buffer holds the unprocessed tail, so a
 // chunk (at most 8 MiB) is always contiguous and handed out without copying; the consumer must finish with it
 // before asking for the next.
-import { maxChunkSize, type Chunker } from '../chunker/chunker.ts';
+import type { Chunker } from '../chunker/chunker.ts';
+import { maxChunkSize } from '../chunker/limits.ts';
 import { openForBackup } from './open-source.ts';
 
 // a whole chunk (at most maxChunkSize) plus room to read ahead; several files are read at once, so this is kept small

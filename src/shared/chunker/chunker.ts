@@ -10,9 +10,7 @@ import type { RabinKernel } from './rabin-kernel.ts';
 import { JsRabinKernel } from './rabin-js.ts';
 import { windowSize } from './rabin-tables.ts';
 import { WasmRabinKernel } from './rabin-wasm.ts';
-
-export const minChunkSize = 512 * 1024;
-export const maxChunkSize = 8 * 1024 * 1024;
+import { maxChunkSize, minChunkSize } from './limits.ts';
 
 /** bytes of a chunk skipped before hashing starts */
 const unhashedPrefix = minChunkSize - windowSize;

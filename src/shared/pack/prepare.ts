@@ -9,7 +9,7 @@ import { ivSize } from '../crypto/mac.ts';
 import { compressBlob, compressBlobInto, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
 import { looksIncompressible } from './incompressible.ts';
-import { maxChunkSize } from '../chunker/chunker.ts';
+import { maxChunkSize } from '../chunker/limits.ts';
 
 export interface PreparedBlob {
   id: string;
