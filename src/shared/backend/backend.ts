@@ -18,7 +18,11 @@ export interface FileInfo {
 export interface Backend {
   /** Where the repository lives, for messages (never contains credentials). */
   readonly location: string;
-  /** Prepare an empty location for a new repository (directories, bucket check). Fails if a config already exists. */
+  /**
+   * Prepare a location for a new repository (directories, bucket check), leaving whatever is there. Whether a
+   * repository exists is the repository's question: two first backups may race to create one, and the loser must
+   * find the winner's, not fail between two checks.
+   */
   create(): Promise<void>;
   /**
    * Store a file atomically: readers see either nothing or the whole file.

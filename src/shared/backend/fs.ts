@@ -4,7 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { chmod, lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { objectPath, PermanentError, typeFolders } from './backend.ts';
@@ -58,8 +58,6 @@ export class FsBackend implements Backend {
   }
 
   async create(): Promise<void> {
-    const exists = await lstat(join(this.location, 'config')).then(() => true, () => false);
-    if (exists) throw new PermanentError(`A repository already exists in ${this.location} (it has a config file).`);
     const { dir } = await this.#getModes();
     const folders = Object.values(typeFolders).map((f) => join(this.location, f));
     for (let i = 0; i < 256; i++) folders.push(join(this.location, 'data', i.toString(16).padStart(2, '0')));

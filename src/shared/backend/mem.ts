@@ -1,6 +1,6 @@
 // In-memory backend for fast unit tests of everything above the storage layer.
 
-import { objectPath, PermanentError, typeFolders } from './backend.ts';
+import { objectPath, typeFolders } from './backend.ts';
 import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
 import { checkHandle, isNotExistError, NotExistError, rangeEnd } from './errors.ts';
 
@@ -12,9 +12,7 @@ export class MemBackend implements Backend {
     this.location = location;
   }
 
-  async create(): Promise<void> {
-    if (this.#files.has('config')) throw new PermanentError(`A repository already exists in ${this.location}.`);
-  }
+  async create(): Promise<void> {}
 
   async save(h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
     checkHandle(h);

@@ -3,7 +3,7 @@
 // With credentials at hand (given, or AWS_* variables) requests are signed here and the AWS SDK loads only for a
 // multipart upload; otherwise the SDK sends them all, with its provider chain finding credentials.
 
-import { objectPath, PermanentError, typeFolders } from './backend.ts';
+import { objectPath, typeFolders } from './backend.ts';
 import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
 import { checkHandle, isNotExistError, rangeEnd } from './errors.ts';
 import { connectTimeoutMs, credentialsFromEnv, defaultMaxSockets, idleTimeoutMs, readCa, regionOf } from './s3-settings.ts';
@@ -101,14 +101,8 @@ export class S3Backend implements Backend {
     return this.#bucketChecked;
   }
 
-  async create(): Promise<void> {
-    await this.#ready();
-    const config: Handle = { type: 'config', name: '' };
-    const exists = await this.stat(config).then(() => true, (err: unknown) => {
-      if (isNotExistError(err)) return false;
-      throw err;
-    });
-    if (exists) throw new PermanentError(`A repository already exists in ${this.location} (it has a config object).`);
+  create(): Promise<void> {
+    return this.#ready();
   }
 
   async save(h: Handle, data: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void> {

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
 import { Repository } from '../../../src/shared/repository/repository.ts';
+import { newMasterKey } from '../../../src/shared/crypto/key.ts';
 import { CorruptBlobError, NoRepositoryError, RepositoryExistsError, WrongPasswordError } from '../../../src/shared/repository/errors.ts';
 import { hashID } from '../../../src/shared/ids/id.ts';
 import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
@@ -30,6 +31,28 @@ test('init, then open with the password; a wrong password and a missing reposito
   await assert.rejects(Repository.open(backend, 'nope'), WrongPasswordError);
   await assert.rejects(Repository.open(new MemBackend(), testPassword), NoRepositoryError);
   await assert.rejects(Repository.init(backend, testPassword, { kdf: testKDF }), RepositoryExistsError);
+});
+
+test('a first init that loses the race after its check still succeeds, and both racers read one repository', async () => {
+  // two first backups of a namespace pass the same key, id and polynomial; the loser looked for a config before the
+  // winner saved one, so it goes on to prepare the location, add its key and save the same config again
+  const identity = { masterKey: newMasterKey(), id: hashID(randomBytes(8, 3)), polynomial: testPolynomial, kdf: testKDF };
+  const backend = new MemBackend();
+  let winner: Repository | undefined;
+  const late = Object.create(backend) as MemBackend;
+  for (const m of ['save', 'load', 'stat', 'remove', 'list'] as const) Object.assign(late, { [m]: backend[m].bind(backend) });
+  late.create = async () => {
+    winner = await Repository.init(backend, testPassword, identity);
+    return backend.create();
+  };
+  const loser = await Repository.init(late, testPassword, identity);
+  assert.ok(winner);
+  const [stored] = await storeBlobs(winner, [randomBytes(5000, 4)]);
+  const reopened = await Repository.open(backend, testPassword);
+  assert.equal(reopened.config.id, identity.id);
+  assert.equal(loser.config.id, identity.id);
+  await reopened.loadIndex();
+  assert.ok(Buffer.from(await reopened.loadBlob('data', stored)).equals(Buffer.from(randomBytes(5000, 4))));
 });
 
 test('an added key opens the same repository', async () => {
