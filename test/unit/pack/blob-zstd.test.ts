@@ -2,15 +2,27 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { compress, decompress } from '../../../src/shared/compress/zstd.ts';
-import { compressBlob, decompressBlob, decompressOwnFrame } from '../../../src/shared/pack/blob-zstd.ts';
+import { blobLevel, compressBlob, compressBlobInto, decompressBlob, decompressOwnFrame, smallBlobMax } from '../../../src/shared/pack/blob-zstd.ts';
 
 const text = (n: number): Buffer => Buffer.from(Array.from({ length: Math.ceil(n / 7) }, (_, i) => `line ${i % 997}\n`).join('').slice(0, n));
 
-test('compressBlob writes the very frame compress does, frame after frame, and nothing when zstd cannot shrink the input', () => {
-  // incompressible inputs in between leave a frame unfinished in the reused context: the next one must not notice
-  const inputs = [Buffer.alloc(1, 7), text(100), randomBytes(100), text(5000), randomBytes(70_000), text(1 << 20), text(3 << 20), randomBytes(3), text(29)];
+/** log lines of random words: text whose frames differ between zstd's levels */
+const logText = (n: number): Buffer => {
+  const words = Array.from({ length: 400 }, () => randomBytes(3 + (randomBytes(1)[0] % 6)).toString('base64url').toLowerCase());
+  const lines: string[] = [];
+  for (let size = 0; size < n; size += lines.at(-1)!.length) {
+    lines.push(`{"ts":${1700000000 + lines.length},"level":"info","msg":"${Array.from({ length: 6 }, () => words[randomBytes(2).readUInt16LE() % words.length]).join(' ')}"}\n`);
+  }
+  return Buffer.from(lines.join('').slice(0, n));
+};
+
+test('compressBlob writes the very frame compress does at the blob\'s level, frame after frame, and nothing when zstd cannot shrink the input', () => {
+  // incompressible inputs in between leave a frame unfinished in the reused context: the next one must not notice,
+  // and must still be written at its level
+  const inputs = [Buffer.alloc(1, 7), text(100), randomBytes(100), logText(9000), text(5000), randomBytes(70_000), logText(12_000),
+    text(1 << 20), logText(200_000), text(3 << 20), randomBytes(3), text(29), randomBytes(16 << 10), logText(smallBlobMax)];
   for (const plain of inputs) {
-    const reference = compress(plain);
+    const reference = compress(plain, blobLevel(plain.length));
     const z = compressBlob(plain);
     if (reference.length >= plain.length) {
       assert.equal(z, undefined, `input of ${plain.length} bytes`);
@@ -20,6 +32,21 @@ test('compressBlob writes the very frame compress does, frame after frame, and n
     assert.deepEqual(Buffer.from(z), Buffer.from(reference), `input of ${plain.length} bytes`);
     assert.deepEqual(Buffer.from(decompressBlob(z, plain.length)), plain);
     assert.deepEqual(Buffer.from(decompress(z, plain.length)), plain);
+  }
+});
+
+test('blobs up to 16 KiB compress at level 1, bigger ones at level 3, also written into a frame buffer', () => {
+  for (const [plain, level] of [[logText(smallBlobMax), 1], [logText(smallBlobMax + 1), 3], [logText(300_000), 3]] as const) {
+    assert.equal(blobLevel(plain.length), level);
+    const room = Buffer.alloc(plain.length + 40, 0xee);
+    const length = compressBlobInto(plain, room, 16);
+    assert.ok(length !== undefined);
+    assert.deepEqual(room.subarray(16, 16 + length), Buffer.from(compress(plain, level)), `${plain.length} bytes`);
+    // the level shows: the other one writes another frame
+    assert.notDeepEqual(Buffer.from(compress(plain, 4 - level)), Buffer.from(compress(plain, level)));
+    // zstd may use the room past the frame as it works, never the bytes before it (the IV's place)
+    assert.equal(room[15], 0xee);
+    assert.equal(room[16 + plain.length], 0xee);
   }
 });
 
