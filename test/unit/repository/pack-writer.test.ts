@@ -5,8 +5,8 @@ import { hashID } from '../../../src/shared/ids/id.ts';
 import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
 import { indexText, readIndexFile } from '../../../src/shared/index/index-file.ts';
 import { decodeUnpacked } from '../../../src/shared/repository/unpacked.ts';
-import { randomBytes, testRepo } from '../../support/repo.ts';
-import type { Repository } from '../../../src/shared/repository/repository.ts';
+import { randomBytes, testPassword, testRepo } from '../../support/repo.ts';
+import { Repository } from '../../../src/shared/repository/repository.ts';
 import type { PackWriter } from '../../../src/shared/repository/pack-writer.ts';
 
 const kib = 1024;
@@ -187,4 +187,51 @@ test('every pack is named by the SHA-256 of its bytes, hashed as blobs arrive', 
     packs++;
   }
   assert.ok(packs >= 6, `${packs} packs`);
+});
+
+/** The buffers packs are saved from, in order; each pack's save takes `delayMs` and checks its bytes at the end. */
+function packBuffers(backend: MemBackend, delayMs: number): ArrayBufferLike[] {
+  const buffers: ArrayBufferLike[] = [];
+  const save = backend.save.bind(backend);
+  backend.save = async (h, data, signal) => {
+    if (h.type !== 'pack') return save(h, data, signal);
+    buffers.push(data.buffer);
+    await new Promise((r) => setTimeout(r, delayMs));
+    assert.equal(hashID(data), h.name, 'a pack\'s bytes changed during its upload');
+    return save(h, data, signal);
+  };
+  return buffers;
+}
+
+test('a stored data pack\'s buffer carries the next pack, never while its own upload still reads it', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  // uploads that take a while and check, at their end, that the bytes they were given still hash to the pack's name
+  const buffers = packBuffers(backend, 5);
+  // packs of four blobs; one upload at a time, so a pack opens once the one two before it is stored
+  const writer = repo.writer({ packSize: mib, uploads: 1 });
+  const ids: string[] = [];
+  for (let i = 0; i < 16; i++) {
+    const data = randomBytes(300 * kib, 50 + i);
+    const id = hashID(data);
+    ids.push(id);
+    if (writer.claim('data', id)) await writer.add(prepareBlob(repo.key, 'data', id, data, false), data.length);
+  }
+  await writer.flush();
+  assert.equal(buffers.length, 4);
+  assert.ok(new Set(buffers).size < buffers.length, 'some pack went out in a buffer an earlier pack used');
+  const reopened = await Repository.open(backend, testPassword);
+  await reopened.loadIndex();
+  for (const [i, id] of ids.entries()) assert.ok(Buffer.from(await reopened.loadBlob('data', id)).equals(Buffer.from(randomBytes(300 * kib, 50 + i))));
+});
+
+test('packs of tiny blobs (10,000 and more) each get a fresh buffer: a backup of tiny files is bound by memory', async () => {
+  const backend = new MemBackend();
+  const repo = await testRepo(backend);
+  const buffers = packBuffers(backend, 0);
+  const writer = repo.writer({ blobsPerPack: 10_000, uploads: 1 });
+  await addTinyBlobs(repo, writer, 30_000);
+  await writer.flush();
+  assert.equal(buffers.length, 3);
+  assert.equal(new Set(buffers).size, 3);
 });
