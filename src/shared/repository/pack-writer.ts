@@ -79,7 +79,7 @@ class OpenPack {
     this.#capacity = capacity;
   }
 
-  /** The buffer, to free once the pack is stored. */
+  /** The buffer, to free or reuse once the pack is stored. */
   get buffer(): Buffer {
     return this.#buf;
   }
@@ -148,8 +148,8 @@ export class PackWriter {
   readonly #claimed = new Set<string>();
   readonly #packCapacity: number;
   readonly #inFlight = new Set<Promise<void>>();
-  /** data pack buffers whose packs are stored, for the next packs (see #dataBuffer) */
-  readonly #spareBuffers: Buffer[] = [];
+  /** a stored data pack's buffer, for the next data pack (see #dataBuffer) */
+  #spareBuffer: Buffer | undefined;
   #unindexed: IndexPack[] = [];
   #firstUnindexedAt = 0;
   #indexWrite: Promise<void> = Promise.resolve();
@@ -231,7 +231,9 @@ export class PackWriter {
    * and zeroing those pages cost the main thread as much as the copying (full A: 1.75 GB of packs).
    */
   #dataBuffer(): Buffer {
-    return this.#spareBuffers.pop() ?? Buffer.allocUnsafe(this.#packCapacity);
+    const buf = this.#spareBuffer ?? Buffer.allocUnsafe(this.#packCapacity);
+    this.#spareBuffer = undefined;
+    return buf;
   }
 
   /**
@@ -240,7 +242,7 @@ export class PackWriter {
    */
   #spare(pack: OpenPack): void {
     const buf = pack.buffer;
-    if (buf.length === this.#packCapacity && pack.blobs.length < spareBelowBlobs && this.#spareBuffers.length === 0) this.#spareBuffers.push(buf);
+    if (buf.length === this.#packCapacity && pack.blobs.length < spareBelowBlobs && !this.#spareBuffer) this.#spareBuffer = buf;
     else release(buf);
   }
 
@@ -253,7 +255,8 @@ export class PackWriter {
       await this.#startUpload(pack, signal);
     }
     await Promise.all(this.#inFlight);
-    for (const buf of this.#spareBuffers.splice(0)) release(buf);
+    if (this.#spareBuffer) release(this.#spareBuffer);
+    this.#spareBuffer = undefined;
     this.#throwIfFailed();
     await this.#writeIndex(signal);
   }
