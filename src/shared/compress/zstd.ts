@@ -4,16 +4,18 @@ import { constants, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 
 export const defaultLevel = 3;
 
+/** The parameters of every frame ferry writes: the level, no checksum (the MAC covers it), the content size. */
+export function zstdParams(level: number): Record<number, number> {
+  return {
+    [constants.ZSTD_c_compressionLevel]: level,
+    [constants.ZSTD_c_checksumFlag]: 0,
+    [constants.ZSTD_c_contentSizeFlag]: 1,
+  };
+}
+
 export function compress(data: Uint8Array, level: number = defaultLevel): Uint8Array {
-  return zstdCompressSync(data, {
-    // knowing the size up front lets zstd size its tables to the input: most blobs are far below its window
-    pledgedSrcSize: data.length,
-    params: {
-      [constants.ZSTD_c_compressionLevel]: level,
-      [constants.ZSTD_c_checksumFlag]: 0,
-      [constants.ZSTD_c_contentSizeFlag]: 1,
-    },
-  });
+  // knowing the size up front lets zstd size its tables to the input: most blobs are far below its window
+  return zstdCompressSync(data, { pledgedSrcSize: data.length, params: zstdParams(level) });
 }
 
 /** Output buffers of one decompression are at most this big: a frame's header may claim any size. */

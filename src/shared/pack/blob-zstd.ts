@@ -8,7 +8,7 @@
 // Outputs are sized to the blob: node:zlib otherwise collects output in 64 KiB chunks, garbage for small blobs
 // that worker threads (small heaps, rare collections) kept by the hundred megabytes.
 import { constants, ZstdCompress, zstdCompressSync, ZstdDecompress, zstdDecompressSync } from 'node:zlib';
-import { defaultLevel } from '../compress/zstd.ts';
+import { defaultLevel, zstdParams } from '../compress/zstd.ts';
 
 /** node:zlib's smallest output chunk */
 const minChunk = 64;
@@ -29,14 +29,6 @@ const smallBlobLevel = 1;
 
 export function blobLevel(length: number): number {
   return length <= smallBlobMax ? smallBlobLevel : defaultLevel;
-}
-
-function paramsFor(level: number): Record<number, number> {
-  return {
-    [constants.ZSTD_c_compressionLevel]: level,
-    [constants.ZSTD_c_checksumFlag]: 0,
-    [constants.ZSTD_c_contentSizeFlag]: 1,
-  };
 }
 
 /** The parts of a node:zlib stream its sync path uses (not public API). */
@@ -98,7 +90,7 @@ function handleOf(stream: ZstdCompress | ZstdDecompress): { handle: ZlibHandle; 
 }
 
 function newFrameCompressor(level: number): FrameCompressor | undefined {
-  const h = handleOf(new ZstdCompress({ params: paramsFor(level) }));
+  const h = handleOf(new ZstdCompress({ params: zstdParams(level) }));
   return h && new FrameCompressor(h.handle, h.state);
 }
 
@@ -116,7 +108,7 @@ export function compressBlob(plain: Uint8Array): Uint8Array | undefined {
   const level = blobLevel(plain.length);
   const c = compressor(level);
   if (c !== undefined) return c.compress(plain);
-  const z = zstdCompressSync(plain, { pledgedSrcSize: plain.length, chunkSize: chunkFor(plain.length), params: paramsFor(level) });
+  const z = zstdCompressSync(plain, { pledgedSrcSize: plain.length, chunkSize: chunkFor(plain.length), params: zstdParams(level) });
   return z.length < plain.length ? z : undefined;
 }
 
