@@ -149,7 +149,8 @@ export function restoresWentTo(results: OpResult[]): string {
   if (kinds.size === 0) return '';
   if (kinds.size > 1) return 'Restores went to fresh filesystems for some repetitions and to a folder for others (see the JSON). ';
   return kinds.has('fresh ext4')
-    ? 'Each restore wrote to a fresh ext4 filesystem of its own (a loop-mounted image), as into a new volume. '
+    ? 'Each restore wrote to a fresh ext4 filesystem of its own (a loop-mounted image sized for the data: a quarter ' +
+      'more than it and a block per file, plus 256 MiB, in whole GiB), as into a new volume made for it. '
     : 'Restores wrote to a folder of the work filesystem (no root or loop device here), so each paid for the files the previous one left. ';
 }
 
