@@ -7,6 +7,10 @@ export interface DispatcherConfig {
   path: string;
   tlsCert: string;
   tlsKey: string;
+  /** PEM CA file that must have signed a caller's client certificate; empty: callers are not asked for one */
+  clientCA: string;
+  /** common names a caller's certificate may have; empty: any the client CA signed */
+  clientNames: string[];
   metricsPort: number;
   maxTransfers: number;
   maxTransfersPerNode: number;
@@ -21,7 +25,7 @@ interface Setting {
   key: Key;
   env: string;
   flag: string;
-  kind: 'text' | 'count' | 'port' | 'ms';
+  kind: 'text' | 'optional' | 'list' | 'count' | 'port' | 'ms';
   default: string;
   description: string;
 }
@@ -32,6 +36,8 @@ export const settings: readonly Setting[] = [
   { key: 'path', env: 'FERRY_WEBHOOK_PATH', flag: 'path', kind: 'text', default: '/validate', description: 'URL path of the admission webhook' },
   { key: 'tlsCert', env: 'FERRY_TLS_CERT', flag: 'tls-cert', kind: 'text', default: '/etc/ferry/tls/tls.crt', description: 'PEM certificate file of the webhook (re-read when it changes)' },
   { key: 'tlsKey', env: 'FERRY_TLS_KEY', flag: 'tls-key', kind: 'text', default: '/etc/ferry/tls/tls.key', description: 'PEM key file of the webhook' },
+  { key: 'clientCA', env: 'FERRY_CLIENT_CA', flag: 'client-ca', kind: 'optional', default: '', description: 'PEM CA file: when set, only callers with a client certificate it signed are served (the apiserver, configured to present one); unset: any caller' },
+  { key: 'clientNames', env: 'FERRY_CLIENT_NAMES', flag: 'client-names', kind: 'list', default: '', description: 'comma-separated common names a client certificate may have (with FERRY_CLIENT_CA); unset: any the CA signed' },
   { key: 'metricsPort', env: 'FERRY_METRICS_PORT', flag: 'metrics-port', kind: 'port', default: '8080', description: 'plain HTTP port of /healthz, /readyz and /metrics' },
   { key: 'maxTransfers', env: 'FERRY_MAX_TRANSFERS', flag: 'max-transfers', kind: 'count', default: '0', description: 'transfers at once in the cluster (0: no limit)' },
   { key: 'maxTransfersPerNode', env: 'FERRY_MAX_TRANSFERS_PER_NODE', flag: 'max-transfers-per-node', kind: 'count', default: '0', description: 'transfers at once per node (0: no limit)' },
@@ -40,7 +46,9 @@ export const settings: readonly Setting[] = [
   { key: 'budgetMs', env: 'FERRY_ADMISSION_BUDGET_MS', flag: 'admission-budget-ms', kind: 'ms', default: '7000', description: 'time to check and dispatch before answering a review anyway' },
 ];
 
-function parse(setting: Setting, raw: string, source: string): string | number {
+function parse(setting: Setting, raw: string, source: string): string | number | string[] {
+  if (setting.kind === 'optional') return raw;
+  if (setting.kind === 'list') return raw.split(',').map((item) => item.trim()).filter(Boolean);
   if (setting.kind === 'text') {
     if (raw === '') throw new Error(`${source} must not be empty.`);
     return raw;
@@ -56,7 +64,7 @@ function parse(setting: Setting, raw: string, source: string): string | number {
 
 /** The settings from flags (by flag name, without dashes in front) and the environment. */
 export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): DispatcherConfig {
-  const out: Record<string, string | number> = {};
+  const out: Record<string, string | number | string[]> = {};
   for (const s of settings) {
     const flag = flags[s.flag];
     if (flag !== undefined && flag !== '') out[s.key] = parse(s, String(flag), `--${s.flag}`);
@@ -65,5 +73,6 @@ export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEn
   }
   const config = out as unknown as DispatcherConfig;
   if (!config.path.startsWith('/')) throw new Error(`FERRY_WEBHOOK_PATH must start with "/", not "${config.path}".`);
+  if (config.clientNames.length && !config.clientCA) throw new Error('FERRY_CLIENT_NAMES needs FERRY_CLIENT_CA: names are checked on client certificates, which only a client CA asks for.');
   return config;
 }

@@ -20,8 +20,6 @@ export interface DecideOptions {
   now: number;
   /** a Job that finished this recently may still have its status update on the way */
   settleMs: number;
-  /** the resource is being deleted even if its deletionTimestamp is not set yet (a DELETE being admitted) */
-  deleting?: boolean;
 }
 
 /** Resources naming another data mover are someone else's. */
@@ -53,7 +51,7 @@ function giveUp(resource: FerryResource, step: StepName, jobs: readonly StepJob[
 export function decide(resource: FerryResource, jobs: readonly StepJob[], opts: DecideOptions): Decision {
   if (!isOurs(resource)) return { action: 'none', why: `spec.dataMover is "${resource.spec.dataMover}", not ferry` };
   const phase = resource.status?.phase ?? 'New';
-  const deleting = opts.deleting ?? resource.metadata.deletionTimestamp !== undefined;
+  const deleting = resource.metadata.deletionTimestamp !== undefined;
   if ((resource.spec.cancel === true || deleting) && canCancel(phase)) {
     return { action: 'cancel', why: resource.spec.cancel === true ? 'spec.cancel is set' : `the ${resource.kind} is being deleted` };
   }

@@ -1,7 +1,8 @@
-// Turns decisions into Jobs and status writes. The webhook calls `admitted` for each allowed change; the sweep
-// (./sweep.ts) goes over every resource on a schedule. Nothing is remembered between calls: every answer comes from
-// the resources and their Jobs as the cluster shows them, so any replica (or the sweep) may act, and acting twice
-// creates the same Job names.
+// Turns decisions into Jobs and status writes. The webhook calls `admitted` for each allowed change once the
+// apiserver has stored it, with the versions it read back (./stored.ts); the sweep (./sweep.ts) goes over every
+// resource on a schedule. Nothing is remembered between calls and nothing comes from a review: every answer comes
+// from the resources and their Jobs as the cluster shows them, so any replica (or the sweep) may act, and acting
+// twice creates the same Job names.
 import { labels } from '../shared/api/phases.ts';
 import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
 import { findCondition, setCondition } from '../shared/kube/conditions.ts';
@@ -11,6 +12,7 @@ import type { EventInput } from '../shared/kube/events.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { updateStatus } from '../shared/kube/status.ts';
+import { exposureName } from '../steps/names.ts';
 import { decide } from './decide.ts';
 import type { DecideOptions, Decision } from './decide.ts';
 import { buildJob, templateName } from './job.ts';
@@ -38,16 +40,14 @@ export interface DispatcherDeps {
   log: Logger;
   metrics?: DispatcherMetrics;
   now?: () => Date;
-  /** runs a status write after the admission answer, once the admitted change is stored */
-  defer?: (write: () => Promise<void>) => void;
   /** name of this process in Events */
   instance?: string;
 }
 
 export type DispatchResult = 'created' | 'exists';
 
+/** A stored change: the resource as the apiserver stored it, and as it was before (absent: just created). */
 export interface Change {
-  operation: 'CREATE' | 'UPDATE' | 'DELETE';
   resource: Resource;
   old?: Resource;
 }
@@ -62,10 +62,10 @@ export function describe(r: FerryResource): string {
   return `${r.kind} ${r.metadata.namespace}/${r.metadata.name}`;
 }
 
-/** A transition that can start a step: creation, deletion, a new phase or a cancel request. */
-function startsSomething(change: Change): boolean {
+/** A transition that can start a step or free a transfer slot: creation, deletion, a new phase or a cancel request. */
+export function mayStartSomething(change: Change): boolean {
   const { old, resource } = change;
-  if (change.operation !== 'UPDATE' || !old) return true;
+  if (!old) return true;
   return old.status?.phase !== resource.status?.phase || old.spec.cancel !== resource.spec.cancel
     || (old.metadata.deletionTimestamp === undefined) !== (resource.metadata.deletionTimestamp === undefined);
 }
@@ -95,30 +95,29 @@ export class Dispatcher {
   constructor(deps: DispatcherDeps) {
     this.#d = {
       now: () => new Date(),
-      defer: (write) => void setTimeout(() => void write().catch((err) => deps.log.warn('a deferred status write failed', { error: String(err) })), 1000),
       instance: process.env.HOSTNAME ?? 'ferry-dispatcher',
       ...deps,
     };
   }
 
   /** How decisions are made now, in this mode. */
-  decideOptions(mode: DecideOptions['mode'], deleting?: boolean): DecideOptions {
-    return { mode, maxAttempts: this.#d.maxAttempts, now: this.#d.now().getTime(), settleMs, deleting };
+  decideOptions(mode: DecideOptions['mode']): DecideOptions {
+    return { mode, maxAttempts: this.#d.maxAttempts, now: this.#d.now().getTime(), settleMs };
   }
 
-  /** Acts on a change the webhook has just allowed (dryRun excluded). Never throws: the sweep makes up for failures. */
+  /** Acts on a change the webhook allowed, once stored (dryRun excluded). Never throws: the sweep makes up for failures. */
   async admitted(change: Change): Promise<Decision | undefined> {
     const { resource } = change;
     const log = this.#d.log.with({ resource: `${resource.kind}/${resource.metadata.namespace}/${resource.metadata.name}` });
     try {
       let decision: Decision | undefined;
-      if (startsSomething(change)) {
+      if (mayStartSomething(change)) {
         const jobs = await this.#jobsOf(resource.metadata.uid ?? '');
-        decision = decide(resource, jobs, this.decideOptions('admission', change.operation === 'DELETE' ? true : undefined));
+        decision = decide(resource, jobs, this.decideOptions('admission'));
         await this.#act(resource, decision);
       }
       const transferDue = decision?.action === 'run' && decision.step === 'transfer';
-      if (limited(this.#d.limits) && (transferDue || freesSlot(change))) await this.placeTransfers('admission', resource);
+      if (limited(this.#d.limits) && (transferDue || freesSlot(change))) await this.placeTransfers('admission');
       return decision;
     } catch (err) {
       log.warn('could not dispatch; the sweep will', { error: err instanceof Error ? err.message : String(err) });
@@ -129,7 +128,7 @@ export class Dispatcher {
 
   /** At admission a decision is never to give up (only the sweep counts failed attempts). */
   async #act(resource: Resource, decision: Decision): Promise<void> {
-    if (decision.action === 'cancel') this.#d.defer(() => this.cancel(resource, decision.why));
+    if (decision.action === 'cancel') await this.cancel(resource, decision.why);
     // transfers wait their turn under a limit: placeTransfers starts them
     if (decision.action === 'run' && !(decision.step === 'transfer' && limited(this.#d.limits))) {
       await this.run(resource, decision.step, decision.attempt);
@@ -156,10 +155,13 @@ export class Dispatcher {
     return result;
   }
 
+  /**
+   * The claim the expose step made, by the name it derives from the resource's uid, and only if labelled with that
+   * uid: never a name from status.exposure, which whoever may write the status could point at any claim.
+   */
   async #exposedClaim(resource: Resource): Promise<KubeObject | undefined> {
-    const exposure = resource.status?.exposure;
-    if (!exposure?.pvc) return undefined;
-    return this.#d.kube.get<KubeObject>({ kind: 'PersistentVolumeClaim', namespace: exposure.namespace || this.#d.namespace, name: exposure.pvc });
+    const claim = await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolumeClaim', namespace: this.#d.namespace, name: exposureName(resource) });
+    return claim?.metadata.labels?.[labels.uid] === resource.metadata.uid ? claim : undefined;
   }
 
   async #exposedVolume(resource: Resource): Promise<ExposedVolume | undefined> {
@@ -190,22 +192,20 @@ export class Dispatcher {
   }
 
   /**
-   * Starts the transfers that may run now, oldest first, and tells the others why they wait. `admitted` is a change
-   * not stored yet. One placement at a time in this process: each must see the Jobs the one before it created.
+   * Starts the transfers that may run now, oldest first, and tells the others why they wait. One placement at a
+   * time in this process: each must see the Jobs the one before it created.
    */
-  placeTransfers(mode: DecideOptions['mode'], admitted?: Resource): Promise<{ started: string[]; waiting: string[] }> {
-    const next = this.#placing.then(() => this.#place(mode, admitted));
+  placeTransfers(mode: DecideOptions['mode']): Promise<{ started: string[]; waiting: string[] }> {
+    const next = this.#placing.then(() => this.#place(mode));
     this.#placing = next.catch(() => undefined);
     return next;
   }
 
-  async #place(mode: DecideOptions['mode'], admitted?: Resource): Promise<{ started: string[]; waiting: string[] }> {
+  async #place(mode: DecideOptions['mode']): Promise<{ started: string[]; waiting: string[] }> {
     const { kube, namespace } = this.#d;
     // fresh lists, Jobs first: a transfer started meanwhile shows as a Job even if its resource looks older
     const jobs = parseStepJobs(await kube.list<KubeObject>('Job', { namespace, labelSelector: `${labels.step}=transfer` }));
-    let resources = await this.resources();
-    // the admitted change is not stored yet: count it as it is about to be
-    if (admitted) resources = [...resources.filter((r) => r.metadata.uid !== admitted.metadata.uid), admitted];
+    const resources = await this.resources();
     const holders: (SlotHolder & { resource: Resource })[] = [];
     const candidates: { resource: Resource; attempt: number; candidate: TransferCandidate }[] = [];
     const options = this.decideOptions(mode);
@@ -232,7 +232,6 @@ export class Dispatcher {
     const placements = placeTransfers(holders, candidates.map((c) => c.candidate), this.#d.limits, nodes);
     const started: string[] = [];
     const waiting: string[] = [];
-    const later = mode === 'admission' ? this.#d.defer : (write: () => Promise<void>) => write();
     for (const { resource, attempt, candidate } of candidates) {
       const placement = placements.get(candidate.uid) as Placement;
       if (placement.go) {
@@ -243,7 +242,7 @@ export class Dispatcher {
         waiting.push(describe(resource));
       }
       const queued = placement.go ? undefined : placement.reason;
-      if (this.#queuedChanges(resource, queued)) await later(() => this.#setQueued(resource, queued));
+      if (this.#queuedChanges(resource, queued)) await this.#setQueued(resource, queued);
     }
     this.#queueSeen(holders.length + started.length, waiting.length);
     return { started, waiting };
@@ -290,7 +289,7 @@ export class Dispatcher {
     }, { type: 'Warning', reason: decision.phase === 'Failed' ? 'Failed' : 'Failing', note: decision.message, action: 'GiveUp' });
   }
 
-  /** A status write on the stored resource (re-read, so a write deferred past the admission sees the change). */
+  /** A status write on the stored resource, re-read: it may have moved on since it was read. */
   async #write(resource: Resource, change: (fresh: Resource) => boolean | void, event?: EventInput): Promise<void> {
     const fresh = await this.#d.kube.get<Resource>(keyOf(resource));
     if (!fresh || fresh.metadata.uid !== resource.metadata.uid) return;

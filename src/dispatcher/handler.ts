@@ -1,24 +1,31 @@
 // One admission review in, one answer out: check the envelope, validate the change (objects first, then the cluster
-// for new resources), and for an allowed change that is not a dry run, dispatch. Never throws: whatever goes wrong
-// becomes a denial that says what happened (a validating webhook that fails open would admit anything).
+// for new resources), and for an allowed change that is not a dry run, follow it: what the review carries decides
+// only allow or deny, and whatever the change sets off is decided from the object as the apiserver stores it
+// (./stored.ts). Never throws: whatever goes wrong becomes a denial that says what happened (a validating webhook
+// that fails open would admit anything).
 import { group } from '../shared/api/types.ts';
 import type { ResourceKind } from '../shared/api/types.ts';
 import type { Kube } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
+import type { KindName } from '../shared/kube/resources.ts';
 import { allow, deny, invalid, parseReview, reviewResponse } from './admission.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, Denial } from './admission.ts';
 import { isOurs } from './decide.ts';
-import { locationAdmitted } from './location.ts';
-import type { Change, Dispatcher, Resource } from './dispatcher.ts';
+import { locationChanged } from './location.ts';
+import { mayStartSomething } from './dispatcher.ts';
+import type { Dispatcher, Resource } from './dispatcher.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import { checkReferences } from './references.ts';
 import { asResource, checkCreate, checkSpecUpdate, checkStatusUpdate, isDenial } from './rules.ts';
-import { checkSchedule, scheduleAdmitted } from './schedule.ts';
+import { checkSchedule, scheduleChanged } from './schedule.ts';
+import type { StoredChange, StoredChanges } from './stored.ts';
 
 export interface HandlerDeps {
   kube: Kube;
   namespace: string;
   dispatcher: Dispatcher;
+  /** reads what a review is about before the answer, and the stored change after it */
+  changes: StoredChanges;
   metrics: DispatcherMetrics;
   log: Logger;
   /** time to check and dispatch before answering anyway; below the webhook's timeoutSeconds */
@@ -31,7 +38,8 @@ const kinds: readonly string[] = ['DataUpload', 'DataDownload'];
 
 interface Verdict {
   denial?: Denial;
-  change?: Change;
+  /** the change, as the review tells it, may set something off: worth reading back once stored */
+  follow?: boolean;
 }
 
 class OutOfTime extends Error {}
@@ -43,22 +51,38 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 async function judge(req: AdmissionRequest, kind: ResourceKind, deps: HandlerDeps): Promise<Verdict> {
-  if (req.operation === 'DELETE') {
-    const resource = asResource(kind, req.oldObject);
-    // deletion is never refused; a deleted DataUpload needs its delete step
-    return isDenial(resource) ? {} : { change: { operation: 'DELETE', resource: resource as Resource } };
-  }
+  // deletion is never refused; a deleted DataUpload needs its delete step
+  if (req.operation === 'DELETE') return { follow: true };
   if (req.operation === 'CONNECT') return {};
   const resource = asResource(kind, req.object);
   if (isDenial(resource)) return { denial: resource };
   if (req.operation === 'CREATE') {
     const denial = checkCreate(resource) ?? (isOurs(resource) ? await checkReferences(deps.kube, deps.namespace, resource) : undefined);
-    return denial ? { denial } : { change: { operation: 'CREATE', resource: resource as Resource } };
+    return denial ? { denial } : { follow: true };
   }
   const old = asResource(kind, req.oldObject);
   if (isDenial(old)) return { denial: invalid(`oldObject: ${old.message}`) };
   const denial = req.subResource === 'status' ? checkStatusUpdate(old, resource) : req.subResource ? undefined : checkSpecUpdate(old, resource);
-  return denial ? { denial } : { change: { operation: 'UPDATE', resource: resource as Resource, old: old as Resource } };
+  // a review can only spare work here: a progress update it claims is read back by nobody, and a real one starts nothing
+  return denial ? { denial } : { follow: mayStartSomething({ resource: resource as Resource, old: old as Resource }) };
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Reads the object the allowed change is about, and once the apiserver has stored the change, calls `act` with
+ * what it read (after the answer: the change is not stored before). Nothing when the review matches no stored
+ * object, when the change never gets stored, or on a dry run.
+ */
+async function follow(req: AdmissionRequest, kind: KindName, deps: HandlerDeps, act: (change: StoredChange) => Promise<unknown>, whatFor: string, started = Date.now()): Promise<void> {
+  if (req.dryRun) return;
+  const watched = await within(deps.changes.watch(req, kind), deps.budgetMs - (Date.now() - started))
+    .catch((err) => void deps.log.warn(`could not read the object of a review; ${whatFor}`, { kind, namespace: req.namespace, name: req.name, error: message(err) }));
+  if (!watched) return;
+  const onError = (err: unknown): void => deps.log.warn(`could not act on a stored change; ${whatFor}`, { kind, namespace: req.namespace, name: req.name, error: message(err) });
+  if (!deps.changes.follow(watched, act, onError)) deps.log.warn(`too many changes are waiting to be stored; ${whatFor}`, { kind, namespace: req.namespace, name: req.name });
 }
 
 /** A BackupSchedule has no phases: check it, and let a new generation (or a deletion) start what it needs. */
@@ -67,18 +91,16 @@ async function answerSchedule(req: AdmissionRequest, deps: HandlerDeps): Promise
     const denial = checkSchedule(req.object, req.subResource === 'status' ? 'status' : 'spec');
     if (denial) return deny(req.uid, denial);
   }
-  if (!req.dryRun) {
-    await within(scheduleAdmitted(req, deps), deps.budgetMs)
-      .catch((err) => deps.log.warn('could not act on a BackupSchedule change; the sweep will', { error: err instanceof Error ? err.message : String(err) }));
-  }
+  // a status write starts nothing
+  if (!req.subResource) await follow(req, 'BackupSchedule', deps, (change) => scheduleChanged(change, deps), 'the sweep will act on it');
   return allow(req.uid);
 }
 
 /** A storage location is never denied here (its CRD's schema checks it); a new spec starts the maintenance reconcile. */
 async function answerLocation(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
-  if (!req.dryRun) {
-    await within(locationAdmitted(req, deps), deps.budgetMs)
-      .catch((err) => deps.log.warn('could not start the maintenance reconcile; the periodic one will', { error: err instanceof Error ? err.message : String(err) }));
+  // locations elsewhere are not ferry's, and a status write starts nothing
+  if (req.namespace === deps.namespace && !req.subResource) {
+    await follow(req, 'BackupStorageLocation', deps, (change) => locationChanged(change, deps), 'the periodic maintenance reconcile will act on it');
   }
   return allow(req.uid);
 }
@@ -99,9 +121,9 @@ async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<Admissi
     return deny(req.uid, { code: 422, reason: 'Invalid', message: `ferry could not check this ${kind} (${why}); try again` });
   }
   if (verdict.denial) return deny(req.uid, verdict.denial);
-  if (verdict.change && !req.dryRun) {
-    // past the budget the answer goes out anyway; the dispatch goes on, and the sweep covers it if it is lost
-    await within(deps.dispatcher.admitted(verdict.change), deps.budgetMs - (Date.now() - started)).catch(() => undefined);
+  if (verdict.follow) {
+    const act = ({ before, after }: StoredChange) => (after ? deps.dispatcher.admitted({ resource: after as Resource, old: before as Resource | undefined }) : Promise.resolve());
+    await follow(req, kind as ResourceKind, deps, act, 'the sweep will act on it', started);
   }
   return allow(req.uid);
 }

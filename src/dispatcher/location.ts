@@ -1,11 +1,11 @@
-// BackupStorageLocation at admission: a new location, or a new generation of one, starts the maintenance reconcile
-// at once (a Job from the ferry-maintenance-reconcile CronJob's template, named after the location's uid and
+// BackupStorageLocation at admission: a new location, or a new generation of one, as the apiserver stores it
+// (./stored.ts; never as a review says), starts the maintenance reconcile at once (a Job from the ferry-maintenance-reconcile CronJob's template, named after the location's uid and
 // generation), so its maintenance CronJobs appear within a minute instead of at the next periodic reconcile, which
 // stays as the safety net for a lost call. Never on a dry run; the dispatcher does not validate locations.
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
-import type { AdmissionRequest } from './admission.ts';
+import type { StoredChange } from './stored.ts';
 
 /** The periodic reconcile CronJob (jobs/maintenance-reconcile.yaml), whose jobTemplate the Job copies. */
 export const maintenanceReconcileTemplate = 'ferry-maintenance-reconcile';
@@ -21,13 +21,11 @@ export function locationReconcileJobName(uid: string, generation: number): strin
   return `ferry-maint-reconcile-${uid.replaceAll('-', '').slice(0, 16)}-g${generation}`;
 }
 
-/** What an allowed (not dry-run) change of a location sets off: a reconcile for a new spec, nothing otherwise. */
-export async function locationAdmitted(req: AdmissionRequest, deps: LocationDeps): Promise<'created' | 'exists' | 'none'> {
-  if (req.subResource || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return 'none';
-  const location = req.object as KubeObject;
-  const old = req.oldObject as KubeObject | undefined;
-  if (req.operation === 'UPDATE' && old?.metadata.generation === location.metadata.generation) return 'none';
-  return startLocationReconcile(location, deps);
+/** What a stored change of a location sets off: a reconcile for a new spec, nothing otherwise. */
+export async function locationChanged(change: StoredChange, deps: LocationDeps): Promise<'created' | 'exists' | 'none'> {
+  const { before, after } = change;
+  if (!after || after.metadata.deletionTimestamp || before?.metadata.generation === after.metadata.generation) return 'none';
+  return startLocationReconcile(after, deps);
 }
 
 async function startLocationReconcile(location: KubeObject, deps: LocationDeps): Promise<'created' | 'exists'> {

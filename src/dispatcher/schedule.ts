@@ -1,6 +1,8 @@
 // BackupSchedule at admission: valid fields, a cron expression and time zone that mean something, PVCs named or
-// selected; then (never on a dry run) the schedule reconcile Job for the new generation, which makes the
-// schedule's CronJob. Deleting a schedule annotated ferry.dev/delete-backups: "true" deletes its DataUploads too.
+// selected; then (never on a dry run), once the apiserver has stored the change, the schedule reconcile Job for a
+// new generation, which makes the schedule's CronJob. A schedule that the apiserver shows deleted (gone, or with a
+// deletionTimestamp) while annotated ferry.dev/delete-backups: "true" takes its DataUploads with it. Both are
+// decided from the schedule as read from the apiserver (./stored.ts), never from a review.
 import { issueText, validateFields } from '../shared/api/schemas.ts';
 import type { BackupSchedule } from '../shared/api/types.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
@@ -11,8 +13,9 @@ import { reconcileJobName, reconcileTemplate, scheduleAnnotations, scheduleLabel
 import { selectsSomething } from '../shared/schedule/selector.ts';
 import { timeZoneProblem } from '../shared/schedule/zone.ts';
 import { invalid } from './admission.ts';
-import type { AdmissionRequest, Denial } from './admission.ts';
+import type { Denial } from './admission.ts';
 import { stepContainer } from './job.ts';
+import type { StoredChange } from './stored.ts';
 
 type Schedule = BackupSchedule & KubeObject;
 
@@ -52,17 +55,23 @@ export interface ScheduleDeps {
   log?: Logger;
 }
 
-/** What an allowed (not dry-run) change of a schedule sets off. */
-export async function scheduleAdmitted(req: AdmissionRequest, deps: ScheduleDeps): Promise<void> {
-  if (req.subResource) return;
-  if (req.operation === 'DELETE') {
-    await deleteBackupsIfAsked(req.oldObject as Schedule, deps);
+function asksToDeleteBackups(schedule: Schedule | undefined): boolean {
+  return schedule?.metadata.annotations?.[scheduleAnnotations.deleteBackups] === 'true';
+}
+
+/** What a stored change of a schedule sets off: a reconcile for a generation nobody observed, or its backups' deletion. */
+export async function scheduleChanged(change: StoredChange, deps: ScheduleDeps): Promise<void> {
+  const before = change.before as Schedule | undefined;
+  const after = change.after as Schedule | undefined;
+  // gone: the annotation it had when last read decides; being deleted: the one it has now
+  const deleted = after ? after.metadata.deletionTimestamp !== undefined && asksToDeleteBackups(after) : asksToDeleteBackups(before);
+  if (deleted) {
+    await deleteBackups((after ?? before) as Schedule, deps);
     return;
   }
-  const schedule = req.object as Schedule;
-  const old = req.oldObject as Schedule | undefined;
-  if (req.operation === 'UPDATE' && old?.metadata.generation === schedule.metadata.generation) return;
-  await startReconcile(schedule, deps);
+  if (!after || after.metadata.deletionTimestamp || after.status?.observedGeneration === after.metadata.generation) return;
+  if (before?.metadata.generation === after.metadata.generation) return;
+  await startReconcile(after, deps);
 }
 
 /** The reconcile Job of the schedule's generation, from the template; one already there is success. */
@@ -92,8 +101,7 @@ export async function startReconcile(schedule: Schedule, deps: ScheduleDeps): Pr
   }
 }
 
-async function deleteBackupsIfAsked(schedule: Schedule | undefined, deps: ScheduleDeps): Promise<void> {
-  if (!schedule || schedule.metadata.annotations?.[scheduleAnnotations.deleteBackups] !== 'true') return;
+async function deleteBackups(schedule: Schedule, deps: ScheduleDeps): Promise<void> {
   const namespace = schedule.metadata.namespace;
   const uploads = await deps.kube.list<KubeObject>('DataUpload', { namespace, labelSelector: `${scheduleLabels.schedule}=${schedule.metadata.name}` });
   for (const du of uploads) await deps.kube.delete({ kind: 'DataUpload', namespace, name: du.metadata.name }, { uid: du.metadata.uid });

@@ -1,12 +1,16 @@
 // The dispatcher's two listeners: HTTPS for admission reviews (certificate and key from files, re-read when they
 // change, so a rotated Secret needs no restart), plain HTTP for /healthz, /readyz and /metrics. Small timeouts
-// and a body limit keep a slow or broken client from holding the webhook.
+// and a body limit keep a slow or broken client from holding the webhook. With a client CA, the webhook serves only
+// callers whose certificate that CA signed (and, if names are given, whose certificate has one of them): the
+// apiserver, when it is configured to present its webhook client certificate; a connection without one fails in
+// the TLS handshake.
 import { createServer as createHttpServer } from '../shared/net/http.ts';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
 import { readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../shared/kube/logger.ts';
 import { handleReview } from './handler.ts';
 import type { HandlerDeps } from './handler.ts';
@@ -16,6 +20,10 @@ export interface ServerOptions {
   path: string;
   tlsCert: string;
   tlsKey: string;
+  /** PEM CA file a caller's client certificate must be signed by (re-read with the certificate); empty: none asked */
+  clientCA?: string;
+  /** common names a caller's certificate may have; empty: any the client CA signed */
+  clientNames?: string[];
   metricsPort: number;
   /** how often to look for a new certificate */
   certCheckMs?: number;
@@ -56,7 +64,18 @@ function send(res: ServerResponse, status: number, body: string, type = 'text/pl
   res.end(body);
 }
 
-async function serveReview(req: IncomingMessage, res: ServerResponse, path: string, deps: HandlerDeps): Promise<void> {
+/** The caller's certificate name when only some names may call, checked after the TLS handshake verified its signer. */
+function refusedCaller(req: IncomingMessage, names: readonly string[] | undefined): string | undefined {
+  if (!names?.length) return undefined;
+  const name = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
+  const cn = Array.isArray(name) ? name.join(',') : name;
+  return cn && names.includes(cn) ? undefined : `The client certificate's common name ${JSON.stringify(cn ?? '')} is not one of FERRY_CLIENT_NAMES (${names.join(', ')}).`;
+}
+
+async function serveReview(req: IncomingMessage, res: ServerResponse, opts: ServerOptions, deps: HandlerDeps): Promise<void> {
+  const refused = refusedCaller(req, opts.clientNames);
+  if (refused) return send(res, 403, `${refused}\n`);
+  const path = opts.path;
   const url = new URL(req.url ?? '/', 'https://webhook');
   if (url.pathname !== path) return send(res, 404, `Nothing is served at ${url.pathname}; admission reviews go to ${path}.\n`);
   if (req.method !== 'POST') return send(res, 405, 'Admission reviews are POSTed.\n');
@@ -73,13 +92,25 @@ async function serveReview(req: IncomingMessage, res: ServerResponse, path: stri
   send(res, 200, JSON.stringify(result.review), 'application/json');
 }
 
-function tlsFiles(opts: ServerOptions): { cert: Buffer; key: Buffer; stamp: string } {
+interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer;
+  stamp: string;
+}
+
+function tlsFiles(opts: ServerOptions): TlsFiles {
+  const files = [opts.tlsCert, opts.tlsKey, ...(opts.clientCA ? [opts.clientCA] : [])];
   try {
-    const stamp = [opts.tlsCert, opts.tlsKey].map((f) => statSync(f).mtimeMs).join(':');
-    return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey), stamp };
+    const stamp = files.map((f) => statSync(f).mtimeMs).join(':');
+    return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey), ca: opts.clientCA ? readFileSync(opts.clientCA) : undefined, stamp };
   } catch (err) {
-    throw new Error(`Cannot read the webhook certificate ${opts.tlsCert} and key ${opts.tlsKey}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`Cannot read the webhook certificate ${opts.tlsCert}, its key ${opts.tlsKey}${opts.clientCA ? ` or the client CA ${opts.clientCA}` : ''}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+function secureContext(tls: TlsFiles): { cert: Buffer; key: Buffer; ca?: Buffer } {
+  return tls.ca ? { cert: tls.cert, key: tls.key, ca: tls.ca } : { cert: tls.cert, key: tls.key };
 }
 
 function listen(server: HttpServer | HttpsServer, port: number, host?: string): Promise<number> {
@@ -102,8 +133,9 @@ function closeServer(server: HttpServer | HttpsServer): Promise<void> {
 export async function startServers(opts: ServerOptions, deps: HandlerDeps, log: Logger): Promise<RunningServers> {
   let tls = tlsFiles(opts);
   let ready = false;
-  const webhook = createHttpsServer({ cert: tls.cert, key: tls.key, requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 30_000 }, (req, res) => {
-    serveReview(req, res, opts.path, deps).catch((err) => {
+  const callers = opts.clientCA ? { requestCert: true, rejectUnauthorized: true } : {};
+  const webhook = createHttpsServer({ ...secureContext(tls), ...callers, requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 30_000 }, (req, res) => {
+    serveReview(req, res, opts, deps).catch((err) => {
       log.error('could not answer a review', { error: err instanceof Error ? err.message : String(err) });
       send(res, 400, 'The review could not be read.\n');
     });
@@ -112,7 +144,7 @@ export async function startServers(opts: ServerOptions, deps: HandlerDeps, log: 
     try {
       const next = tlsFiles(opts);
       if (next.stamp === tls.stamp) return;
-      webhook.setSecureContext({ cert: next.cert, key: next.key });
+      webhook.setSecureContext(secureContext(next));
       tls = next;
       log.info('loaded a new webhook certificate');
     } catch (err) {
@@ -133,7 +165,7 @@ export async function startServers(opts: ServerOptions, deps: HandlerDeps, log: 
   const metricsPort = await listen(health, opts.metricsPort, opts.host);
   const webhookPort = await listen(webhook, opts.port, opts.host);
   ready = true;
-  log.info('dispatcher listening', { webhookPort, path: opts.path, metricsPort });
+  log.info('dispatcher listening', { webhookPort, path: opts.path, metricsPort, clientCertificates: opts.clientCA ? `required, signed by ${opts.clientCA}` : 'not asked for' });
   return {
     webhookPort,
     metricsPort,

@@ -19,6 +19,7 @@ import { DispatcherMetrics } from '../dispatcher/metrics.ts';
 import { ScheduleMetrics } from '../dispatcher/schedule-metrics.ts';
 import { nodeLister } from '../dispatcher/nodes.ts';
 import { startServers } from '../dispatcher/server.ts';
+import { StoredChanges } from '../dispatcher/stored.ts';
 
 const args: ArgsDef = Object.fromEntries(settings.map((s) => [s.flag, { type: 'string', description: `${s.description} (${s.env}, default ${s.default})` }]));
 
@@ -46,13 +47,16 @@ const serve = defineCommand({
     const metrics = new DispatcherMetrics({ schedules: new ScheduleMetrics(http, { log: deps.log }) });
     // no retries on the admission path: the answer is due within seconds, and the sweep covers a lost dispatch
     const dispatcher = new Dispatcher({ ...deps, kube: http, metrics });
-    const servers = await startServers(config, { kube: http, namespace: config.namespace, dispatcher, metrics, log: deps.log, budgetMs: config.budgetMs }, deps.log);
+    const changes = new StoredChanges(http);
+    const servers = await startServers(config, { kube: http, namespace: config.namespace, dispatcher, changes, metrics, log: deps.log, budgetMs: config.budgetMs }, deps.log);
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
     });
     deps.log.info('stopping');
     await servers.close();
+    // changes allowed just before the stop are acted on (each waits at most its timeout); the sweep has the rest
+    await changes.idle();
     http.close();
   },
 });

@@ -29,3 +29,18 @@ export async function makeTestCertificates(dir: string, certName = 'server.crt',
   ]);
   return { caFile: path('ca.crt'), certFile: path(certName), keyFile: path(keyName) };
 }
+
+/**
+ * Writes `<name>.crt` and `<name>.key` into `dir`: a client certificate (clientAuth) with common name `cn`, signed by
+ * the CA that makeTestCertificates wrote into `caDir`.
+ */
+export async function makeClientCertificate(caDir: string, dir: string, name: string, cn: string): Promise<{ certFile: string; keyFile: string }> {
+  const path = (file: string): string => join(dir, file);
+  await run('openssl', ['req', ...ecKey, '-keyout', path(`${name}.key`), '-out', path(`${name}.csr`), '-subj', `/CN=${cn}`]);
+  await writeFile(path(`${name}.ext`), 'extendedKeyUsage=clientAuth\n');
+  await run('openssl', [
+    'x509', '-req', '-in', path(`${name}.csr`), '-CA', join(caDir, 'ca.crt'), '-CAkey', join(caDir, 'ca.key'), '-CAcreateserial',
+    '-out', path(`${name}.crt`), '-days', '2', '-extfile', path(`${name}.ext`),
+  ]);
+  return { certFile: path(`${name}.crt`), keyFile: path(`${name}.key`) };
+}

@@ -54,12 +54,13 @@ describe('decide, on cancel and deletion', () => {
   });
 
   it('cancels a resource deleted mid-way, and runs the delete step once a DataUpload is done', () => {
-    assert.equal(decide(upload('x', 'Prepared'), [], { ...admission, deleting: true }).action, 'cancel');
-    const done = upload('x', 'Completed');
-    assert.equal(decide(done, [], { ...admission, deleting: true }).action, 'none', 'without the finalizer there is nothing to free');
+    const deleted = (r: ReturnType<typeof upload>) => ({ ...r, metadata: { ...r.metadata, deletionTimestamp: '2025-01-02T00:00:00Z' } });
+    assert.equal(decide(deleted(upload('x', 'Prepared')), [], admission).action, 'cancel');
+    const done = deleted(upload('x', 'Completed'));
+    assert.equal(decide(done, [], admission).action, 'none', 'without the finalizer there is nothing to free');
     done.metadata.finalizers = ['ferry.dev/delete-repository-data'];
-    assert.deepEqual(decide(done, [], { ...admission, deleting: true }), { action: 'run', step: 'delete', attempt: 1 });
-    assert.equal(decide(download('x', 'Completed'), [], { ...admission, deleting: true }).action, 'none');
+    assert.deepEqual(decide(done, [], admission), { action: 'run', step: 'delete', attempt: 1 });
+    assert.equal(decide(deleted(download('x', 'Completed')), [], admission).action, 'none');
   });
 });
 

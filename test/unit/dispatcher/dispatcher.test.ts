@@ -6,7 +6,8 @@ import type { AdmissionReview } from '../../../src/dispatcher/admission.ts';
 import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
 import { sweep } from '../../../src/dispatcher/sweep.ts';
-import { jobName } from '../../../src/shared/api/phases.ts';
+import { jobName, labels } from '../../../src/shared/api/phases.ts';
+import { exposureName } from '../../../src/steps/names.ts';
 import type { Phase } from '../../../src/shared/api/types.ts';
 import { KubeError } from '../../../src/shared/kube/errors.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
@@ -23,12 +24,14 @@ async function allowed(w: World, body: AdmissionReview): Promise<void> {
   assert.equal(response.allowed, true, response.status?.message);
 }
 
-/** A step moving the stored resource to `phase`, through the webhook as the apiserver would. */
+/** A step moving the stored resource to `phase`, through the webhook as the apiserver would; the dispatcher then acts. */
 async function move(w: World, r: Resource, phase: Phase, extra: Record<string, unknown> = {}): Promise<Resource> {
   const old = w.kube.peek<Resource>(key(r))!;
   const next = { ...old, status: { ...old.status, phase, ...extra } } as Resource;
   await allowed(w, review('UPDATE', next, { old, subResource: 'status' }));
-  return w.kube.replaceStatus(next);
+  const stored = await w.kube.replaceStatus(next);
+  await w.settle();
+  return stored;
 }
 
 function stepsOf(kube: MemoryKube, r?: Resource): string[] {
@@ -36,15 +39,19 @@ function stepsOf(kube: MemoryKube, r?: Resource): string[] {
     .map((j) => `${j.metadata.labels?.['ferry.dev/step']}-${j.metadata.labels?.['ferry.dev/attempt']}`);
 }
 
+/** The claim the expose step makes for `r` (named and labelled after its uid), and the status it records. */
 function exposed(w: World, r: Resource, mode = 'Filesystem'): Record<string, unknown> {
-  const pvc = `ferry-up-${r.metadata.name}`;
-  w.kube.seed(claim(ferryNamespace, pvc, 'Bound', mode));
+  const pvc = exposureName(r);
+  const made = claim(ferryNamespace, pvc, 'Bound', mode);
+  made.metadata.labels = { [labels.uid]: r.metadata.uid! };
+  w.kube.seed(made);
   return { exposure: { namespace: ferryNamespace, pvc } };
 }
 
 async function created(w: World, r: Resource): Promise<Resource> {
   await allowed(w, review('CREATE', r));
   w.kube.seed(r);
+  await w.settle();
   return w.kube.peek<Resource>(key(r))!;
 }
 
@@ -69,35 +76,42 @@ describe('the dispatcher at admission', () => {
     const r = await created(w, upload('dry'));
     const old = w.kube.peek<Resource>(key(r))!;
     await allowed(w, review('UPDATE', { ...old, status: { phase: 'Accepted' } }, { old, subResource: 'status', dryRun: true }));
+    await w.settle();
     assert.deepEqual(stepsOf(w.kube), ['snapshot-1']);
   });
 
   it('still allows a change when the dispatch fails, and counts the failure', async () => {
     const w = world();
     await w.kube.delete({ kind: 'CronJob', namespace: ferryNamespace, name: 'ferry-step-snapshot' });
-    await allowed(w, review('CREATE', upload('orphan')));
+    const orphan = upload('orphan');
+    await allowed(w, review('CREATE', orphan));
+    w.kube.seed(orphan);
+    await w.settle();
     assert.equal(jobs(w.kube).length, 0);
     assert.equal(w.metrics.dispatches.get({ kind: 'DataUpload', step: 'unknown', result: 'failed' }), 1);
     assert.ok(w.logs.some((l) => l.includes('The Job template CronJob ferry-system/ferry-step-snapshot does not exist')));
   });
 
-  it('cancels after answering, and finalizes the canceled resource', async () => {
+  it('cancels once the cancel request is stored, and finalizes the canceled resource', async () => {
     const w = world();
     const r = await created(w, upload('stop'));
     await move(w, r, 'Accepted');
     const old = w.kube.peek<Resource>(key(r))!;
     const canceled = { ...old, spec: { ...old.spec, cancel: true } } as Resource;
     await allowed(w, review('UPDATE', canceled, { old }));
+    assert.equal(w.kube.peek<Resource>(key(r))!.status?.phase, 'Accepted', 'the status write waits until the change is stored');
     await w.kube.replace(canceled);
-    assert.equal(w.deferred.length, 1, 'the status write waits until the change is stored');
     const before = w.kube.peek<Resource>(key(r))!;
-    await w.flush();
+    await w.settle();
     const stored = w.kube.peek<Resource>(key(r))!;
     assert.equal(stored.status?.phase, 'Canceling');
     assert.equal(stored.status?.message, 'Canceling from phase Accepted: spec.cancel is set.');
     assert.ok(w.kube.all('Event').some((e) => e.reason === 'Canceling'));
-    // the dispatcher's own status write comes back through the webhook
-    await allowed(w, review('UPDATE', stored, { old: before, subResource: 'status' }));
+    // the dispatcher's own status write comes back through the webhook (replayed here: review, then the write stored)
+    const rewound = await w.kube.replaceStatus({ ...stored, status: before.status } as Resource);
+    await allowed(w, review('UPDATE', stored, { old: rewound, subResource: 'status' }));
+    await w.kube.replaceStatus({ ...rewound, status: stored.status } as Resource);
+    await w.settle();
     assert.deepEqual(stepsOf(w.kube, r), ['snapshot-1', 'expose-1', 'finalize-1']);
   });
 
@@ -106,6 +120,8 @@ describe('the dispatcher at admission', () => {
     const r = await created(w, upload('gone', undefined, { metadata: { name: 'gone', namespace: 'app', uid: 'f0000001-0000-4000-8000-000000000000', finalizers: ['ferry.dev/delete-repository-data'] } }));
     await move(w, r, 'Completed');
     await allowed(w, review('DELETE', null, { old: w.kube.peek(key(r)) }));
+    await w.kube.delete(key(r));
+    await w.settle();
     assert.deepEqual(stepsOf(w.kube, r), ['snapshot-1', 'delete-1']);
   });
 });
@@ -126,7 +142,6 @@ describe('the dispatcher under transfer limits', () => {
     const w = world({ limits: { cluster: 2, perNode: 0 } });
     const [a, b, c, d] = await prepared(w, ['a', 'b', 'c', 'd']);
     assert.deepEqual(jobs(w.kube).map((j) => j.metadata.labels?.['ferry.dev/name']).sort(), ['a', 'b']);
-    await w.flush();
     for (const r of [c, d]) {
       const queued = w.kube.peek<Resource>(key(r))!.status?.conditions?.find((x) => x.type === 'Queued');
       assert.equal(queued?.status, 'True');
@@ -137,7 +152,6 @@ describe('the dispatcher under transfer limits', () => {
     await move(w, a, 'InProgress');
     await move(w, a, 'Finalizing');
     assert.deepEqual(jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer').map((j) => j.metadata.labels?.['ferry.dev/name']).sort(), ['a', 'b', 'c']);
-    await w.flush();
     assert.equal(w.kube.peek<Resource>(key(c))!.status?.conditions?.find((x) => x.type === 'Queued')?.status, 'False');
     assert.equal(w.kube.peek<Resource>(key(d))!.status?.conditions?.find((x) => x.type === 'Queued')?.status, 'True');
     assert.deepEqual([w.metrics.transferring.get({}), w.metrics.waiting.get({})], [2, 1]);
@@ -151,7 +165,7 @@ describe('the dispatcher under transfer limits', () => {
     w.kube.seed(r, { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-local' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } } } });
     const stored = w.kube.peek<Resource>(key(r))!;
     const exposure = exposed(w, stored);
-    w.kube.mutate({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name: 'ferry-up-local' }, (c) => { (c.spec as any).volumeName = 'pv-local'; });
+    w.kube.mutate({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name: exposureName(stored) }, (c) => { (c.spec as any).volumeName = 'pv-local'; });
     await move(w, stored, 'Prepared', exposure);
     const [job] = jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer') as any[];
     assert.equal(job.spec.template.spec.nodeSelector['kubernetes.io/hostname'], undefined);
@@ -170,7 +184,10 @@ describe('the dispatcher under transfer limits', () => {
       return w.kube.peek<Resource>(key(r))!;
     });
     // both reviews are answered before either status write is stored, as the apiserver may do
-    await Promise.all(rs.map((r) => allowed(w, review('UPDATE', { ...r, status: { phase: 'Prepared', ...exposed(w, r) } }, { old: r, subResource: 'status' }))));
+    const next = rs.map((r) => ({ ...r, status: { phase: 'Prepared', ...exposed(w, r) } }) as Resource);
+    await Promise.all(next.map((r, i) => allowed(w, review('UPDATE', r, { old: rs[i], subResource: 'status' }))));
+    for (const r of next) await w.kube.replaceStatus(r);
+    await w.settle();
     assert.equal(jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer').length, 1);
   });
 

@@ -107,6 +107,9 @@ describe('the admission handler allows', () => {
     const obj = du({});
     const result = await handleReview(review('CREATE', obj), w.handler);
     assert.equal((result as { review: AdmissionReview }).review.response?.allowed, true);
+    assert.equal(jobs(w.kube).length, 0, 'nothing starts before the apiserver stores the DataUpload');
+    w.kube.seed(obj);
+    await w.settle();
     assert.deepEqual(jobs(w.kube).map((j) => j.metadata.labels?.['ferry.dev/step']), ['snapshot']);
     assert.equal(w.metrics.dispatches.get({ kind: 'DataUpload', step: 'snapshot', result: 'created' }), 1);
   });
@@ -122,8 +125,11 @@ describe('the admission handler allows', () => {
   it('a valid cross-namespace restore and creates its expose Job', async () => {
     const w = seeded();
     w.kube.seed(claim('other', 'restored', 'Pending'));
-    const result = await handleReview(review('CREATE', dd({ source: { dataUpload: { name: 'finished', namespace: 'app' } }, sourceNamespace: undefined })), w.handler);
+    const obj = dd({ source: { dataUpload: { name: 'finished', namespace: 'app' } }, sourceNamespace: undefined });
+    const result = await handleReview(review('CREATE', obj), w.handler);
     assert.equal((result as { review: AdmissionReview }).review.response?.allowed, true, JSON.stringify(result));
+    w.kube.seed(obj);
+    await w.settle();
     assert.deepEqual(jobs(w.kube).map((j) => j.metadata.labels?.['ferry.dev/step']), ['expose']);
   });
 

@@ -1,15 +1,16 @@
 // The dispatcher's listeners over real sockets: reviews over HTTPS (with a certificate from a throwaway CA, reloaded
-// when the files change), health and metrics over HTTP, and clear 4xx answers for anything that is not a review.
+// when the files change), health and metrics over HTTP, clear 4xx answers for anything that is not a review, and
+// with a client CA only callers presenting a certificate it signed (with an allowed name) are served.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { startServers } from '../../../src/dispatcher/server.ts';
 import type { RunningServers } from '../../../src/dispatcher/server.ts';
-import { makeTestCertificates } from '../../support/test-ca.ts';
+import { makeClientCertificate, makeTestCertificates } from '../../support/test-ca.ts';
 import type { TestCertificates } from '../../support/test-ca.ts';
 import { review, upload, world } from './world.ts';
 
@@ -18,9 +19,9 @@ interface Answer {
   body: string;
 }
 
-function post(port: number, ca: string, path: string, body: string): Promise<Answer> {
+function post(port: number, ca: string, path: string, body: string, client?: { cert: string; key: string }): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, path, method: 'POST', ca, headers: { 'Content-Type': 'application/json' } }, (res) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, path, method: 'POST', ca, ...client, headers: { 'Content-Type': 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => { text += c; });
@@ -65,8 +66,17 @@ describe('the dispatcher servers', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** A creation reviewed over HTTPS, then stored as the apiserver would after an allowed answer. */
+  async function created(name: string): Promise<Answer> {
+    const obj = upload(name);
+    const answer = await post(servers.webhookPort, ca, '/validate', JSON.stringify(review('CREATE', obj)));
+    w.kube.seed(obj);
+    await w.settle();
+    return answer;
+  }
+
   it('answers an admission review over HTTPS', async () => {
-    const answer = await post(servers.webhookPort, ca, '/validate', JSON.stringify(review('CREATE', upload('served'))));
+    const answer = await created('served');
     assert.equal(answer.status, 200);
     const parsed = JSON.parse(answer.body);
     assert.equal(parsed.kind, 'AdmissionReview');
@@ -80,7 +90,7 @@ describe('the dispatcher servers', () => {
     // an oversized body is cut off: the client sees 413, or a closed connection if it was still sending
     const big = await post(servers.webhookPort, ca, '/validate', 'x'.repeat(4 * 1024 * 1024)).catch((err: Error) => err);
     if (!(big instanceof Error)) assert.equal(big.status, 413);
-    assert.equal((await post(servers.webhookPort, ca, '/validate', JSON.stringify(review('CREATE', upload('after'))))).status, 200);
+    assert.equal((await created('after')).status, 200);
   });
 
   it('serves health, readiness and metrics on the plain port', async () => {
@@ -106,5 +116,57 @@ describe('the dispatcher servers', () => {
       seen = await serial(servers.webhookPort, newCa).catch(() => '');
     }
     assert.ok(seen && seen !== first, 'the server kept its old certificate');
+  });
+});
+
+describe('the webhook with a client CA', () => {
+  let dir: string;
+  let ca: string;
+  let servers: RunningServers;
+  let named: RunningServers;
+  const clients: Record<string, { cert: string; key: string }> = {};
+  const w = world();
+  const body = JSON.stringify(review('CREATE', upload('called'), { dryRun: true }));
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ferry-dispatcher-clients-'));
+    const certs = await makeTestCertificates(dir);
+    ca = await readFile(certs.caFile, 'utf8');
+    // the apiserver's client certificate comes from a CA of its own; a stranger's from another
+    const trusted = join(dir, 'clients');
+    const stranger = join(dir, 'stranger');
+    await Promise.all([mkdir(trusted), mkdir(stranger)]);
+    await Promise.all([makeTestCertificates(trusted), makeTestCertificates(stranger)]);
+    for (const [name, caDir, cn] of [['apiserver', trusted, 'kube-apiserver-webhook-client'], ['other', trusted, 'someone-else'], ['stranger', stranger, 'kube-apiserver-webhook-client']] as const) {
+      const pair = await makeClientCertificate(caDir, dir, name, cn);
+      clients[name] = { cert: await readFile(pair.certFile, 'utf8'), key: await readFile(pair.keyFile, 'utf8') };
+    }
+    const opts = { port: 0, metricsPort: 0, path: '/validate', tlsCert: certs.certFile, tlsKey: certs.keyFile, clientCA: join(trusted, 'ca.crt'), host: '127.0.0.1' };
+    servers = await startServers(opts, w.handler, w.handler.log);
+    named = await startServers({ ...opts, clientNames: ['kube-apiserver-webhook-client'] }, w.handler, w.handler.log);
+  });
+
+  after(async () => {
+    await Promise.all([servers.close(), named.close()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves a caller whose certificate the client CA signed', async () => {
+    const answer = await post(servers.webhookPort, ca, '/validate', body, clients.apiserver);
+    assert.equal(answer.status, 200);
+    assert.equal(JSON.parse(answer.body).response.allowed, true);
+    assert.equal((await post(servers.webhookPort, ca, '/validate', body, clients.other)).status, 200, 'without names, any certificate the CA signed');
+  });
+
+  it('refuses in the TLS handshake a caller without a certificate, or with one another CA signed', async () => {
+    await assert.rejects(post(servers.webhookPort, ca, '/validate', body), /certificate|socket hang up|ECONNRESET/i);
+    await assert.rejects(post(servers.webhookPort, ca, '/validate', body, clients.stranger), /certificate|socket hang up|ECONNRESET|unknown ca/i);
+  });
+
+  it('with names, refuses a certificate of another name with 403 saying which', async () => {
+    assert.equal((await post(named.webhookPort, ca, '/validate', body, clients.apiserver)).status, 200);
+    const refused = await post(named.webhookPort, ca, '/validate', body, clients.other);
+    assert.equal(refused.status, 403);
+    assert.match(refused.body, /common name "someone-else" is not one of FERRY_CLIENT_NAMES \(kube-apiserver-webhook-client\)/);
   });
 });

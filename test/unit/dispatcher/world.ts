@@ -8,6 +8,7 @@ import { Dispatcher } from '../../../src/dispatcher/dispatcher.ts';
 import type { DispatcherDeps, Resource } from '../../../src/dispatcher/dispatcher.ts';
 import type { HandlerDeps } from '../../../src/dispatcher/handler.ts';
 import { DispatcherMetrics } from '../../../src/dispatcher/metrics.ts';
+import { StoredChanges } from '../../../src/dispatcher/stored.ts';
 import type { DataDownload, DataUpload, Phase } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { createLogger } from '../../../src/shared/kube/logger.ts';
@@ -90,9 +91,11 @@ export interface World {
   dispatcher: Dispatcher;
   handler: HandlerDeps;
   metrics: DispatcherMetrics;
-  /** status writes the dispatcher deferred past its answer, run by flush() */
-  deferred: (() => Promise<void>)[];
-  flush(): Promise<void>;
+  /**
+   * Waits until the dispatcher has acted on every change it allowed, once the test stored it as the apiserver would
+   * after the answer; a change never stored (a forged review) is given up after a short timeout.
+   */
+  settle(): Promise<void>;
   logs: string[];
 }
 
@@ -102,17 +105,15 @@ export function world(opts: Partial<Pick<DispatcherDeps, 'limits' | 'maxAttempts
   const logs: string[] = [];
   const log = createLogger({}, { write: (line) => logs.push(line) });
   const metrics = new DispatcherMetrics();
-  const deferred: (() => Promise<void>)[] = [];
   const dispatcher = new Dispatcher({
     kube, namespace: ferryNamespace, limits: { cluster: 0, perNode: 0 }, maxAttempts: 3, nodes: async () => ['node-1', 'node-2'],
-    log, metrics, defer: (write) => void deferred.push(write), instance: 'test', ...opts,
+    log, metrics, instance: 'test', ...opts,
   });
+  const changes = new StoredChanges(kube, { timeoutMs: 300, firstReadMs: 1 });
   return {
-    kube, dispatcher, metrics, deferred, logs,
-    handler: { kube, namespace: ferryNamespace, dispatcher, metrics, log, budgetMs: 2000 },
-    async flush() {
-      while (deferred.length) await deferred.shift()!();
-    },
+    kube, dispatcher, metrics, logs,
+    handler: { kube, namespace: ferryNamespace, dispatcher, changes, metrics, log, budgetMs: 2000 },
+    settle: () => changes.idle(),
   };
 }
 

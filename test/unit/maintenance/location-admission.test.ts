@@ -1,6 +1,7 @@
-// The dispatcher starts the maintenance reconcile when a storage location is created or its spec changes: one Job per
-// (uid, generation) from the real ferry-maintenance-reconcile template, none on a dry run, a status write, a
-// metadata-only change or a deletion, and the location is allowed even when the Job cannot be made.
+// The dispatcher starts the maintenance reconcile when a storage location is created or its spec changes, as the
+// apiserver stores it: one Job per (uid, generation) from the real ferry-maintenance-reconcile template, none on a
+// dry run, a status write, a metadata-only change, a deletion or a review whose change is never stored, and the
+// location is allowed even when the Job cannot be made.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -45,6 +46,8 @@ test('creating a location starts one reconcile Job from the template, named afte
   const w = setup();
   await allowed(w, locationReview('CREATE', stored(1)));
   await allowed(w, locationReview('CREATE', stored(1)));
+  w.kube.seed(stored(1));
+  await w.settle();
   const made = jobs(w.kube);
   assert.deepEqual(made.map((j) => j.metadata.name), [locationReconcileJobName(uid, 1)]);
   assert.equal(made[0].metadata.name, 'ferry-maint-reconcile-5f0c1a2b3c4d4e5f-g1');
@@ -57,22 +60,37 @@ test('creating a location starts one reconcile Job from the template, named afte
 test('a new generation starts another; a metadata-only change, a status write, a dry run and a deletion start none', async () => {
   const w = setup();
   await allowed(w, locationReview('CREATE', stored(1), { dryRun: true }));
+  await w.settle();
   assert.equal(jobs(w.kube).length, 0, 'a dry run has no side effects');
   await allowed(w, locationReview('CREATE', stored(1)));
+  w.kube.seed(stored(1));
   const relabelled = stored(1);
   relabelled.metadata.labels = { team: 'a' };
   await allowed(w, locationReview('UPDATE', relabelled, { old: stored(1) }));
+  await w.kube.replace(relabelled);
   await allowed(w, locationReview('UPDATE', stored(1), { old: stored(1), subResource: 'status' }));
-  await allowed(w, locationReview('DELETE', null, { old: stored(1) }));
+  await w.settle();
   assert.equal(jobs(w.kube).length, 1);
-  await allowed(w, locationReview('UPDATE', stored(2, { maintenance: { prune: { schedule: '0 2 * * *' } } }), { old: stored(1) }));
+  // a review of a new generation the apiserver never stores starts nothing
+  await allowed(w, locationReview('UPDATE', stored(7), { old: stored(1) }));
+  await w.settle();
+  assert.equal(jobs(w.kube).length, 1);
+  const changed = stored(2, { maintenance: { prune: { schedule: '0 2 * * *' } } });
+  await allowed(w, locationReview('UPDATE', changed, { old: stored(1) }));
+  await w.kube.replace(changed);
   await allowed(w, locationReview('UPDATE', stored(2), { old: stored(2), dryRun: true }));
+  await w.settle();
+  await allowed(w, locationReview('DELETE', null, { old: changed }));
+  await w.kube.delete({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'fresh' });
+  await w.settle();
   assert.deepEqual(jobs(w.kube).map((j) => j.metadata.name).sort(), [locationReconcileJobName(uid, 1), locationReconcileJobName(uid, 2)]);
 });
 
 test('without the template the location is still allowed, and the log says the periodic reconcile will act', async () => {
   const w = world();
   await allowed(w, locationReview('CREATE', stored(1)));
+  w.kube.seed(stored(1));
+  await w.settle();
   assert.equal(jobs(w.kube).length, 0);
-  assert.ok(w.logs.some((l) => l.includes('the periodic one will') && l.includes('ferry-maintenance-reconcile does not exist')), w.logs.join('\n'));
+  assert.ok(w.logs.some((l) => l.includes('the periodic maintenance reconcile will') && l.includes('ferry-maintenance-reconcile does not exist')), w.logs.join('\n'));
 });

@@ -1,6 +1,7 @@
 // BackupSchedule at the dispatcher: a wrong cron expression or time zone is denied naming the field, a valid
-// schedule starts its reconcile Job once per generation (never on a dry run), and deleting a schedule annotated
-// ferry.dev/delete-backups deletes its DataUploads (and only then).
+// schedule starts its reconcile Job once per generation the apiserver stores (never on a dry run), and deleting a
+// schedule annotated ferry.dev/delete-backups deletes its DataUploads (and only then: the annotation and the
+// deletion are read from the apiserver, never taken from a review).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -65,6 +66,8 @@ describe('BackupSchedule admission', () => {
     const w = scheduleWorld();
     const s = schedule({ timeZone: 'Europe/Berlin', selector: { matchLabels: { backup: 'yes' } } });
     assert.equal((await answer(w, review('CREATE', s))).allowed, true);
+    w.kube.seed(s);
+    await w.settle();
     const [job] = jobs(w.kube);
     assert.equal(job.metadata.name, 'ferry-sched-abcdef0123454000-g1');
     assert.equal(job.metadata.namespace, ferryNamespace);
@@ -73,10 +76,15 @@ describe('BackupSchedule admission', () => {
     assert.equal((job.spec as any).template.spec.serviceAccountName, 'ferry-step-schedule');
     // a status write or a metadata change keeps the generation: no new Job
     await answer(w, review('UPDATE', { ...s, status: { observedGeneration: 1 } }, { old: s, subResource: 'status' }));
-    await answer(w, review('UPDATE', { ...s, metadata: { ...s.metadata, labels: { a: 'b' } } }, { old: s }));
+    const relabelled = { ...s, metadata: { ...s.metadata, labels: { a: 'b' } } };
+    await answer(w, review('UPDATE', relabelled, { old: s }));
+    await w.kube.replace(relabelled);
+    await w.settle();
     assert.equal(jobs(w.kube).length, 1);
-    const suspended = { ...s, metadata: { ...s.metadata, generation: 2 }, spec: { ...s.spec, suspend: true } };
-    assert.equal((await answer(w, review('UPDATE', suspended, { old: s }))).allowed, true);
+    const suspended = { ...relabelled, metadata: { ...relabelled.metadata, generation: 2 }, spec: { ...s.spec, suspend: true } };
+    assert.equal((await answer(w, review('UPDATE', suspended, { old: relabelled }))).allowed, true);
+    await w.kube.replace(suspended);
+    await w.settle();
     assert.deepEqual(jobs(w.kube).map((j) => j.metadata.name).sort(), ['ferry-sched-abcdef0123454000-g1', 'ferry-sched-abcdef0123454000-g2']);
   });
 
@@ -102,9 +110,17 @@ describe('BackupSchedule admission', () => {
     const other = upload('other-data-202501010000', 'Completed');
     other.metadata.labels = { 'ferry.dev/schedule': 'other' };
     w.kube.seed(mine, other);
+    const key = { kind: 'BackupSchedule' as const, namespace: 'app', name: 'nightly' };
+    w.kube.seed(schedule());
     await answer(w, review('DELETE', undefined, { old: schedule() }));
+    await w.kube.delete(key);
+    await w.settle();
     assert.equal(w.kube.all('DataUpload').length, 2);
-    await answer(w, review('DELETE', undefined, { old: schedule({}, { annotations: { 'ferry.dev/delete-backups': 'true' } }) }));
+    const annotated = schedule({}, { annotations: { 'ferry.dev/delete-backups': 'true' } });
+    w.kube.seed(annotated);
+    await answer(w, review('DELETE', undefined, { old: annotated }));
+    await w.kube.delete(key);
+    await w.settle();
     assert.deepEqual(w.kube.all('DataUpload').map((d) => d.metadata.name), ['other-data-202501010000']);
   });
 });
