@@ -42,6 +42,9 @@ export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec 
       '--authorization-mode=Node,RBAC',
       // the defaults already hold most plugins a real cluster runs; these are named so a regression is loud
       '--enable-admission-plugins=NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ValidatingAdmissionPolicy',
+      // the apiserver presents a client certificate (pki/webhook-client/, from a CA of its own) to every admission
+      // webhook, as an operator sets it up for webhooks that serve only the apiserver (ferry's dispatcher does)
+      `--admission-control-config-file=${pki('admission.yaml')}`,
       `--service-account-issuer=${serviceAccountIssuer}`,
       `--service-account-key-file=${pki('sa.pub')}`, `--service-account-signing-key-file=${pki('sa.key')}`,
       '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',

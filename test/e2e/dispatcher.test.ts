@@ -18,7 +18,7 @@ import { arbitraryOf } from '../unit/api/arbitraries.ts';
 import { KubeError, useCluster } from '../support/cluster.ts';
 import type { TestCluster } from '../support/cluster.ts';
 import { freePort } from '../cluster/ports.ts';
-import { ferryNamespace, installFerry, renderDeploy } from '../support/ferry-install.ts';
+import { apiserverClientCertificate, ferryNamespace, installFerry, renderDeploy } from '../support/ferry-install.ts';
 import type { FerryInstall } from '../support/ferry-install.ts';
 import { boundClaim, dataUpload, summary, watchUntil, world } from './world.ts';
 
@@ -32,6 +32,8 @@ const jobsPath = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs`;
 
 let cluster: TestCluster;
 let ferry: FerryInstall;
+/** the client certificate the apiserver presents: the dispatcher serves no caller without it */
+let apiserver: { cert: string; key: string };
 let app: string;
 let other: string;
 let loc: string;
@@ -55,11 +57,11 @@ function dd(spec: Obj, name = `dd-${randomBytes(3).toString('hex')}`): Obj {
   return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload', metadata: { name }, spec: { targetPVC: { name: 'restored' }, backupStorageLocation: loc, source: { snapshotID: 'abcdef0123456789' }, ...spec } };
 }
 
-/** POSTs an AdmissionReview to the installed dispatcher itself, as the apiserver would. */
+/** POSTs an AdmissionReview to the installed dispatcher itself, as the apiserver would (with its client certificate). */
 function review(request: Obj | undefined): Promise<{ status: number; body: string }> {
   const body = JSON.stringify(request ? { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request } : { hello: 'world' });
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`https://127.0.0.1:${ferry.webhookPort}/validate`, { method: 'POST', ca: ferry.ca, headers: { 'content-type': 'application/json' }, timeout: 30_000 }, (res) => {
+    const req = httpsRequest(`https://127.0.0.1:${ferry.webhookPort}/validate`, { method: 'POST', ca: ferry.ca, ...apiserver, headers: { 'content-type': 'application/json' }, timeout: 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
@@ -80,6 +82,7 @@ async function kubectl(...args: string[]): Promise<string> {
 before(async () => {
   cluster = await useCluster('dispatcher');
   ferry = await installFerry(cluster);
+  apiserver = await apiserverClientCertificate();
   app = await cluster.namespace('app');
   other = await cluster.namespace('other');
   loc = `loc-${suffix}`;

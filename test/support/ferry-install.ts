@@ -1,6 +1,9 @@
 // Installs ferry from deploy/ into the cluster in a box, as `kubectl apply -k deploy/` would, with the two changes
 // the box needs: it has no Services, so the webhook calls the dispatcher at https://127.0.0.1:PORT (a certificate
-// from a throwaway CA), and every pod shares one network, so the dispatcher runs as one replica on free ports.
+// from a throwaway CA), and every pod shares one network, so the dispatcher runs as one replica on free ports. As an
+// operator whose apiserver presents a webhook client certificate would, it gives the dispatcher that certificate's
+// CA (ConfigMap ferry-webhook-client-ca) and turns the check on (FERRY_CLIENT_CA, FERRY_CLIENT_NAMES): only the
+// box's apiserver, or a test holding its certificate (apiserverClientCertificate), is served.
 //
 //   const cluster = await useCluster('my-suite');
 //   const ferry = await installFerry(cluster);
@@ -79,6 +82,16 @@ export async function renderDeploy(): Promise<KubeObject[]> {
   return renderInstall({ dir: join(checkoutDir, 'deploy') });
 }
 
+/** The box's apiserver presents this pair to webhooks (test/cluster/internal/pki/box.go). */
+const webhookClientDir = (): string => join(statePaths().pki, 'webhook-client');
+export const webhookClientName = 'kube-apiserver-webhook-client';
+
+/** The client certificate and key the box's apiserver presents to webhooks, as PEM: to call the dispatcher as it does. */
+export async function apiserverClientCertificate(): Promise<{ cert: string; key: string }> {
+  const [cert, key] = await Promise.all(['client.crt', 'client.key'].map((f) => readFile(join(webhookClientDir(), f), 'utf8')));
+  return { cert, key };
+}
+
 function dispatcherDeployment(rendered: KubeObject[], name: string, version: string, webhookPort: number, metricsPort: number): KubeObject {
   const deployment = structuredClone(rendered.find((o) => o.kind === 'Deployment' && o.metadata.name === 'ferry-dispatcher'));
   if (!deployment) throw new Error('deploy/ renders no Deployment ferry-dispatcher.');
@@ -88,7 +101,9 @@ function dispatcherDeployment(rendered: KubeObject[], name: string, version: str
   deployment.spec.selector.matchLabels[installLabel] = version;
   deployment.spec.template.metadata.labels[installLabel] = version;
   const container = deployment.spec.template.spec.containers[0];
-  container.env = [...container.env, { name: 'FERRY_WEBHOOK_PORT', value: String(webhookPort) }, { name: 'FERRY_METRICS_PORT', value: String(metricsPort) }];
+  const mount = container.volumeMounts.find((m: KubeObject) => m.name === 'client-ca').mountPath;
+  container.env = [...container.env, { name: 'FERRY_WEBHOOK_PORT', value: String(webhookPort) }, { name: 'FERRY_METRICS_PORT', value: String(metricsPort) },
+    { name: 'FERRY_CLIENT_CA', value: `${mount}/ca.crt` }, { name: 'FERRY_CLIENT_NAMES', value: webhookClientName }];
   delete container.ports;
   return deployment;
 }
@@ -143,6 +158,8 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
   const secretName = `ferry-dispatcher-tls-${version}`;
   const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: secretName, namespace: ferryNamespace }, stringData: { 'tls.crt': cert, 'tls.key': key } };
 
+  const clientCA = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ferry-webhook-client-ca', namespace: ferryNamespace }, data: { 'ca.crt': await readFile(join(webhookClientDir(), 'ca.crt'), 'utf8') } };
+  await apply(cluster, [clientCA]);
   const { webhookPort, metricsPort, deployment } = await startDispatcher(cluster, rendered, version, secret);
   await apply(cluster, [webhookConfiguration(rendered, webhookPort, ca)]);
   // every other dispatcher goes: an earlier install's, or one whose install did not finish

@@ -54,7 +54,43 @@ func Generate(dir, server string) error {
 			return err
 		}
 	}
-	return nil
+	return webhookClient(dir)
+}
+
+// WebhookClientCN is the common name of the certificate kube-apiserver presents to admission webhooks.
+const WebhookClientCN = "kube-apiserver-webhook-client"
+
+// webhookClient writes what kube-apiserver needs to present a client
+// certificate to admission webhooks, as a cluster operator configures it:
+// webhook-client/ca.crt (a CA of its own, so a webhook trusting it trusts no
+// other identity of the box), webhook-client/client.{crt,key}, a kubeconfig
+// giving that pair for every webhook host ("*"), and admission.yaml, the
+// --admission-control-config-file naming that kubeconfig for both webhook
+// admission plugins.
+func webhookClient(dir string) error {
+	sub := filepath.Join(dir, "webhook-client")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		return err
+	}
+	ca, err := NewCA(sub, "ferrybox-webhook-client-ca")
+	if err != nil {
+		return err
+	}
+	if err := ca.Issue(sub, Identity{File: "client", CN: WebhookClientCN}); err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(sub, "kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.AuthInfos["*"] = &clientcmdapi.AuthInfo{ClientCertificate: filepath.Join(sub, "client.crt"), ClientKey: filepath.Join(sub, "client.key")}
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		return fmt.Errorf("writing kubeconfig %s: %w", kubeconfig, err)
+	}
+	plugin := func(name string) string {
+		return fmt.Sprintf("  - name: %s\n    configuration:\n      apiVersion: apiserver.config.k8s.io/v1\n      kind: WebhookAdmissionConfiguration\n      kubeConfigFile: %q\n", name, kubeconfig)
+	}
+	admission := "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n" +
+		plugin("ValidatingAdmissionWebhook") + plugin("MutatingAdmissionWebhook")
+	return os.WriteFile(filepath.Join(dir, "admission.yaml"), []byte(admission), 0o644)
 }
 
 // writeKubeconfig embeds the CA and the client pair so the file can be copied anywhere.
