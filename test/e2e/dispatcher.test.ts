@@ -8,7 +8,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { fieldsOf } from '../../src/shared/api/fields.ts';
@@ -20,6 +19,7 @@ import type { TestCluster } from '../support/cluster.ts';
 import { freePort } from '../cluster/ports.ts';
 import { apiserverClientCertificate, ferryNamespace, installFerry, renderDeploy } from '../support/ferry-install.ts';
 import type { FerryInstall } from '../support/ferry-install.ts';
+import { postReview } from '../support/webhook-call.ts';
 import { boundClaim, dataUpload, summary, watchUntil, world } from './world.ts';
 
 const run = promisify(execFile);
@@ -59,16 +59,7 @@ function dd(spec: Obj, name = `dd-${randomBytes(3).toString('hex')}`): Obj {
 
 /** POSTs an AdmissionReview to the installed dispatcher itself, as the apiserver would (with its client certificate). */
 function review(request: Obj | undefined): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify(request ? { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request } : { hello: 'world' });
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(`https://127.0.0.1:${ferry.webhookPort}/validate`, { method: 'POST', ca: ferry.ca, ...apiserver, headers: { 'content-type': 'application/json' }, timeout: 30_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  return postReview(ferry, request ? { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request } : { hello: 'world' }, apiserver);
 }
 
 async function jobsOf(uid: string): Promise<Obj[]> {

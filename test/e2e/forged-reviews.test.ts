@@ -8,13 +8,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobName, labels } from '../../src/shared/api/phases.ts';
 import { apiserverClientCertificate, ferryNamespace, installFerry, webhookClientName } from '../support/ferry-install.ts';
 import type { FerryInstall } from '../support/ferry-install.ts';
 import { makeClientCertificate, makeTestCertificates } from '../support/test-ca.ts';
+import { postReview } from '../support/webhook-call.ts';
+import type { ClientCertificate } from '../support/webhook-call.ts';
 import { api, boundClaim, claims, uploads, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -31,20 +32,8 @@ const schedules = (ns: string): string => `${api}/namespaces/${ns}/backupschedul
 /** Long enough for a dispatcher that acts on reviews to have acted (it did so before answering). */
 const settleMs = 4000;
 
-type Client = { cert?: string; key?: string };
-
-/** POSTs an AdmissionReview to the installed dispatcher, with a client certificate or none. */
-function post(request: Obj, client: Client): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(`https://127.0.0.1:${ferry.webhookPort}/validate`, { method: 'POST', ca: ferry.ca, ...client, headers: { 'content-type': 'application/json' }, timeout: 30_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+function post(request: Obj, client: ClientCertificate): Promise<{ status: number; body: string }> {
+  return postReview(ferry, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request }, client);
 }
 
 function forged(kind: string, operation: 'CREATE' | 'UPDATE' | 'DELETE', object: Obj | null, opts: { old?: Obj; subResource?: string; namespace?: string } = {}): Obj {
