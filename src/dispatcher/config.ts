@@ -43,7 +43,7 @@ export const settings: readonly Setting[] = [
   { key: 'maxTransfersPerNode', env: 'FERRY_MAX_TRANSFERS_PER_NODE', flag: 'max-transfers-per-node', kind: 'count', default: '0', description: 'transfers at once per node (0: no limit)' },
   { key: 'maxAttempts', env: 'FERRY_MAX_ATTEMPTS', flag: 'max-attempts', kind: 'count', default: '3', description: 'Jobs of one step before the resource is given up' },
   { key: 'apiTimeoutMs', env: 'FERRY_API_TIMEOUT_MS', flag: 'api-timeout-ms', kind: 'ms', default: '3000', description: 'timeout of each apiserver request' },
-  { key: 'budgetMs', env: 'FERRY_ADMISSION_BUDGET_MS', flag: 'admission-budget-ms', kind: 'ms', default: '7000', description: 'time to check and dispatch before answering a review anyway' },
+  { key: 'budgetMs', env: 'FERRY_ADMISSION_BUDGET_MS', flag: 'admission-budget-ms', kind: 'ms', default: '7000', description: 'time to check a review (and read the object it names) before answering anyway' },
 ];
 
 function parse(setting: Setting, raw: string, source: string): string | number | string[] {

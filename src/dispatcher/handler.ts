@@ -28,7 +28,7 @@ export interface HandlerDeps {
   changes: StoredChanges;
   metrics: DispatcherMetrics;
   log: Logger;
-  /** time to check and dispatch before answering anyway; below the webhook's timeoutSeconds */
+  /** time to check a review and read the object it names before answering anyway; below the webhook's timeoutSeconds */
   budgetMs: number;
 }
 
