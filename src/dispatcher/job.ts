@@ -17,6 +17,7 @@ export function templateName(step: StepName): string {
 }
 
 export interface ExposedVolume {
+  /** the expose step's claim in ferry's namespace: exposureName (src/steps/names.ts), from the resource's uid */
   claimName: string;
   block: boolean;
   readOnly: boolean;
