@@ -70,7 +70,7 @@ describe('buildJob', () => {
     assert.equal(templateName('transfer', 'DataUpload'), backupTransfer);
     assert.equal(templateName('transfer', 'DataDownload'), restoreTransfer);
     assert.equal(templateName('delete', 'DataUpload'), 'ferry-step-delete');
-    const caps = (name: string): string[] => template(name).spec.jobTemplate.spec.template.spec.containers[0].securityContext.capabilities.add;
+    const caps = (name: string): string[] => (template(name) as any).spec.jobTemplate.spec.template.spec.containers[0].securityContext.capabilities.add;
     for (const writing of ['CHOWN', 'FOWNER', 'FSETID', 'MKNOD', 'SETFCAP']) {
       assert.ok(!caps(backupTransfer).includes(writing), `a backup's transfer holds ${writing}`);
       assert.ok(caps(restoreTransfer).includes(writing), `a restore's transfer lacks ${writing}`);
