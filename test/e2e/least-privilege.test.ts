@@ -107,7 +107,7 @@ describe('the schedule step', { timeout: 10 * 60_000 }, () => {
 
     const otherImage = await runCronJob();
     Object.assign(otherImage.spec.jobTemplate.spec.template.spec.containers[0], { image: 'busybox', command: ['sh', '-c', 'cat /host/etc/shadow'] });
-    await refused(kube.create(cronJobs(w.app), otherImage), /run template/);
+    await enforced(kube, cronJobs(w.app), otherImage, /run template/);
 
     const hostPath = await runCronJob();
     hostPath.spec.jobTemplate.spec.template.spec.volumes.push({ name: 'host', hostPath: { path: '/' } });
@@ -121,6 +121,10 @@ describe('the schedule step', { timeout: 10 * 60_000 }, () => {
     const orphan = await runCronJob();
     delete orphan.metadata.ownerReferences;
     await refused(kube.create(cronJobs(w.app), orphan), /controlled by its BackupSchedule/);
+
+    // the policies judge only ferry's account: anyone else's CronJob is none of their business
+    const someones = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'report' }, spec: { schedule: '0 0 1 1 *', suspend: true, jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['true'] }] } } } } } };
+    await w.cluster.kube.create(cronJobs(w.app), someones);
 
     // nor may it rewrite the templates in ferry's namespace, the run template included
     const template = await w.cluster.kube.get(`${cronJobs(ferryNamespace)}/ferry-schedule-run`);
