@@ -16,6 +16,7 @@ import { exposureName } from '../steps/names.ts';
 import { decide } from './decide.ts';
 import type { DecideOptions, Decision } from './decide.ts';
 import { buildJob, templateName } from './job.ts';
+import { secretsOfLocation } from '../shared/location/mounted-secrets.ts';
 import type { ExposedVolume } from './job.ts';
 import { limited, placeTransfers } from './limits.ts';
 import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from './limits.ts';
@@ -138,10 +139,12 @@ export class Dispatcher {
   /** Creates the step Job from its template; a Job of that name already there is success. */
   async run(resource: Resource, step: StepName, attempt: number, node?: string): Promise<DispatchResult> {
     const { kube, namespace } = this.#d;
-    const cronJob = await kube.get({ kind: 'CronJob', namespace, name: templateName(step) });
-    if (!cronJob) throw new Error(`The Job template CronJob ${namespace}/${templateName(step)} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
+    const template = templateName(step, resource.kind);
+    const cronJob = await kube.get({ kind: 'CronJob', namespace, name: template });
+    if (!cronJob) throw new Error(`The Job template CronJob ${namespace}/${template} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
     const volume = step === 'transfer' ? await this.#exposedVolume(resource) : undefined;
-    const job = buildJob(cronJob, { resource, step, attempt, namespace, volume, node });
+    const secrets = step === 'transfer' || step === 'delete' ? await secretsOfLocation(kube, namespace, resource.spec.backupStorageLocation) : undefined;
+    const job = buildJob(cronJob, { resource, step, attempt, namespace, volume, node, secrets });
     let result: DispatchResult;
     try {
       await kube.create(job);

@@ -1,10 +1,11 @@
-// A step's Job, made from its template: the suspended CronJob `ferry-step-<step>` in ferry's namespace, read at
-// dispatch time so an edit in Git applies to the next Job. The template keeps the pod (image, resources,
-// securityContext, scheduling); ferry adds the name, the labels that find every Job of a resource, the resource to
-// work on, and for transfer the exposed volume.
+// A step's Job, made from its template: the suspended CronJob `ferry-step-<step>` in ferry's namespace (for transfer,
+// `ferry-step-transfer-backup` or `-restore`), read at dispatch time so an edit in Git applies to the next Job. The
+// template keeps the pod (image, resources, securityContext, scheduling); ferry adds the name, the labels that find
+// every Job of a resource, the resource to work on, for transfer the exposed volume, and the location's Secrets.
 import { jobName, labels } from '../shared/api/phases.ts';
-import type { FerryResource, StepName } from '../shared/api/types.ts';
+import type { FerryResource, ResourceKind, StepName } from '../shared/api/types.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
+import { mountSecrets } from '../shared/location/mounted-secrets.ts';
 
 export const stepContainer = 'step';
 export const volumeName = 'ferry-volume';
@@ -12,7 +13,12 @@ export const volumePath = '/ferry/volume';
 export const devicePath = '/ferry/device';
 export const hostnameLabel = 'kubernetes.io/hostname';
 
-export function templateName(step: StepName): string {
+/**
+ * A backup's transfer only reads its volume, a restore's writes owners, modes and device nodes: two templates, so
+ * a backup's pod never holds the capabilities a restore needs.
+ */
+export function templateName(step: StepName, kind: ResourceKind): string {
+  if (step === 'transfer') return kind === 'DataUpload' ? 'ferry-step-transfer-backup' : 'ferry-step-transfer-restore';
   return `ferry-step-${step}`;
 }
 
@@ -33,6 +39,8 @@ export interface JobRequest {
   volume?: ExposedVolume;
   /** run on this node (set when the per-node transfer limit picked it) */
   node?: string;
+  /** the Secrets of the resource's location, mounted for the steps that open its repository */
+  secrets?: string[];
 }
 
 interface Container {
@@ -70,9 +78,9 @@ export function resourceRef(resource: FerryResource): string {
   return `${resource.kind}/${resource.metadata.namespace}/${resource.metadata.name}`;
 }
 
-function jobTemplateOf(cronJob: KubeObject, step: StepName): JobTemplate {
+function jobTemplateOf(cronJob: KubeObject): JobTemplate {
   const template = (cronJob.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
-  if (!template?.spec?.template?.spec?.containers) throw new Error(`CronJob ${templateName(step)} has no jobTemplate with a pod template.`);
+  if (!template?.spec?.template?.spec?.containers) throw new Error(`CronJob ${cronJob.metadata.name} has no jobTemplate with a pod template.`);
   return structuredClone(template);
 }
 
@@ -84,15 +92,16 @@ function addVolume(pod: PodSpec, container: Container, volume: ExposedVolume): v
 
 export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
   const { resource, step, attempt } = req;
-  const template = jobTemplateOf(cronJob, step);
+  const template = jobTemplateOf(cronJob);
   const name = jobName(resource.kind, resource.metadata.uid ?? '', step, attempt);
   const ours = resourceLabels(resource, step, attempt);
   const pod = template.spec.template.spec;
   const container = pod.containers.find((c) => c.name === stepContainer);
-  if (!container) throw new Error(`CronJob ${templateName(step)} has no container named "${stepContainer}".`);
+  if (!container) throw new Error(`CronJob ${cronJob.metadata.name} has no container named "${stepContainer}".`);
   container.args = [step, resourceRef(resource)];
   container.env = [...(container.env ?? []).filter((e) => e.name !== 'FERRY_ATTEMPT'), { name: 'FERRY_ATTEMPT', value: String(attempt) }];
   if (req.volume) addVolume(pod, container, req.volume);
+  if (req.secrets?.length) mountSecrets(pod, container, req.secrets);
   if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };
   const podMeta = template.spec.template.metadata ?? {};
   template.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };

@@ -3,11 +3,13 @@
 // the location (deleting it deletes them). `ferry-step maintenance --reconcile`, run by the ferry-maintenance-
 // reconcile CronJob, makes what exists match: a new location, a changed schedule or an edited template (through
 // Git) reach the CronJobs on its next run. By hand, a run is `kubectl create job --from=cronjob/<name> <job>`.
+// The location's two Secrets are volumes of its CronJobs' pods: the maintenance account reads no Secret.
 import { createHash } from 'node:crypto';
 import type { BackupStorageLocation, MaintenanceTask } from '../shared/api/types.ts';
 import { apiVersion } from '../shared/api/types.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
+import { locationSecretNames, mountSecrets } from '../shared/location/mounted-secrets.ts';
 import type { MaintenanceContext } from './maintenance-repository.ts';
 
 export const templateCronJob = 'ferry-step-maintenance';
@@ -54,7 +56,7 @@ export function scheduleOf(bsl: BackupStorageLocation, task: MaintenanceTask): s
 
 interface JobTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: { template: { metadata?: { labels?: Record<string, string> }; spec: { containers: { name: string; args?: string[] }[] } } };
+  spec: { template: { metadata?: { labels?: Record<string, string> }; spec: { volumes?: Record<string, unknown>[]; containers: { name: string; args?: string[]; volumeMounts?: { name: string; mountPath: string }[] }[] } } };
 }
 
 function jobTemplateOf(template: KubeObject): JobTemplate {
@@ -71,6 +73,7 @@ export function desiredCronJob(template: KubeObject, bsl: BackupStorageLocation 
   const jobTemplate = jobTemplateOf(template);
   const container = jobTemplate.spec.template.spec.containers.find((c) => c.name === 'step')!;
   container.args = ['maintenance', location, task];
+  mountSecrets(jobTemplate.spec.template.spec, container, locationSecretNames(bsl.spec));
   const ours = { [maintenanceLabels.component]: 'maintenance', [maintenanceLabels.task]: task, [maintenanceLabels.location]: locationLabel(location) };
   jobTemplate.metadata = { ...jobTemplate.metadata, labels: { ...jobTemplate.metadata?.labels, ...ours } };
   const podMeta = jobTemplate.spec.template.metadata ?? {};

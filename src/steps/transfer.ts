@@ -167,7 +167,7 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
     if (size !== undefined && size < Number(node.size)) {
       throw new StepFailure('VolumeTooSmall', `The restore volume holds ${size} bytes but the snapshot's volume has ${node.size}; set spec.targetPVC.size.`);
     }
-    const p = await restoreStream(repo, entry.snapshot.tree, ctx.settings.devicePath, { signal, onProgress });
+    const p = await restoreStream(repo, entry.snapshot.tree, ctx.settings.devicePath, { signal, onProgress, zeroed: dd.spec.targetPVC.zeroedVolume });
     files = p.filesDone;
     bytes = p.bytesDone;
   } else {

@@ -40,14 +40,25 @@ describe('step accounts', { timeout: 20 * 60_000 }, () => {
     const created = await w.cluster.kube.create(uploads(w.app), dataUpload('least', w.location));
     // finalize deletes the transfer Job (its pod holds the exposed PVC), so the Jobs are looked at while they run
     const byStep = new Map<string, string>();
+    let transferPod: Obj | undefined;
     const jobsPath = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs?labelSelector=${encodeURIComponent(`${labels.uid}=${created.metadata.uid}`)}`;
     const look = async (): Promise<undefined> => {
-      for (const j of (await w.cluster.kube.get(jobsPath)).items as Obj[]) byStep.set(j.metadata.labels[labels.step], j.spec.template.spec.serviceAccountName);
+      for (const j of (await w.cluster.kube.get(jobsPath)).items as Obj[]) {
+        byStep.set(j.metadata.labels[labels.step], j.spec.template.spec.serviceAccountName);
+        if (j.metadata.labels[labels.step] === 'transfer') transferPod = j.spec.template.spec;
+      }
     };
     const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/least`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000, look);
     assert.equal(final.status.phase, 'Completed', final.status.message);
     await look();
     for (const step of ['snapshot', 'expose', 'transfer', 'finalize']) assert.equal(byStep.get(step), `ferry-step-${step}`, `the ${step} Job`);
+    // a backup's transfer reads: the volume read-only, no capability that writes owners, modes or devices, and the
+    // location's Secrets as volumes (its account reads none)
+    const [step] = transferPod!.containers;
+    assert.deepEqual(step.securityContext.capabilities.add, ['DAC_OVERRIDE']);
+    assert.equal(transferPod!.volumes.find((v: Obj) => v.name === 'ferry-volume').persistentVolumeClaim.readOnly, true);
+    const mounted = transferPod!.volumes.filter((v: Obj) => v.secret).map((v: Obj) => v.secret.secretName).sort();
+    assert.deepEqual(mounted, [w.spec.credential.name, w.passwordSecret].sort());
   });
 
   it('a step account is refused what its step does not need', async () => {
@@ -55,8 +66,9 @@ describe('step accounts', { timeout: 20 * 60_000 }, () => {
       ['snapshot', 'get', 'secrets', ferryNamespace, false],
       ['expose', 'get', 'secrets', ferryNamespace, false],
       ['finalize', 'get', 'secrets', ferryNamespace, false],
-      ['transfer', 'get', 'secrets', ferryNamespace, true],
-      ['delete', 'get', 'secrets', ferryNamespace, true],
+      ['transfer', 'get', 'secrets', ferryNamespace, false],
+      ['delete', 'get', 'secrets', ferryNamespace, false],
+      ['maintenance', 'get', 'secrets', ferryNamespace, false],
       ['snapshot', 'create', 'persistentvolumeclaims', ferryNamespace, false],
       ['transfer', 'create', 'volumesnapshots', w.app, false],
       ['transfer', 'delete', 'persistentvolumeclaims', ferryNamespace, false],

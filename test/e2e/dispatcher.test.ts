@@ -260,11 +260,11 @@ describe('the step accounts', () => {
     return cluster.kube.withToken(res.status.token);
   }
 
-  it('refuse the snapshot step the repository Secret, and let the transfer step read it', async () => {
+  it('refuse every step the repository Secret: the transfer Job has it mounted', async () => {
     const secret = `/api/v1/namespaces/${ferryNamespace}/secrets/repo-${suffix}`;
-    await assert.rejects((await asAccount('ferry-step-snapshot')).get(secret), (err: unknown) => err instanceof KubeError && err.status === 403);
-    await assert.rejects((await asAccount('ferry-dispatcher')).get(secret), (err: unknown) => err instanceof KubeError && err.status === 403);
-    assert.equal((await (await asAccount('ferry-step-transfer')).get(secret)).metadata.name, `repo-${suffix}`);
+    for (const sa of ['ferry-step-snapshot', 'ferry-dispatcher', 'ferry-step-transfer', 'ferry-step-delete']) {
+      await assert.rejects((await asAccount(sa)).get(secret), (err: unknown) => err instanceof KubeError && err.status === 403, sa);
+    }
   });
 });
 

@@ -81,9 +81,11 @@ export async function world(suite: string, allowedFor: (ns: { app: string; other
 /** Has the transfer step report progress every `ms` (through the CronJob template the dispatcher copies at dispatch
  * time, as a GitOps edit would): the default 3 s can outlast a whole transfer of the test's data. */
 export async function reportProgressEvery(cluster: TestCluster, ms: number): Promise<void> {
-  await cluster.kube.patch(`/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/ferry-step-transfer`, {
-    spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'step', env: [{ name: 'FERRY_PROGRESS_MS', value: String(ms) }] }] } } } } },
-  }, 'strategic');
+  for (const template of ['ferry-step-transfer-backup', 'ferry-step-transfer-restore']) {
+    await cluster.kube.patch(`/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/${template}`, {
+      spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'step', env: [{ name: 'FERRY_PROGRESS_MS', value: String(ms) }] }] } } } } },
+    }, 'strategic');
+  }
 }
 
 /** A bound PVC on the immediate-binding class, and where its data lives on the host. */

@@ -276,6 +276,7 @@ export const dataDownloadSpec = obj('Restore data from the repository into a PVC
     size: str('Size of the new volume (default: the size of the backed-up volume).', { pattern: quantity }),
     accessModes: arr('Access modes of the new volume (default ReadWriteOnce).',
       str('An access mode.', { enum: ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] }), { listType: 'set', minItems: 1 }),
+    zeroedVolume: bool('Set to true when the storage class gives new volumes that read as zeros (it discards or zeroes them when provisioning): a block restore then skips the backup\'s all-zero ranges. Default false: they are written, since a volume may hold another tenant\'s old data.', { default: false }),
   }, { required: ['name'] }),
   backupStorageLocation: objectName('BackupStorageLocation (in ferry\'s namespace) holding the repository; it must allow this namespace.'),
   source: obj('The data to restore: a repository snapshot ID or a DataUpload.', {

@@ -211,7 +211,11 @@ export interface DataUpload {
 
 export interface DataDownloadSpec {
   /** the PVC to create (or fill, if it exists and is unbound) */
-  targetPVC: { name: string; storageClassName?: string; size?: string; accessModes?: string[] };
+  targetPVC: {
+    name: string; storageClassName?: string; size?: string; accessModes?: string[];
+    /** the storage class gives new volumes that read as zeros: a block restore skips zero ranges */
+    zeroedVolume?: boolean;
+  };
   backupStorageLocation: string;
   /** the data to restore: a repository snapshot id, or a DataUpload (its namespace defaults to this one) */
   source: { snapshotID?: string; dataUpload?: { name: string; namespace?: string } };

@@ -90,6 +90,9 @@ function setNamespace(obj: KubeObject, namespace: string): void {
       if (hook.clientConfig?.service) hook.clientConfig.service.namespace = namespace;
     }
   }
+  // one step further than kustomize: an admission policy's parameter (a template in ferry's namespace) moves too
+  const paramRef = (obj.spec as { paramRef?: { namespace?: string } } | undefined)?.paramRef;
+  if (obj.kind === 'ValidatingAdmissionPolicyBinding' && paramRef?.namespace) paramRef.namespace = namespace;
 }
 
 /** `name[:tag][@digest]` split at the tag's colon, not a registry port's. */

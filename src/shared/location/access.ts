@@ -1,12 +1,14 @@
 // Everything the engine needs to open a resource's repository, read from its BackupStorageLocation (in ferry's
 // namespace) and the two Secrets it names: the location string, the derived password, and S3 settings (endpoint,
-// region, path style, credentials, private CA). Only the transfer and delete steps may read those Secrets.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// region, path style, credentials, private CA). In a step's pod the Secrets are mounted files (mounted-secrets.ts):
+// no step account may read Secrets; the CLI, run by a person, reads them through the API.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackupStorageLocation } from '../api/types.ts';
 import type { OpenOptions } from '../backend/open.ts';
 import type { Kube, KubeObject } from '../kube/kube.ts';
+import { mountedSecretPath } from './mounted-secrets.ts';
 import { repositoryIdentity, repositoryLocation, repositoryPassword, type RepositoryIdentity } from './repository.ts';
 
 export interface RepositoryAccess {
@@ -30,7 +32,12 @@ export async function readLocation(kube: Kube, ferryNamespace: string, name: str
 }
 
 async function secretValue(kube: Kube, namespace: string, name: string, key: string, what: string): Promise<Buffer> {
-  const secret = await kube.get<Secret>({ kind: 'Secret', namespace, name });
+  const mounted = mountedSecretPath(name, key);
+  if (existsSync(mounted)) return readFileSync(mounted);
+  const secret = await kube.get<Secret>({ kind: 'Secret', namespace, name }).catch((err: unknown) => {
+    if ((err as { status?: number }).status !== 403) throw err;
+    throw new LocationError(`The ${what} Secret "${name}" is neither mounted at ${mounted} nor readable by this account: ferry's steps read a location's Secrets only from the volumes their Job mounts (a Job made by the dispatcher or a location's maintenance CronJob has them).`);
+  });
   if (!secret) throw new LocationError(`The ${what} Secret "${name}" does not exist in namespace ${namespace}.`);
   const b64 = secret.data?.[key];
   if (b64 === undefined) throw new LocationError(`The ${what} Secret "${name}" has no key "${key}".`);

@@ -12,6 +12,7 @@ import type { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
 import { release } from '../memory/release.ts';
+import { skipsZeroRanges, writeZeros, type ZeroTarget } from './zero-ranges.ts';
 
 /**
  * A chunk of zeros compresses to almost nothing; any blob that does not is not worth hashing a run of zeros for
@@ -51,6 +52,11 @@ async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: numb
   return end;
 }
 
+async function writeWhole(fh: FileHandle, data: Uint8Array, offset: number): Promise<number> {
+  await fh.write(data, 0, data.byteLength, offset);
+  return offset + data.byteLength;
+}
+
 /** An all-zero chunk (a hole of a sparse file), known from the index without reading it. */
 export function isZeroBlob(b: BlobPlacement): boolean {
   const { length, uncompressedLength } = b.loc;
@@ -78,11 +84,10 @@ export function placeBlobs(repo: Repository, content: readonly ID[]): { blobs: B
   return { blobs, size: offset };
 }
 
-export interface WriteTarget {
+export interface WriteTarget extends ZeroTarget {
   /**
    * Write into an existing file or block device (a restore volume): it is neither truncated (a device cannot be)
-   * nor removed on failure, and all-zero ranges are left as they are, so it must read as zeros there (freshly
-   * provisioned).
+   * nor removed on failure, and its all-zero ranges are written unless `zeroed` says it reads as zeros already.
    */
   existing?: boolean;
   /** settles once the file's folder exists; the file is created only after it */
@@ -120,9 +125,15 @@ export async function writeFileContent(
   };
   let failed = false;
   let written = 0;
+  const skipZeros = skipsZeroRanges(target);
   try {
     const tasks = blobs.map(async (b) => {
+      if (isZeroBlob(b) && skipZeros) {
+        onBytes(b.length);
+        return;
+      }
       if (isZeroBlob(b)) {
+        await writeZeros(await handle(), b.offset, b.length);
         onBytes(b.length);
         return;
       }
@@ -136,7 +147,7 @@ export async function writeFileContent(
         try {
           // a wait for the bound may outlast the file: nothing more is written to one that is going away
           if (failed) return;
-          const end = await writeSkippingZeros(fh, data, b.offset);
+          const end = skipZeros ? await writeSkippingZeros(fh, data, b.offset) : await writeWhole(fh, data, b.offset);
           written = Math.max(written, end);
           release(data);
         } finally {

@@ -1,6 +1,6 @@
 // Restore of a stream snapshot (a block volume or image backed up as one file) onto an existing file or block
-// device, blobs written at their offsets a few at a time and all-zero chunks skipped (the target is a freshly
-// provisioned volume, which reads as zeros).
+// device, blobs written at their offsets a few at a time; all-zero chunks are written too unless the target is
+// known to read as zeros (zero-ranges.ts).
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
 import { decodeTree } from '../tree/tree.ts';
@@ -17,6 +17,8 @@ export interface StreamRestoreOptions {
   onProgress?: ProgressFn;
   /** ranged pack reads in flight */
   loads?: number;
+  /** the target reads as zeros where not written (its storage zeroes new volumes): zero ranges are skipped */
+  zeroed?: boolean;
 }
 
 /** The one file a stream snapshot's root tree holds. */
@@ -41,7 +43,7 @@ export async function restoreStream(repo: Repository, root: ID, target: string, 
   await writeFileContent(repo, Buffer.from(target), node.content ?? [], reader, (n) => {
     progress.bytesDone += n;
     tick.tick();
-  }, opts.signal, { existing: true });
+  }, opts.signal, { existing: true, zeroed: opts.zeroed });
   progress.filesDone = 1;
   tick.flush();
   return progress;

@@ -71,7 +71,7 @@ export const fullDownload: DataDownload = {
   kind: 'DataDownload',
   metadata: { name: 'restore', namespace: 'other', uid: '1f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' },
   spec: {
-    targetPVC: { name: 'data', storageClassName: 'fast', size: '10Gi', accessModes: ['ReadWriteOnce'] },
+    targetPVC: { name: 'data', storageClassName: 'fast', size: '10Gi', accessModes: ['ReadWriteOnce'], zeroedVolume: true },
     backupStorageLocation: 'default',
     source: { dataUpload: { name: 'nightly', namespace: 'app' } },
     sourceNamespace: 'app',

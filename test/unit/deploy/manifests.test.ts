@@ -1,5 +1,5 @@
 // The manifests in jobs/, policies/ and deploy/: step templates follow the contract the dispatcher relies on, each
-// ServiceAccount holds only what its step needs (only transfer and delete read Secrets), and the webhook, the
+// ServiceAccount holds only what its step needs (no step reads Secrets), and the webhook, the
 // Deployment and the kustomizations fit together.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,10 +30,13 @@ const find = (objs: Obj[], kind: string, name: string): Obj => {
 // Pod Security "baseline" allows adding only these capabilities
 const baselineCapabilities = ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT'];
 
+// a backup's and a restore's transfer have a template each
+const stepTemplates = steps.flatMap((step) => (step === 'transfer' ? ['transfer-backup', 'transfer-restore'] : [step]).map((t) => ({ step, name: `ferry-step-${t}` })));
+
 describe('jobs/', () => {
-  for (const step of steps) {
-    it(`holds the ${step} template the dispatcher expects`, () => {
-      const cron = find(jobs, 'CronJob', `ferry-step-${step}`);
+  for (const { step, name } of stepTemplates) {
+    it(`holds the ${name} template the dispatcher expects`, () => {
+      const cron = find(jobs, 'CronJob', name);
       assert.equal(cron.metadata.namespace, 'ferry-system');
       assert.equal(cron.spec.suspend, true);
       const job = cron.spec.jobTemplate.spec;
@@ -54,7 +57,11 @@ describe('jobs/', () => {
       assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
       assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
       const added: string[] = c.securityContext.capabilities.add ?? [];
-      if (step === 'transfer') {
+      if (name === 'ferry-step-transfer-backup') {
+        // it only reads: nothing that writes owners, modes, setuid bits, file capabilities or device nodes
+        assert.deepEqual(added, ['DAC_OVERRIDE'], 'a backup\'s transfer holds one capability, to read every file');
+        assert.equal(pod.securityContext.runAsUser, 0);
+      } else if (step === 'transfer') {
         assert.ok(added.every((cap) => baselineCapabilities.includes(cap)), `transfer adds ${added} beyond baseline`);
       } else {
         assert.equal(pod.securityContext.runAsNonRoot, true, `${step} must meet restricted`);
@@ -113,10 +120,9 @@ describe('policies/', () => {
     for (const sa of accounts) find(policies, 'ServiceAccount', sa);
   });
 
-  it('lets only the transfer, delete and maintenance steps read Secrets, and only in ferry-system', () => {
+  it('lets no account read Secrets: a location\'s are mounted into the Jobs that open its repository', () => {
     for (const sa of accounts) {
-      const expected = sa === 'ferry-step-transfer' || sa === 'ferry-step-delete' || sa === 'ferry-step-maintenance';
-      assert.equal(can(sa, 'get', '', 'secrets', 'ferry-system'), expected, `${sa} reading Secrets in ferry-system`);
+      assert.equal(can(sa, 'get', '', 'secrets', 'ferry-system'), false, `${sa} reading Secrets in ferry-system`);
       assert.equal(can(sa, 'get', '', 'secrets', 'app'), false, `${sa} reading Secrets elsewhere`);
       assert.equal(can(sa, 'list', '', 'secrets', 'ferry-system'), false, `${sa} listing Secrets`);
     }

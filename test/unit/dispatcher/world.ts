@@ -18,7 +18,7 @@ export const ferryNamespace = 'ferry-system';
 const jobsDir = join(import.meta.dirname, '..', '..', '..', 'jobs');
 
 export function templates(): KubeObject[] {
-  return ['snapshot', 'expose', 'transfer', 'finalize', 'delete'].map((step) => yaml.load(readFileSync(join(jobsDir, `${step}.yaml`), 'utf8')) as KubeObject);
+  return ['snapshot', 'expose', 'transfer-backup', 'transfer-restore', 'finalize', 'delete'].map((file) => yaml.load(readFileSync(join(jobsDir, `${file}.yaml`), 'utf8')) as KubeObject);
 }
 
 export function location(name = 'default', allowed = ['app', 'other']): KubeObject {

@@ -8,6 +8,7 @@ import { MemBackend } from '../../../src/shared/backend/mem.ts';
 import { Repository } from '../../../src/shared/repository/repository.ts';
 import { repositoryAccess } from '../../../src/shared/location/access.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
+import type { KubeObject, ObjectKey } from '../../../src/shared/kube/kube.ts';
 import { parseS3Location } from '../../../src/shared/backend/open.ts';
 
 const spec = (over: Partial<BackupStorageLocationSpec['s3']> = {}): BackupStorageLocationSpec => ({
@@ -102,4 +103,18 @@ test('a missing location, Secret or key is named in the error', async () => {
   await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'), /credentials Secret "creds" does not exist/);
   kube.seed(secret('creds', { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }), secret('repo-pass', { other: 'x' }));
   await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'), /repository password Secret "repo-pass" has no key "password"/);
+});
+
+test('a step whose Job lacks the location\'s Secrets says where it looked, not just "forbidden"', async () => {
+  // as a step account: no Secret is readable through the API (policies/), so a Secret not mounted is an error
+  class NoSecrets extends MemoryKube {
+    override async get<T extends KubeObject>(key: ObjectKey): Promise<T | undefined> {
+      if (key.kind === 'Secret') throw Object.assign(new Error('secrets is forbidden'), { status: 403 });
+      return super.get<T>(key);
+    }
+  }
+  const kube = new NoSecrets();
+  kube.seed({ apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: 'default', namespace: 'ferry-system' }, spec: spec() });
+  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'),
+    /credentials Secret "creds" is neither mounted at \/ferry\/secrets\/creds\/AWS_ACCESS_KEY_ID nor readable by this account/);
 });

@@ -47,6 +47,15 @@ test('a CronJob per task with the location\'s schedules, its arguments and the l
   assert.equal((desiredCronJob(template, bsl('x', { suspend: true }), 'prune') as Cron).spec.suspend, true);
 });
 
+test('the location\'s two Secrets are volumes of its CronJobs\' pods, mounted read-only (the account reads none)', () => {
+  const loc = bsl('default');
+  const pod = (desiredCronJob(template, loc, 'prune') as Cron).spec.jobTemplate.spec.template.spec;
+  const names = [loc.spec.credential.name, loc.spec.repositoryPassword.name];
+  assert.deepEqual(pod.volumes.filter((v: any) => v.secret).map((v: any) => v.secret.secretName), names);
+  assert.deepEqual(pod.containers[0].volumeMounts.filter((m: any) => m.name.startsWith('ferry-secret-')).map((m: any) => [m.mountPath, m.readOnly]),
+    names.map((n) => [`/ferry/secrets/${n}`, true]));
+});
+
 test('names fit a CronJob (52 characters) and labels fit a label, however long the location\'s name', () => {
   const long = `backups.${'very-long-name.'.repeat(15)}example`;
   for (const task of tasks) {
