@@ -1,11 +1,12 @@
 // Issue 5, repository maintenance: the reconcile Job makes a location's maintenance CronJobs; runs made from them
 // (as an operator would, `kubectl create job --from=cronjob/...`) skip a repository a backup is writing (prune and
-// check alike, both under the exclusive lock) without disturbing the backup, free what a forgotten snapshot used and record the bytes in the location's
+// check alike, both under the exclusive lock) without disturbing the backup, skip one a restore is reading (issue 28)
+// and the restore gets the right bytes, free what a forgotten snapshot used and record the bytes in the location's
 // history, and clear the lock of a maintenance Job killed with SIGKILL so the next run succeeds; restic checks after.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes as cryptoBytes } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackupStorageLocation, MaintenanceRun, MaintenanceTask } from '../../src/shared/api/types.ts';
 import { decodeLock, type LockInfo } from '../../src/shared/lock/lock.ts';
@@ -17,7 +18,10 @@ import { repositoryLocation, repositoryPassword } from '../../src/shared/locatio
 import { Repository } from '../../src/shared/repository/repository.ts';
 import { cronJobName } from '../../src/steps/maintenance-cronjobs.ts';
 import { KubeError } from '../support/cluster.ts';
-import { api, boundClaim, completedBackup, dataUpload, ferryNamespace, packBytes, uploads, watchUntil, world } from './world.ts';
+import { compareTrees } from '../support/compare-tree.ts';
+import {
+  api, boundClaim, claims, completedBackup, dataDownload, dataUpload, downloads, ferryNamespace, packBytes, pauseRestore, stepPids, uploads, volumePath, watchUntil, world,
+} from './world.ts';
 import type { Obj, World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -92,18 +96,6 @@ async function locks(repo: Repository): Promise<(LockInfo & { id: string })[]> {
     }
   }
   return found;
-}
-
-/** Host processes (the box shares the host's PID space) running `ferry-step maintenance <location> <task>`. */
-async function maintenanceProcesses(task: MaintenanceTask): Promise<number[]> {
-  const wanted = `\0maintenance\0${w.location}\0${task}`;
-  const pids: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes('src/entry/step.ts') && cmdline.includes(wanted)) pids.push(Number(entry));
-  }
-  return pids;
 }
 
 describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
@@ -181,11 +173,11 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
       const during = await w.cluster.kube.get(`${uploads(w.app)}/during`);
       assert.notEqual(during.status?.phase, 'Completed', 'the backup was still running when maintenance ended, so the test proves something');
       assert.equal(prune.run.outcome, 'Skipped');
-      assert.match(prune.run.message ?? '', /backup is in progress/);
+      assert.match(prune.run.message ?? '', /backup or restore is in progress/);
       assert.ok(succeeded(prune.job), 'a skip is not a failed Job');
       // check takes the exclusive lock too: no verdict on a repository being written
       assert.equal(check.run.outcome, 'Skipped', check.run.message);
-      assert.match(check.run.message ?? '', /backup is in progress/);
+      assert.match(check.run.message ?? '', /backup or restore is in progress/);
       assert.ok(succeeded(check.job), 'a skip is not a failed Job');
     } finally {
       await repo.close();
@@ -193,6 +185,25 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000).then(({ final }) => {
       assert.equal(final.status.phase, 'Completed', final.status.message);
     });
+  });
+
+  it('skips pruning a repository a restore is reading, and the restore completes with the right bytes', async (t) => {
+    // the backup of the test before: 200 MiB, a restore long enough to be caught reading
+    await w.cluster.kube.create(downloads(w.app), dataDownload('reading', w.location, { targetPVC: { name: 'restored-reading' }, source: { dataUpload: { name: 'during', namespace: w.app } } }));
+    const resume = await pauseRestore(w, w.app, 'reading', w.app);
+    let prune;
+    try {
+      prune = await maintain('prune', { FERRY_LOCK_WAIT_MS: '0' });
+    } finally {
+      resume();
+    }
+    t.diagnostic(`prune beside the restore: ${prune.run.outcome} (${prune.run.message})`);
+    assert.equal(prune.run.outcome, 'Skipped');
+    assert.match(prune.run.message ?? '', /backup or restore is in progress/);
+    const { final } = await watchUntil(w.cluster, `${downloads(w.app)}/reading`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
+    assert.equal(final.status.phase, 'Completed', final.status.message);
+    const pvc = await w.cluster.kube.get(`${claims(w.app)}/restored-reading`);
+    assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
   });
 
   it('prune frees what a forgotten snapshot used, and the history shows the bytes freed', async (t) => {
@@ -276,7 +287,7 @@ async function killWhileLocked(repo: Repository, t: { diagnostic(s: string): voi
     while (!killed && Date.now() < deadline) {
       const held = (await locks(repo)).some((l) => l.hostname.startsWith(name));
       if (held) {
-        const pids = await maintenanceProcesses('check-data');
+        const pids = await stepPids('maintenance', w.location, 'check-data');
         for (const pid of pids) process.kill(pid, 'SIGKILL');
         killed = pids.length > 0;
         if (killed) t.diagnostic(`attempt ${attempt}: SIGKILLed pid(s) ${pids.join(', ')} of Job ${name} while it held its lock`);

@@ -2,11 +2,13 @@
 // Secrets, namespaces, PVCs whose data is written straight into their volume on the host (the box's volumes are
 // directories and image files), and views of the outcome: phases over time, leftover objects, the repository.
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackupStorageLocationSpec, DataDownload, DataUpload } from '../../src/shared/api/types.ts';
 import { labels } from '../../src/shared/api/phases.ts';
 import { openBackend } from '../../src/shared/backend/open.ts';
 import { repositoryLocation, repositoryPassword } from '../../src/shared/location/repository.ts';
+import { lockStore } from '../../src/shared/repository/lock-store.ts';
 import { Repository } from '../../src/shared/repository/repository.ts';
 import { listSnapshots } from '../../src/shared/repository/snapshots.ts';
 import type { SnapshotEntry } from '../../src/shared/snapshot/select.ts';
@@ -184,4 +186,42 @@ export function summary(obj: Obj): string {
   const steps = Object.entries(obj.status?.steps ?? {}).map(([name, r]: [string, any]) => `${name} ${((Date.parse(r.endTime) - Date.parse(r.startTime)) / 1000).toFixed(0)} s`);
   const total = obj.status?.completionTimestamp ? ` in ${((Date.parse(obj.status.completionTimestamp) - Date.parse(obj.metadata.creationTimestamp)) / 1000).toFixed(0)} s` : '';
   return `${obj.kind} ${obj.metadata.name} ${obj.status?.phase}${total} (${steps.join(', ')}); stats ${JSON.stringify(obj.status?.stats ?? {})}`;
+}
+
+/** Host pids of the step processes whose argv ends with `tail` (the box's pods share the host's PID space). */
+export async function stepPids(...tail: string[]): Promise<number[]> {
+  const wanted = `\0${tail.join('\0')}\0`;
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('src/entry/step.ts') && cmdline.endsWith(wanted)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/**
+ * Stops (SIGSTOP) the transfer of DataDownload `namespace/name`, reading the repository of `source`, in the middle
+ * of its restore: once a lock is in that repository (a restore takes one before it reads), or, where restores take
+ * none, once it reports bytes restored. Returns what resumes it (SIGCONT).
+ */
+export async function pauseRestore(w: Pick<World, 'cluster' | 'repository'>, namespace: string, name: string, source: string): Promise<() => void> {
+  const repo = await w.repository(source);
+  try {
+    for (const deadline = Date.now() + 10 * 60_000; Date.now() < deadline;) {
+      const [pid] = await stepPids('transfer', `DataDownload/${namespace}/${name}`);
+      const dd = await w.cluster.kube.get(`${downloads(namespace)}/${name}`);
+      if (['Finalizing', 'Completed', 'Failed'].includes(dd.status?.phase)) throw new Error(`the restore ended (${dd.status.phase}) before it could be paused`);
+      let locked = false;
+      for await (const _ of lockStore(repo).list()) locked = true;
+      if (pid !== undefined && (locked || (dd.status?.progress?.bytesDone ?? 0) > 0)) {
+        process.kill(pid, 'SIGSTOP');
+        return () => process.kill(pid, 'SIGCONT');
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`the restore of ${namespace}/${name} did not start within 10 minutes`);
+  } finally {
+    await repo.close();
+  }
 }
