@@ -29,12 +29,12 @@ export default defineCommand({
     if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
     const packSize = parsePackSize(args['pack-size']);
+    const lock = locking(args);
     // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
     void import('../../shared/backup/pool.ts').then((pool) => pool.startWorkerAhead());
     const [repo, { backup }] = await Promise.all([openRepo(args), import('../../shared/operations/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);
-    const lock = locking(args);
     const parent = args.parent === 'none' ? undefined : findParent(repo, args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname(), lock.signal);
     const progress = progressReporter(args.json === true);
     const started = Date.now();

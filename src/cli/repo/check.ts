@@ -16,8 +16,9 @@ export default defineCommand({
   },
   async run({ args }) {
     const subset = parseSubset(args['read-data-subset']);
+    const lock = locking(args);
     const repo = await openRepo(args);
-    const r = await check(repo, { ...locking(args), readData: args['read-data'] || subset !== undefined, readDataSubset: subset });
+    const r = await check(repo, { ...lock, readData: args['read-data'] || subset !== undefined, readDataSubset: subset });
     if (args.json) {
       printJSON({ message_type: 'summary', errors: r.errors, orphaned_packs: r.orphanedPacks, snapshots: r.snapshots, trees: r.trees, packs_read: r.packsRead, blobs_read: r.blobsRead });
     } else {

@@ -20,10 +20,11 @@ export default defineCommand({
   },
   async run({ args }) {
     if (args._.length === 0) throw new UsageError('name at least one snapshot id to forget');
+    const lock = locking(args);
     const repo = await openRepo(args);
     const ids = (await listSnapshots(repo)).map((e) => e.id);
     const chosen = args._.map((prefix) => resolveSnapshotID(ids, prefix));
-    const pruned = await forget(repo, chosen, { ...locking(args), prune: args.prune ? {} : undefined });
+    const pruned = await forget(repo, chosen, { ...lock, prune: args.prune ? {} : undefined });
     if (args.json) printJSON({ message_type: 'summary', removed: chosen, prune: pruned });
     else {
       consola.success(`removed ${chosen.length} snapshot${chosen.length === 1 ? '' : 's'}: ${chosen.map(short).join(', ')}`);

@@ -17,8 +17,9 @@ export default defineCommand({
   async run({ args }) {
     const fraction = args['repack-unused'] === undefined ? undefined : Number(/^(\d+)%$/.exec(args['repack-unused'])?.[1] ?? NaN) / 100;
     if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) throw new UsageError(`--repack-unused "${args['repack-unused']}" must be a percentage from 1% to 100%`);
+    const lock = locking(args);
     const repo = await openRepo(args);
-    const r = await prune(repo, { ...locking(args), dryRun: args['dry-run'], repackUnusedFraction: fraction });
+    const r = await prune(repo, { ...lock, dryRun: args['dry-run'], repackUnusedFraction: fraction });
     if (args.json) printJSON({ message_type: 'summary', ...r });
     else reportPrune(r, args['dry-run']);
     await repo.close();

@@ -19,13 +19,14 @@ export default defineCommand({
   async run({ args }) {
     if (!args.target) throw new UsageError('no --target given: name the directory to restore into');
     const { spec, subpath } = snapshotArg(args.snapshot);
+    const lock = locking(args);
     // the restore engine's modules load, and its small-file thread starts, while the key derives
     void import('../../shared/restore/small-file-writer.ts').then((w) => w.startSmallFileThreadAhead());
     const [repo, { restore }] = await Promise.all([openRepo(args), import('../../shared/operations/restore.ts')]);
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await restore(repo, {
-      ...locking(args), snapshot: spec, target: { kind: 'directory', path: resolve(args.target), subpath, xattrs: args.xattrs }, onProgress: (p) => progress.update(p),
+      ...lock, snapshot: spec, target: { kind: 'directory', path: resolve(args.target), subpath, xattrs: args.xattrs }, onProgress: (p) => progress.update(p),
     });
     const entry = result.snapshot;
     progress.done();
