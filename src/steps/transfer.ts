@@ -155,7 +155,7 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
   if (!block && !(await exists(target))) throw new StepFailure('VolumeNotMounted', `The restore volume is not mounted at ${target} (nor a device at ${ctx.settings.devicePath}).`);
   const size = block ? await deviceSize(target) : undefined;
   let total = 0;
-  const p = await restore(repo, {
+  const restored = await restore(repo, {
     ...stepLocking(ctx, signal),
     snapshot: id,
     target: block ? { kind: 'device', path: target } : { kind: 'volume', path: target },
@@ -170,9 +170,9 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
     },
   });
   return {
-    snapshotID: p.snapshot.id,
-    stats: { files: p.filesDone, bytes: p.bytesDone, bytesAdded: 0, bytesStored: 0, durationSeconds: (Date.now() - started) / 1000 },
-    note: `Restored ${p.filesDone} file(s), ${p.bytesDone} bytes, from snapshot ${p.snapshot.id.slice(0, 8)}.`,
+    snapshotID: restored.snapshot.id,
+    stats: { files: restored.filesDone, bytes: restored.bytesDone, bytesAdded: 0, bytesStored: 0, durationSeconds: (Date.now() - started) / 1000 },
+    note: `Restored ${restored.filesDone} file(s), ${restored.bytesDone} bytes, from snapshot ${restored.snapshot.id.slice(0, 8)}.`,
   };
 }
 
