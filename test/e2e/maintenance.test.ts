@@ -189,6 +189,8 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
 
   it('skips pruning a repository a restore is reading, and the restore completes with the right bytes', async (t) => {
     // the backup of the test before: 200 MiB, a restore long enough to be caught reading
+    const { final: during } = await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
+    assert.equal(during.status.phase, 'Completed', during.status.message);
     await w.cluster.kube.create(downloads(w.app), dataDownload('reading', w.location, { targetPVC: { name: 'restored-reading' }, source: { dataUpload: { name: 'during', namespace: w.app } } }));
     const resume = await pauseRestore(w, w.app, 'reading', w.app);
     let prune;
