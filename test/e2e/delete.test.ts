@@ -9,7 +9,7 @@ import { labels } from '../../src/shared/api/phases.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import { randomBytes } from '../support/repo.ts';
 import {
-  boundClaim, claims, completedBackup, dataDownload, downloads, ferryNamespace, packBytes, pauseRestore, reportProgressEvery, uploads, volumePath, watchUntil, world,
+  boundClaim, claims, completedBackup, dataDownload, downloads, ferryNamespace, packBytes, pauseTransfer, reportProgressEvery, uploads, volumePath, watchUntil, world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -76,7 +76,7 @@ describe('deleting a DataUpload', { timeout: 30 * 60_000 }, () => {
     // restores that take no lock are caught by their progress: reported often, it shows one that has begun
     await reportProgressEvery(w.cluster, 200);
     await w.cluster.kube.create(downloads(w.app), dataDownload('narrow-copy', w.location, { targetPVC: { name: 'restored-narrow' }, source: { dataUpload: { name: 'narrow', namespace: w.app } } }));
-    const resume = await pauseRestore(w, w.app, 'narrow-copy', w.app);
+    const resume = await pauseTransfer(w, 'DataDownload', w.app, 'narrow-copy', w.app);
     try {
       await w.cluster.kube.delete(`${uploads(w.app)}/wide`);
       const said = await deleteStepWaited(wide.metadata.uid);

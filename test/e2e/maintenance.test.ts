@@ -20,7 +20,7 @@ import { cronJobName } from '../../src/steps/maintenance-cronjobs.ts';
 import { KubeError } from '../support/cluster.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import {
-  api, boundClaim, claims, completedBackup, dataDownload, dataUpload, downloads, ferryNamespace, packBytes, pauseRestore, stepPids, uploads, volumePath, watchUntil, world,
+  api, boundClaim, claims, completedBackup, dataDownload, dataUpload, downloads, ferryNamespace, packBytes, pauseTransfer, stepPids, uploads, volumePath, watchUntil, world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -160,13 +160,11 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
 
   it('skips pruning and checking a repository a backup is writing, and the backup completes', async (t) => {
     await backup('first');
-    // big enough that the backup is still writing when the maintenance pods start
     await writeRandom(join(volume, 'big.bin'), 192 * mib);
     await w.cluster.kube.create(uploads(w.app), dataUpload('during', w.location));
-    const repo = await w.repository(w.app);
+    // held while maintenance runs, however fast the machine is
+    const resume = await pauseTransfer(w, 'DataUpload', w.app, 'during', w.app);
     try {
-      await w.cluster.kube.waitFor(`${uploads(w.app)}/during`, 'the backup to be writing', (du) => (du.status?.phase === 'InProgress' ? true : undefined), 10 * 60_000);
-      await waitUntil(async () => (await locks(repo)).some((l) => !l.exclusive), 'the backup\'s shared lock', 5 * 60_000);
       const started = Date.now();
       const [prune, check] = await Promise.all([maintain('prune', { FERRY_LOCK_WAIT_MS: '0' }), maintain('check', { FERRY_LOCK_WAIT_MS: '0' })]);
       t.diagnostic(`prune: ${prune.run.outcome} (${prune.run.message}); check: ${check.run.outcome} (${check.run.message}); both done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -180,7 +178,7 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
       assert.match(check.run.message ?? '', /backup or restore is in progress/);
       assert.ok(succeeded(check.job), 'a skip is not a failed Job');
     } finally {
-      await repo.close();
+      resume();
     }
     await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000).then(({ final }) => {
       assert.equal(final.status.phase, 'Completed', final.status.message);
@@ -192,7 +190,7 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     const { final: during } = await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
     assert.equal(during.status.phase, 'Completed', during.status.message);
     await w.cluster.kube.create(downloads(w.app), dataDownload('reading', w.location, { targetPVC: { name: 'restored-reading' }, source: { dataUpload: { name: 'during', namespace: w.app } } }));
-    const resume = await pauseRestore(w, w.app, 'reading', w.app);
+    const resume = await pauseTransfer(w, 'DataDownload', w.app, 'reading', w.app);
     let prune;
     try {
       prune = await maintain('prune', { FERRY_LOCK_WAIT_MS: '0' });
@@ -265,14 +263,6 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     await w.resticCheck(w.app, true);
   });
 });
-
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}.`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /**
  * Starts a check-data Job (it reads every pack back, under a lock) and SIGKILLs its process as soon as its lock is in

@@ -201,26 +201,27 @@ export async function stepPids(...tail: string[]): Promise<number[]> {
 }
 
 /**
- * Stops (SIGSTOP) the transfer of DataDownload `namespace/name`, reading the repository of `source`, in the middle
- * of its restore: once a lock is in that repository (a restore takes one before it reads), or, where restores take
- * none, once it reports bytes restored. Returns what resumes it (SIGCONT).
+ * Stops (SIGSTOP) the transfer of `kind` `namespace/name`, which uses the repository of `source`, in the middle of its
+ * work: once a lock is in that repository (a backup or restore takes one before it reads or writes), or, where it
+ * takes none, once it reports bytes moved. Returns what resumes it (SIGCONT).
  */
-export async function pauseRestore(w: Pick<World, 'cluster' | 'repository'>, namespace: string, name: string, source: string): Promise<() => void> {
+export async function pauseTransfer(w: Pick<World, 'cluster' | 'repository'>, kind: 'DataUpload' | 'DataDownload', namespace: string, name: string, source: string): Promise<() => void> {
   const repo = await w.repository(source);
+  const path = `${kind === 'DataUpload' ? uploads(namespace) : downloads(namespace)}/${name}`;
   try {
     for (const deadline = Date.now() + 10 * 60_000; Date.now() < deadline;) {
-      const [pid] = await stepPids('transfer', `DataDownload/${namespace}/${name}`);
-      const dd = await w.cluster.kube.get(`${downloads(namespace)}/${name}`);
-      if (['Finalizing', 'Completed', 'Failed'].includes(dd.status?.phase)) throw new Error(`the restore ended (${dd.status.phase}) before it could be paused`);
+      const [pid] = await stepPids('transfer', `${kind}/${namespace}/${name}`);
+      const obj = await w.cluster.kube.get(path);
+      if (['Finalizing', 'Completed', 'Failed'].includes(obj.status?.phase)) throw new Error(`the transfer of ${path} ended (${obj.status.phase}) before it could be paused`);
       let locked = false;
       for await (const _ of lockStore(repo).list()) locked = true;
-      if (pid !== undefined && (locked || (dd.status?.progress?.bytesDone ?? 0) > 0)) {
+      if (pid !== undefined && (locked || (obj.status?.progress?.bytesDone ?? 0) > 0)) {
         process.kill(pid, 'SIGSTOP');
         return () => process.kill(pid, 'SIGCONT');
       }
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error(`the restore of ${namespace}/${name} did not start within 10 minutes`);
+    throw new Error(`the transfer of ${path} did not start within 10 minutes`);
   } finally {
     await repo.close();
   }
