@@ -24,7 +24,7 @@ export interface StepSettings {
   pollMs: number;
   /** how often transfer writes status.progress */
   progressMs: number;
-  /** how long a prune waits for the repository's exclusive lock */
+  /** how long a step's repository operation waits while another holder's lock conflicts with its own */
   lockWaitMs: number;
 }
 

@@ -6,15 +6,13 @@
 import type { DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
 import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
-import { prune } from '../shared/prune/prune.ts';
+import { forget } from '../shared/operations/forget.ts';
 import { NoRepositoryError } from '../shared/repository/errors.ts';
-import { lockStore } from '../shared/repository/lock-store.ts';
 import { readerOf } from '../shared/retention/plan.ts';
-import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
+import { listSnapshots } from '../shared/repository/snapshots.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { removeFinalizer } from './finalizer.ts';
-import { openRepository } from './repository.ts';
-import { removeDeadStepLocks } from './stale-locks.ts';
+import { openRepository, stepLocking } from './repository.ts';
 import { snapshotsOf } from './tags.ts';
 import { event, writeStatus } from './transition.ts';
 
@@ -88,11 +86,9 @@ async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Fre
     const ids = new Set(snapshotsOf(await listSnapshots(repo, ctx.signal), du).map((e) => e.id));
     if (du.status?.snapshotID) ids.add(du.status.snapshotID);
     if (ids.size === 0) return { forgotten: 0, ids: [], packsDeleted: 0, bytesFreed: 0 };
-    await forgetSnapshots(repo, [...ids]);
-    // transfer or delete steps killed mid-run leave their locks: prune need not wait 30 minutes for them
-    await removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, lockStore(repo), ctx.log);
-    const result = await prune(repo, { signal: ctx.signal, lockWaitMs: ctx.settings.lockWaitMs });
-    return { forgotten: ids.size, ids: [...ids].map((id) => id.slice(0, 8)), packsDeleted: result.packsDeleted, bytesFreed: result.bytesFreed };
+    // forget and prune under one exclusive lock: restores and backups of this namespace's other PVCs finish first
+    const pruned = await forget(repo, [...ids], { ...stepLocking(ctx, ctx.signal), prune: {} });
+    return { forgotten: ids.size, ids: [...ids].map((id) => id.slice(0, 8)), packsDeleted: pruned?.packsDeleted ?? 0, bytesFreed: pruned?.bytesFreed ?? 0 };
   } finally {
     await opened.close();
   }

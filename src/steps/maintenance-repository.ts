@@ -1,17 +1,16 @@
 // One maintenance task on one repository: open it (a namespace without a repository has nothing to maintain),
 // remove locks of holders that are gone, then prune or check under the repository's exclusive lock. A repository
-// another holder keeps locked is skipped with the reason ("a backup is in progress"), never waited for past the lock
-// wait: the next scheduled run tries again, and the backup is never disturbed.
+// another holder keeps locked is skipped with the reason ("a backup or restore is in progress"), never waited for
+// past the lock wait: the next scheduled run tries again, and the backup or restore is never disturbed.
 //
-// check takes the exclusive lock too (restic's check takes a shared one): a backup writing beside it uploads packs
-// and indexes the check would see half-done, so a verdict is only worth recording on a repository at rest. A check
-// skipped for a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
+// check takes the exclusive lock too, as restic's does (src/shared/operations/check.ts says why). A check skipped for
+// a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
 import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
 import type { listFolders } from '../shared/backend/folders.ts';
-import { checkRepository } from '../shared/check/check.ts';
-import { decodeLock, Lock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../shared/lock/lock.ts';
+import { decodeLock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../shared/lock/lock.ts';
 import type { RepositoryAccess } from '../shared/location/access.ts';
-import { prune } from '../shared/prune/prune.ts';
+import { check } from '../shared/operations/check.ts';
+import { prune } from '../shared/operations/prune.ts';
 import { NoRepositoryError } from '../shared/repository/errors.ts';
 import { lockStore } from '../shared/repository/lock-store.ts';
 import { Repository } from '../shared/repository/repository.ts';
@@ -74,26 +73,21 @@ async function pruneTask(ctx: MaintenanceContext, repo: Repository): Promise<Tas
 }
 
 async function checkTask(ctx: MaintenanceContext, repo: Repository, opts: TaskOptions): Promise<TaskResult> {
-  const lock = await Lock.acquire(lockStore(repo), { exclusive: true, waitMs: ctx.settings.lockWaitMs, signal: ctx.signal });
-  try {
-    const readData = opts.task === 'check-data';
-    const result = await checkRepository(repo, { readData, readDataSubset: opts.readDataFraction, signal: ctx.signal });
-    const read = readData ? `, read ${result.packsRead} pack(s) back` : '';
-    const summary = `${result.snapshots} snapshot(s), ${result.trees} tree(s)${read}`;
-    if (result.errors.length === 0) return { outcome: 'Succeeded', errorsFound: 0, message: `No errors in ${summary}.` };
-    const quoted = result.errors.slice(0, quotedErrors).join('; ');
-    const more = result.errors.length > quotedErrors ? ` and ${result.errors.length - quotedErrors} more` : '';
-    return { outcome: 'Failed', errorsFound: result.errors.length, message: `${result.errors.length} error(s) in ${summary}: ${quoted}${more}.` };
-  } finally {
-    await lock.release();
-  }
+  const readData = opts.task === 'check-data';
+  const result = await check(repo, { readData, readDataSubset: opts.readDataFraction, signal: ctx.signal, lockWaitMs: ctx.settings.lockWaitMs });
+  const read = readData ? `, read ${result.packsRead} pack(s) back` : '';
+  const summary = `${result.snapshots} snapshot(s), ${result.trees} tree(s)${read}`;
+  if (result.errors.length === 0) return { outcome: 'Succeeded', errorsFound: 0, message: `No errors in ${summary}.` };
+  const quoted = result.errors.slice(0, quotedErrors).join('; ');
+  const more = result.errors.length > quotedErrors ? ` and ${result.errors.length - quotedErrors} more` : '';
+  return { outcome: 'Failed', errorsFound: result.errors.length, message: `${result.errors.length} error(s) in ${summary}: ${quoted}${more}.` };
 }
 
 /** Why the lock could not be taken, from the live locks as they are now. */
 async function lockedReason(repo: Repository, err: LockConflictError, now: Date): Promise<string> {
   const live = await liveLocks(repo, now).catch(() => []);
   const shared = live.find((l) => !l.exclusive);
-  if (shared) return `Skipped: a backup is in progress (a shared lock held by ${shared.hostname} since ${shared.time.toISOString()}); the next scheduled run tries again.`;
+  if (shared) return `Skipped: a backup or restore is in progress (a shared lock held by ${shared.hostname} since ${shared.time.toISOString()}); the next scheduled run tries again.`;
   const exclusive = live.find((l) => l.exclusive);
   if (exclusive) return `Skipped: another maintenance run holds the repository's exclusive lock (${exclusive.hostname} since ${exclusive.time.toISOString()}); the next scheduled run tries again.`;
   return `Skipped: ${err.message}; the next scheduled run tries again.`;

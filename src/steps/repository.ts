@@ -1,9 +1,12 @@
-// Opening the repository a resource uses (its location, its source namespace), creating it on a first backup.
+// Opening the repository a resource uses (its location, its source namespace), creating it on a first backup, and
+// how a step waits for its locks.
 import type { DataDownload, FerryResource } from '../shared/api/types.ts';
 import { repositoryAccess } from '../shared/location/access.ts';
+import type { LockingOptions } from '../shared/operations/locked.ts';
 import { NoRepositoryError, RepositoryExistsError } from '../shared/repository/errors.ts';
 import { Repository, type InitOptions } from '../shared/repository/repository.ts';
 import type { StepContext } from './context.ts';
+import { removeDeadStepLocks } from './stale-locks.ts';
 
 /** The namespace whose repository holds the resource's data: a DataDownload may read another namespace's. */
 export function repositoryNamespace(r: FerryResource): string {
@@ -49,4 +52,18 @@ async function openOrInit(backend: Parameters<typeof Repository.open>[0], passwo
     if (!(err instanceof RepositoryExistsError)) throw err;
     return Repository.open(backend, password);
   }
+}
+
+/**
+ * How a step's repository operations lock: they wait the step's lock wait for other holders, and first remove the
+ * locks of step pods that are gone (a delete step killed mid-prune leaves its exclusive lock: no one waits 30 minutes
+ * for it).
+ */
+export function stepLocking(ctx: StepContext, signal: AbortSignal): LockingOptions {
+  return {
+    signal,
+    lockWaitMs: ctx.settings.lockWaitMs,
+    onLockWait: (message) => ctx.log.info(`waiting: ${message}`),
+    clearDeadLocks: (store) => removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, store, ctx.log),
+  };
 }

@@ -8,25 +8,20 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../shared/api/types.ts';
 import { phasesOf } from '../shared/api/phases.ts';
-import { backup } from '../shared/backup/backup.ts';
 import { startWorkerAhead } from '../shared/backup/pool.ts';
+import { backup } from '../shared/operations/backup.ts';
+import { forget } from '../shared/operations/forget.ts';
+import { restore } from '../shared/operations/restore.ts';
 import type { Repository } from '../shared/repository/repository.ts';
-import { lockStore } from '../shared/repository/lock-store.ts';
-import { forgetSnapshots, listSnapshots } from '../shared/repository/snapshots.ts';
-import { restoreTree } from '../shared/restore/restorer.ts';
+import { listSnapshots } from '../shared/repository/snapshots.ts';
 import { startSmallFileThreadAhead } from '../shared/restore/small-file-writer.ts';
-import { restoreStream, streamNode } from '../shared/restore/stream.ts';
-import { selectSnapshot, type SnapshotEntry } from '../shared/snapshot/select.ts';
-import { restoreMetadata } from '../shared/fsmeta/restore.ts';
-import { decodeTree, findNode } from '../shared/tree/tree.ts';
-import type { TreeNode } from '../shared/tree/node.ts';
+import type { SnapshotEntry } from '../shared/snapshot/select.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { deviceSize, exists } from './device.ts';
 import { StepFailure } from './failure.ts';
 import { finishedProgress, ProgressWriter, progressOf } from './progress-writer.ts';
-import { openRepository } from './repository.ts';
-import { removeDeadStepLocks } from './stale-locks.ts';
+import { openRepository, stepLocking } from './repository.ts';
 import { parentOf, snapshotsOf, snapshotTags } from './tags.ts';
 import { transition } from './transition.ts';
 
@@ -94,8 +89,10 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
 async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, watch: CancelWatch): Promise<Outcome> {
   if (r.kind === 'DataUpload') {
     const mine = snapshotsOf(await listSnapshots(repo), r).map((e) => e.id);
-    await forgetSnapshots(repo, mine);
-    if (mine.length > 0) ctx.log.info('forgot the snapshot the canceled backup had saved', { snapshots: mine });
+    if (mine.length > 0) {
+      await forget(repo, mine, stepLocking(ctx, ctx.signal));
+      ctx.log.info('forgot the snapshot the canceled backup had saved', { snapshots: mine });
+    }
   }
   if (watch.reason === 'cancel' || watch.reason === 'deleting') {
     await transition(ctx, r, {
@@ -121,15 +118,13 @@ async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, 
   const block = du.status?.volumeMode === 'Block';
   const path = block ? ctx.settings.devicePath : ctx.settings.volumePath;
   if (!(await exists(path))) throw new StepFailure('VolumeNotMounted', `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`);
-  // a delete step killed mid-prune leaves its exclusive lock: do not wait 30 minutes for it
-  await removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, lockStore(repo), ctx.log);
   const result = await backup(repo, {
+    ...stepLocking(ctx, signal),
     paths: [path],
     stream: block ? { name: `${du.spec.sourcePVC}.img`, size: await deviceSize(path) } : undefined,
     parent: parent && { id: parent.id, snapshot: parent.snapshot },
     tags: snapshotTags(du),
     hostname: du.spec.sourcePVC,
-    signal,
     onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal, p.totalsFinal),
   });
   const s = result.snapshot.summary!;
@@ -155,51 +150,30 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
   const started = Date.now();
   const id = dd.status?.snapshotID ?? dd.spec.source.snapshotID;
   if (!id) throw new StepFailure('SnapshotNotRecorded', 'No snapshot to restore is recorded; the expose step did not finish.');
-  const entry = selectSnapshot(await listSnapshots(repo, signal), id);
-  await repo.loadIndex(signal);
-  const total = entry.snapshot.summary?.totalBytesProcessed ?? 0;
-  const onProgress = (p: { bytesDone: number; bytesTotal: number }) => progress.update(p.bytesDone, Math.max(total, p.bytesTotal));
-  let files: number;
-  let bytes: number;
-  if (await exists(ctx.settings.devicePath)) {
-    const node = await streamNode(repo, entry.snapshot.tree, signal);
-    const size = await deviceSize(ctx.settings.devicePath);
-    if (size !== undefined && size < Number(node.size)) {
-      throw new StepFailure('VolumeTooSmall', `The restore volume holds ${size} bytes but the snapshot's volume has ${node.size}; set spec.targetPVC.size.`);
-    }
-    const p = await restoreStream(repo, entry.snapshot.tree, ctx.settings.devicePath, { signal, onProgress, zeroed: dd.spec.targetPVC.zeroedVolume });
-    files = p.filesDone;
-    bytes = p.bytesDone;
-  } else {
-    const target = ctx.settings.volumePath;
-    if (!(await exists(target))) throw new StepFailure('VolumeNotMounted', `The restore volume is not mounted at ${target} (nor a device at ${ctx.settings.devicePath}).`);
-    // a crashed run left part of the tree; start again from an empty volume
-    if (resumed) await emptyDirectory(target);
-    const subpath = entry.snapshot.paths.length === 1 ? entry.snapshot.paths[0] : '/';
-    const p = await restoreTree(repo, entry.snapshot.tree, { target, subpath, signal, onProgress });
-    // the volume's root is the backed-up directory itself: its owner, mode and times come back too
-    const root = await nodeAt(repo, entry.snapshot.tree, subpath, signal);
-    if (root) await restoreMetadata(Buffer.from(target), root);
-    files = p.filesDone;
-    bytes = p.bytesDone;
-  }
+  const block = await exists(ctx.settings.devicePath);
+  const target = block ? ctx.settings.devicePath : ctx.settings.volumePath;
+  if (!block && !(await exists(target))) throw new StepFailure('VolumeNotMounted', `The restore volume is not mounted at ${target} (nor a device at ${ctx.settings.devicePath}).`);
+  const size = block ? await deviceSize(target) : undefined;
+  let total = 0;
+  const restored = await restore(repo, {
+    ...stepLocking(ctx, signal),
+    snapshot: id,
+    target: block ? { kind: 'device', path: target, zeroed: dd.spec.targetPVC.zeroedVolume } : { kind: 'volume', path: target },
+    onProgress: (p) => progress.update(p.bytesDone, Math.max(total, p.bytesTotal)),
+    beforeWrite: async ({ entry, streamSize }) => {
+      total = entry.snapshot.summary?.totalBytesProcessed ?? 0;
+      if (size !== undefined && streamSize !== undefined && size < Number(streamSize)) {
+        throw new StepFailure('VolumeTooSmall', `The restore volume holds ${size} bytes but the snapshot's volume has ${streamSize}; set spec.targetPVC.size.`);
+      }
+      // a crashed run left part of the tree; start again from an empty volume
+      if (!block && resumed) await emptyDirectory(target);
+    },
+  });
   return {
-    snapshotID: entry.id,
-    stats: { files, bytes, bytesAdded: 0, bytesStored: 0, durationSeconds: (Date.now() - started) / 1000 },
-    note: `Restored ${files} file(s), ${bytes} bytes, from snapshot ${entry.id.slice(0, 8)}.`,
+    snapshotID: restored.snapshot.id,
+    stats: { files: restored.filesDone, bytes: restored.bytesDone, bytesAdded: 0, bytesStored: 0, durationSeconds: (Date.now() - started) / 1000 },
+    note: `Restored ${restored.filesDone} file(s), ${restored.bytesDone} bytes, from snapshot ${restored.snapshot.id.slice(0, 8)}.`,
   };
-}
-
-/** The node at an absolute path inside a snapshot (undefined for the root, which has none). */
-async function nodeAt(repo: Repository, root: string, path: string, signal: AbortSignal): Promise<TreeNode | undefined> {
-  let node: TreeNode | undefined;
-  let tree = root;
-  for (const part of path.split('/').filter((p) => p !== '')) {
-    node = findNode(decodeTree(await repo.loadBlob('tree', tree, signal)), Buffer.from(part));
-    if (!node?.subtree) return node;
-    tree = node.subtree;
-  }
-  return node;
 }
 
 async function emptyDirectory(dir: string): Promise<void> {

@@ -1,11 +1,12 @@
 // Issue 5, repository maintenance: the reconcile Job makes a location's maintenance CronJobs; runs made from them
 // (as an operator would, `kubectl create job --from=cronjob/...`) skip a repository a backup is writing (prune and
-// check alike, both under the exclusive lock) without disturbing the backup, free what a forgotten snapshot used and record the bytes in the location's
+// check alike, both under the exclusive lock) without disturbing the backup, skip one a restore is reading (issue 28)
+// and the restore gets the right bytes, free what a forgotten snapshot used and record the bytes in the location's
 // history, and clear the lock of a maintenance Job killed with SIGKILL so the next run succeeds; restic checks after.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes as cryptoBytes } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackupStorageLocation, MaintenanceRun, MaintenanceTask } from '../../src/shared/api/types.ts';
 import { decodeLock, type LockInfo } from '../../src/shared/lock/lock.ts';
@@ -17,7 +18,10 @@ import { repositoryLocation, repositoryPassword } from '../../src/shared/locatio
 import { Repository } from '../../src/shared/repository/repository.ts';
 import { cronJobName } from '../../src/steps/maintenance-cronjobs.ts';
 import { KubeError } from '../support/cluster.ts';
-import { api, boundClaim, completedBackup, dataUpload, ferryNamespace, packBytes, uploads, watchUntil, world } from './world.ts';
+import { compareTrees } from '../support/compare-tree.ts';
+import {
+  api, boundClaim, claims, completedBackup, dataDownload, dataUpload, downloads, ferryNamespace, packBytes, pauseTransfer, stepPids, uploads, volumePath, watchUntil, world,
+} from './world.ts';
 import type { Obj, World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -94,18 +98,6 @@ async function locks(repo: Repository): Promise<(LockInfo & { id: string })[]> {
   return found;
 }
 
-/** Host processes (the box shares the host's PID space) running `ferry-step maintenance <location> <task>`. */
-async function maintenanceProcesses(task: MaintenanceTask): Promise<number[]> {
-  const wanted = `\0maintenance\0${w.location}\0${task}`;
-  const pids: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes('src/entry/step.ts') && cmdline.includes(wanted)) pids.push(Number(entry));
-  }
-  return pids;
-}
-
 describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
   it('creating a location makes its three maintenance CronJobs within a minute (the dispatcher starts the reconcile); a spec change reaches them', async (t) => {
     let bsl = await w.cluster.kube.get(locationPath);
@@ -168,31 +160,50 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
 
   it('skips pruning and checking a repository a backup is writing, and the backup completes', async (t) => {
     await backup('first');
-    // big enough that the backup is still writing when the maintenance pods start
     await writeRandom(join(volume, 'big.bin'), 192 * mib);
     await w.cluster.kube.create(uploads(w.app), dataUpload('during', w.location));
-    const repo = await w.repository(w.app);
+    // held while maintenance runs, however fast the machine is
+    const resume = await pauseTransfer(w, 'DataUpload', w.app, 'during', w.app);
     try {
-      await w.cluster.kube.waitFor(`${uploads(w.app)}/during`, 'the backup to be writing', (du) => (du.status?.phase === 'InProgress' ? true : undefined), 10 * 60_000);
-      await waitUntil(async () => (await locks(repo)).some((l) => !l.exclusive), 'the backup\'s shared lock', 5 * 60_000);
       const started = Date.now();
       const [prune, check] = await Promise.all([maintain('prune', { FERRY_LOCK_WAIT_MS: '0' }), maintain('check', { FERRY_LOCK_WAIT_MS: '0' })]);
       t.diagnostic(`prune: ${prune.run.outcome} (${prune.run.message}); check: ${check.run.outcome} (${check.run.message}); both done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       const during = await w.cluster.kube.get(`${uploads(w.app)}/during`);
       assert.notEqual(during.status?.phase, 'Completed', 'the backup was still running when maintenance ended, so the test proves something');
       assert.equal(prune.run.outcome, 'Skipped');
-      assert.match(prune.run.message ?? '', /backup is in progress/);
+      assert.match(prune.run.message ?? '', /backup or restore is in progress/);
       assert.ok(succeeded(prune.job), 'a skip is not a failed Job');
       // check takes the exclusive lock too: no verdict on a repository being written
       assert.equal(check.run.outcome, 'Skipped', check.run.message);
-      assert.match(check.run.message ?? '', /backup is in progress/);
+      assert.match(check.run.message ?? '', /backup or restore is in progress/);
       assert.ok(succeeded(check.job), 'a skip is not a failed Job');
     } finally {
-      await repo.close();
+      resume();
     }
     await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000).then(({ final }) => {
       assert.equal(final.status.phase, 'Completed', final.status.message);
     });
+  });
+
+  it('skips pruning a repository a restore is reading, and the restore completes with the right bytes', async (t) => {
+    // the backup of the test before: 200 MiB, a restore long enough to be caught reading
+    const { final: during } = await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
+    assert.equal(during.status.phase, 'Completed', during.status.message);
+    await w.cluster.kube.create(downloads(w.app), dataDownload('reading', w.location, { targetPVC: { name: 'restored-reading' }, source: { dataUpload: { name: 'during', namespace: w.app } } }));
+    const resume = await pauseTransfer(w, 'DataDownload', w.app, 'reading', w.app);
+    let prune;
+    try {
+      prune = await maintain('prune', { FERRY_LOCK_WAIT_MS: '0' });
+    } finally {
+      resume();
+    }
+    t.diagnostic(`prune beside the restore: ${prune.run.outcome} (${prune.run.message})`);
+    assert.equal(prune.run.outcome, 'Skipped');
+    assert.match(prune.run.message ?? '', /backup or restore is in progress/);
+    const { final } = await watchUntil(w.cluster, `${downloads(w.app)}/reading`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
+    assert.equal(final.status.phase, 'Completed', final.status.message);
+    const pvc = await w.cluster.kube.get(`${claims(w.app)}/restored-reading`);
+    assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
   });
 
   it('prune frees what a forgotten snapshot used, and the history shows the bytes freed', async (t) => {
@@ -253,14 +264,6 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
   });
 });
 
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}.`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /**
  * Starts a check-data Job (it reads every pack back, under a lock) and SIGKILLs its process as soon as its lock is in
  * the repository; tries again if a run ends before it can be killed. Returns the killed Job's name.
@@ -276,7 +279,7 @@ async function killWhileLocked(repo: Repository, t: { diagnostic(s: string): voi
     while (!killed && Date.now() < deadline) {
       const held = (await locks(repo)).some((l) => l.hostname.startsWith(name));
       if (held) {
-        const pids = await maintenanceProcesses('check-data');
+        const pids = await stepPids('maintenance', w.location, 'check-data');
         for (const pid of pids) process.kill(pid, 'SIGKILL');
         killed = pids.length > 0;
         if (killed) t.diagnostic(`attempt ${attempt}: SIGKILLed pid(s) ${pids.join(', ')} of Job ${name} while it held its lock`);

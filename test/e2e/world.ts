@@ -2,11 +2,13 @@
 // Secrets, namespaces, PVCs whose data is written straight into their volume on the host (the box's volumes are
 // directories and image files), and views of the outcome: phases over time, leftover objects, the repository.
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackupStorageLocationSpec, DataDownload, DataUpload } from '../../src/shared/api/types.ts';
 import { labels } from '../../src/shared/api/phases.ts';
 import { openBackend } from '../../src/shared/backend/open.ts';
 import { repositoryLocation, repositoryPassword } from '../../src/shared/location/repository.ts';
+import { lockStore } from '../../src/shared/repository/lock-store.ts';
 import { Repository } from '../../src/shared/repository/repository.ts';
 import { listSnapshots } from '../../src/shared/repository/snapshots.ts';
 import type { SnapshotEntry } from '../../src/shared/snapshot/select.ts';
@@ -186,4 +188,43 @@ export function summary(obj: Obj): string {
   const steps = Object.entries(obj.status?.steps ?? {}).map(([name, r]: [string, any]) => `${name} ${((Date.parse(r.endTime) - Date.parse(r.startTime)) / 1000).toFixed(0)} s`);
   const total = obj.status?.completionTimestamp ? ` in ${((Date.parse(obj.status.completionTimestamp) - Date.parse(obj.metadata.creationTimestamp)) / 1000).toFixed(0)} s` : '';
   return `${obj.kind} ${obj.metadata.name} ${obj.status?.phase}${total} (${steps.join(', ')}); stats ${JSON.stringify(obj.status?.stats ?? {})}`;
+}
+
+/** Host pids of the step processes whose argv ends with `tail` (the box's pods share the host's PID space). */
+export async function stepPids(...tail: string[]): Promise<number[]> {
+  const wanted = `\0${tail.join('\0')}\0`;
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('src/entry/step.ts') && cmdline.endsWith(wanted)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/**
+ * Stops (SIGSTOP) the transfer of `kind` `namespace/name`, which uses the repository of `source`, in the middle of its
+ * work: once a lock is in that repository (a backup or restore takes one before it reads or writes), or, where it
+ * takes none, once it reports bytes moved. Returns what resumes it (SIGCONT).
+ */
+export async function pauseTransfer(w: Pick<World, 'cluster' | 'repository'>, kind: 'DataUpload' | 'DataDownload', namespace: string, name: string, source: string): Promise<() => void> {
+  const repo = await w.repository(source);
+  const path = `${kind === 'DataUpload' ? uploads(namespace) : downloads(namespace)}/${name}`;
+  try {
+    for (const deadline = Date.now() + 10 * 60_000; Date.now() < deadline;) {
+      const [pid] = await stepPids('transfer', `${kind}/${namespace}/${name}`);
+      const obj = await w.cluster.kube.get(path);
+      if (['Finalizing', 'Completed', 'Failed'].includes(obj.status?.phase)) throw new Error(`the transfer of ${path} ended (${obj.status.phase}) before it could be paused`);
+      let locked = false;
+      for await (const _ of lockStore(repo).list()) locked = true;
+      if (pid !== undefined && (locked || (obj.status?.progress?.bytesDone ?? 0) > 0)) {
+        process.kill(pid, 'SIGSTOP');
+        return () => process.kill(pid, 'SIGCONT');
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`the transfer of ${path} did not start within 10 minutes`);
+  } finally {
+    await repo.close();
+  }
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FsBackend } from '../../src/shared/backend/fs.ts';
 import { Repository } from '../../src/shared/repository/repository.ts';
-import { backup } from '../../src/shared/backup/backup.ts';
+import { backup } from '../../src/shared/operations/backup.ts';
 import { decodeTree } from '../../src/shared/tree/tree.ts';
 import type { PackedBlob } from '../../src/shared/pack/blob.ts';
 import { ferry, hasStackTrace, parseJSON } from '../support/ferry-cli.ts';

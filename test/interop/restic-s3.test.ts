@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBackend } from '../../src/shared/backend/open.ts';
 import { Repository } from '../../src/shared/repository/repository.ts';
-import { backup } from '../../src/shared/backup/backup.ts';
+import { backup } from '../../src/shared/operations/backup.ts';
 import { restoreTree } from '../../src/shared/restore/restorer.ts';
 import { listSnapshots } from '../../src/shared/repository/snapshots.ts';
 import { makeFixtureTree } from '../support/fixture-tree.ts';

@@ -8,12 +8,14 @@ import { findLatest, selectSnapshot, type SnapshotEntry } from '../../shared/sna
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
-import { list, signalFromProcess } from './common.ts';
+import { list } from './common.ts';
+import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
   meta: { name: 'backup', description: 'Back up files and directories (or one device/image with --stream) into a new snapshot' },
   args: {
     ...repoArgs,
+    ...lockArgs,
     paths: { type: 'positional', description: 'files or directories to back up', required: false, valueHint: 'PATH...' },
     tag: { type: 'string', description: 'tag the snapshot (repeatable, or comma-separated)' },
     host: { type: 'string', description: 'hostname recorded in the snapshot (default: this machine)' },
@@ -27,17 +29,17 @@ export default defineCommand({
     if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
     const packSize = parsePackSize(args['pack-size']);
+    const lock = locking(args);
     // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
     void import('../../shared/backup/pool.ts').then((pool) => pool.startWorkerAhead());
-    const [repo, { backup }] = await Promise.all([openRepo(args), import('../../shared/backup/backup.ts')]);
+    const [repo, { backup }] = await Promise.all([openRepo(args), import('../../shared/operations/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);
-    const signal = signalFromProcess();
-    const parent = args.parent === 'none' ? undefined : findParent(repo, args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname(), signal);
+    const parent = args.parent === 'none' ? undefined : findParent(repo, args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname(), lock.signal);
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await backup(repo, {
-      paths, tags, hostname, signal, parent,
+      ...lock, paths, tags, hostname, parent,
       stream: args.stream ? { name: args.stream } : undefined,
       xattrs: args.xattrs,
       onWarning: (m) => consola.warn(m),

@@ -1,22 +1,24 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { checkRepository } from '../../shared/check/check.ts';
+import { check } from '../../shared/operations/check.ts';
 import { printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
-import { signalFromProcess } from './common.ts';
+import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
-  meta: { name: 'check', description: 'Check the repository structure and, with --read-data, every stored byte' },
+  meta: { name: 'check', description: 'Check the repository structure and, with --read-data, every stored byte (takes the exclusive lock)' },
   args: {
     ...repoArgs,
+    ...lockArgs,
     'read-data': { type: 'boolean', description: 'read every pack and verify every blob', default: false },
     'read-data-subset': { type: 'string', description: 'read a random fraction of the packs, e.g. 10%', valueHint: 'N%' },
   },
   async run({ args }) {
     const subset = parseSubset(args['read-data-subset']);
+    const lock = locking(args);
     const repo = await openRepo(args);
-    const r = await checkRepository(repo, { readData: args['read-data'] || subset !== undefined, readDataSubset: subset, signal: signalFromProcess() });
+    const r = await check(repo, { ...lock, readData: args['read-data'] || subset !== undefined, readDataSubset: subset });
     if (args.json) {
       printJSON({ message_type: 'summary', errors: r.errors, orphaned_packs: r.orphanedPacks, snapshots: r.snapshots, trees: r.trees, packs_read: r.packsRead, blobs_read: r.blobsRead });
     } else {

@@ -1,8 +1,5 @@
 // Small helpers shared by the repo commands.
 import type { ID } from '../../shared/ids/id.ts';
-import { listSnapshots } from '../../shared/repository/snapshots.ts';
-import type { Repository } from '../../shared/repository/repository.ts';
-import { selectSnapshot, type SnapshotEntry } from '../../shared/snapshot/select.ts';
 
 /** A flag given several times or comma-separated, as one list. */
 export function list(v: unknown): string[] {
@@ -19,12 +16,12 @@ export function signalFromProcess(): AbortSignal {
   return ac.signal;
 }
 
-/** restic's `ID[:subpath]` / `latest[:subpath]` snapshot argument. */
-export async function resolveSnapshotArg(repo: Repository, arg: string): Promise<{ entry: SnapshotEntry; subpath: string }> {
+/** restic's `ID[:subpath]` / `latest[:subpath]` snapshot argument: the snapshot is found once the lock is held. */
+export function snapshotArg(arg: string): { spec: string; subpath: string } {
   const colon = arg.indexOf(':');
   const spec = colon < 0 ? arg : arg.slice(0, colon);
   const subpath = colon < 0 ? '/' : arg.slice(colon + 1) || '/';
-  return { entry: selectSnapshot(await listSnapshots(repo), spec), subpath };
+  return { spec, subpath };
 }
 
 export function short(id: ID): string {

@@ -1,23 +1,25 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { prune, type PruneResult } from '../../shared/prune/prune.ts';
+import { prune, type PruneResult } from '../../shared/operations/prune.ts';
 import { formatBytes, printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
-import { signalFromProcess } from './common.ts';
+import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
   meta: { name: 'prune', description: 'Delete data no snapshot uses and repack mostly-unused packs (takes the exclusive lock)' },
   args: {
     ...repoArgs,
+    ...lockArgs,
     'dry-run': { type: 'boolean', description: 'only say what would be done', default: false },
     'repack-unused': { type: 'string', description: 'repack a pack once this share of it is unused (default 50%)', valueHint: 'N%' },
   },
   async run({ args }) {
     const fraction = args['repack-unused'] === undefined ? undefined : Number(/^(\d+)%$/.exec(args['repack-unused'])?.[1] ?? NaN) / 100;
     if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) throw new UsageError(`--repack-unused "${args['repack-unused']}" must be a percentage from 1% to 100%`);
+    const lock = locking(args);
     const repo = await openRepo(args);
-    const r = await prune(repo, { dryRun: args['dry-run'], repackUnusedFraction: fraction, signal: signalFromProcess() });
+    const r = await prune(repo, { ...lock, dryRun: args['dry-run'], repackUnusedFraction: fraction });
     if (args.json) printJSON({ message_type: 'summary', ...r });
     else reportPrune(r, args['dry-run']);
     await repo.close();

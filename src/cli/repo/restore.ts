@@ -4,28 +4,31 @@ import { consola } from '../console.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
-import { resolveSnapshotArg, short, signalFromProcess } from './common.ts';
+import { snapshotArg, short } from './common.ts';
+import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
   meta: { name: 'restore', description: 'Restore a snapshot (or a path in it: ID:/path) into a directory, or a --stream snapshot into a file or device' },
   args: {
     ...repoArgs,
+    ...lockArgs,
     snapshot: { type: 'positional', description: 'snapshot id prefix or "latest", optionally followed by :/path/inside', required: true, valueHint: 'SNAPSHOT[:PATH]' },
     xattrs: { type: 'boolean', description: 'restore recorded extended attributes (through setfattr)', default: false },
     target: { type: 'string', alias: 't', description: 'directory to restore into (created if missing); for a single file, the file or device to write', valueHint: 'DIR' },
   },
   async run({ args }) {
     if (!args.target) throw new UsageError('no --target given: name the directory to restore into');
-    // the restore engine's modules load, and its small-file thread starts, while the key derives; the snapshot is
-    // found while the index loads
+    const { spec, subpath } = snapshotArg(args.snapshot);
+    const lock = locking(args);
+    // the restore engine's modules load, and its small-file thread starts, while the key derives
     void import('../../shared/restore/small-file-writer.ts').then((w) => w.startSmallFileThreadAhead());
-    const [repo, { restoreTree }] = await Promise.all([openRepo(args), import('../../shared/restore/restorer.ts')]);
-    const [{ entry, subpath }] = await Promise.all([resolveSnapshotArg(repo, args.snapshot), repo.loadIndex()]);
+    const [repo, { restore }] = await Promise.all([openRepo(args), import('../../shared/operations/restore.ts')]);
     const progress = progressReporter(args.json === true);
     const started = Date.now();
-    const result = await restoreTree(repo, entry.snapshot.tree, {
-      target: resolve(args.target), subpath, xattrs: args.xattrs, signal: signalFromProcess(), onProgress: (p) => progress.update(p),
+    const result = await restore(repo, {
+      ...lock, snapshot: spec, target: { kind: 'directory', path: resolve(args.target), subpath, xattrs: args.xattrs }, onProgress: (p) => progress.update(p),
     });
+    const entry = result.snapshot;
     progress.done();
     if (args.json) printJSON({ message_type: 'summary', snapshot_id: entry.id, files_restored: result.filesDone, bytes_restored: result.bytesDone, total_duration: (Date.now() - started) / 1000 });
     else consola.success(`restored snapshot ${short(entry.id)}${subpath === '/' ? '' : `:${subpath}`} to ${args.target}: ${result.filesDone} files, ${formatBytes(result.bytesDone)} in ${formatDuration(Date.now() - started)}`);

@@ -1,11 +1,9 @@
-// One backup run: take a shared lock, load the index (adopting packs an interrupted run left behind), archive,
-// flush packs and index, and only then write the snapshot, so a run killed at any point leaves no snapshot and
-// nothing a check calls an error.
+// One backup run, under the shared lock src/shared/operations/backup.ts holds: load the index (adopting packs an
+// interrupted run left behind), archive, flush packs and index, and only then write the snapshot, so a run killed at
+// any point leaves no snapshot and nothing a check calls an error.
 import { hostname as osHostname, userInfo } from 'node:os';
 import type { ID } from '../ids/id.ts';
-import { Lock } from '../lock/lock.ts';
 import type { Repository } from '../repository/repository.ts';
-import { lockStore } from '../repository/lock-store.ts';
 import { adoptUnindexedPacks, listPacks, type AdoptResult } from '../repository/adopt.ts';
 import { saveSnapshot } from '../repository/snapshots.ts';
 import { newSnapshot, type Snapshot } from '../snapshot/snapshot.ts';
@@ -25,7 +23,6 @@ export interface BackupOptions extends Omit<ArchiveOptions, 'parentTree'> {
   parent?: SnapshotEntry | Promise<SnapshotEntry | undefined>;
   tags?: string[];
   hostname?: string;
-  lockWaitMs?: number;
   writer?: PackWriterOptions;
   /** called with the lock and index ready, before any data moves (a checkpoint for callers reporting phases) */
   onStart?: (adopted: AdoptResult) => void;
@@ -39,49 +36,41 @@ export interface BackupResult {
   archive: ArchiveResult;
 }
 
-export async function backup(repo: Repository, opts: BackupOptions): Promise<BackupResult> {
-  // a parent that could not be found fails the run once the lock is held (and so released); until then its
-  // rejection is not an unhandled one
-  const parentFound = Promise.resolve(opts.parent);
-  parentFound.catch(() => undefined);
-  const lock = await Lock.acquire(lockStore(repo), { exclusive: false, waitMs: opts.lockWaitMs, signal: opts.signal });
-  try {
-    const start = localTime(BigInt(Date.now()) * 1_000_000n);
-    // the pack listing (one request, or a folder scan) runs beside the index load rather than after it
-    const stored = listPacks(repo, opts.signal);
-    stored.catch(() => undefined);
-    await repo.loadIndex(opts.signal);
-    const adopted = await adoptUnindexedPacks(repo, opts.signal, stored);
-    const parent = await parentFound;
-    opts.onStart?.(adopted);
-    // a writer per run, so its counters describe this run alone
-    const writer = repo.writer(opts.writer);
-    const archiver = new Archiver(repo, writer, { ...opts, parentTree: parent?.snapshot.tree });
-    const archive = opts.stream ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size) : await archiver.archive(opts.paths);
-    await writer.flush(opts.signal);
-    opts.signal?.throwIfAborted();
-    const snapshot = newSnapshot(archive.tree, start, {
-      parent: parent?.id ?? null,
-      paths: opts.stream ? [`/${opts.stream.name}`] : [...opts.paths].sort(),
-      hostname: opts.hostname ?? osHostname(),
-      username: currentUser(),
-      uid: process.getuid?.() ?? 0,
-      gid: process.getgid?.() ?? 0,
-      tags: opts.tags ?? [],
-      programVersion,
-      summary: {
-        backupStart: start,
-        backupEnd: localTime(BigInt(Date.now()) * 1_000_000n),
-        ...archive.counters,
-        dataBlobs: writer.stats.dataBlobs, treeBlobs: writer.stats.treeBlobs,
-        dataAdded: writer.stats.dataAdded, dataAddedPacked: writer.stats.dataAddedPacked,
-      },
-    });
-    const snapshotID = await saveSnapshot(repo, snapshot, opts.signal);
-    return { snapshotID, snapshot, stats: writer.stats, adopted, archive };
-  } finally {
-    await lock.release();
-  }
+/** The backup itself; its caller holds a shared lock on the repository. */
+export async function backupLocked(repo: Repository, opts: BackupOptions): Promise<BackupResult> {
+  const start = localTime(BigInt(Date.now()) * 1_000_000n);
+  // the pack listing (one request, or a folder scan) runs beside the index load rather than after it
+  const stored = listPacks(repo, opts.signal);
+  stored.catch(() => undefined);
+  await repo.loadIndex(opts.signal);
+  const adopted = await adoptUnindexedPacks(repo, opts.signal, stored);
+  const parent = await opts.parent;
+  opts.onStart?.(adopted);
+  // a writer per run, so its counters describe this run alone
+  const writer = repo.writer(opts.writer);
+  const archiver = new Archiver(repo, writer, { ...opts, parentTree: parent?.snapshot.tree });
+  const archive = opts.stream ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size) : await archiver.archive(opts.paths);
+  await writer.flush(opts.signal);
+  opts.signal?.throwIfAborted();
+  const snapshot = newSnapshot(archive.tree, start, {
+    parent: parent?.id ?? null,
+    paths: opts.stream ? [`/${opts.stream.name}`] : [...opts.paths].sort(),
+    hostname: opts.hostname ?? osHostname(),
+    username: currentUser(),
+    uid: process.getuid?.() ?? 0,
+    gid: process.getgid?.() ?? 0,
+    tags: opts.tags ?? [],
+    programVersion,
+    summary: {
+      backupStart: start,
+      backupEnd: localTime(BigInt(Date.now()) * 1_000_000n),
+      ...archive.counters,
+      dataBlobs: writer.stats.dataBlobs, treeBlobs: writer.stats.treeBlobs,
+      dataAdded: writer.stats.dataAdded, dataAddedPacked: writer.stats.dataAddedPacked,
+    },
+  });
+  const snapshotID = await saveSnapshot(repo, snapshot, opts.signal);
+  return { snapshotID, snapshot, stats: writer.stats, adopted, archive };
 }
 
 function currentUser(): string {

@@ -1,11 +1,17 @@
-// Repository locks, as restic keeps them: a small unpacked file per holder under locks/. Backups hold shared
-// locks, prune holds an exclusive one. A lock not refreshed for 30 minutes, or held by a dead process on this
-// host, is stale and ignored; holders refresh theirs every 5 minutes by writing a new file and removing the old.
+// Repository locks, as restic keeps them: a small unpacked file per holder under locks/. Backups and restores hold
+// shared locks, prune, forget and check an exclusive one (src/shared/operations/ decides which). A lock not
+// refreshed for 30 minutes, or held by a dead process on this host, is stale and ignored; holders refresh theirs
+// every 5 minutes by writing a new file and removing the old. A holder that finds its lock removed (an unlock), or
+// cannot refresh it for 22.5 minutes (before others may call it stale), has lost it: its `signal` aborts, so the
+// operation stops rather than run on beside a prune, as restic's does.
 import { hostname as osHostname, userInfo } from 'node:os';
 import type { ID } from '../ids/id.ts';
+import { sleep } from '../concurrency/sleep.ts';
 
 export const staleAfterMs = 30 * 60 * 1000;
 export const refreshEveryMs = 5 * 60 * 1000;
+/** restic's margin: a lock is given up a little before others may call it stale, to allow for clock drift */
+const refreshableForMs = staleAfterMs - (refreshEveryMs * 3) / 2;
 
 export interface LockInfo {
   time: Date;
@@ -26,6 +32,9 @@ export interface LockStore {
 }
 
 export class LockConflictError extends Error {}
+
+/** The lock was removed by someone else, or could not be refreshed in time: the operation holding it must stop. */
+export class LockLostError extends Error {}
 
 export function newLockInfo(exclusive: boolean, now = new Date()): LockInfo {
   let username = '';
@@ -74,7 +83,7 @@ function processAlive(pid: number): boolean {
 }
 
 function describe(l: LockInfo): string {
-  return `${l.exclusive ? 'an exclusive' : 'a shared'} lock held by ${l.username || 'someone'}@${l.hostname} (pid ${l.pid}) since ${l.time.toISOString()}`;
+  return `${l.username || 'someone'}@${l.hostname} (pid ${l.pid}, ${l.exclusive ? 'an exclusive' : 'a shared'} lock since ${l.time.toISOString()})`;
 }
 
 /** Live locks other than `own` that conflict with taking a lock of the given kind. */
@@ -100,21 +109,27 @@ export interface LockOptions {
   /** keep trying this long while another holder conflicts */
   waitMs?: number;
   signal?: AbortSignal;
+  /** told once, with the holder, when another holder makes this taker wait */
+  onWait?: (message: string) => void;
+  /** how often the lock is refreshed (tests shorten it) */
+  refreshEveryMs?: number;
 }
 
 /** A held lock; `release()` removes it and stops the refresh timer. */
 export class Lock {
   readonly #store: LockStore;
   readonly #exclusive: boolean;
+  readonly #lost = new AbortController();
   #id: ID;
   #timer: NodeJS.Timeout;
   #refreshing: Promise<void> = Promise.resolve();
+  #refreshedAt = Date.now();
 
-  private constructor(store: LockStore, id: ID, exclusive: boolean) {
+  private constructor(store: LockStore, id: ID, exclusive: boolean, everyMs: number) {
     this.#store = store;
     this.#id = id;
     this.#exclusive = exclusive;
-    this.#timer = setInterval(() => void this.refresh().catch(() => undefined), refreshEveryMs);
+    this.#timer = setInterval(() => void this.#refreshOrGiveUp(), everyMs);
     this.#timer.unref();
   }
 
@@ -122,8 +137,14 @@ export class Lock {
     return this.#id;
   }
 
+  /** Aborted, with a LockLostError, once the lock can no longer be vouched for. */
+  get signal(): AbortSignal {
+    return this.#lost.signal;
+  }
+
   static async acquire(store: LockStore, opts: LockOptions): Promise<Lock> {
     const deadline = Date.now() + (opts.waitMs ?? 0);
+    let told = false;
     for (;;) {
       opts.signal?.throwIfAborted();
       // check, take, check again: two takers racing both see each other and back off
@@ -131,27 +152,58 @@ export class Lock {
       if (found.length === 0) {
         const id = await store.save(encodeLock(newLockInfo(opts.exclusive)));
         found = await conflicts(store, opts.exclusive, id, new Date());
-        if (found.length === 0) return new Lock(store, id, opts.exclusive);
+        if (found.length === 0) return new Lock(store, id, opts.exclusive, opts.refreshEveryMs ?? refreshEveryMs);
         await store.remove(id);
       }
-      if (Date.now() >= deadline) throw new LockConflictError(`the repository is locked: ${found[0]}`);
-      await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
+      if (Date.now() >= deadline) throw new LockConflictError(`the repository is locked by ${found[0]}`);
+      if (!told) opts.onWait?.(`the repository is locked by ${found[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s`);
+      told = true;
+      await sleep(Math.min(1000 + Math.random() * 2000, Math.max(0, deadline - Date.now())), opts.signal);
     }
   }
 
+  /** Writes a fresh lock file and removes the old one; a LockLostError when the old one was removed by someone else. */
   refresh(): Promise<void> {
     this.#refreshing = this.#refreshing.then(async () => {
       const old = this.#id;
+      try {
+        await this.#store.load(old);
+      } catch (err) {
+        if (this.#store.isNotExist(err)) throw new LockLostError(`the repository lock ${old.slice(0, 8)} was removed by someone else (an unlock?) while this operation held it`);
+        throw err;
+      }
       this.#id = await this.#store.save(encodeLock(newLockInfo(this.#exclusive)));
+      this.#refreshedAt = Date.now();
       await this.#store.remove(old);
     });
     return this.#refreshing;
   }
 
+  async #refreshOrGiveUp(): Promise<void> {
+    try {
+      await this.refresh();
+    } catch (err) {
+      if (err instanceof LockLostError) this.#lose(err);
+      else if (Date.now() - this.#refreshedAt > refreshableForMs) {
+        this.#lose(new LockLostError(`the repository lock could not be refreshed for ${Math.round((Date.now() - this.#refreshedAt) / 60000)} minutes: ${(err as Error).message}`));
+      }
+      this.#refreshing = Promise.resolve();
+    }
+  }
+
+  #lose(err: LockLostError): void {
+    clearInterval(this.#timer);
+    this.#lost.abort(err);
+  }
+
   async release(): Promise<void> {
     clearInterval(this.#timer);
     await this.#refreshing.catch(() => undefined);
-    await this.#store.remove(this.#id);
+    try {
+      await this.#store.remove(this.#id);
+    } catch (err) {
+      if (!this.#store.isNotExist(err)) throw err; // removed by someone else: gone either way
+    }
   }
 }
 

@@ -5,22 +5,18 @@
 import type { ID } from '../ids/id.ts';
 import { mapConcurrent } from '../concurrency/map.ts';
 import { encodeIndexFile, type IndexPack } from '../index/index-file.ts';
-import { Lock } from '../lock/lock.ts';
 import { prepareBlob } from '../pack/prepare.ts';
 import type { PackedBlob } from '../pack/blob.ts';
 import type { Repository } from '../repository/repository.ts';
 import { loadSnapshotTrees, walkTrees } from '../repository/walk.ts';
 import { BlobTable } from '../index/table.ts';
 import { packUsage, planPrune, type PrunePlan } from './plan.ts';
-import { lockStore } from '../repository/lock-store.ts';
 import { PackWriter, repoParts } from '../repository/pack-writer.ts';
 
 export interface PruneOptions {
   repackUnusedFraction?: number;
   dryRun?: boolean;
   signal?: AbortSignal;
-  /** wait this long for other holders of the lock */
-  lockWaitMs?: number;
 }
 
 export interface PruneResult {
@@ -33,16 +29,8 @@ export interface PruneResult {
 
 const indexPacksPerFile = 2000;
 
-export async function prune(repo: Repository, opts: PruneOptions = {}): Promise<PruneResult> {
-  const lock = await Lock.acquire(lockStore(repo), { exclusive: true, waitMs: opts.lockWaitMs, signal: opts.signal });
-  try {
-    return await pruneLocked(repo, opts);
-  } finally {
-    await lock.release();
-  }
-}
-
-async function pruneLocked(repo: Repository, opts: PruneOptions): Promise<PruneResult> {
+/** The prune itself; its caller holds the repository's exclusive lock. */
+export async function pruneLocked(repo: Repository, opts: PruneOptions): Promise<PruneResult> {
   const signal = opts.signal;
   await repo.loadIndex(signal);
   const used = new Uint8Array(repo.index.size);

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { backup } from '../../../src/shared/backup/backup.ts';
+import { backup } from '../../../src/shared/operations/backup.ts';
 import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 

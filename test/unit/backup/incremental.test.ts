@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { backup, type BackupResult } from '../../../src/shared/backup/backup.ts';
+import { backup, type BackupResult } from '../../../src/shared/operations/backup.ts';
 import { decodeTree } from '../../../src/shared/tree/tree.ts';
 import type { TreeNode } from '../../../src/shared/tree/node.ts';
 import type { Repository } from '../../../src/shared/repository/repository.ts';

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { backup } from '../../../src/shared/backup/backup.ts';
+import { backup } from '../../../src/shared/operations/backup.ts';
 import { SmallBatches } from '../../../src/shared/backup/small-batches.ts';
 import type { SmallBatchResult } from '../../../src/shared/backup/pool.ts';
 import { decodeTree } from '../../../src/shared/tree/tree.ts';

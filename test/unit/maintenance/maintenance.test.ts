@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackupStorageLocation } from '../../../src/shared/api/types.ts';
 import { issueText, validateFields } from '../../../src/shared/api/schemas.ts';
-import { backup } from '../../../src/shared/backup/backup.ts';
+import { backup } from '../../../src/shared/operations/backup.ts';
 import type { Backend } from '../../../src/shared/backend/backend.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { encodeLock, newLockInfo } from '../../../src/shared/lock/lock.ts';
@@ -103,7 +103,7 @@ test('a backup in progress makes prune, check and check-data skip, and keeps the
   assert.equal(out.outcome, 'Waiting', out.reason);
   const [skipped] = statusOf(h)!.maintenance!.repositories![0].runs;
   assert.equal(skipped.outcome, 'Skipped');
-  assert.match(skipped.message!, /backup is in progress/);
+  assert.match(skipped.message!, /backup or restore is in progress/);
   assert.equal(await packBytes(repo.backend), before, 'nothing was deleted');
   const locks: string[] = [];
   for await (const id of lockStore(repo).list()) locks.push(id);
@@ -116,7 +116,7 @@ test('a backup in progress makes prune, check and check-data skip, and keeps the
     assert.equal(check.outcome, 'Waiting', check.reason);
     const [checked] = statusOf(h)!.maintenance!.repositories![0].runs;
     assert.deepEqual([checked.task, checked.outcome, checked.errorsFound], [task, 'Skipped', undefined]);
-    assert.match(checked.message!, /^Skipped: a backup is in progress \(a shared lock held by ferry-up-0123456789abcdef-transfer-1-abcde/);
+    assert.match(checked.message!, /^Skipped: a backup or restore is in progress \(a shared lock held by ferry-up-0123456789abcdef-transfer-1-abcde/);
   }
   const after: string[] = [];
   for await (const id of lockStore(repo).list()) after.push(id);

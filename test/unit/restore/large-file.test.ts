@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
 import type { Handle } from '../../../src/shared/backend/backend.ts';
-import { backup } from '../../../src/shared/backup/backup.ts';
+import { backup } from '../../../src/shared/operations/backup.ts';
 import { restoreTree } from '../../../src/shared/restore/restorer.ts';
 import { writeFileContent } from '../../../src/shared/restore/file-writer.ts';
 import { Semaphore } from '../../../src/shared/concurrency/semaphore.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backup } from '../../../src/shared/backup/backup.ts';
+import { backup } from '../../../src/shared/operations/backup.ts';
 import { restoreTree } from '../../../src/shared/restore/restorer.ts';
 import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
 import { makeFixtureTree } from '../../support/fixture-tree.ts';

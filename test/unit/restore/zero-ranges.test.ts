@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backup } from '../../../src/shared/backup/backup.ts';
+import { backup } from '../../../src/shared/operations/backup.ts';
 import { restoreStream } from '../../../src/shared/restore/stream.ts';
 import { restoreTree } from '../../../src/shared/restore/restorer.ts';
 import { skipsZeroRanges } from '../../../src/shared/restore/zero-ranges.ts';

@@ -1,0 +1,88 @@
+// The engine's operations hold the lock their work needs for as long as it runs, remove it however the work ends,
+// and stop when someone removes it under them; and nothing outside the engine reaches past them to the unlocked work.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import { decodeLock, LockLostError } from '../../../src/shared/lock/lock.ts';
+import { backup } from '../../../src/shared/operations/backup.ts';
+import { check } from '../../../src/shared/operations/check.ts';
+import { restore } from '../../../src/shared/operations/restore.ts';
+import { lockStore } from '../../../src/shared/repository/lock-store.ts';
+import { Repository } from '../../../src/shared/repository/repository.ts';
+import { SnapshotNotFoundError } from '../../../src/shared/snapshot/select.ts';
+import { makeFixtureTree } from '../../support/fixture-tree.ts';
+import { gated } from '../../support/gated-backend.ts';
+import { testKDF, testPassword, testPolynomial } from '../../support/repo.ts';
+
+const scratch = await mkdtemp(join(tmpdir(), 'ferry-op-locks-'));
+after(() => rm(scratch, { recursive: true, force: true }));
+const source = join(scratch, 'source');
+await makeFixtureTree(source, { smallFiles: 20, bigFile: 1 << 20 });
+const backend = new MemBackend();
+const snapshot = await (async () => {
+  const repo = await Repository.init(backend, testPassword, { kdf: testKDF, polynomial: testPolynomial });
+  return (await backup(repo, { paths: [source] })).snapshotID;
+})();
+
+async function locks(): Promise<{ exclusive: boolean }[]> {
+  const store = lockStore(await Repository.open(backend, testPassword));
+  const found = [];
+  for await (const id of store.list()) found.push(decodeLock(await store.load(id)));
+  return found;
+}
+
+test('a restore holds a shared lock while it reads and removes it when aborted or failed', async () => {
+  const gate = gated(backend);
+  const ac = new AbortController();
+  const restoring = restore(await Repository.open(gate.view, testPassword), { snapshot, target: { kind: 'directory', path: join(scratch, 'r1') }, signal: ac.signal });
+  await gate.reading;
+  assert.deepEqual((await locks()).map((l) => l.exclusive), [false]);
+  ac.abort(new Error('stopped by the test'));
+  gate.open();
+  await assert.rejects(restoring, /stopped by the test/);
+  assert.deepEqual(await locks(), [], 'an aborted restore leaves no lock');
+
+  await assert.rejects(restore(await Repository.open(backend, testPassword), { snapshot: 'deadbeef', target: { kind: 'directory', path: join(scratch, 'r2') } }), SnapshotNotFoundError);
+  assert.deepEqual(await locks(), [], 'a failed restore leaves no lock');
+});
+
+test('a check holds the exclusive lock while it reads the data, as restic\'s does', async () => {
+  const gate = gated(backend);
+  const checking = check(await Repository.open(gate.view, testPassword), { readData: true });
+  await gate.reading;
+  assert.deepEqual((await locks()).map((l) => l.exclusive), [true]);
+  gate.open();
+  assert.deepEqual((await checking).errors, []);
+  assert.deepEqual(await locks(), []);
+});
+
+test('a restore whose lock is removed under it (an unlock) stops, saying so, rather than read beside a prune', async () => {
+  const gate = gated(backend);
+  const restoring = restore(await Repository.open(gate.view, testPassword), { snapshot, target: { kind: 'directory', path: join(scratch, 'r3') }, lockRefreshMs: 50 });
+  await gate.reading;
+  const store = lockStore(await Repository.open(backend, testPassword));
+  for await (const id of store.list()) await store.remove(id);
+  await new Promise((r) => setTimeout(r, 300));
+  gate.open();
+  await assert.rejects(restoring, (err: Error) => err instanceof LockLostError && /was removed by someone else/.test(err.message));
+  assert.deepEqual(await locks(), []);
+});
+
+/** Engine work that needs a lock its caller holds; only src/shared/operations/ may call it. */
+const unlockedWork = /\b(backupLocked|pruneLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|Lock\.acquire)\b/;
+
+test('outside the engine, repository work goes through the operations: no caller reaches the unlocked work', async () => {
+  const src = join(import.meta.dirname, '..', '..', '..', 'src');
+  const callers: string[] = [];
+  for (const dir of ['cli', 'steps', 'dispatcher', 'demo', 'entry']) {
+    for (const file of await readdir(join(src, dir), { recursive: true })) {
+      if (!file.endsWith('.ts') && !file.endsWith('.mjs')) continue;
+      const text = await readFile(join(src, dir, file), 'utf8');
+      for (const line of text.split('\n')) if (unlockedWork.test(line) && !line.trimStart().startsWith('//')) callers.push(`${relative(src, join(src, dir, file))}: ${line.trim()}`);
+    }
+  }
+  assert.deepEqual(callers, []);
+});
