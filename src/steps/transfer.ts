@@ -18,7 +18,7 @@ import { startSmallFileThreadAhead } from '../shared/restore/small-file-writer.t
 import { restoreStream, streamNode } from '../shared/restore/stream.ts';
 import { selectSnapshot, type SnapshotEntry } from '../shared/snapshot/select.ts';
 import { restoreMetadata } from '../shared/fsmeta/restore.ts';
-import { decodeTree, findNode } from '../shared/tree/tree.ts';
+import { findNode } from '../shared/tree/tree.ts';
 import type { TreeNode } from '../shared/tree/node.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from './context.ts';
@@ -195,7 +195,7 @@ async function nodeAt(repo: Repository, root: string, path: string, signal: Abor
   let node: TreeNode | undefined;
   let tree = root;
   for (const part of path.split('/').filter((p) => p !== '')) {
-    node = findNode(decodeTree(await repo.loadBlob('tree', tree, signal)), Buffer.from(part));
+    node = findNode(await repo.loadTree(tree, signal), Buffer.from(part));
     if (!node?.subtree) return node;
     tree = node.subtree;
   }
