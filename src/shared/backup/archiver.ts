@@ -12,7 +12,8 @@ import { formatPolynomial } from '../chunker/polynomial.ts';
 import { minChunkSize } from '../chunker/limits.ts';
 import type { Repository } from '../repository/repository.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
-import { decodeTree, encodeTree, findNode } from '../tree/tree.ts';
+import { encodeTree, findNode } from '../tree/tree.ts';
+import { InvalidTreeError } from '../tree/validate.ts';
 import { sameNodes } from '../tree/same.ts';
 import { compareNames, newNode, type TreeNode } from '../tree/node.ts';
 import { localTime } from '../tree/gotime.ts';
@@ -249,7 +250,9 @@ export class Archiver {
   async #previousTree(previous: TreeNode | undefined): Promise<PreviousTree | undefined> {
     // not only directories: ferry before 2026-11-22 recorded a symlinked folder above a backed-up path as a symlink
     // with a subtree, and such a snapshot can still be the parent
-    return previous?.subtree ? { id: previous.subtree, nodes: await this.#loadTree(previous.subtree) } : undefined;
+    if (!previous?.subtree) return undefined;
+    const nodes = await this.#loadTree(previous.subtree);
+    return nodes && { id: previous.subtree, nodes };
   }
 
   /** `streamed`: bytes of this file already counted while it was read */
@@ -270,8 +273,19 @@ export class Archiver {
     return id;
   }
 
-  async #loadTree(id: ID): Promise<TreeNode[]> {
-    return decodeTree(await this.#repo.loadBlob('tree', id, this.#opts.signal));
+  /**
+   * A tree of the parent snapshot, or undefined when it breaks restic's invariants: the files below it are then read
+   * as new, with a warning (as restic warns and goes on), rather than trusted or failing every later backup.
+   */
+  async #loadTree(id: ID): Promise<TreeNode[] | undefined> {
+    try {
+      // files' blob ids are not looked up here: a file whose blobs are gone is read again (the writer is asked)
+      return await this.#repo.loadTree(id, this.#opts.signal, false);
+    } catch (err) {
+      if (!(err instanceof InvalidTreeError)) throw err;
+      (this.#opts.onWarning ?? ((m) => process.emitWarning(m)))(`parent snapshot: ${err.message}; the files below it are read as new`);
+      return undefined;
+    }
   }
 }
 

@@ -1,5 +1,7 @@
-// Repository check: the index agrees with the packs in storage, every snapshot's trees load, every referenced
-// blob is indexed, and (with readData) every pack hashes to its name and every blob decrypts and hashes to its id.
+// Repository check: the index agrees with the packs in storage, every snapshot's trees load and keep restic's
+// invariants (tree/validate.ts: names, subtrees, every referenced data blob indexed), and (with readData) every
+// pack the index names, including one whose blobs all live elsewhere too, hashes to its name and every blob in it
+// decrypts and hashes to its id.
 // Packs no index mentions are reported but are not errors: an interrupted backup leaves them, and prune or the
 // next backup reuses them.
 import { hashID, type ID } from '../ids/id.ts';
@@ -9,6 +11,7 @@ import { sealOverhead } from '../crypto/seal.ts';
 import type { PackedBlob } from '../pack/blob.ts';
 import type { Repository } from '../repository/repository.ts';
 import { loadSnapshotTrees, walkTrees } from '../repository/walk.ts';
+import { InvalidTreeError } from '../tree/validate.ts';
 
 export interface CheckOptions {
   readData?: boolean;
@@ -65,7 +68,10 @@ interface ExpectedPack {
   blobs: PackedBlob[];
 }
 
-/** Pack sizes as the index implies them: the blobs, the sealed header and its 4-byte length. */
+/**
+ * Pack sizes as the index implies them: the blobs, the sealed header and its 4-byte length. Every location counts:
+ * a pack holding blobs that also live elsewhere is as big as all it holds.
+ */
 function expectedPacks(repo: Repository): Map<ID, ExpectedPack> {
   const packs = new Map<ID, ExpectedPack>();
   for (const b of repo.index.entries()) {
@@ -81,22 +87,13 @@ function expectedPacks(repo: Repository): Map<ID, ExpectedPack> {
 }
 
 async function checkTrees(repo: Repository, roots: ID[], result: CheckResult, signal?: AbortSignal): Promise<void> {
-  const missing = new Set<ID>();
-  for (const root of roots) {
-    try {
-      await walkTrees(repo, [root], {
-        tree: () => result.trees++,
-        data: (id) => {
-          if (!repo.index.has(id, 'data') && !missing.has(id)) {
-            missing.add(id);
-            result.errors.push(`data blob ${id} is referenced by a snapshot but is not in any index`);
-          }
-        },
-      }, signal);
-    } catch (err) {
-      result.errors.push(`tree ${root.slice(0, 8)} or one below it cannot be read: ${(err as Error).message}`);
-    }
-  }
+  await walkTrees(repo, roots, {
+    tree: () => result.trees++,
+    fault: (id, err) => {
+      if (err instanceof InvalidTreeError) for (const f of err.faults) result.errors.push(`tree ${id}: entry ${f.entry}: ${f.reason}`);
+      else result.errors.push(`tree ${id} cannot be read: ${err.message}`);
+    },
+  }, signal);
 }
 
 async function checkPackData(repo: Repository, id: ID, indexed: PackedBlob[], result: CheckResult, signal?: AbortSignal): Promise<void> {

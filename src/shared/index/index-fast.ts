@@ -36,7 +36,7 @@ const maxDigits = 15;
  * Reads an index file's plaintext if it is spelled as restic and ferry write index files, calling `onBlob` for
  * each blob with one RawBlob refilled each time (its id at `at` in `ids`). Returns false at the first byte it does
  * not expect, perhaps having called `onBlob` for the blobs before it, each exactly as the general reader reads it:
- * the caller then reads the file with the general reader, and a table keeps a blob's first location.
+ * the caller then reads the file with the general reader, and a table does not add a location it already has.
  */
 export function readIndexFast(bytes: Uint8Array, onBlob: (pack: ID, b: RawBlob) => void): boolean {
   return new FastReader(bytes).file(onBlob);

@@ -1,5 +1,7 @@
 // Where every blob lives, kept compact: a million blobs must fit in tens of megabytes, not hundreds, so ids are
 // stored as raw bytes in typed arrays under an open-addressing hash table instead of a Map of hex strings.
+// A blob may live in several packs (two backups writing one repository at once each store it): like restic's index,
+// the table keeps every location, so check and prune see each pack whole; lookups answer the first one added.
 import { bytesToID, type ID } from '../ids/id.ts';
 import type { BlobType, PackedBlob, RawBlob } from '../pack/blob.ts';
 
@@ -52,7 +54,10 @@ export class BlobTable {
     return this.#count;
   }
 
-  /** Adds a blob; a blob already present (same id and type) keeps its first location. Returns whether it was new. */
+  /**
+   * Adds a blob's location; a blob already present elsewhere gains a second one. Returns false, adding nothing, when
+   * this very location is already there (an index file listed twice, or read again after the fast reader gave up).
+   */
   add(pack: ID, b: PackedBlob): boolean {
     return this.#add(pack, this.#bytes(b.id), 0, b);
   }
@@ -81,7 +86,7 @@ export class BlobTable {
   /** adds the blob whose id is the 32 bytes of `ids` from `at` */
   #add(pack: ID, ids: Uint8Array, at: number, b: { type: BlobType; offset: number; length: number; uncompressedLength: number }): boolean {
     const t = b.type === 'tree' ? 1 : 0;
-    if (this.#find(ids, at, t) !== empty) return false;
+    if (this.#find(ids, at, t) !== empty && this.#holds(ids, at, t, pack, b)) return false;
     if (this.#count === this.#cap) this.#growChunks();
     if (this.#count + 1 > this.#slots.length * maxLoad) this.#resizeSlots(this.#count + 1);
     const i = this.#count++;
@@ -97,18 +102,48 @@ export class BlobTable {
     return true;
   }
 
+  /** whether the table has the blob at exactly this location */
+  #holds(ids: Uint8Array, at: number, t: number, pack: ID, b: { offset: number; length: number; uncompressedLength: number }): boolean {
+    const n = this.#packNumber.get(pack);
+    if (n === undefined) return false;
+    for (const i of this.#all(ids, at, t)) {
+      const c = this.#chunks[i >>> chunkBits];
+      const j = (i & chunkMask) * 4;
+      if (c.nums[j] === n && c.nums[j + 1] === b.offset && c.nums[j + 2] === b.length && c.nums[j + 3] === b.uncompressedLength) return true;
+    }
+    return false;
+  }
+
   has(id: ID, type: BlobType): boolean {
     return this.#find(this.#bytes(id), 0, type === 'tree' ? 1 : 0) !== empty;
   }
 
-  /** The entry's position (0..size-1), stable for the table's life: lets callers keep per-blob marks in a typed array. */
+  /**
+   * The position (0..size-1) of the blob's first location, stable for the table's life: lets callers keep per-blob
+   * marks in a typed array.
+   */
   position(id: ID, type: BlobType): number {
     return this.#find(this.#bytes(id), 0, type === 'tree' ? 1 : 0);
+  }
+
+  /** The positions of every location of the blob, the first added first. */
+  positions(id: ID, type: BlobType): number[] {
+    return [...this.#all(this.#bytes(id), 0, type === 'tree' ? 1 : 0)];
+  }
+
+  /** Every location of the blob, the first added (the one `get` answers) first. */
+  locations(id: ID, type: BlobType): BlobLocation[] {
+    return this.positions(id, type).map((i) => this.#at(i));
   }
 
   at(position: number): BlobLocation {
     if (!Number.isInteger(position) || position < 0 || position >= this.#count) throw new RangeError(`no blob at position ${position}`);
     return this.#at(position);
+  }
+
+  /** The pack of the location at `position`, without the rest of `at`'s object. */
+  packAt(position: number): ID {
+    return this.#packIDs[this.#chunks[position >>> chunkBits].nums[(position & chunkMask) * 4]];
   }
 
   get(id: ID, type: BlobType): BlobLocation | undefined {
@@ -192,12 +227,22 @@ export class BlobTable {
     return ((ids[at] | (ids[at + 1] << 8) | (ids[at + 2] << 16) | (ids[at + 3] << 24)) ^ t) >>> 0;
   }
 
+  /** The blob's first location: locations of one blob share a probe sequence, and entries enter it in order. */
   #find(ids: Uint8Array, at: number, t: number): number {
     const mask = this.#slots.length - 1;
     for (let s = this.#hash(ids, at, t) & mask; ; s = (s + 1) & mask) {
       const i = this.#slots[s];
       if (i === empty) return empty;
       if (this.#matches(i, ids, at, t)) return i;
+    }
+  }
+
+  *#all(ids: Uint8Array, at: number, t: number): Generator<number> {
+    const mask = this.#slots.length - 1;
+    for (let s = this.#hash(ids, at, t) & mask; ; s = (s + 1) & mask) {
+      const i = this.#slots[s];
+      if (i === empty) return;
+      if (this.#matches(i, ids, at, t)) yield i;
     }
   }
 

@@ -9,7 +9,7 @@ import { restoreTree } from '../restore/restorer.ts';
 import { restoreStream, streamNode } from '../restore/stream.ts';
 import { selectSnapshot, type SnapshotEntry } from '../snapshot/select.ts';
 import type { TreeNode } from '../tree/node.ts';
-import { decodeTree, findNode } from '../tree/tree.ts';
+import { findNode } from '../tree/tree.ts';
 import { underLock, type LockingOptions } from './locked.ts';
 
 export type RestoreTarget =
@@ -73,7 +73,7 @@ async function nodeAt(repo: Repository, root: string, path: string, signal: Abor
   let node: TreeNode | undefined;
   let tree = root;
   for (const part of path.split('/').filter((p) => p !== '')) {
-    node = findNode(decodeTree(await repo.loadBlob('tree', tree, signal)), Buffer.from(part));
+    node = findNode(await repo.loadTree(tree, signal), Buffer.from(part));
     if (!node?.subtree) return node;
     tree = node.subtree;
   }

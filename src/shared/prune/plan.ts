@@ -56,3 +56,45 @@ export function planPrune(usage: Iterable<PackUsage>, opts: PlanOptions): PruneP
   }
   return plan;
 }
+
+/**
+ * Of each used blob stored in several packs (two backups wrote it at once), prune keeps one copy, chosen as restic
+ * chooses it: going through the locations in index order, the first copy in a pack that holds other used blobs or
+ * nothing unused but copies (a pack an interrupted prune wrote), else the last copy. The copies not kept count as
+ * unused from then on, so a pack holding only such copies is deleted and one holding a few is repacked without them.
+ * `used[i]` is 1 for every location of a used blob and is cleared here for the copies not kept; `copies` lists the
+ * locations of each used blob that has more than one; `packOf(i)` is the pack of location i.
+ */
+export function keepOneCopy(used: Uint8Array, copies: readonly (readonly number[])[], packOf: (location: number) => ID): void {
+  if (copies.length === 0) return;
+  const blobOf = new Int32Array(used.length).fill(-1);
+  copies.forEach((locations, blob) => {
+    for (const at of locations) blobOf[at] = blob;
+  });
+  // per pack, the used blobs stored once (and the copies kept so far) and the blobs nothing uses
+  const packs = new Map<ID, { used: number; unused: number }>();
+  const packAt: ID[] = new Array(used.length);
+  for (let i = 0; i < used.length; i++) {
+    const id = (packAt[i] = packOf(i));
+    let p = packs.get(id);
+    if (!p) packs.set(id, (p = { used: 0, unused: 0 }));
+    if (blobOf[i] < 0) {
+      if (used[i] === 1) p.used++;
+      else p.unused++;
+    }
+  }
+  const left = copies.map((locations) => locations.length);
+  const kept = new Uint8Array(copies.length);
+  for (let i = 0; i < used.length; i++) {
+    const blob = blobOf[i];
+    if (blob < 0) continue;
+    const p = packs.get(packAt[i])!;
+    if (kept[blob] === 0 && (p.used > 0 || p.unused === 0 || left[blob] === 1)) {
+      kept[blob] = 1;
+      p.used++;
+    } else {
+      used[i] = 0;
+      left[blob]--;
+    }
+  }
+}

@@ -10,7 +10,7 @@ import type { PackedBlob } from '../pack/blob.ts';
 import type { Repository } from '../repository/repository.ts';
 import { loadSnapshotTrees, walkTrees } from '../repository/walk.ts';
 import { BlobTable } from '../index/table.ts';
-import { packUsage, planPrune, type PrunePlan } from './plan.ts';
+import { keepOneCopy, packUsage, planPrune, type PrunePlan } from './plan.ts';
 import { PackWriter, repoParts } from '../repository/pack-writer.ts';
 
 export interface PruneOptions {
@@ -34,13 +34,19 @@ export async function pruneLocked(repo: Repository, opts: PruneOptions): Promise
   const signal = opts.signal;
   await repo.loadIndex(signal);
   const used = new Uint8Array(repo.index.size);
+  // the locations of each used blob stored in more than one pack
+  const copies: number[][] = [];
   const mark = (id: ID, type: 'data' | 'tree'): void => {
     const pos = repo.index.position(id, type);
     if (pos < 0) throw new Error(`${type} blob ${id} is used by a snapshot but missing from the index; run "ferry repo check" before pruning`);
-    used[pos] = 1;
+    if (used[pos] === 1) return;
+    const all = repo.index.positions(id, type);
+    for (const at of all) used[at] = 1;
+    if (all.length > 1) copies.push(all);
   };
   const snapshots = await loadSnapshotTrees(repo, signal);
   await walkTrees(repo, snapshots.map((s) => s.tree), { tree: (id) => mark(id, 'tree'), data: (id) => mark(id, 'data') }, signal);
+  keepOneCopy(used, copies, (at) => repo.index.packAt(at));
 
   const usage = packUsage(withUse(repo.index, used));
   const storedSizes = new Map<ID, number>();
@@ -51,6 +57,7 @@ export async function pruneLocked(repo: Repository, opts: PruneOptions): Promise
   const result: PruneResult = { plan, packsDeleted: 0, packsWritten: 0, bytesFreed: 0, indexFilesRewritten: 0 };
   if (opts.dryRun || (plan.remove.length === 0 && plan.repack.length === 0 && orphans.length === 0)) return result;
 
+  // a kept pack is indexed whole, copies of blobs kept elsewhere included: an index lists every blob of a pack
   const next = new BlobTable(repo.index.size);
   const keep = new Set(plan.keep);
   const repack = new Map<ID, PackedBlob[]>(plan.repack.map((id) => [id, []]));

@@ -20,7 +20,8 @@ export class PackContents implements BlobList {
 
   /** False when the pack already holds the blob (it is then not to be appended again). */
   add(b: PackedBlob): boolean {
-    return this.#table.add('', b);
+    // a table keeps every location of a blob; a pack holds one
+    return !this.#table.has(b.id, b.type) && this.#table.add('', b);
   }
 
   forEachBlob(fn: (b: RawBlob) => void): void {

@@ -11,7 +11,7 @@ import { decodeUnpacked, encodeUnpacked } from './unpacked.ts';
 import { addKey, findKey } from './keys.ts';
 import { open as openSealed } from '../crypto/seal.ts';
 import { NoRepositoryError, RepositoryExistsError, CorruptBlobError, MissingBlobError } from './errors.ts';
-import { BlobTable } from '../index/table.ts';
+import { BlobTable, type BlobLocation } from '../index/table.ts';
 import { indexText, readIndexFile } from '../index/index-file.ts';
 import { readIndexFast } from '../index/index-fast.ts';
 import type { BlobType, PackedBlob } from '../pack/blob.ts';
@@ -19,6 +19,9 @@ import { openVerified } from '../pack/prepare.ts';
 import { decodeHeader, headerRange } from '../pack/header.ts';
 import { PackWriter, type PackWriterOptions } from './pack-writer.ts';
 import { TreeCache } from './tree-cache.ts';
+import { decodeTree } from '../tree/tree.ts';
+import type { TreeNode } from '../tree/node.ts';
+import { validateTree } from '../tree/validate.ts';
 import { mapConcurrent } from '../concurrency/map.ts';
 import { outlived } from '../memory/collect.ts';
 
@@ -51,6 +54,7 @@ export class Repository {
   /** index files whose contents are in `index` */
   readonly indexFiles = new Set<ID>();
   readonly #trees: TreeCache;
+  readonly #dataIndexed = (id: ID): boolean => this.index.has(id, 'data');
 
   private constructor(backend: Backend, config: RepoConfig, key: MasterKey, keyID: string) {
     this.backend = backend;
@@ -138,15 +142,48 @@ export class Repository {
 
   /**
    * Reads, decrypts, decompresses and verifies one blob; a mismatch names the pack and the blob. Trees come
-   * through a cache of pack ranges (a walk reads many trees of few packs); data blobs are read one by one.
+   * through a cache of pack ranges (a walk reads many trees of few packs); data blobs are read one by one. A blob
+   * stored in several packs is read from the first one indexed, and from the others when that one fails, as restic
+   * does; the first failure is the one reported.
    */
   async loadBlob(type: BlobType, id: ID, signal?: AbortSignal): Promise<Uint8Array> {
-    const loc = this.index.get(id, type);
-    if (!loc) throw new MissingBlobError(type, id);
-    const sealed = type === 'tree'
+    const first = this.index.get(id, type);
+    if (!first) throw new MissingBlobError(type, id);
+    try {
+      return await this.#loadAt(first, signal);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      for (const other of this.index.locations(id, type).slice(1)) {
+        try {
+          return await this.#loadAt(other, signal);
+        } catch {
+          // the next copy, if any
+        }
+      }
+      throw err;
+    }
+  }
+
+  async #loadAt(loc: BlobLocation, signal?: AbortSignal): Promise<Uint8Array> {
+    const sealed = loc.type === 'tree'
       ? await this.#trees.sealed(loc, signal)
       : await this.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
     return this.openPackedBlob(loc.pack, loc, sealed);
+  }
+
+  /**
+   * A tree, decoded and held to restic's invariants (tree/validate.ts); every error names the tree. `contents`
+   * false skips looking up files' data blobs in the index (a backup re-reads a file whose blobs are gone).
+   */
+  async loadTree(id: ID, signal?: AbortSignal, contents = true): Promise<TreeNode[]> {
+    const blob = await this.loadBlob('tree', id, signal);
+    let nodes: TreeNode[];
+    try {
+      nodes = decodeTree(blob);
+    } catch (err) {
+      throw new Error(`tree ${id} cannot be decoded: ${(err as Error).message}`);
+    }
+    return validateTree(id, nodes, contents ? this.#dataIndexed : undefined);
   }
 
   openPackedBlob(pack: ID, b: PackedBlob, sealed: Uint8Array): Uint8Array {

@@ -5,7 +5,8 @@
 import { link, mkdir, stat, symlink } from 'node:fs/promises';
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
-import { decodeTree, findNode } from '../tree/tree.ts';
+import { walkTrees } from '../repository/walk.ts';
+import { findNode } from '../tree/tree.ts';
 import { displayName, type TreeNode } from '../tree/node.ts';
 import { restoreMetadata } from '../fsmeta/restore.ts';
 import { XattrWriter } from '../fsmeta/xattr.ts';
@@ -127,6 +128,9 @@ class Restorer {
     const start = await this.#resolve(root, this.#opts.subpath ?? '/');
     const target = Buffer.from(this.#opts.target);
     if ('tree' in start) {
+      // every tree below is loaded and held to restic's invariants before anything is written: a bad tree deep down
+      // fails the restore with the target untouched rather than half restored
+      await walkTrees(this.#repo, [start.tree], {}, this.#opts.signal);
       await mkdir(target, { recursive: true });
       this.#small.start();
       await this.#restoreDir(start.tree, target, Promise.resolve());
@@ -160,7 +164,7 @@ class Restorer {
   }
 
   async #loadTree(id: ID): Promise<TreeNode[]> {
-    return decodeTree(await this.#repo.loadBlob('tree', id, this.#opts.signal));
+    return this.#repo.loadTree(id, this.#opts.signal);
   }
 
   /** Restores a directory's entries into `dir` (once `ready`: it exists); settles once every file below is written. */

@@ -3,7 +3,6 @@
 // known to read as zeros (zero-ranges.ts).
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
-import { decodeTree } from '../tree/tree.ts';
 import type { TreeNode } from '../tree/node.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
 import { writeFileContent } from './file-writer.ts';
@@ -23,7 +22,7 @@ export interface StreamRestoreOptions {
 
 /** The one file a stream snapshot's root tree holds. */
 export async function streamNode(repo: Repository, root: ID, signal?: AbortSignal): Promise<TreeNode> {
-  const nodes = decodeTree(await repo.loadBlob('tree', root, signal));
+  const nodes = await repo.loadTree(root, signal);
   if (nodes.length !== 1 || nodes[0].type !== 'file') {
     throw new RestoreError(`the snapshot holds ${nodes.length} entries at its root, not the single file of a block volume backup`);
   }

@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemBackend } from '../../../src/shared/backend/mem.ts';
 import { backup, type BackupResult } from '../../../src/shared/operations/backup.ts';
-import { decodeTree } from '../../../src/shared/tree/tree.ts';
+import { decodeTree, encodeTree } from '../../../src/shared/tree/tree.ts';
+import { encodeNode } from '../../../src/shared/tree/nodejson.ts';
+import { hashID } from '../../../src/shared/ids/id.ts';
+import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
 import type { TreeNode } from '../../../src/shared/tree/node.ts';
 import type { Repository } from '../../../src/shared/repository/repository.ts';
 import { testRepo } from '../../support/repo.ts';
@@ -96,3 +99,44 @@ test('a parent given as a promise (found while the lock is taken) is followed, a
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a parent whose tree breaks restic invariants is not trusted: the backup warns naming it and reads the files again', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-incr-hostile-'));
+  try {
+    for (const f of ['one', 'two']) await writeFile(join(dir, f), `content of ${f}`);
+    const repo = await testRepo(new MemBackend());
+    const first = await backup(repo, { paths: [dir] });
+    // the parent's folder of `dir` as an attacker rewrote it: its entries twice over (a duplicate name)
+    const good = decodeTree(await repo.loadBlob('tree', (await nodeAt(repo, first, dir, '')).subtree!));
+    const bad = Buffer.from(`{"nodes":[${[...good, ...good].map(encodeNode).join(',')}]}\n`);
+    const badID = hashID(bad);
+    const writer = repo.writer();
+    writer.claim('tree', badID);
+    await writer.add(prepareBlob(repo.key, 'tree', badID, bad, true), bad.length);
+    await writer.flush();
+    const parentTree = await rewritePath(repo, first.snapshot.tree, dir.split('/').filter(Boolean), badID);
+
+    const warnings: string[] = [];
+    const again = await backup(repo, { paths: [dir], parent: { id: 'parent', snapshot: { ...first.snapshot, tree: parentTree } }, onWarning: (m) => warnings.push(m) });
+    assert.ok(warnings.some((w) => w.includes(badID) && w.includes('"one"')), `no warning names tree ${badID}: ${warnings.join('\n')}`);
+    assert.equal(again.archive.counters.filesUnmodified, 0, 'nothing taken from the invalid tree');
+    assert.equal(again.archive.counters.filesNew, 2);
+    assert.equal((await nodeAt(repo, again, dir, '')).subtree, (await nodeAt(repo, first, dir, '')).subtree, 'the new snapshot is the valid tree again');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** A copy of the tree `root` whose folder at `path` has subtree `leaf`, each tree above it re-encoded and stored. */
+async function rewritePath(repo: Repository, root: string, path: string[], leaf: string): Promise<string> {
+  if (path.length === 0) return leaf;
+  const nodes = decodeTree(await repo.loadBlob('tree', root));
+  const at = nodes.findIndex((n) => Buffer.from(n.name).toString() === path[0]);
+  nodes[at] = { ...nodes[at], subtree: await rewritePath(repo, nodes[at].subtree!, path.slice(1), leaf) };
+  const bytes = encodeTree(nodes);
+  const id = hashID(bytes);
+  const writer = repo.writer();
+  if (writer.claim('tree', id)) await writer.add(prepareBlob(repo.key, 'tree', id, bytes, true), bytes.length);
+  await writer.flush();
+  return id;
+}

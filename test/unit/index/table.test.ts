@@ -6,7 +6,7 @@ import type { BlobType } from '../../../src/shared/pack/blob.ts';
 
 const id = (n: number, salt = ''): string => createHash('sha256').update(`${salt}${n}`).digest('hex');
 
-test('finds every blob among 200,000 (several chunks), keeps the first location of a duplicate, tells trees from data', () => {
+test('finds every blob among 200,000 (several chunks), tells trees from data', () => {
   const t = new BlobTable();
   const want = new Map<string, { pack: string; offset: number; length: number; uncompressedLength: number; type: BlobType }>();
   for (let n = 0; n < 200_000; n++) {
@@ -15,7 +15,7 @@ test('finds every blob among 200,000 (several chunks), keeps the first location 
     assert.equal(t.add(loc.pack, { id: id(n), ...loc }), true);
     want.set(type + id(n), loc);
   }
-  assert.equal(t.add(id(1, 'other'), { id: id(5), type: 'data', offset: 1, length: 2, uncompressedLength: 0 }), false, 'a duplicate is not added');
+  assert.equal(t.add(id(5 % 97, 'pack'), { id: id(5), type: 'data', offset: 15, length: 105, uncompressedLength: 405 }), false, 'the same location is not added twice');
   assert.equal(t.size, 200_000);
   let position = 0;
   for (const got of t.entries()) {
@@ -69,4 +69,25 @@ test('a million blobs take under 64 MiB, and a small table stays small', () => {
   const used = process.memoryUsage().arrayBuffers - before;
   assert.equal(t.size, 1_000_000);
   assert.ok(used < 64 * 1024 * 1024, `a million entries took ${(used / 1048576).toFixed(1)} MiB`);
+});
+
+test('a blob stored in several packs keeps every location; lookups answer the first one added', () => {
+  const t = new BlobTable(4);
+  const first = { id: id(1), type: 'data' as const, offset: 0, length: 10, uncompressedLength: 0 };
+  assert.equal(t.add(id(1, 'pack'), first), true);
+  // many other blobs in between, so the table grows and rehashes while both copies are in it
+  for (let n = 2; n < 5000; n++) t.add(id(n % 3, 'pack'), { id: id(n), type: 'data', offset: n, length: 10, uncompressedLength: 0 });
+  assert.equal(t.add(id(2, 'pack'), { ...first, offset: 40 }), true, 'a second pack');
+  assert.equal(t.add(id(1, 'pack'), { ...first, offset: 90 }), true, 'a second place in the same pack');
+  assert.equal(t.add(id(2, 'pack'), { ...first, offset: 40 }), false, 'the same location again');
+  for (let n = 5000; n < 20_000; n++) t.add(id(n % 3, 'pack'), { id: id(n), type: 'data', offset: n, length: 10, uncompressedLength: 0 });
+  assert.deepEqual(t.locations(id(1), 'data').map((l) => [l.pack, l.offset]), [[id(1, 'pack'), 0], [id(2, 'pack'), 40], [id(1, 'pack'), 90]]);
+  assert.deepEqual(t.get(id(1), 'data'), { ...first, pack: id(1, 'pack') });
+  assert.equal(t.position(id(1), 'data'), 0);
+  assert.deepEqual(t.positions(id(1), 'data'), [0, 4999, 5000]);
+  assert.equal(t.packAt(4999), id(2, 'pack'));
+  assert.deepEqual(t.locations(id(1), 'tree'), []);
+  assert.equal(t.size, 20_000 - 1 + 2);
+  // the span of the second pack covers the copy it holds
+  assert.deepEqual(t.span(id(2, 'pack'), 'data'), { start: 2, end: 19_997 + 10 });
 });

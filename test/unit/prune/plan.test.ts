@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planPrune, type PackUsage } from '../../../src/shared/prune/plan.ts';
+import { keepOneCopy, planPrune, type PackUsage } from '../../../src/shared/prune/plan.ts';
 
 const pack = (id: string, usedBytes: number, unusedBytes: number): PackUsage => ({
   id, usedBytes, unusedBytes, usedBlobs: usedBytes > 0 ? 1 : 0, unusedBlobs: unusedBytes > 0 ? 1 : 0,
@@ -21,4 +21,22 @@ test('prune plan: unused packs go, mostly-unused packs are repacked, the rest st
   const plan = planPrune([pack('b', 1, 99)], { repackUnusedFraction: 0.5 });
   assert.equal(plan.repackBytes, 1);
   assert.equal(plan.unusedBytes, 99);
+});
+
+test('of a blob stored in several packs, prune keeps the copy restic keeps', () => {
+  // each case: the pack of every location, which are used (1) or not (0), the locations of each used blob with copies,
+  // and which locations stay used
+  const cases: { name: string; packs: string; used: number[]; copies: number[][]; kept: number[] }[] = [
+    { name: 'the copy beside other used blobs', packs: 'aab', used: [1, 1, 1], copies: [[1, 2]], kept: [1, 1, 0] },
+    { name: 'the later copy when the earlier pack holds nothing else used', packs: 'aabb', used: [0, 1, 1, 1], copies: [[1, 2]], kept: [0, 0, 1, 1] },
+    { name: 'a pack of nothing but copies (an interrupted prune wrote it) over a mostly unused one', packs: 'aab', used: [0, 1, 1], copies: [[1, 2]], kept: [0, 0, 1] },
+    { name: 'the last copy when no pack is better', packs: 'aabb', used: [0, 1, 0, 1], copies: [[1, 3]], kept: [0, 0, 0, 1] },
+    { name: 'copies in one pack', packs: 'aa', used: [1, 1], copies: [[0, 1]], kept: [1, 0] },
+    { name: 'two blobs sharing two packs end up in one', packs: 'abab', used: [1, 1, 1, 1], copies: [[0, 1], [2, 3]], kept: [1, 0, 1, 0] },
+  ];
+  for (const c of cases) {
+    const used = Uint8Array.from(c.used);
+    keepOneCopy(used, c.copies, (at) => c.packs[at]);
+    assert.deepEqual([...used], c.kept, c.name);
+  }
 });

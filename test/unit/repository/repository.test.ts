@@ -178,3 +178,24 @@ test('index files in any JSON spelling load, the fast reader giving way to the g
   assert.equal(reopened.index.size, 3);
   for (const id of ids) assert.deepEqual(reopened.index.get(id, 'data'), written.get(id));
 });
+
+test('a blob stored by two writers that did not see each other is read from its other copy when the first is damaged', async () => {
+  const backend = new MemBackend();
+  const first = await testRepo(backend);
+  // opened before the first stores anything: like a concurrent backup, it stores the same blob again
+  const second = await Repository.open(backend, testPassword);
+  const plain = randomBytes(5000, 43);
+  const [id] = await storeBlobs(first, [plain]);
+  await storeBlobs(second, [plain]);
+
+  const repo = await Repository.open(backend, testPassword);
+  await repo.loadIndex();
+  const packs: string[] = [];
+  for await (const f of backend.list('pack')) packs.push(f.name);
+  assert.equal(packs.length, 2, 'two packs hold the blob');
+  const loc = repo.index.get(id, 'data')!;
+  const bytes = await backend.load({ type: 'pack', name: loc.pack });
+  bytes[loc.offset + 100] ^= 1;
+  await backend.save({ type: 'pack', name: loc.pack }, bytes);
+  assert.ok(Buffer.from(await repo.loadBlob('data', id)).equals(Buffer.from(plain)), 'read from the undamaged copy');
+});
