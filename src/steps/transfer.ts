@@ -179,7 +179,7 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
     const p = await restoreTree(repo, entry.snapshot.tree, { target, subpath, signal, onProgress });
     // the volume's root is the backed-up directory itself: its owner, mode and times come back too
     const root = await nodeAt(repo, entry.snapshot.tree, subpath, signal);
-    if (root) await restoreMetadata(Buffer.from(target), root);
+    if (root) restoreMetadata(target, root);
     files = p.filesDone;
     bytes = p.bytesDone;
   }
