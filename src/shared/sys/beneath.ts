@@ -21,11 +21,19 @@ export const dirPathFlags = O_PATH | constants.O_DIRECTORY;
 /** false once openat2 turned out to be refused in this thread */
 let openat2Works = true;
 
+/** struct open_how for each (flags, mode) used: a restore opens a million files with the same two */
+const hows = new Map<number, Buffer>();
+
 function openHow(flags: number, mode: number): Buffer {
-  const how = Buffer.alloc(24);
-  how.writeBigUInt64LE(BigInt(flags | O_CLOEXEC), 0);
-  how.writeBigUInt64LE(BigInt(mode), 8);
-  how.writeBigUInt64LE(BigInt(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), 16);
+  const key = flags * 0o10000 + mode;
+  let how = hows.get(key);
+  if (how === undefined) {
+    how = Buffer.alloc(24);
+    how.writeBigUInt64LE(BigInt(flags | O_CLOEXEC), 0);
+    how.writeBigUInt64LE(BigInt(mode), 8);
+    how.writeBigUInt64LE(BigInt(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), 16);
+    hows.set(key, how);
+  }
   return how;
 }
 
