@@ -58,7 +58,7 @@ async function main(clean: boolean): Promise<number> {
     const download = await waitForEnd(kube, 'DataDownload', scene.restoreNamespace, 'restore', { quiet: false, pollMs: 500 }) as DataDownload;
 
     consola.start('Comparing the restored volume with the original, entry by entry...');
-    const differences = await compareTrees(scene.volumePath, await restoredVolume(kube, scene, scene.pvc), { mtimeToleranceNs: 1000n });
+    const differences = await compareTrees(scene.volumePath, await restoredVolume(kube, scene, scene.pvc));
     const location = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: scene.location });
     const lines = summaryLines({
       scene, sample, upload, download, differences, kubeconfig: record.kubeconfig,

@@ -84,7 +84,7 @@ describe('restore into another namespace', { timeout: 30 * 60_000 }, () => {
     assert.ok(seen.some((s) => s.phase === 'InProgress'), 'the restore was watched while it ran');
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/restored`);
     assert.equal(pvc.status.phase, 'Bound');
-    assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
+    assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName)), []);
     assert.deepEqual(await settledLeftovers(w.cluster, final.metadata.uid), []);
   });
 

@@ -147,7 +147,7 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
     assert.match(out, /restore copy Completed: 512\.0 MiB in 8 files/);
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/data`);
     assert.equal(pvc.status.phase, 'Bound');
-    assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
+    assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName)), []);
   });
 
   it('get, describe and logs work on it like on a backup', async () => {

@@ -168,7 +168,7 @@ async function pair(i: number, uploadPlan: PlannedKill[], downloadPlan: PlannedK
     return result;
   }
   const pvc = await w.cluster.kube.get(`${claims(w.app)}/${target}`);
-  const diffs = await compareTrees(source, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n });
+  const diffs = await compareTrees(source, await volumePath(w.cluster, pvc.spec.volumeName));
   result.failures.push(...diffs.slice(0, 5).map((d) => `${down.final.metadata.name}: ${d}`));
   result.failures.push(...(await settledLeftovers(w.cluster, down.final.metadata.uid)).map((l) => `${down.final.metadata.name} left ${l}`));
   return result;

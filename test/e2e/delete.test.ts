@@ -88,7 +88,7 @@ describe('deleting a DataUpload', { timeout: 30 * 60_000 }, () => {
     const { final } = await watchUntil(w.cluster, `${downloads(w.app)}/narrow-copy`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000);
     assert.equal(final.status.phase, 'Completed', final.status.message);
     const pvc = await w.cluster.kube.get(`${claims(w.app)}/restored-narrow`);
-    assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
+    assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName)), []);
 
     await w.cluster.kube.waitFor(`${uploads(w.app)}?fieldSelector=metadata.name=wide`, 'the DataUpload to be gone', (list) => (list.items.length === 0 ? true : undefined), 10 * 60_000);
     assert.ok(!(await w.snapshotsOf(w.app)).some((e) => e.id === wide.status.snapshotID), 'once the restore ended, the deletion went through');

@@ -203,7 +203,7 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     const { final } = await watchUntil(w.cluster, `${downloads(w.app)}/reading`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
     assert.equal(final.status.phase, 'Completed', final.status.message);
     const pvc = await w.cluster.kube.get(`${claims(w.app)}/restored-reading`);
-    assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName), { mtimeToleranceNs: 1000n }), []);
+    assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName)), []);
   });
 
   it('prune frees what a forgotten snapshot used, and the history shows the bytes freed', async (t) => {

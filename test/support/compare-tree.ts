@@ -11,11 +11,6 @@ export interface CompareOptions {
   ownership?: boolean;
   /** require the restored copy of a sparse file to occupy no more blocks than the original, plus slack */
   sparse?: boolean;
-  /**
-   * Allowed mtime difference. Node sets file times from a double number of seconds, which near the present
-   * resolves about 240 ns, so a ferry restore keeps mtimes to a fraction of a microsecond; restic keeps them exact.
-   */
-  mtimeToleranceNs?: bigint;
 }
 
 interface Entry {
@@ -43,12 +38,8 @@ async function scan(root: string): Promise<Map<string, Entry>> {
   return out;
 }
 
-function absDiff(a: bigint, b: bigint): bigint {
-  return a > b ? a - b : b - a;
-}
-
 export async function compareTrees(a: string, b: string, opts: CompareOptions = {}): Promise<string[]> {
-  const { dirTimes = true, ownership = true, sparse = true, mtimeToleranceNs = 0n } = opts;
+  const { dirTimes = true, ownership = true, sparse = true } = opts;
   const [ea, eb] = await Promise.all([scan(a), scan(b)]);
   const diffs: string[] = [];
   const show = (k: string) => JSON.stringify(Buffer.from(k, 'latin1').toString());
@@ -72,7 +63,7 @@ export async function compareTrees(a: string, b: string, opts: CompareOptions = 
     if (x.hash !== y.hash) diffs.push(`${s}: content differs`);
     if (x.target !== y.target) diffs.push(`${s}: symlink target differs`);
     if (x.st.isFile() && x.st.size !== y.st.size) diffs.push(`${s}: size ${x.st.size} != ${y.st.size}`);
-    if ((dirTimes || !x.st.isDirectory()) && absDiff(x.st.mtimeNs, y.st.mtimeNs) > mtimeToleranceNs) diffs.push(`${s}: mtime ${x.st.mtimeNs} != ${y.st.mtimeNs}`);
+    if ((dirTimes || !x.st.isDirectory()) && x.st.mtimeNs !== y.st.mtimeNs) diffs.push(`${s}: mtime ${x.st.mtimeNs} != ${y.st.mtimeNs}`);
     if (sparse && x.st.isFile() && x.st.blocks < x.st.size / 512n / 2n && y.st.blocks > x.st.blocks + 256n) {
       diffs.push(`${s}: sparse file restored dense (${y.st.blocks} blocks, original ${x.st.blocks})`);
     }

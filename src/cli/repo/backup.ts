@@ -20,7 +20,7 @@ export default defineCommand({
     tag: { type: 'string', description: 'tag the snapshot (repeatable, or comma-separated)' },
     host: { type: 'string', description: 'hostname recorded in the snapshot (default: this machine)' },
     parent: { type: 'string', description: 'snapshot to compare against: an id, "latest" (default: latest with the same paths and host), or "none"' },
-    xattrs: { type: 'boolean', description: 'record extended attributes (slower: read through getfattr)', default: false },
+    xattrs: { type: 'boolean', description: 'record extended attributes', default: false },
     stream: { type: 'string', description: 'back up the single PATH (a block device, image or pipe) as one file with this name', valueHint: 'NAME' },
     'pack-size': { type: 'string', description: 'target size of the pack files in MiB, 1 to 128 (default 16)', valueHint: 'MiB' },
   },

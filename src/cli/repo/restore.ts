@@ -13,7 +13,7 @@ export default defineCommand({
     ...repoArgs,
     ...lockArgs,
     snapshot: { type: 'positional', description: 'snapshot id prefix or "latest", optionally followed by :/path/inside', required: true, valueHint: 'SNAPSHOT[:PATH]' },
-    xattrs: { type: 'boolean', description: 'restore recorded extended attributes (through setfattr)', default: false },
+    xattrs: { type: 'boolean', description: 'restore recorded extended attributes', default: false },
     target: { type: 'string', alias: 't', description: 'directory to restore into (created if missing); for a single file, the file or device to write', valueHint: 'DIR' },
   },
   async run({ args }) {

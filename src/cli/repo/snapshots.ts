@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
 import { listSnapshots } from '../../shared/repository/snapshots.ts';
-import { formatGoTime } from '../../shared/tree/gotime.ts';
+import { formatGoTime, localTime } from '../../shared/tree/gotime.ts';
 import { formatBytes, printJSON } from '../output.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { short } from './common.ts';
@@ -21,7 +21,7 @@ export default defineCommand({
     } else if (entries.length === 0) {
       consola.info('no snapshots');
     } else {
-      const rows = entries.map((e) => [short(e.id), formatGoTime(e.snapshot.time).slice(0, 19).replace('T', ' '), e.snapshot.hostname, e.snapshot.tags.join(','), e.snapshot.paths.join(','), e.snapshot.summary ? formatBytes(e.snapshot.summary.totalBytesProcessed) : '']);
+      const rows = entries.map((e) => [short(e.id), formatGoTime(localTime(e.snapshot.time.ns)).slice(0, 19).replace('T', ' '), e.snapshot.hostname, e.snapshot.tags.join(','), e.snapshot.paths.join(','), e.snapshot.summary ? formatBytes(e.snapshot.summary.totalBytesProcessed) : '']);
       printTable(['ID', 'Time', 'Host', 'Tags', 'Paths', 'Size'], rows);
     }
     await repo.close();

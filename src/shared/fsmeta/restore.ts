@@ -1,60 +1,71 @@
-// Puts a node's metadata back on a restored entry, in an order that keeps each step's effect: ownership
-// first (chown clears setuid / setgid and file capabilities), then extended attributes, then the mode,
-// then the times. Directories must get theirs after their children are written, or writing the
-// children moves the directory's mtime again; that ordering is the restorer's job.
-//
-// Times go through fs.utimes / fs.lutimes, which take seconds as a double: a present-day time keeps
-// about 240 ns of precision (a double's resolution near 1.7e9 s is 2^-22 s), not restic's exact ns.
-// Node has no call that sets nanoseconds exactly.
-import { chmod, lchown, lutimes, utimes } from 'node:fs/promises';
-import type { GoTime } from '../tree/gotime.ts';
+// Puts a node's metadata back on a restored entry, named inside its open parent folder and never through a symlink
+// (the *at calls with AT_SYMLINK_NOFOLLOW), in an order that keeps each step's effect: ownership first (chown clears
+// setuid / setgid and file capabilities), then extended attributes, then the mode, then the times, to the
+// nanosecond. Directories must get theirs after their children are written, or writing the children moves the
+// directory's mtime again; that ordering is the restorer's job.
+import { basename, dirname } from 'node:path';
+import { closeDescriptor, dirPathFlags, O_CLOEXEC } from '../sys/beneath.ts';
+import { setModeAt, setOwnerAt, setTimesAt, timespecs } from '../sys/attributes.ts';
+import { procPath } from '../sys/entries.ts';
+import { check, cPath, libc } from '../sys/libc.ts';
+import { setXattrOf } from '../sys/xattrs.ts';
 import { posixPermissionsFromGoMode } from '../tree/mode.ts';
 import type { TreeNode } from '../tree/node.ts';
-import type { XattrWriter } from './xattr.ts';
 
 export interface RestoreOptions {
-  /** extended attributes are restored only with a writer */
-  xattrs?: XattrWriter;
-}
-
-/**
- * The instant in the seconds fs.utimes takes: the closest double, written as a string because Node
- * silently replaces a negative number (a time before 1970) with the current time, but not a string.
- */
-export function utimesSeconds(t: GoTime): string {
-  const sec = t.ns / 1_000_000_000n - (t.ns < 0n && t.ns % 1_000_000_000n !== 0n ? 1n : 0n);
-  return String(Number(sec) + Number(t.ns - sec * 1_000_000_000n) / 1e9);
+  /** restore the node's extended attributes too */
+  xattrs?: boolean;
 }
 
 function isRoot(): boolean {
   return process.geteuid?.() === 0;
 }
 
-/** Applies ownership, extended attributes, mode and times; every step is tried, the first failure thrown. */
-export async function restoreMetadata(path: Buffer, node: TreeNode, opts: RestoreOptions = {}): Promise<void> {
+/** The node's atime and mtime as the two timespecs utimensat and futimens take. */
+export function nodeTimes(node: TreeNode): Buffer {
+  return timespecs(node.atime.ns, node.mtime.ns);
+}
+
+/**
+ * Applies ownership, extended attributes, mode and times to `name` in the folder `dirfd`; every step is tried, and
+ * one error names the entry (`shown`) and each step that failed.
+ */
+export function restoreMetadataAt(dirfd: number, name: Uint8Array, node: TreeNode, shown: string, opts: RestoreOptions = {}): void {
   const failures: string[] = [];
-  const attempt = async (what: string, step: () => Promise<void>): Promise<void> => {
+  const attempt = (what: string, step: () => void): void => {
     try {
-      await step();
+      step();
     } catch (err) {
       failures.push(`${what}: ${(err as Error).message}`);
     }
   };
-  await attempt('ownership', async () => {
+  attempt('ownership', () => {
     try {
-      await lchown(path, node.uid, node.gid);
+      setOwnerAt(dirfd, name, node.uid, node.gid);
     } catch (err) {
       // Like cp -a and restic: without root, files simply belong to the restoring user.
       if (isRoot() || (err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
     }
   });
   if (opts.xattrs && node.extendedAttributes.length > 0) {
-    const writer = opts.xattrs;
-    await attempt('extended attributes', () => writer.write(path, node.extendedAttributes));
+    // the parent folder's /proc entry reaches the entry by name; lsetxattr does not follow it if it is a symlink
+    const path = procPath(dirfd, name);
+    attempt('extended attributes', () => {
+      for (const a of node.extendedAttributes) setXattrOf(path, a.name, a.value ?? new Uint8Array(0));
+    });
   }
   // A symlink's own mode cannot be changed on Linux and is always 0777.
-  if (node.type !== 'symlink') await attempt('mode', () => chmod(path, posixPermissionsFromGoMode(node.mode)));
-  const setTimes = node.type === 'symlink' ? lutimes : utimes;
-  await attempt('times', () => setTimes(path, utimesSeconds(node.atime), utimesSeconds(node.mtime)));
-  if (failures.length > 0) throw new Error(`could not restore the metadata of ${path.toString('utf8')}: ${failures.join('; ')}`);
+  if (node.type !== 'symlink') attempt('mode', () => setModeAt(dirfd, name, posixPermissionsFromGoMode(node.mode)));
+  attempt('times', () => setTimesAt(dirfd, name, nodeTimes(node)));
+  if (failures.length > 0) throw new Error(`could not restore the metadata of ${shown}: ${failures.join('; ')}`);
+}
+
+/** restoreMetadataAt for a path the caller chose (the folder a volume is mounted on), whose last component is named. */
+export function restoreMetadata(path: string, node: TreeNode, opts: RestoreOptions = {}): void {
+  const dirfd = check(libc().openat(-100, cPath(dirname(path)), dirPathFlags | O_CLOEXEC, 0), 'open', dirname(path));
+  try {
+    restoreMetadataAt(dirfd, Buffer.from(basename(path)), node, path, opts);
+  } finally {
+    closeDescriptor(dirfd);
+  }
 }

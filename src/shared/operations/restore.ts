@@ -62,7 +62,7 @@ export function restore(repo: Repository, opts: RestoreOptions): Promise<Restore
     const p = await restoreTree(repo, entry.snapshot.tree, { target: t.path, subpath, xattrs, signal, onProgress: opts.onProgress });
     if (t.kind === 'volume') {
       const root = await nodeAt(repo, entry.snapshot.tree, subpath, signal);
-      if (root) await restoreMetadata(Buffer.from(t.path), root);
+      if (root) restoreMetadata(t.path, root);
     }
     return { snapshot: entry, filesDone: p.filesDone, bytesDone: p.bytesDone };
   });

@@ -4,7 +4,7 @@
 // hole is extended to its size at the end (one system call fewer for every file that ends in data, most of them).
 // A file is opened only when its first blob is ready, so files waiting for data hold no descriptor and the restorer
 // can ask for the blobs of many files before their folders even exist.
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { open, unlink } from 'node:fs/promises';
 import { zeroID, type ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
 import { plainLength } from '../pack/blob.ts';
@@ -28,7 +28,7 @@ const zeroPage = new Uint8Array(page);
  * and zeros (the edge of a sparse region) thus costs only its data pages on disk. Returns the end of the last
  * byte written (0 when nothing was).
  */
-async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: number): Promise<number> {
+async function writeSkippingZeros(fh: WritableFile, data: Uint8Array, offset: number): Promise<number> {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   let runStart = -1;
   let end = 0;
@@ -52,7 +52,7 @@ async function writeSkippingZeros(fh: FileHandle, data: Uint8Array, offset: numb
   return end;
 }
 
-async function writeWhole(fh: FileHandle, data: Uint8Array, offset: number): Promise<number> {
+async function writeWhole(fh: WritableFile, data: Uint8Array, offset: number): Promise<number> {
   await fh.write(data, 0, data.byteLength, offset);
   return offset + data.byteLength;
 }
@@ -92,6 +92,16 @@ export interface WriteTarget extends ZeroTarget {
   existing?: boolean;
   /** settles once the file's folder exists; the file is created only after it */
   ready?: Promise<unknown>;
+  /** creates the file (in place of opening `path`), and removes it again when its content fails */
+  create?: () => WritableFile;
+  discard?: () => void;
+}
+
+/** What the writer needs of an open file: a FileHandle, or a DescriptorFile. */
+export interface WritableFile {
+  write(buf: Uint8Array, offset: number, length: number, position: number): Promise<unknown>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** Where a file's blobs come from: a reader of verified plaintext, told when each blob it handed over is written. */
@@ -115,11 +125,11 @@ export async function writeFileContent(
   target: WriteTarget = {},
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
-  let opened: Promise<FileHandle> | undefined;
-  const handle = (): Promise<FileHandle> => {
-    opened ??= (async () => {
+  let opened: Promise<WritableFile> | undefined;
+  const handle = (): Promise<WritableFile> => {
+    opened ??= (async (): Promise<WritableFile> => {
       await target.ready;
-      return open(path, target.existing ? 'r+' : 'w', 0o600);
+      return target.create ? target.create() : open(path, target.existing ? 'r+' : 'w', 0o600);
     })();
     return opened;
   };
@@ -174,6 +184,6 @@ export async function writeFileContent(
     const fh = await opened?.catch(() => undefined);
     // close waits for writes still in flight, so nothing lands after the file is removed
     await fh?.close();
-    if (failed && fh && !target.existing) await unlink(path).catch(() => undefined);
+    if (failed && fh && !target.existing) await (target.discard ? Promise.resolve().then(target.discard) : unlink(path)).catch(() => undefined);
   }
 }

@@ -2,15 +2,23 @@
 // once through a pack reader (each file asks for all its blobs at once, so one read of a pack serves every file in
 // flight that needs it), hard links recreated from inode numbers, and directory metadata applied last (writing into
 // a directory changes its mtime). Every blob is verified against its id before it is written.
-import { link, mkdir, stat, symlink } from 'node:fs/promises';
+//
+// Every entry is made below the target folder's descriptor, by a path relative to it that the kernel resolves
+// without following symlinks or leaving the target (target-entries.ts): whatever the repository or the target
+// volume holds, the restore changes nothing outside the target.
+import { closeSync, constants, openSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
 import { walkTrees } from '../repository/walk.ts';
 import { findNode } from '../tree/tree.ts';
 import { displayName, type TreeNode } from '../tree/node.ts';
-import { restoreMetadata } from '../fsmeta/restore.ts';
-import { XattrWriter } from '../fsmeta/xattr.ts';
-import { createSpecialFiles } from '../fsmeta/special.ts';
+import { restoreMetadataAt } from '../fsmeta/restore.ts';
+import { preallocate } from '../sys/allocate.ts';
+import { S_IFBLK, S_IFCHR, S_IFIFO } from '../sys/entries.ts';
+import { childPath, createFile, inParent, makeFolder, makeHardLink, makeNodeEntry, makeSymlinkEntry, removeFile } from './target-entries.ts';
+import { DescriptorFile } from './descriptor-file.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
 import { isZeroBlob, placeBlobs, writeFileContent, type BlobPlacement, type ContentSource, type WriteTarget } from './file-writer.ts';
 import { SmallFileWriter } from './small-file-writer.ts';
@@ -38,13 +46,14 @@ export interface RestoreOptions {
   workers?: number;
   signal?: AbortSignal;
   onProgress?: ProgressFn;
-  /** put recorded extended attributes back (through batched setfattr) */
+  /** put recorded extended attributes back */
   xattrs?: boolean;
 }
 
 export class RestoreError extends Error {}
 
-const sep = Buffer.from('/');
+/** the type bits mknodat takes for each special file restored */
+const nodeTypeBits: Partial<Record<TreeNode['type'], number>> = { fifo: S_IFIFO, dev: S_IFBLK, chardev: S_IFCHR };
 /** files being restored at once: enough that the blobs of many small files share pack reads; few enough that their
  * bookkeeping stays small (dataset B: 512 measured 250 MiB peak, 256 about 225) */
 const filesInFlight = 256;
@@ -92,8 +101,13 @@ class Restorer {
   readonly #tick: { tick(): void; flush(): void };
   /** each hard-linked inode's first path, settling once that file is written */
   readonly #links = new Map<string, Promise<Buffer>>();
-  readonly #meta: { xattrs?: XattrWriter };
+  readonly #meta: { xattrs?: boolean };
   readonly #small: SmallFileWriter;
+  /** the descriptor every restored path is relative to: the target folder (or the folder of a single entry) */
+  #root = -1;
+  /** entries being restored; the root descriptor stays open until none is, so none can reach a reused number */
+  #busy = 0;
+  #idle: PromiseWithResolvers<void> | undefined;
 
   constructor(repo: Repository, opts: RestoreOptions) {
     // the walk keeps tree nodes and files in flight alive across scavenges, which grows the young generation to its
@@ -113,14 +127,17 @@ class Restorer {
     this.#small = new SmallFileWriter(repo.key);
     this.#files = new FileSlots(filesInFlight);
     this.#tick = throttled(opts.onProgress, this.#progress);
-    this.#meta = opts.xattrs ? { xattrs: new XattrWriter() } : {};
+    this.#meta = { xattrs: opts.xattrs === true };
   }
 
   async run(root: ID): Promise<Progress> {
     try {
       return await this.#run(root);
     } finally {
-      await Promise.all([this.#pool.close(), this.#small.close()]);
+      await this.#small.close();
+      await this.#settled();
+      await this.#pool.close();
+      if (this.#root >= 0) closeSync(this.#root);
     }
   }
 
@@ -132,8 +149,10 @@ class Restorer {
       // fails the restore with the target untouched rather than half restored
       await walkTrees(this.#repo, [start.tree], {}, this.#opts.signal);
       await mkdir(target, { recursive: true });
-      this.#small.start();
-      await this.#restoreDir(start.tree, target, Promise.resolve());
+      // the target itself is the caller's choice, followed if it is a symlink; nothing below it is
+      this.#root = openSync(target, constants.O_RDONLY | constants.O_DIRECTORY);
+      this.#small.start(this.#root);
+      await this.#restoreDir(start.tree, Buffer.alloc(0), Promise.resolve());
     } else if (start.node.type === 'file') {
       // one file (a stream backup of a block volume): the target is the file, or the device to fill
       const st = await stat(target).catch(() => undefined);
@@ -141,7 +160,9 @@ class Restorer {
       await this.#writeFile(start.node, target, { existing: st?.isBlockDevice() === true });
       this.#progress.filesDone++;
     } else {
-      await this.#restoreNode(start.node, target, Promise.resolve());
+      this.#root = openSync(dirname(this.#opts.target), constants.O_RDONLY | constants.O_DIRECTORY);
+      this.#small.start(this.#root);
+      await this.#hold(this.#restoreNode(start.node, Buffer.from(basename(this.#opts.target)), Promise.resolve()));
     }
     this.#progress.totalsFinal = true;
     this.#tick.flush();
@@ -167,6 +188,23 @@ class Restorer {
     return this.#repo.loadTree(id, this.#opts.signal);
   }
 
+  /** Counts `p` among the entries in flight until it settles. */
+  #hold(p: Promise<void>): Promise<void> {
+    this.#busy++;
+    const settle = (): void => {
+      if (--this.#busy === 0) this.#idle?.resolve();
+    };
+    p.then(settle, settle);
+    return p;
+  }
+
+  async #settled(): Promise<void> {
+    while (this.#busy > 0) {
+      this.#idle = Promise.withResolvers<void>();
+      await this.#idle.promise;
+    }
+  }
+
   /** Restores a directory's entries into `dir` (once `ready`: it exists); settles once every file below is written. */
   async #restoreDir(tree: ID, dir: Buffer, ready: Promise<void>): Promise<void> {
     await (await this.#scheduleDir(tree, dir, ready)).done;
@@ -184,15 +222,14 @@ class Restorer {
     const pending: Promise<void>[] = [];
     const track = (p: Promise<void>): void => {
       p.catch(() => undefined); // failures surface through Promise.all below
-      pending.push(p);
+      pending.push(this.#hold(p));
     };
     for (const node of nodes) {
       this.#opts.signal?.throwIfAborted();
-      const path = Buffer.concat([dir, sep, checkedName(node.name)]);
+      const path = childPath(dir, checkedName(node.name));
       if (node.type === 'dir') {
-        const made = ready.then(() => mkdir(path, { mode: 0o700 })).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'EEXIST') throw err;
-        });
+        // an entry already there in its place is replaced, never followed (see target-entries.ts)
+        const made = ready.then(() => makeFolder(this.#root, path));
         made.catch(() => undefined); // surfaces through the entry tracked below
         const below = await this.#scheduleDir(node.subtree!, path, made);
         // a directory's times are set last: writing its entries changes them
@@ -209,8 +246,13 @@ class Restorer {
 
   /** A folder's metadata goes through the small-file thread too, unless it has extended attributes to restore. */
   #dirMetadata(path: Buffer, node: TreeNode): Promise<void> {
-    if (this.#meta.xattrs && node.extendedAttributes.length > 0) return restoreMetadata(path, node, this.#meta);
+    if (this.#meta.xattrs && node.extendedAttributes.length > 0) return Promise.resolve().then(() => this.#metadata(path, node));
     return this.#small.writeMetadata(path, node);
+  }
+
+  /** Restores the metadata of the entry `path`, by name in its folder, following no symlink. */
+  #metadata(path: Buffer, node: TreeNode): void {
+    inParent(this.#root, path, (dirfd, name) => restoreMetadataAt(dirfd, name, node, path.toString(), this.#meta));
   }
 
   /** Restores one entry at `path`, once `ready` (its folder exists). */
@@ -227,21 +269,41 @@ class Restorer {
         }
         break;
       case 'symlink':
-        await symlink(Buffer.from(node.linkTarget), path);
+        makeSymlinkEntry(this.#root, path, node.linkTarget);
         break;
       case 'dir':
-        await mkdir(path, { recursive: true });
+        makeFolder(this.#root, path);
         if (node.subtree) await this.#restoreDir(node.subtree, path, ready);
         break;
       case 'socket':
         // a socket belongs to the process that listened on it; like restic, nothing is recreated
         return;
-      default:
-        await createSpecialFiles(this.#opts.target, [{ path, node }]);
+      default: {
+        const type = nodeTypeBits[node.type];
+        if (type === undefined) throw new RestoreError(`cannot restore ${path.toString()}: it is a ${node.type}, not a file, folder, symlink, fifo, device or socket`);
+        // made 0600 as restic does; its recorded mode follows with the rest of its metadata
+        makeNodeEntry(this.#root, path, type | 0o600, node.device);
+      }
     }
-    await restoreMetadata(path, node, this.#meta);
+    this.#metadata(path, node);
     this.#progress.filesDone++;
     this.#tick.tick();
+  }
+
+  /** Writes a file's content into a new file `path` below the root. */
+  #writeNewFile(node: TreeNode, path: Buffer, ready: Promise<void>): Promise<void> {
+    const root = this.#root;
+    const sparse = placeBlobs(this.#repo, node.content ?? []).blobs.some(isZeroBlob);
+    return this.#writeFile(node, path, {
+      ready,
+      create: () => {
+        const fd = createFile(root, path);
+        // the file system can lay the file out in one piece; a sparse file keeps its holes
+        if (!sparse) preallocate(fd, Number(node.size));
+        return new DescriptorFile(fd);
+      },
+      discard: () => removeFile(root, path),
+    });
   }
 
   #writeFile(node: TreeNode, path: Buffer, target: WriteTarget = {}): Promise<void> {
@@ -260,11 +322,11 @@ class Restorer {
     if (first) {
       const from = await first;
       await ready;
-      await link(from, path);
+      makeHardLink(this.#root, from, path);
       return false;
     }
     const small = this.#smallBlob(node);
-    const written = (small === undefined ? this.#writeFile(node, path, { ready }) : this.#writeSmall(node, path, ready, small)).then(() => path);
+    const written = (small === undefined ? this.#writeNewFile(node, path, ready) : this.#writeSmall(node, path, ready, small)).then(() => path);
     if (key) this.#links.set(key, written);
     await written;
     return small !== undefined;
@@ -272,7 +334,7 @@ class Restorer {
 
   /**
    * The one blob of a small file the small-file thread can write, metadata and all ('none' for an empty file), or
-   * undefined: larger files are written a blob at a time, and extended attributes need setfattr.
+   * undefined: larger files are written a blob at a time, and extended attributes are set on the main thread.
    */
   #smallBlob(node: TreeNode): BlobPlacement | 'none' | undefined {
     const content = node.content ?? [];

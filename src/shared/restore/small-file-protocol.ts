@@ -1,13 +1,12 @@
 // Messages between a restore and its small-file thread: files to write with their metadata, and the metadata of
 // folders whose entries are all written. A batch is one buffer, transferred rather than cloned
 // (cloning an array of job objects cost about 14 us a file, and cloning a Buffer copies its whole backing store, an
-// 8 KiB pool slab for a short path). Each file is a fixed header followed by its path, its blob's id (sealed files
-// only), its content and its two times:
-//   u32 path length, u32 content length, f64 size, u32 uid, u32 gid, u32 mode, u8 atime length, u8 mtime length,
+// 8 KiB pool slab for a short path). Each file is a fixed header followed by its path (relative to the restore's
+// target folder, whose descriptor the batch carries), its blob's id (sealed files only) and its content:
+//   u32 path length, u32 content length, f64 size, u32 uid, u32 gid, u32 mode,
 //   u8 kind (0: a file to write, 1: an existing folder's metadata only, 2: a file whose content is a sealed blob),
-//   u32 the blob's uncompressed length (0: stored raw; sealed files only, else 0)
-// Times are decimal seconds as restoreMetadata passes them (a string keeps times before 1970: Node replaces a
-// negative number with the current time).
+//   u32 the blob's uncompressed length (0: stored raw; sealed files only, else 0),
+//   32 bytes: atime and mtime as the two struct timespec futimens takes (exact to the nanosecond)
 import type { MasterKey } from '../crypto/key.ts';
 
 export interface SmallFile {
@@ -16,6 +15,7 @@ export interface SmallFile {
    * one blob as the pack holds it, which the thread opens and checks against `blob` before it creates the file
    */
   kind: 'file' | 'metadata' | 'sealed';
+  /** relative to the target folder */
   path: Uint8Array;
   data: Uint8Array;
   /** sealed files only */
@@ -25,8 +25,8 @@ export interface SmallFile {
   uid: number;
   gid: number;
   mode: number;
-  atime: string;
-  mtime: string;
+  /** atime and mtime, see nodeTimes */
+  times: Uint8Array;
 }
 
 export interface SealedBlob {
@@ -39,6 +39,8 @@ export interface SealedBlob {
 export interface SmallFileBatch {
   op: 'batch';
   id: number;
+  /** the descriptor of the target folder the paths are relative to */
+  root: number;
   bytes: Uint8Array<ArrayBuffer>;
 }
 
@@ -61,13 +63,15 @@ export interface SmallFileReply {
   failures: [number, SmallFileResult][];
 }
 
-const headerLength = 35;
+const timesLength = 32;
+const timesAt = 33;
+const headerLength = timesAt + timesLength;
 const idLength = 32;
 const kinds = ['file', 'metadata', 'sealed'] as const;
 
 export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer> {
   let length = 0;
-  for (const f of files) length += headerLength + f.path.length + (f.kind === 'sealed' ? idLength : 0) + f.data.length + f.atime.length + f.mtime.length;
+  for (const f of files) length += headerLength + f.path.length + (f.kind === 'sealed' ? idLength : 0) + f.data.length;
   const bytes = Buffer.from(new ArrayBuffer(length));
   const view = new DataView(bytes.buffer);
   let at = 0;
@@ -78,11 +82,11 @@ export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer
     view.setUint32(at + 16, f.uid, true);
     view.setUint32(at + 20, f.gid, true);
     view.setUint32(at + 24, f.mode, true);
-    view.setUint8(at + 28, f.atime.length);
-    view.setUint8(at + 29, f.mtime.length);
-    view.setUint8(at + 30, kinds.indexOf(f.kind));
+    view.setUint8(at + 28, kinds.indexOf(f.kind));
     if (f.kind === 'sealed' && f.blob?.id.length !== idLength) throw new Error('a sealed file needs its blob id');
-    view.setUint32(at + 31, f.blob?.uncompressedLength ?? 0, true);
+    if (f.times.length !== timesLength) throw new Error('a file needs its two times');
+    view.setUint32(at + 29, f.blob?.uncompressedLength ?? 0, true);
+    bytes.set(f.times, at + timesAt);
     at += headerLength;
     bytes.set(f.path, at);
     at += f.path.length;
@@ -92,8 +96,6 @@ export function encodeBatch(files: readonly SmallFile[]): Uint8Array<ArrayBuffer
     }
     bytes.set(f.data, at);
     at += f.data.length;
-    at += bytes.write(f.atime, at, 'latin1');
-    at += bytes.write(f.mtime, at, 'latin1');
   }
   return new Uint8Array(bytes.buffer);
 }
@@ -107,22 +109,19 @@ export function decodeBatch(bytes: Uint8Array): SmallFile[] {
   while (at < buf.length) {
     const pathLength = view.getUint32(at, true);
     const dataLength = view.getUint32(at + 4, true);
-    const atimeLength = view.getUint8(at + 28);
-    const mtimeLength = view.getUint8(at + 29);
-    const kind = kinds[view.getUint8(at + 30)];
+    const kind = kinds[view.getUint8(at + 28)];
     const pathEnd = at + headerLength + pathLength;
     const path = buf.subarray(at + headerLength, pathEnd);
     const dataStart = kind === 'sealed' ? pathEnd + idLength : pathEnd;
-    const atimeStart = dataStart + dataLength;
+    const dataEnd = dataStart + dataLength;
     const file: SmallFile = {
-      kind, path, data: buf.subarray(dataStart, atimeStart), size: view.getFloat64(at + 8, true),
+      kind, path, data: buf.subarray(dataStart, dataEnd), size: view.getFloat64(at + 8, true),
       uid: view.getUint32(at + 16, true), gid: view.getUint32(at + 20, true), mode: view.getUint32(at + 24, true),
-      atime: buf.toString('latin1', atimeStart, atimeStart + atimeLength),
-      mtime: buf.toString('latin1', atimeStart + atimeLength, atimeStart + atimeLength + mtimeLength),
+      times: buf.subarray(at + timesAt, at + timesAt + timesLength),
     };
-    if (kind === 'sealed') file.blob = { id: buf.subarray(pathEnd, dataStart), uncompressedLength: view.getUint32(at + 31, true) };
+    if (kind === 'sealed') file.blob = { id: buf.subarray(pathEnd, dataStart), uncompressedLength: view.getUint32(at + 29, true) };
     files.push(file);
-    at = atimeStart + atimeLength + mtimeLength;
+    at = dataEnd;
   }
   return files;
 }

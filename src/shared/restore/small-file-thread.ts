@@ -2,12 +2,16 @@
 // closed with plain synchronous calls, one file after another. On the main thread each of those steps is a round
 // trip through libuv's pool (and its futex wake-ups), which cost far more CPU than the system calls themselves.
 // Most small files come sealed, and this thread opens and checks them too: the main thread of a restore is its
-// busiest, and this one had time to spare.
-import { chmodSync, closeSync, fchmodSync, fchownSync, ftruncateSync, futimesSync, lchownSync, openSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+// busiest, and this one had time to spare. Files are created below the target's descriptor without following any
+// symlink (target-entries.ts), and their metadata goes through the new descriptor, times to the nanosecond.
+import { fchmodSync, fchownSync, ftruncateSync, writeSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import type { MasterKey } from '../crypto/key.ts';
 import { bytesToID } from '../ids/id.ts';
 import { openVerifiedMany } from '../pack/prepare.ts';
+import { closeDescriptor } from '../sys/beneath.ts';
+import { setTimes } from '../sys/attributes.ts';
+import { createFile, openFolder, removeFile } from './target-entries.ts';
 import { decodeBatch, type SmallFile, type SmallFileReply, type SmallFileResult, type ToSmallFileThread } from './small-file-protocol.ts';
 
 const port = parentPort!;
@@ -25,37 +29,25 @@ function writeContent(fd: number, job: SmallFile): void {
   if (job.data.length < job.size) ftruncateSync(fd, job.size);
 }
 
-/** How the metadata steps reach an entry: through its open descriptor (a file just written) or its path (a folder). */
-interface MetadataCalls {
-  chown(uid: number, gid: number): void;
-  chmod(mode: number): void;
-  utimes(atime: string, mtime: string): void;
-}
-
-function byDescriptor(fd: number): MetadataCalls {
-  return { chown: (u, g) => fchownSync(fd, u, g), chmod: (m) => fchmodSync(fd, m), utimes: (a, m) => futimesSync(fd, a, m) };
-}
-
-function byPath(path: Buffer): MetadataCalls {
-  return { chown: (u, g) => lchownSync(path, u, g), chmod: (m) => chmodSync(path, m), utimes: (a, m) => utimesSync(path, a, m) };
-}
-
-/** The metadata steps that failed, in restoreMetadata's order (ownership clears setuid bits, so it comes first). */
-function writeMetadata(calls: MetadataCalls, job: SmallFile): string[] {
+/**
+ * The metadata steps that failed, in restoreMetadata's order (ownership clears setuid bits, so it comes first), on
+ * `fd`: a file just written, or a folder opened for it.
+ */
+function writeMetadata(fd: number, job: SmallFile): string[] {
   const failures: string[] = [];
   try {
-    calls.chown(job.uid, job.gid);
+    fchownSync(fd, job.uid, job.gid);
   } catch (err) {
     // like cp -a and restic: without root, files simply belong to the restoring user
     if (isRoot || (err as NodeJS.ErrnoException).code !== 'EPERM') failures.push(`ownership: ${describe(err)}`);
   }
   try {
-    calls.chmod(job.mode);
+    fchmodSync(fd, job.mode);
   } catch (err) {
     failures.push(`mode: ${describe(err)}`);
   }
   try {
-    calls.utimes(job.atime, job.mtime);
+    setTimes(fd, job.times);
   } catch (err) {
     failures.push(`times: ${describe(err)}`);
   }
@@ -63,33 +55,36 @@ function writeMetadata(calls: MetadataCalls, job: SmallFile): string[] {
 }
 
 /** Closes and removes a file whose content failed; the content's error is the one reported, so these stay quiet. */
-function discard(fd: number, path: Buffer): void {
+function discard(root: number, fd: number, path: Uint8Array): void {
   try {
-    closeSync(fd);
+    closeDescriptor(fd);
   } catch {
     // the descriptor is released even when close reports an error
   }
   try {
-    unlinkSync(path);
+    removeFile(root, path);
   } catch {
     // already gone, or its folder is: nothing left that looks complete
   }
 }
 
-/** Writes one file; a file whose content could not be written is removed. */
-function writeOne(job: SmallFile): SmallFileResult {
-  const path = job.path as Buffer;
+/** Writes one file below `root`; a file whose content could not be written is removed. */
+function writeOne(root: number, job: SmallFile): SmallFileResult {
   let fd: number | undefined;
   try {
-    fd = openSync(path, 'w', 0o600);
+    fd = createFile(root, job.path);
     writeContent(fd, job);
   } catch (err) {
-    if (fd !== undefined) discard(fd, path);
+    if (fd !== undefined) discard(root, fd, job.path);
     return { content: describe(err) };
   }
-  const failures = writeMetadata(byDescriptor(fd), job);
+  return closing(fd, writeMetadata(fd, job));
+}
+
+/** Closes `fd`, adding its failure to `failures`, and reports them. */
+function closing(fd: number, failures: string[]): SmallFileResult {
   try {
-    closeSync(fd);
+    closeDescriptor(fd);
   } catch (err) {
     failures.push(`close: ${describe(err)}`);
   }
@@ -97,11 +92,16 @@ function writeOne(job: SmallFile): SmallFileResult {
 }
 
 /** `opened`: a sealed file's plaintext, or why its blob could not be trusted. */
-function restoreOne(job: SmallFile, opened: Uint8Array | string | undefined): SmallFileResult {
-  if (job.kind === 'sealed') return typeof opened === 'string' ? { blob: opened } : writeOne({ ...job, data: opened! });
-  if (job.kind === 'file') return writeOne(job);
-  const failures = writeMetadata(byPath(job.path as Buffer), job);
-  return failures.length > 0 ? { metadata: failures.join('; ') } : {};
+function restoreOne(root: number, job: SmallFile, opened: Uint8Array | string | undefined): SmallFileResult {
+  if (job.kind === 'sealed') return typeof opened === 'string' ? { blob: opened } : writeOne(root, { ...job, data: opened! });
+  if (job.kind === 'file') return writeOne(root, job);
+  let fd: number;
+  try {
+    fd = openFolder(root, job.path);
+  } catch (err) {
+    return { metadata: describe(err) };
+  }
+  return closing(fd, writeMetadata(fd, job));
 }
 
 /** Sealed bytes opened at once: a batch may hold 256 files of 64 KiB, whose plaintexts need not all live together. */
@@ -143,7 +143,7 @@ port.on('message', (batch: ToSmallFileThread) => {
     const to = groupEnd(files, from);
     const opened = openSealed(files.slice(from, to));
     for (let i = from; i < to; i++) {
-      const result = restoreOne(files[i], opened[i - from]);
+      const result = restoreOne(batch.root, files[i], opened[i - from]);
       if (Object.keys(result).length > 0) failures.push([i, result]);
     }
     from = to;

@@ -9,7 +9,7 @@ import type { BlobLocation } from '../index/table.ts';
 import { CorruptBlobError } from '../repository/errors.ts';
 import type { TreeNode } from '../tree/node.ts';
 import { posixPermissionsFromGoMode } from '../tree/mode.ts';
-import { utimesSeconds } from '../fsmeta/restore.ts';
+import { nodeTimes } from '../fsmeta/restore.ts';
 import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult, type ToSmallFileThread } from './small-file-protocol.ts';
 
 interface Pending {
@@ -41,6 +41,8 @@ export class SmallFileWriter {
   #waiting: Pending[] = [];
   readonly #sent = new Map<number, Pending[]>();
   #nextBatch = 0;
+  /** the descriptor of the target folder, which paths are relative to */
+  #root = -1;
   #closed = false;
   /** settles once no batch is in flight */
   #idle: { promise: Promise<void>; resolve(): void } | undefined;
@@ -50,12 +52,16 @@ export class SmallFileWriter {
     this.#key = key;
   }
 
-  /** Starts the thread ahead of the first batch, so its start-up overlaps other work. */
-  start(): void {
+  /**
+   * Takes the descriptor of the folder the paths will be relative to, and starts the thread ahead of the first
+   * batch, so its start-up overlaps other work.
+   */
+  start(root: number): void {
+    this.#root = root;
     if (!this.#closed) this.#start().unref();
   }
 
-  /** Writes `data` as the file `path` (extended to `size`), then the node's owner, mode and times. */
+  /** Writes `data` as the file `path` (relative to the root folder; extended to `size`), then the node's owner, mode and times. */
   write(path: Buffer, data: Uint8Array, size: number, node: TreeNode): Promise<void> {
     return this.#submit(job('file', path, data, size, node));
   }
@@ -83,7 +89,7 @@ export class SmallFileWriter {
       this.#waiting.push({ resolve, reject });
     });
     if (result.blob !== undefined) throw blobError!(result.blob);
-    const shown = Buffer.from(file.path).toString('utf8');
+    const shown = Buffer.from(file.path).toString('utf8') || '.';
     if (result.content !== undefined) throw new Error(`could not write ${shown}: ${result.content}`);
     if (result.metadata !== undefined) throw new Error(`could not restore the metadata of ${shown}: ${result.metadata}`);
   }
@@ -110,7 +116,7 @@ export class SmallFileWriter {
     if (this.#jobs.length === 0) return;
     if (this.#closed) return this.#refuseQueued();
     const id = this.#nextBatch++;
-    const batch: SmallFileBatch = { op: 'batch', id, bytes: encodeBatch(this.#jobs) };
+    const batch: SmallFileBatch = { op: 'batch', id, root: this.#root, bytes: encodeBatch(this.#jobs) };
     this.#sent.set(id, this.#waiting);
     this.#jobs = [];
     this.#waiting = [];
@@ -155,8 +161,7 @@ export class SmallFileWriter {
 
 function job(kind: SmallFile['kind'], path: Buffer, data: Uint8Array, size: number, node: TreeNode): SmallFile {
   return {
-    kind, path, data, size, uid: node.uid, gid: node.gid, mode: posixPermissionsFromGoMode(node.mode),
-    atime: utimesSeconds(node.atime), mtime: utimesSeconds(node.mtime),
+    kind, path, data, size, uid: node.uid, gid: node.gid, mode: posixPermissionsFromGoMode(node.mode), times: nodeTimes(node),
   };
 }
 

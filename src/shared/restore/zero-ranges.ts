@@ -3,7 +3,6 @@
 // block device (a restore volume) reads as whatever it held before: a new volume of many storage classes holds the
 // previous user's blocks, so its zero ranges are written unless the caller knows the storage zeroes new volumes
 // (DataDownload spec.targetPVC.zeroedVolume).
-import type { FileHandle } from 'node:fs/promises';
 
 export interface ZeroTarget {
   /** the file or device exists already: it is written in place */
@@ -21,11 +20,11 @@ const zeroChunk = 1 << 20;
 let zeros: Buffer | undefined;
 
 /** Writes `length` zero bytes at `offset`, a megabyte at a time from one shared buffer. */
-export async function writeZeros(fh: FileHandle, offset: number, length: number): Promise<void> {
+export async function writeZeros(fh: { write(buf: Uint8Array, offset: number, length: number, position: number): Promise<unknown> }, offset: number, length: number): Promise<void> {
   zeros ??= Buffer.alloc(zeroChunk);
   for (let done = 0; done < length;) {
     const n = Math.min(zeroChunk, length - done);
-    const { bytesWritten } = await fh.write(zeros, 0, n, offset + done);
-    done += bytesWritten;
+    await fh.write(zeros, 0, n, offset + done);
+    done += n;
   }
 }
