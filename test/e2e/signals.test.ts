@@ -128,7 +128,15 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
     const before = (await scrape(metricsPort)).get(key) ?? 0;
     const created = await w.cluster.kube.create(uploads(w.app), dataUpload('signals', w.location));
     const sampler = samplePods(created.metadata.uid);
-    const after = (await scrape(metricsPort)).get(key) ?? 0;
+    // a failed assertion must not leave the sampler polling, which keeps this file's process alive until its timeout
+    t.after(() => sampler.stop());
+    // the dispatcher starts the step once it has read the stored DataUpload back, just after admitting it
+    const deadline = Date.now() + 30_000;
+    let after = (await scrape(metricsPort)).get(key) ?? 0;
+    while (after < before + 1 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      after = (await scrape(metricsPort)).get(key) ?? 0;
+    }
     assert.ok(after >= before + 1, `${key} went from ${before} to ${after}`);
 
     const path = `${uploads(w.app)}/signals`;
@@ -167,6 +175,7 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
     assert.ok(upload, 'needs the backup of the first test');
     const created = await w.cluster.kube.create(downloads(w.other), dataDownload('signals', w.location, { source: { dataUpload: { name: 'signals', namespace: w.app } } }));
     const sampler = samplePods(created.metadata.uid);
+    t.after(() => sampler.stop());
     const { final } = await watchUntil(w.cluster, `${downloads(w.other)}/signals`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
     assert.equal(final.status.phase, 'Completed', final.status.message);
     t.diagnostic(summary(final));
