@@ -66,32 +66,28 @@ function isFolder(dirfd: number, name: Uint8Array): boolean | undefined {
   }
 }
 
-/** Calls `make` (an *at call making `name`); an existing non-folder in the way is removed first, a folder refused. */
-function replacing(dirfd: number, name: Uint8Array, rel: Uint8Array, what: string, make: () => void): void {
+/**
+ * Calls `make` (an *at call making `name`); an existing non-folder in the way is removed first. A folder in the way
+ * is refused, or kept when a folder is what `make` makes (`what` undefined).
+ */
+function replacing(dirfd: number, name: Uint8Array, rel: Uint8Array, what: string | undefined, make: () => void): void {
   try {
     make();
     return;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  if (isFolder(dirfd, name)) throw new UnsafeTargetError(`refusing to restore ${what} ${shown(rel)}: a folder of that name is already in the target`);
+  if (isFolder(dirfd, name)) {
+    if (what === undefined) return;
+    throw new UnsafeTargetError(`refusing to restore ${what} ${shown(rel)}: a folder of that name is already in the target`);
+  }
   removeEntry(dirfd, name);
   make();
 }
 
 /** Makes the folder `rel` (mode 0700 until its metadata is restored); an existing folder is kept. */
 export function makeFolder(root: number, rel: Uint8Array): void {
-  inParent(root, rel, (dirfd, name) => {
-    try {
-      makeDir(dirfd, name, 0o700);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    if (isFolder(dirfd, name)) return;
-    removeEntry(dirfd, name);
-    makeDir(dirfd, name, 0o700);
-  });
+  inParent(root, rel, (dirfd, name) => replacing(dirfd, name, rel, undefined, () => makeDir(dirfd, name, 0o700)));
 }
 
 /** Creates the file `rel` afresh (mode 0600) and returns its descriptor, open for writing. */
