@@ -4,6 +4,7 @@
 // of that name is stored yet). After answering, it reads the object again until the apiserver shows the change
 // stored (a new resourceVersion, or the object gone), and acts on the two versions it read. A forged review names
 // an object that then does not change, or one with another uid, so it sets nothing off.
+import { sleep } from '../shared/concurrency/sleep.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { KindName } from '../shared/kube/resources.ts';
 import type { AdmissionRequest } from './admission.ts';
@@ -39,8 +40,6 @@ function metadataOf(obj: unknown): { uid?: unknown; name?: unknown; namespace?: 
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class StoredChanges {
   readonly #kube: Kube;
