@@ -1,11 +1,11 @@
-// Regenerates src/shared/crypto/poly1305-wasm-bytes.ts from poly1305.wat (needs `wat2wasm`, Debian package wabt).
+// Regenerates src/engine/crypto/poly1305-wasm-bytes.ts from poly1305.wat (needs `wat2wasm`, Debian package wabt).
 // The bytes are committed so that running ferry never needs the toolchain.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const dir = join(import.meta.dirname, '../src/shared/crypto');
+const dir = join(import.meta.dirname, '../src/engine/crypto');
 const work = mkdtempSync(join(tmpdir(), 'poly1305-wasm-'));
 try {
   const wasmPath = join(work, 'poly1305.wasm');

@@ -10,7 +10,7 @@
 // for the second, restic's 12.0, at 22:16 with reporting paused and nothing written).
 import { readFile, writeFile } from 'node:fs/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { release } from '../../src/shared/memory/release.ts';
+import { release } from '../../src/engine/memory/release.ts';
 
 export const reportingOrderPath = '/sys/module/page_reporting/parameters/page_reporting_order';
 /** larger than any block the buddy allocator holds, so no free block qualifies */

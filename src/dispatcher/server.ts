@@ -4,7 +4,7 @@
 // callers whose certificate that CA signed (and, if names are given, whose certificate has one of them): the
 // apiserver, when it is configured to present its webhook client certificate; a connection without one fails in
 // the TLS handshake.
-import { createServer as createHttpServer } from '../shared/net/http.ts';
+import { createServer as createHttpServer } from '../engine/net/http.ts';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';

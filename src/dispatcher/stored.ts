@@ -4,7 +4,7 @@
 // of that name is stored yet). After answering, it reads the object again until the apiserver shows the change
 // stored (a new resourceVersion, or the object gone), and acts on the two versions it read. A forged review names
 // an object that then does not change, or one with another uid, so it sets nothing off.
-import { sleep } from '../shared/concurrency/sleep.ts';
+import { sleep } from '../engine/concurrency/sleep.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { KindName } from '../shared/kube/resources.ts';
 import type { AdmissionRequest } from './admission.ts';

@@ -6,10 +6,10 @@
 import type { DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
 import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
-import { forget } from '../shared/operations/forget.ts';
-import { NoRepositoryError } from '../shared/repository/errors.ts';
+import { forget } from '../engine/operations/forget.ts';
+import { NoRepositoryError } from '../engine/repository/errors.ts';
 import { readerOf } from '../shared/retention/plan.ts';
-import { listSnapshots } from '../shared/repository/snapshots.ts';
+import { listSnapshots } from '../engine/repository/snapshots.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { removeFinalizer } from './finalizer.ts';
 import { openRepository, stepLocking } from './repository.ts';

@@ -3,17 +3,17 @@
 // another holder keeps locked is skipped with the reason ("a backup or restore is in progress"), never waited for
 // past the lock wait: the next scheduled run tries again, and the backup or restore is never disturbed.
 //
-// check takes the exclusive lock too, as restic's does (src/shared/operations/check.ts says why). A check skipped for
+// check takes the exclusive lock too, as restic's does (src/engine/operations/check.ts says why). A check skipped for
 // a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
 import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
-import type { listFolders } from '../shared/backend/folders.ts';
-import { decodeLock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../shared/lock/lock.ts';
+import type { listFolders } from '../engine/backend/folders.ts';
+import { decodeLock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../engine/lock/lock.ts';
 import type { RepositoryAccess } from '../shared/location/access.ts';
-import { check } from '../shared/operations/check.ts';
-import { prune } from '../shared/operations/prune.ts';
-import { NoRepositoryError } from '../shared/repository/errors.ts';
-import { lockStore } from '../shared/repository/lock-store.ts';
-import { Repository } from '../shared/repository/repository.ts';
+import { check } from '../engine/operations/check.ts';
+import { prune } from '../engine/operations/prune.ts';
+import { NoRepositoryError } from '../engine/repository/errors.ts';
+import { lockStore } from '../engine/repository/lock-store.ts';
+import { Repository } from '../engine/repository/repository.ts';
 import { rfc3339 } from '../shared/kube/conditions.ts';
 import type { StepContext } from './context.ts';
 import { removeDeadStepLocks } from './stale-locks.ts';

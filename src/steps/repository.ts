@@ -2,9 +2,9 @@
 // how a step waits for its locks.
 import type { DataDownload, FerryResource } from '../shared/api/types.ts';
 import { repositoryAccess } from '../shared/location/access.ts';
-import type { LockingOptions } from '../shared/operations/locked.ts';
-import { NoRepositoryError, RepositoryExistsError } from '../shared/repository/errors.ts';
-import { Repository, type InitOptions } from '../shared/repository/repository.ts';
+import type { LockingOptions } from '../engine/operations/locked.ts';
+import { NoRepositoryError, RepositoryExistsError } from '../engine/repository/errors.ts';
+import { Repository, type InitOptions } from '../engine/repository/repository.ts';
 import type { StepContext } from './context.ts';
 import { removeDeadStepLocks } from './stale-locks.ts';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsBackend } from '../../src/shared/backend/fs.ts';
+import { FsBackend } from '../../src/engine/backend/fs.ts';
 import { ferryOK } from '../support/ferry-cli.ts';
 import { RawTreeWriter } from '../support/hostile-repo.ts';
 import { testRepo } from '../support/repo.ts';

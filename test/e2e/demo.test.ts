@@ -11,7 +11,7 @@ const checkout = join(import.meta.dirname, '..', '..');
 
 function runDemo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [join(checkout, 'src/entry/demo.ts'), ...args], { cwd: checkout, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(checkout, 'test/cluster/demo/demo.ts'), ...args], { cwd: checkout, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });

@@ -8,9 +8,9 @@
 // Only for fault tests; the CLI itself carries no test hooks.
 import { open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FsBackend } from '../../src/shared/backend/fs.ts';
-import { objectPath } from '../../src/shared/backend/backend.ts';
-import type { Handle } from '../../src/shared/backend/backend.ts';
+import { FsBackend } from '../../src/engine/backend/fs.ts';
+import { objectPath } from '../../src/engine/backend/backend.ts';
+import type { Handle } from '../../src/engine/backend/backend.ts';
 
 const spec = process.env.FERRY_TEST_KILL ?? '';
 const m = /^(pack|index|snapshot|lock):(\d+):(before|during|after|pause)$/.exec(spec);

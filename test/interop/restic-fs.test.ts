@@ -6,12 +6,12 @@ import { lstat, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/pro
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsBackend } from '../../src/shared/backend/fs.ts';
-import { Repository } from '../../src/shared/repository/repository.ts';
-import { backup } from '../../src/shared/operations/backup.ts';
-import { restoreTree } from '../../src/shared/restore/restorer.ts';
-import { listSnapshots, forgetSnapshots } from '../../src/shared/repository/snapshots.ts';
-import { prune } from '../../src/shared/operations/prune.ts';
+import { FsBackend } from '../../src/engine/backend/fs.ts';
+import { Repository } from '../../src/engine/repository/repository.ts';
+import { backup } from '../../src/engine/operations/backup.ts';
+import { restoreTree } from '../../src/engine/restore/restorer.ts';
+import { listSnapshots, forgetSnapshots } from '../../src/engine/repository/snapshots.ts';
+import { prune } from '../../src/engine/operations/prune.ts';
 import { makeFixtureTree } from '../support/fixture-tree.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import { restic, resticJSON } from '../support/restic.ts';

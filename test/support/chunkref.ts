@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { access, constants, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Polynomial } from '../../src/shared/chunker/polynomial.ts';
+import type { Polynomial } from '../../src/engine/chunker/polynomial.ts';
 import { cacheRoot } from '../tools/go-install.ts';
 
 const run = promisify(execFile);

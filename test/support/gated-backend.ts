@@ -1,6 +1,6 @@
 // A view of a backend whose first pack read stands still until the test opens the gate, so a test can hold an
 // operation in the middle of its work (a restore reading) while it tries another one beside it.
-import type { Backend } from '../../src/shared/backend/backend.ts';
+import type { Backend } from '../../src/engine/backend/backend.ts';
 
 export interface Gated {
   view: Backend;

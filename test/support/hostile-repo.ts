@@ -1,14 +1,14 @@
 // Writes trees into a real repository exactly as given, bypassing encodeTree's checks (sorted, unique names): a
 // hostile repository may hold anything restic's format can carry, and a restore must stay inside its target.
-import type { PackWriter } from '../../src/shared/repository/pack-writer.ts';
-import type { Repository } from '../../src/shared/repository/repository.ts';
-import { saveSnapshot } from '../../src/shared/repository/snapshots.ts';
-import { hashID, type ID } from '../../src/shared/ids/id.ts';
-import { prepareBlob } from '../../src/shared/pack/prepare.ts';
-import { newSnapshot } from '../../src/shared/snapshot/snapshot.ts';
-import { utcTime } from '../../src/shared/tree/gotime.ts';
-import { encodeNode } from '../../src/shared/tree/nodejson.ts';
-import type { TreeNode } from '../../src/shared/tree/node.ts';
+import type { PackWriter } from '../../src/engine/repository/pack-writer.ts';
+import type { Repository } from '../../src/engine/repository/repository.ts';
+import { saveSnapshot } from '../../src/engine/repository/snapshots.ts';
+import { hashID, type ID } from '../../src/engine/ids/id.ts';
+import { prepareBlob } from '../../src/engine/pack/prepare.ts';
+import { newSnapshot } from '../../src/engine/snapshot/snapshot.ts';
+import { utcTime } from '../../src/engine/tree/gotime.ts';
+import { encodeNode } from '../../src/engine/tree/nodejson.ts';
+import type { TreeNode } from '../../src/engine/tree/node.ts';
 
 export class RawTreeWriter {
   readonly #repo: Repository;

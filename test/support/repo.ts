@@ -1,8 +1,8 @@
 // A repository for tests: cheap scrypt parameters and restic's fixed test polynomial, so tests are fast and
 // chunk boundaries are reproducible.
-import { MemBackend } from '../../src/shared/backend/mem.ts';
-import type { Backend } from '../../src/shared/backend/backend.ts';
-import { Repository } from '../../src/shared/repository/repository.ts';
+import { MemBackend } from '../../src/engine/backend/mem.ts';
+import type { Backend } from '../../src/engine/backend/backend.ts';
+import { Repository } from '../../src/engine/repository/repository.ts';
 
 export const testPolynomial = 0x3da3358b4dc173n;
 export const testKDF = { N: 1024, r: 8, p: 1 };

@@ -3,7 +3,7 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
 import type { ResourceKind } from '../../shared/api/types.ts';
-import { sleep } from '../../shared/concurrency/sleep.ts';
+import { sleep } from '../../engine/concurrency/sleep.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';

@@ -3,7 +3,7 @@
 import { terminalPhases } from '../../shared/api/phases.ts';
 import type { Progress, ResourceKind } from '../../shared/api/types.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
-import { sleep } from '../../shared/concurrency/sleep.ts';
+import { sleep } from '../../engine/concurrency/sleep.ts';
 import { isTransient } from '../../shared/kube/errors.ts';
 import { progressReporter, type ProgressFigures } from '../output.ts';
 import { CanceledError } from '../run.ts';

@@ -2,9 +2,9 @@ import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import type { Repository } from '../../shared/repository/repository.ts';
-import { listSnapshots } from '../../shared/repository/snapshots.ts';
-import { findLatest, selectSnapshot, type SnapshotEntry } from '../../shared/snapshot/select.ts';
+import type { Repository } from '../../engine/repository/repository.ts';
+import { listSnapshots } from '../../engine/repository/snapshots.ts';
+import { findLatest, selectSnapshot, type SnapshotEntry } from '../../engine/snapshot/select.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
@@ -31,8 +31,8 @@ export default defineCommand({
     const packSize = parsePackSize(args['pack-size']);
     const lock = locking(args);
     // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
-    void import('../../shared/backup/pool.ts').then((pool) => pool.startWorkerAhead());
-    const [repo, { backup }] = await Promise.all([openRepo(args), import('../../shared/operations/backup.ts')]);
+    void import('../../engine/backup/pool.ts').then((pool) => pool.startWorkerAhead());
+    const [repo, { backup }] = await Promise.all([openRepo(args), import('../../engine/operations/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);
     const parent = args.parent === 'none' ? undefined : findParent(repo, args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname(), lock.signal);

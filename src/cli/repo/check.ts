@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { check } from '../../shared/operations/check.ts';
+import { check } from '../../engine/operations/check.ts';
 import { printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';

@@ -1,8 +1,8 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { forget } from '../../shared/operations/forget.ts';
-import { listSnapshots } from '../../shared/repository/snapshots.ts';
-import { resolveSnapshotID } from '../../shared/snapshot/select.ts';
+import { forget } from '../../engine/operations/forget.ts';
+import { listSnapshots } from '../../engine/repository/snapshots.ts';
+import { resolveSnapshotID } from '../../engine/snapshot/select.ts';
 import { printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';

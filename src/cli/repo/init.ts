@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { Repository } from '../../shared/repository/repository.ts';
+import { Repository } from '../../engine/repository/repository.ts';
 import { backendFor, readPassword, repoArgs, repoLocation } from './options.ts';
 import { printJSON } from '../output.ts';
 

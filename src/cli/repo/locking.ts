@@ -2,7 +2,7 @@
 // process holds a conflicting lock, and stopping cleanly on SIGINT or SIGTERM so the lock is removed.
 import type { ArgsDef } from 'citty';
 import { consola } from '../console.ts';
-import type { LockingOptions } from '../../shared/operations/locked.ts';
+import type { LockingOptions } from '../../engine/operations/locked.ts';
 import { parseDuration } from '../../steps/duration.ts';
 import { UsageError } from '../run.ts';
 import { signalFromProcess } from './common.ts';

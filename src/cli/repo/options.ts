@@ -1,8 +1,8 @@
 // Flags every `ferry repo` command shares, and opening the repository they name.
 import { readFile } from 'node:fs/promises';
 import type { ArgsDef } from 'citty';
-import { openBackend } from '../../shared/backend/open.ts';
-import { Repository } from '../../shared/repository/repository.ts';
+import { openBackend } from '../../engine/backend/open.ts';
+import { Repository } from '../../engine/repository/repository.ts';
 import { UsageError } from '../run.ts';
 
 export const repoArgs = {

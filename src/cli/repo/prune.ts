@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { prune, type PruneResult } from '../../shared/operations/prune.ts';
+import { prune, type PruneResult } from '../../engine/operations/prune.ts';
 import { formatBytes, printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';

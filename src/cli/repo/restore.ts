@@ -21,8 +21,8 @@ export default defineCommand({
     const { spec, subpath } = snapshotArg(args.snapshot);
     const lock = locking(args);
     // the restore engine's modules load, and its small-file thread starts, while the key derives
-    void import('../../shared/restore/small-file-writer.ts').then((w) => w.startSmallFileThreadAhead());
-    const [repo, { restore }] = await Promise.all([openRepo(args), import('../../shared/operations/restore.ts')]);
+    void import('../../engine/restore/small-file-writer.ts').then((w) => w.startSmallFileThreadAhead());
+    const [repo, { restore }] = await Promise.all([openRepo(args), import('../../engine/operations/restore.ts')]);
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await restore(repo, {

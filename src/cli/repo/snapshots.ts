@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { listSnapshots } from '../../shared/repository/snapshots.ts';
-import { formatGoTime, localTime } from '../../shared/tree/gotime.ts';
+import { listSnapshots } from '../../engine/repository/snapshots.ts';
+import { formatGoTime, localTime } from '../../engine/tree/gotime.ts';
 import { formatBytes, printJSON } from '../output.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { short } from './common.ts';

@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { removeStaleLocks } from '../../shared/lock/lock.ts';
-import { lockStore } from '../../shared/repository/lock-store.ts';
+import { removeStaleLocks } from '../../engine/lock/lock.ts';
+import { lockStore } from '../../engine/repository/lock-store.ts';
 import { printJSON } from '../output.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { short } from './common.ts';

@@ -3,7 +3,7 @@
 // managers set (a caBundle injected by cert-manager, replicas set by an autoscaler) stay theirs.
 import type { HttpKube } from '../kube/client.ts';
 import type { KubeObject } from '../kube/kube.ts';
-import { sleep } from '../concurrency/sleep.ts';
+import { sleep } from '../../engine/concurrency/sleep.ts';
 
 export const fieldManager = 'ferry';
 

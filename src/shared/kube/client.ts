@@ -2,7 +2,7 @@
 // credentials (client certificates, ServiceAccount tokens it re-reads as they rotate); requests are plain JSON over
 // one keep-alive connection pool, addressed through the fixed kind table, so every call is the same small code path
 // whatever the kind (custom resources and status subresources included).
-import { Agent as HttpAgent, request as httpRequest } from '../net/http.ts';
+import { Agent as HttpAgent, request as httpRequest } from '../../engine/net/http.ts';
 import type { RequestOptions } from 'node:https';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';

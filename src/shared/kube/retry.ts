@@ -5,7 +5,7 @@
 import { isTransient } from './errors.ts';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
 import type { KindName } from './resources.ts';
-import { sleep } from '../concurrency/sleep.ts';
+import { sleep } from '../../engine/concurrency/sleep.ts';
 
 export interface KubeRetryOptions {
   initialDelayMs?: number;

@@ -2,7 +2,7 @@
 // it, and a failure is named by what failed (host name, connection, TLS, credentials, bucket, permission) with the
 // fix, so an operator learns at `ferry location create` or `ferry doctor` what a backup would otherwise fail on.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { createS3Client, type S3ClientOptions } from '../backend/s3-client.ts';
+import { createS3Client, type S3ClientOptions } from '../../engine/backend/s3-client.ts';
 
 /** `secret`: the location's Secrets are missing or incomplete, so nothing was tried */
 export type ProbeFailure = 'secret' | 'dns' | 'connection' | 'tls' | 'credentials' | 'bucket' | 'permission' | 'endpoint';

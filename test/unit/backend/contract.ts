@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { isPermanent } from '../../../src/shared/backend/backend.ts';
-import type { Backend, FileInfo, FileType, Handle } from '../../../src/shared/backend/backend.ts';
+import { isPermanent } from '../../../src/engine/backend/backend.ts';
+import type { Backend, FileInfo, FileType, Handle } from '../../../src/engine/backend/backend.ts';
 
 export interface ContractTarget {
   name: string;

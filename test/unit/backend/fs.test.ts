@@ -6,7 +6,7 @@ import { chmod, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { FsBackend } from '../../../src/shared/backend/fs.ts';
+import { FsBackend } from '../../../src/engine/backend/fs.ts';
 import { backendContract, handle } from './contract.ts';
 
 const tempPrefix = 'ferry-fs-backend-';

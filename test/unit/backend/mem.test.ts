@@ -1,4 +1,4 @@
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
 import { backendContract } from './contract.ts';
 
 backendContract({ name: 'mem', make: async () => new MemBackend() });

@@ -2,10 +2,10 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isPermanent } from '../../../src/shared/backend/backend.ts';
-import { openBackend, parseS3Location } from '../../../src/shared/backend/open.ts';
-import { RetryBackend } from '../../../src/shared/backend/retry.ts';
-import { FsBackend } from '../../../src/shared/backend/fs.ts';
+import { isPermanent } from '../../../src/engine/backend/backend.ts';
+import { openBackend, parseS3Location } from '../../../src/engine/backend/open.ts';
+import { RetryBackend } from '../../../src/engine/backend/retry.ts';
+import { FsBackend } from '../../../src/engine/backend/fs.ts';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG' };
 

@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { Backend, FileType } from '../../../src/shared/backend/backend.ts';
-import { FsBackend } from '../../../src/shared/backend/fs.ts';
-import { S3Backend } from '../../../src/shared/backend/s3.ts';
+import type { Backend, FileType } from '../../../src/engine/backend/backend.ts';
+import { FsBackend } from '../../../src/engine/backend/fs.ts';
+import { S3Backend } from '../../../src/engine/backend/s3.ts';
 import { startMinio } from '../../support/minio.ts';
 import { restic, resticJSON } from '../../support/restic.ts';
 

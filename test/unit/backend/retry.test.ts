@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { PermanentError } from '../../../src/shared/backend/backend.ts';
-import type { Backend, FileInfo, FileType, Handle } from '../../../src/shared/backend/backend.ts';
-import { NotExistError } from '../../../src/shared/backend/errors.ts';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { RetryBackend } from '../../../src/shared/backend/retry.ts';
-import type { RetryInfo, RetryOptions } from '../../../src/shared/backend/retry.ts';
+import { PermanentError } from '../../../src/engine/backend/backend.ts';
+import type { Backend, FileInfo, FileType, Handle } from '../../../src/engine/backend/backend.ts';
+import { NotExistError } from '../../../src/engine/backend/errors.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import { RetryBackend } from '../../../src/engine/backend/retry.ts';
+import type { RetryInfo, RetryOptions } from '../../../src/engine/backend/retry.ts';
 import { handle } from './contract.ts';
 
 function networkError(): Error {

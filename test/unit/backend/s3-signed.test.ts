@@ -3,7 +3,7 @@
 // are exercised against MinIO by the backend contract (s3.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { signV4 } from '../../../src/shared/backend/s3-signed.ts';
+import { signV4 } from '../../../src/engine/backend/s3-signed.ts';
 
 const credentials = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 const emptyHash = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';

@@ -5,11 +5,11 @@ import { HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { isPermanent } from '../../../src/shared/backend/backend.ts';
-import type { Handle } from '../../../src/shared/backend/backend.ts';
-import { openBackend } from '../../../src/shared/backend/open.ts';
-import { S3Backend } from '../../../src/shared/backend/s3.ts';
-import type { S3Options } from '../../../src/shared/backend/s3.ts';
+import { isPermanent } from '../../../src/engine/backend/backend.ts';
+import type { Handle } from '../../../src/engine/backend/backend.ts';
+import { openBackend } from '../../../src/engine/backend/open.ts';
+import { S3Backend } from '../../../src/engine/backend/s3.ts';
+import type { S3Options } from '../../../src/engine/backend/s3.ts';
 import { startMinio } from '../../support/minio.ts';
 import { backendContract, handle, randomID } from './contract.ts';
 

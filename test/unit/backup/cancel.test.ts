@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { backup } from '../../../src/shared/operations/backup.ts';
-import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import { backup } from '../../../src/engine/operations/backup.ts';
+import { listSnapshots } from '../../../src/engine/repository/snapshots.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 
 test('a canceled backup stops within a second, leaving no snapshot and no lock', async () => {

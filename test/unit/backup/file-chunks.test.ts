@@ -4,9 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Chunker } from '../../../src/shared/chunker/chunker.ts';
-import { parsePolynomial } from '../../../src/shared/chunker/polynomial.ts';
-import { fileChunks } from '../../../src/shared/backup/file-chunks.ts';
+import { Chunker } from '../../../src/engine/chunker/chunker.ts';
+import { parsePolynomial } from '../../../src/engine/chunker/polynomial.ts';
+import { fileChunks } from '../../../src/engine/backup/file-chunks.ts';
 
 const chunker = new Chunker(parsePolynomial('3da3358b4dc173'));
 

@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { backup, type BackupResult } from '../../../src/shared/operations/backup.ts';
-import { decodeTree, encodeTree } from '../../../src/shared/tree/tree.ts';
-import { encodeNode } from '../../../src/shared/tree/nodejson.ts';
-import { hashID } from '../../../src/shared/ids/id.ts';
-import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
-import type { TreeNode } from '../../../src/shared/tree/node.ts';
-import type { Repository } from '../../../src/shared/repository/repository.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import { backup, type BackupResult } from '../../../src/engine/operations/backup.ts';
+import { decodeTree, encodeTree } from '../../../src/engine/tree/tree.ts';
+import { encodeNode } from '../../../src/engine/tree/nodejson.ts';
+import { hashID } from '../../../src/engine/ids/id.ts';
+import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
+import type { TreeNode } from '../../../src/engine/tree/node.ts';
+import type { Repository } from '../../../src/engine/repository/repository.ts';
 import { testRepo } from '../../support/repo.ts';
 
 /** The node at `path` (relative to the backed-up folder `dir`) in a snapshot, following the absolute path down. */

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BackupPool } from '../../../src/shared/backup/pool.ts';
-import { formatPolynomial } from '../../../src/shared/chunker/polynomial.ts';
-import type { Repository } from '../../../src/shared/repository/repository.ts';
+import { BackupPool } from '../../../src/engine/backup/pool.ts';
+import { formatPolynomial } from '../../../src/engine/chunker/polynomial.ts';
+import type { Repository } from '../../../src/engine/repository/repository.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 
 /** `count` files of `size` random bytes in a new folder. */

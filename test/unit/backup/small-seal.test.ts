@@ -4,13 +4,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newMasterKey } from '../../../src/shared/crypto/key.ts';
-import { sealOverhead } from '../../../src/shared/crypto/seal.ts';
-import { openVerified } from '../../../src/shared/pack/prepare.ts';
-import { sealSmallBlobs } from '../../../src/shared/backup/small-seal.ts';
-import { packPaths, unpackPaths } from '../../../src/shared/backup/packed-paths.ts';
-import { appendFileSync, type ReadBuffer } from '../../../src/shared/backup/open-source.ts';
-import { transferList } from '../../../src/shared/backup/transfer.ts';
+import { newMasterKey } from '../../../src/engine/crypto/key.ts';
+import { sealOverhead } from '../../../src/engine/crypto/seal.ts';
+import { openVerified } from '../../../src/engine/pack/prepare.ts';
+import { sealSmallBlobs } from '../../../src/engine/backup/small-seal.ts';
+import { packPaths, unpackPaths } from '../../../src/engine/backup/packed-paths.ts';
+import { appendFileSync, type ReadBuffer } from '../../../src/engine/backup/open-source.ts';
+import { transferList } from '../../../src/engine/backup/transfer.ts';
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpuShare, defaultGrowth, threadCpu, worthAnotherThread } from '../../../src/shared/backup/thread-growth.ts';
+import { cpuShare, defaultGrowth, threadCpu, worthAnotherThread } from '../../../src/engine/backup/thread-growth.ts';
 
 test('a second worker starts for files of kilobytes, not for tiny files nor while waiting for the disk', () => {
   // shares measured on two cores (thread-growth.ts): 100k files of 1-16 KiB; a million of 100 bytes; either cold

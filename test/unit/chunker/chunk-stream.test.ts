@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { chunkStream } from '../../../src/shared/chunker/chunker.ts';
+import { chunkStream } from '../../../src/engine/chunker/chunker.ts';
 import { refChunks } from '../../support/chunkref.ts';
 import type { RefChunk } from '../../support/chunkref.ts';
 import { seededBytes } from './seeded-bytes.ts';

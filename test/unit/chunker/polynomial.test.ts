@@ -8,8 +8,8 @@ import {
   isIrreducible,
   parsePolynomial,
   randomPolynomial,
-} from '../../../src/shared/chunker/polynomial.ts';
-import type { Polynomial } from '../../../src/shared/chunker/polynomial.ts';
+} from '../../../src/engine/chunker/polynomial.ts';
+import type { Polynomial } from '../../../src/engine/chunker/polynomial.ts';
 import { refDerivePolynomial, refIrreducible } from '../../support/chunkref.ts';
 import { seededBytes, seededReader } from './seeded-bytes.ts';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { constants, zstdCompressSync } from 'node:zlib';
-import { compress, decompress, frameContentSize } from '../../../src/shared/compress/zstd.ts';
+import { compress, decompress, frameContentSize } from '../../../src/engine/compress/zstd.ts';
 
 const text = (n: number): Buffer => Buffer.from('index entry '.repeat(Math.ceil(n / 12)).slice(0, n));
 const withoutSize = (b: Buffer): Buffer => zstdCompressSync(b, { params: { [constants.ZSTD_c_contentSizeFlag]: 0 } });

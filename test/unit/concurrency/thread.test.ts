@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
 import type { Worker } from 'node:worker_threads';
-import { startThread, startThreadAhead, stopSpareThread } from '../../../src/shared/concurrency/thread.ts';
+import { startThread, startThreadAhead, stopSpareThread } from '../../../src/engine/concurrency/thread.ts';
 
 const echo = new URL('./echo-thread.ts', import.meta.url);
 
@@ -55,7 +55,7 @@ test('a spare nothing took is stopped on request, and the next start makes a new
 });
 
 test('a spare thread does not keep the process alive', async () => {
-  const script = `import { startThreadAhead } from ${JSON.stringify(new URL('../../../src/shared/concurrency/thread.ts', import.meta.url).href)};
+  const script = `import { startThreadAhead } from ${JSON.stringify(new URL('../../../src/engine/concurrency/thread.ts', import.meta.url).href)};
 startThreadAhead(new URL(${JSON.stringify(echo.href)}), {});`;
   // a thread keeping it alive would run into the timeout, which kills the child and fails the call
   await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { aesCTR, aesCTRRun, counterBefore, counterPlus } from '../../../src/shared/crypto/ctr.ts';
+import { aesCTR, aesCTRRun, counterBefore, counterPlus } from '../../../src/engine/crypto/ctr.ts';
 
 function expectedCTR(key: Uint8Array, iv: Uint8Array, input: Uint8Array): Buffer {
   const blocks = Math.ceil(input.length / 16);

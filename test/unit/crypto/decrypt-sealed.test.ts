@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decryptSealed, decryptSealedMany, open, openMany, seal, sealManyInto, sealOverhead, CiphertextError } from '../../../src/shared/crypto/seal.ts';
-import { newMasterKey } from '../../../src/shared/crypto/key.ts';
+import { decryptSealed, decryptSealedMany, open, openMany, seal, sealManyInto, sealOverhead, CiphertextError } from '../../../src/engine/crypto/seal.ts';
+import { newMasterKey } from '../../../src/engine/crypto/key.ts';
 import { randomBytes } from '../../support/repo.ts';
 
 test('decryptSealed reads back what seal wrote without the MAC check that open makes', () => {

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { newMasterKey } from '../../../src/shared/crypto/key.ts';
-import { createKeyFile, InvalidKeyFileError, openKeyFile, parseKeyFile, WrongPasswordError } from '../../../src/shared/crypto/keyfile.ts';
-import { open, seal } from '../../../src/shared/crypto/seal.ts';
+import { newMasterKey } from '../../../src/engine/crypto/key.ts';
+import { createKeyFile, InvalidKeyFileError, openKeyFile, parseKeyFile, WrongPasswordError } from '../../../src/engine/crypto/keyfile.ts';
+import { open, seal } from '../../../src/engine/crypto/seal.ts';
 
 const cheap = { N: 1024, r: 8, p: 1 };
 const meta = { username: 'alice', hostname: 'node-1', created: new Date('2024-05-06T07:08:09.123Z') };

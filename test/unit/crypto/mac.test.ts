@@ -2,8 +2,8 @@
 // which restic also uses for its own MAC tests: r and k as restic stores them, the nonce as the IV.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computeMAC, macMatches } from '../../../src/shared/crypto/mac.ts';
-import type { MasterKey } from '../../../src/shared/crypto/key.ts';
+import { computeMAC, macMatches } from '../../../src/engine/crypto/mac.ts';
+import type { MasterKey } from '../../../src/engine/crypto/key.ts';
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 

@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { poly1305JS } from '../../../src/shared/crypto/poly1305-js.ts';
-import { poly1305Wasm } from '../../../src/shared/crypto/poly1305-wasm.ts';
+import { poly1305JS } from '../../../src/engine/crypto/poly1305-js.ts';
+import { poly1305Wasm } from '../../../src/engine/crypto/poly1305-wasm.ts';
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openKeyFile, parseKeyFile, WrongPasswordError } from '../../../src/shared/crypto/keyfile.ts';
-import { open } from '../../../src/shared/crypto/seal.ts';
+import { openKeyFile, parseKeyFile, WrongPasswordError } from '../../../src/engine/crypto/keyfile.ts';
+import { open } from '../../../src/engine/crypto/seal.ts';
 import { fixtureFileContent, fixturePassword } from './fixtures/restic-fixture.ts';
 
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, 'fixtures', name));

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { newMasterKey, type MasterKey } from '../../../src/shared/crypto/key.ts';
-import { computeMAC } from '../../../src/shared/crypto/mac.ts';
-import { CiphertextError, open, seal, sealFramed, sealInto, sealOverhead } from '../../../src/shared/crypto/seal.ts';
+import { newMasterKey, type MasterKey } from '../../../src/engine/crypto/key.ts';
+import { computeMAC } from '../../../src/engine/crypto/mac.ts';
+import { CiphertextError, open, seal, sealFramed, sealInto, sealOverhead } from '../../../src/engine/crypto/seal.ts';
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DataDownload, DataUpload } from '../../../src/shared/api/types.ts';
-import { stepDurations, summaryLines, type Outcome } from '../../../src/demo/summary.ts';
+import { stepDurations, summaryLines, type Outcome } from '../../cluster/demo/summary.ts';
 
 const step = (start: string, end: string) => ({ attempts: 1, startTime: `2026-01-01T00:00:${start}Z`, endTime: `2026-01-01T00:00:${end}Z` });
 

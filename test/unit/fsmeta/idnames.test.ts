@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { IdNames } from '../../../src/shared/fsmeta/idnames.ts';
+import { IdNames } from '../../../src/engine/fsmeta/idnames.ts';
 
 test('names ids from passwd and group files, first entry winning', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-idnames-'));

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listNames } from '../../../src/shared/fsmeta/list-names.ts';
+import { listNames } from '../../../src/engine/fsmeta/list-names.ts';
 
 function fixture(t: { after(fn: () => void): void }, names: Buffer[]): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-names-'));

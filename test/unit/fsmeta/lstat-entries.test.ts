@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lstatEntries } from '../../../src/shared/fsmeta/lstat-entries.ts';
+import { lstatEntries } from '../../../src/engine/fsmeta/lstat-entries.ts';
 
 function fixture(t: { after(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-lstat-'));

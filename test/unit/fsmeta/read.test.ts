@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmod, link, lstat, mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { IdNames } from '../../../src/shared/fsmeta/idnames.ts';
-import { nodeFromStat } from '../../../src/shared/fsmeta/read.ts';
-import type { ReadOptions } from '../../../src/shared/fsmeta/read.ts';
-import { XattrReader } from '../../../src/shared/fsmeta/xattr.ts';
-import { localTime } from '../../../src/shared/tree/gotime.ts';
-import { goMode } from '../../../src/shared/tree/mode.ts';
+import { IdNames } from '../../../src/engine/fsmeta/idnames.ts';
+import { nodeFromStat } from '../../../src/engine/fsmeta/read.ts';
+import type { ReadOptions } from '../../../src/engine/fsmeta/read.ts';
+import { XattrReader } from '../../../src/engine/fsmeta/xattr.ts';
+import { localTime } from '../../../src/engine/tree/gotime.ts';
+import { goMode } from '../../../src/engine/tree/mode.ts';
 import { rawPath, withScratch } from './scratch.ts';
 
 const uid = process.geteuid?.() ?? 0;

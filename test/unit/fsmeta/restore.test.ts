@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { restoreMetadata } from '../../../src/shared/fsmeta/restore.ts';
-import { XattrReader } from '../../../src/shared/fsmeta/xattr.ts';
-import { goMode } from '../../../src/shared/tree/mode.ts';
-import { newNode } from '../../../src/shared/tree/node.ts';
+import { restoreMetadata } from '../../../src/engine/fsmeta/restore.ts';
+import { XattrReader } from '../../../src/engine/fsmeta/xattr.ts';
+import { goMode } from '../../../src/engine/tree/mode.ts';
+import { newNode } from '../../../src/engine/tree/node.ts';
 import { isRoot, withScratch } from './scratch.ts';
 
 const mtime = { ns: 1700000000123456789n, offset: 0 };

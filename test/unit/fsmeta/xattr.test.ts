@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { symlink, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { XattrReader, xattrUnsupportedReason } from '../../../src/shared/fsmeta/xattr.ts';
-import { setXattrOf } from '../../../src/shared/sys/xattrs.ts';
-import type { ExtendedAttribute } from '../../../src/shared/tree/node.ts';
+import { XattrReader, xattrUnsupportedReason } from '../../../src/engine/fsmeta/xattr.ts';
+import { setXattrOf } from '../../../src/engine/sys/xattrs.ts';
+import type { ExtendedAttribute } from '../../../src/engine/tree/node.ts';
 import { rawPath, withScratch } from './scratch.ts';
 
 const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'));

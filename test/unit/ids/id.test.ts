@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { isID } from '../../../src/shared/ids/id.ts';
+import { isID } from '../../../src/engine/ids/id.ts';
 
 test('isID accepts exactly 64 lowercase hex digits', () => {
   const hexChar = fc.constantFrom(...'0123456789abcdef');

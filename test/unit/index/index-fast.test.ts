@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { encodeIndexFile, indexText, readIndexFile, type IndexFile } from '../../../src/shared/index/index-file.ts';
-import { readIndexFast } from '../../../src/shared/index/index-fast.ts';
-import type { ID } from '../../../src/shared/ids/id.ts';
-import type { PackedBlob } from '../../../src/shared/pack/blob.ts';
+import { encodeIndexFile, indexText, readIndexFile, type IndexFile } from '../../../src/engine/index/index-file.ts';
+import { readIndexFast } from '../../../src/engine/index/index-fast.ts';
+import type { ID } from '../../../src/engine/ids/id.ts';
+import type { PackedBlob } from '../../../src/engine/pack/blob.ts';
 
 const id = (n: number): ID => n.toString(16).padStart(64, '0');
 

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { encodeIndexFile, indexText, readIndexFile, type IndexFile } from '../../../src/shared/index/index-file.ts';
-import type { ID } from '../../../src/shared/ids/id.ts';
-import type { PackedBlob } from '../../../src/shared/pack/blob.ts';
+import { encodeIndexFile, indexText, readIndexFile, type IndexFile } from '../../../src/engine/index/index-file.ts';
+import type { ID } from '../../../src/engine/ids/id.ts';
+import type { PackedBlob } from '../../../src/engine/pack/blob.ts';
 
 const id = (n: number): ID => n.toString(16).padStart(64, '0');
 const read = (json: string): { supersedes: ID[]; blobs: [ID, PackedBlob][] } => {

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { BlobTable } from '../../../src/shared/index/table.ts';
-import type { BlobType } from '../../../src/shared/pack/blob.ts';
+import { BlobTable } from '../../../src/engine/index/table.ts';
+import type { BlobType } from '../../../src/engine/pack/blob.ts';
 
 const id = (n: number, salt = ''): string => createHash('sha256').update(`${salt}${n}`).digest('hex');
 

@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import type { BackupStorageLocationSpec } from '../../../src/shared/api/types.ts';
 import { backupAllowed, repositoryIdentity, repositoryLocation, repositoryPassword, restoreAllowed } from '../../../src/shared/location/repository.ts';
-import { degree, isIrreducible } from '../../../src/shared/chunker/polynomial.ts';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { Repository } from '../../../src/shared/repository/repository.ts';
+import { degree, isIrreducible } from '../../../src/engine/chunker/polynomial.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import { Repository } from '../../../src/engine/repository/repository.ts';
 import { repositoryAccess } from '../../../src/shared/location/access.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import type { KubeObject, ObjectKey } from '../../../src/shared/kube/kube.ts';
-import { parseS3Location } from '../../../src/shared/backend/open.ts';
+import { parseS3Location } from '../../../src/engine/backend/open.ts';
 
 const spec = (over: Partial<BackupStorageLocationSpec['s3']> = {}): BackupStorageLocationSpec => ({
   s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'ferry', prefix: 'backups/prod', ...over },

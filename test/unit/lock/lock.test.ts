@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Lock, LockConflictError, encodeLock, newLockInfo, removeStaleLocks, staleReason, staleAfterMs } from '../../../src/shared/lock/lock.ts';
-import { lockStore } from '../../../src/shared/repository/lock-store.ts';
+import { Lock, LockConflictError, encodeLock, newLockInfo, removeStaleLocks, staleReason, staleAfterMs } from '../../../src/engine/lock/lock.ts';
+import { lockStore } from '../../../src/engine/repository/lock-store.ts';
 import { testRepo } from '../../support/repo.ts';
 
 test('shared locks coexist; an exclusive lock waits for them and is refused while they live', async () => {

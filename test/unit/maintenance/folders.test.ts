@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { listFolders } from '../../../src/shared/backend/folders.ts';
+import { listFolders } from '../../../src/engine/backend/folders.ts';
 import { startMinio } from '../../support/minio.ts';
 
 const scratch = await mkdtemp(join(tmpdir(), 'ferry-folders-'));

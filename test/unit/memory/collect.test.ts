@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
-const collect = join(import.meta.dirname, '..', '..', '..', 'src', 'shared', 'memory', 'collect.ts');
+const collect = join(import.meta.dirname, '..', '..', '..', 'src', 'engine', 'memory', 'collect.ts');
 
 /**
  * Peak size (MiB) of a heap space in a fresh process that keeps a sliding window of `window` objects alive, so each

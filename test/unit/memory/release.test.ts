@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { release } from '../../../src/shared/memory/release.ts';
+import { release } from '../../../src/engine/memory/release.ts';
 
 test('release frees a buffer that owns its memory at once, without a collection', () => {
   const before = process.memoryUsage().arrayBuffers;

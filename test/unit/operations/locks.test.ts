@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { decodeLock, LockLostError } from '../../../src/shared/lock/lock.ts';
-import { backup } from '../../../src/shared/operations/backup.ts';
-import { check } from '../../../src/shared/operations/check.ts';
-import { restore } from '../../../src/shared/operations/restore.ts';
-import { lockStore } from '../../../src/shared/repository/lock-store.ts';
-import { Repository } from '../../../src/shared/repository/repository.ts';
-import { SnapshotNotFoundError } from '../../../src/shared/snapshot/select.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import { decodeLock, LockLostError } from '../../../src/engine/lock/lock.ts';
+import { backup } from '../../../src/engine/operations/backup.ts';
+import { check } from '../../../src/engine/operations/check.ts';
+import { restore } from '../../../src/engine/operations/restore.ts';
+import { lockStore } from '../../../src/engine/repository/lock-store.ts';
+import { Repository } from '../../../src/engine/repository/repository.ts';
+import { SnapshotNotFoundError } from '../../../src/engine/snapshot/select.ts';
 import { makeFixtureTree } from '../../support/fixture-tree.ts';
 import { gated } from '../../support/gated-backend.ts';
 import { testKDF, testPassword, testPolynomial } from '../../support/repo.ts';
@@ -71,13 +71,13 @@ test('a restore whose lock is removed under it (an unlock) stops, saying so, rat
   assert.deepEqual(await locks(), []);
 });
 
-/** Engine work that needs a lock its caller holds; only src/shared/operations/ may call it. */
+/** Engine work that needs a lock its caller holds; only src/engine/operations/ may call it. */
 const unlockedWork = /\b(backupLocked|pruneLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|Lock\.acquire)\b/;
 
 test('outside the engine, repository work goes through the operations: no caller reaches the unlocked work', async () => {
   const src = join(import.meta.dirname, '..', '..', '..', 'src');
   const callers: string[] = [];
-  for (const dir of ['cli', 'steps', 'dispatcher', 'demo', 'entry']) {
+  for (const dir of ['cli', 'steps', 'dispatcher', 'shared', 'entry']) {
     for (const file of await readdir(join(src, dir), { recursive: true })) {
       if (!file.endsWith('.ts') && !file.endsWith('.mjs')) continue;
       const text = await readFile(join(src, dir, file), 'utf8');

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { compress, decompress } from '../../../src/shared/compress/zstd.ts';
-import { blobLevel, compressBlob, compressBlobInto, decompressBlob, decompressOwnFrame, smallBlobMax } from '../../../src/shared/pack/blob-zstd.ts';
+import { compress, decompress } from '../../../src/engine/compress/zstd.ts';
+import { blobLevel, compressBlob, compressBlobInto, decompressBlob, decompressOwnFrame, smallBlobMax } from '../../../src/engine/pack/blob-zstd.ts';
 
 const text = (n: number): Buffer => Buffer.from(Array.from({ length: Math.ceil(n / 7) }, (_, i) => `line ${i % 997}\n`).join('').slice(0, n));
 

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { looksIncompressible } from '../../../src/shared/pack/incompressible.ts';
-import { openVerified, prepareBlob } from '../../../src/shared/pack/prepare.ts';
-import { compress } from '../../../src/shared/compress/zstd.ts';
-import { newMasterKey } from '../../../src/shared/crypto/key.ts';
+import { looksIncompressible } from '../../../src/engine/pack/incompressible.ts';
+import { openVerified, prepareBlob } from '../../../src/engine/pack/prepare.ts';
+import { compress } from '../../../src/engine/compress/zstd.ts';
+import { newMasterKey } from '../../../src/engine/crypto/key.ts';
 import { randomBytes } from '../../support/repo.ts';
 
 const json = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `{"line":${i},"name":"item-${i % 977}"}\n`).join(''));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keepOneCopy, planPrune, type PackUsage } from '../../../src/shared/prune/plan.ts';
+import { keepOneCopy, planPrune, type PackUsage } from '../../../src/engine/prune/plan.ts';
 
 const pack = (id: string, usedBytes: number, unusedBytes: number): PackUsage => ({
   id, usedBytes, unusedBytes, usedBlobs: usedBytes > 0 ? 1 : 0, unusedBlobs: unusedBytes > 0 ? 1 : 0,

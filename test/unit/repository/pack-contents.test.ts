@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PackContents } from '../../../src/shared/repository/pack-contents.ts';
-import type { PackedBlob } from '../../../src/shared/pack/blob.ts';
+import { PackContents } from '../../../src/engine/repository/pack-contents.ts';
+import type { PackedBlob } from '../../../src/engine/pack/blob.ts';
 
 const id = (n: number): string => n.toString(16).padStart(64, '0');
 

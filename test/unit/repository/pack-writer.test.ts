@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { hashID } from '../../../src/shared/ids/id.ts';
-import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
-import { indexText, readIndexFile } from '../../../src/shared/index/index-file.ts';
-import { decodeUnpacked } from '../../../src/shared/repository/unpacked.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import { hashID } from '../../../src/engine/ids/id.ts';
+import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
+import { indexText, readIndexFile } from '../../../src/engine/index/index-file.ts';
+import { decodeUnpacked } from '../../../src/engine/repository/unpacked.ts';
 import { randomBytes, testPassword, testRepo } from '../../support/repo.ts';
-import { Repository } from '../../../src/shared/repository/repository.ts';
-import type { PackWriter } from '../../../src/shared/repository/pack-writer.ts';
+import { Repository } from '../../../src/engine/repository/repository.ts';
+import type { PackWriter } from '../../../src/engine/repository/pack-writer.ts';
 
 const kib = 1024;
 const mib = 1024 * kib;

@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import { Repository } from '../../../src/shared/repository/repository.ts';
-import { newMasterKey } from '../../../src/shared/crypto/key.ts';
-import { CorruptBlobError, NoRepositoryError, RepositoryExistsError, WrongPasswordError } from '../../../src/shared/repository/errors.ts';
-import { hashID } from '../../../src/shared/ids/id.ts';
-import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
-import { PackWriter, repoParts } from '../../../src/shared/repository/pack-writer.ts';
-import { adoptUnindexedPacks } from '../../../src/shared/repository/adopt.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import { Repository } from '../../../src/engine/repository/repository.ts';
+import { newMasterKey } from '../../../src/engine/crypto/key.ts';
+import { CorruptBlobError, NoRepositoryError, RepositoryExistsError, WrongPasswordError } from '../../../src/engine/repository/errors.ts';
+import { hashID } from '../../../src/engine/ids/id.ts';
+import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
+import { PackWriter, repoParts } from '../../../src/engine/repository/pack-writer.ts';
+import { adoptUnindexedPacks } from '../../../src/engine/repository/adopt.ts';
 import { randomBytes, testKDF, testPassword, testPolynomial, testRepo } from '../../support/repo.ts';
 
 async function storeBlobs(repo: Repository, blobs: Uint8Array[], writer: PackWriter = repo.writer({ packSize: 64 * 1024 })): Promise<string[]> {

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashID } from '../../../src/shared/ids/id.ts';
-import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
-import { Repository } from '../../../src/shared/repository/repository.ts';
-import { TreeCache } from '../../../src/shared/repository/tree-cache.ts';
+import { hashID } from '../../../src/engine/ids/id.ts';
+import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
+import { Repository } from '../../../src/engine/repository/repository.ts';
+import { TreeCache } from '../../../src/engine/repository/tree-cache.ts';
 import { randomBytes, testPassword, testRepo } from '../../support/repo.ts';
 import { CountingBackend } from '../restore/counting-backend.ts';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ByteBudget } from '../../../src/shared/restore/byte-budget.ts';
+import { ByteBudget } from '../../../src/engine/restore/byte-budget.ts';
 
 test('a take goes through only while its bytes are free; one larger than the budget needs all of it and overdraws', () => {
   const budget = new ByteBudget(100);

@@ -1,6 +1,6 @@
 // An in-memory backend that counts the reads of pack files, so tests can check how reads are batched.
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import type { Handle } from '../../../src/shared/backend/backend.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import type { Handle } from '../../../src/engine/backend/backend.ts';
 
 export class CountingBackend extends MemBackend {
   packReads = 0;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FileSlots } from '../../../src/shared/restore/file-slots.ts';
-import { compact } from '../../../src/shared/restore/open-blobs.ts';
+import { FileSlots } from '../../../src/engine/restore/file-slots.ts';
+import { compact } from '../../../src/engine/restore/open-blobs.ts';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -11,12 +11,12 @@ import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { FsBackend } from '../../../src/shared/backend/fs.ts';
-import { restoreTree } from '../../../src/shared/restore/restorer.ts';
-import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
-import { utcTime } from '../../../src/shared/tree/gotime.ts';
-import { goMode } from '../../../src/shared/tree/mode.ts';
-import { newNode, type TreeNode } from '../../../src/shared/tree/node.ts';
+import { FsBackend } from '../../../src/engine/backend/fs.ts';
+import { restoreTree } from '../../../src/engine/restore/restorer.ts';
+import { listSnapshots } from '../../../src/engine/repository/snapshots.ts';
+import { utcTime } from '../../../src/engine/tree/gotime.ts';
+import { goMode } from '../../../src/engine/tree/mode.ts';
+import { newNode, type TreeNode } from '../../../src/engine/tree/node.ts';
 import { spawnFerry } from '../../support/ferry-cli.ts';
 import { RawTreeWriter } from '../../support/hostile-repo.ts';
 import { testRepo } from '../../support/repo.ts';

@@ -7,14 +7,14 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import type { Handle } from '../../../src/shared/backend/backend.ts';
-import { backup } from '../../../src/shared/operations/backup.ts';
-import { restoreTree } from '../../../src/shared/restore/restorer.ts';
-import { writeFileContent } from '../../../src/shared/restore/file-writer.ts';
-import { Semaphore } from '../../../src/shared/concurrency/semaphore.ts';
-import type { BlobLocation } from '../../../src/shared/index/table.ts';
-import { decodeTree, findNode } from '../../../src/shared/tree/tree.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import type { Handle } from '../../../src/engine/backend/backend.ts';
+import { backup } from '../../../src/engine/operations/backup.ts';
+import { restoreTree } from '../../../src/engine/restore/restorer.ts';
+import { writeFileContent } from '../../../src/engine/restore/file-writer.ts';
+import { Semaphore } from '../../../src/engine/concurrency/semaphore.ts';
+import type { BlobLocation } from '../../../src/engine/index/table.ts';
+import { decodeTree, findNode } from '../../../src/engine/tree/tree.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 
 /** Pack reads take a while, as over a network, and the most in flight at once is recorded. */

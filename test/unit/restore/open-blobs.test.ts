@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BlobInRead } from '../../../src/shared/backup/worker-protocol.ts';
-import { openOnWorkers } from '../../../src/shared/restore/open-blobs.ts';
-import { CorruptBlobError } from '../../../src/shared/repository/errors.ts';
-import type { PackedBlob } from '../../../src/shared/pack/blob.ts';
+import type { BlobInRead } from '../../../src/engine/backup/worker-protocol.ts';
+import { openOnWorkers } from '../../../src/engine/restore/open-blobs.ts';
+import { CorruptBlobError } from '../../../src/engine/repository/errors.ts';
+import type { PackedBlob } from '../../../src/engine/pack/blob.ts';
 import { randomBytes } from '../../support/repo.ts';
 
 test('blobs go to the workers in groups of about 1 MiB, each a buffer of its own that the message can move', async () => {

@@ -1,16 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashID } from '../../../src/shared/ids/id.ts';
-import { prepareBlob } from '../../../src/shared/pack/prepare.ts';
-import { PackReader } from '../../../src/shared/restore/pack-reader.ts';
-import { openHere } from '../../../src/shared/restore/open-blobs.ts';
-import { ByteBudget } from '../../../src/shared/restore/byte-budget.ts';
-import type { Repository } from '../../../src/shared/repository/repository.ts';
-import { CorruptBlobError } from '../../../src/shared/repository/errors.ts';
+import { hashID } from '../../../src/engine/ids/id.ts';
+import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
+import { PackReader } from '../../../src/engine/restore/pack-reader.ts';
+import { openHere } from '../../../src/engine/restore/open-blobs.ts';
+import { ByteBudget } from '../../../src/engine/restore/byte-budget.ts';
+import type { Repository } from '../../../src/engine/repository/repository.ts';
+import { CorruptBlobError } from '../../../src/engine/repository/errors.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 import { CountingBackend } from './counting-backend.ts';
-import { release } from '../../../src/shared/memory/release.ts';
-import type { Handle } from '../../../src/shared/backend/backend.ts';
+import { release } from '../../../src/engine/memory/release.ts';
+import type { Handle } from '../../../src/engine/backend/backend.ts';
 
 /** A repository holding `count` blobs of `size` bytes in packs of about `packSize` bytes. */
 async function repoWithBlobs(count: number, size: number, packSize: number, backend = new CountingBackend()): Promise<{ repo: Repository; backend: CountingBackend; blobs: Map<string, Uint8Array> }> {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decodeBatch, encodeBatch, type SmallFile } from '../../../src/shared/restore/small-file-protocol.ts';
+import { decodeBatch, encodeBatch, type SmallFile } from '../../../src/engine/restore/small-file-protocol.ts';
 
 const plain: fc.Arbitrary<SmallFile> = fc.record({
   kind: fc.constantFrom('file' as const, 'metadata' as const),

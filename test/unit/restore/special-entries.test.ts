@@ -6,12 +6,12 @@ import { execFileSync } from 'node:child_process';
 import { lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FsBackend } from '../../../src/shared/backend/fs.ts';
-import { restoreTree } from '../../../src/shared/restore/restorer.ts';
-import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
-import { utcTime } from '../../../src/shared/tree/gotime.ts';
-import { goMode } from '../../../src/shared/tree/mode.ts';
-import { newNode } from '../../../src/shared/tree/node.ts';
+import { FsBackend } from '../../../src/engine/backend/fs.ts';
+import { restoreTree } from '../../../src/engine/restore/restorer.ts';
+import { listSnapshots } from '../../../src/engine/repository/snapshots.ts';
+import { utcTime } from '../../../src/engine/tree/gotime.ts';
+import { goMode } from '../../../src/engine/tree/mode.ts';
+import { newNode } from '../../../src/engine/tree/node.ts';
 import { RawTreeWriter } from '../../support/hostile-repo.ts';
 import { testRepo } from '../../support/repo.ts';
 

@@ -6,8 +6,8 @@ import { closeSync, constants, linkSync, lstatSync, mkdirSync, mkdtempSync, open
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closeDescriptor } from '../../../src/shared/sys/beneath.ts';
-import { createFile, makeFolder, makeHardLink, makeSymlinkEntry } from '../../../src/shared/restore/target-entries.ts';
+import { closeDescriptor } from '../../../src/engine/sys/beneath.ts';
+import { createFile, makeFolder, makeHardLink, makeSymlinkEntry } from '../../../src/engine/restore/target-entries.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'ferry-entries-'));
 test.after(() => rmSync(work, { recursive: true, force: true }));

@@ -10,12 +10,12 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { backup } from '../../../src/shared/operations/backup.ts';
-import { restoreStream } from '../../../src/shared/restore/stream.ts';
-import { restoreTree } from '../../../src/shared/restore/restorer.ts';
-import { skipsZeroRanges } from '../../../src/shared/restore/zero-ranges.ts';
-import type { ID } from '../../../src/shared/ids/id.ts';
-import type { Repository } from '../../../src/shared/repository/repository.ts';
+import { backup } from '../../../src/engine/operations/backup.ts';
+import { restoreStream } from '../../../src/engine/restore/stream.ts';
+import { restoreTree } from '../../../src/engine/restore/restorer.ts';
+import { skipsZeroRanges } from '../../../src/engine/restore/zero-ranges.ts';
+import type { ID } from '../../../src/engine/ids/id.ts';
+import type { Repository } from '../../../src/engine/repository/repository.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 
 const MiB = 1 << 20;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AmbiguousSnapshotIDError, findLatest, matchesFilter, resolveSnapshotID, selectSnapshot, SnapshotNotFoundError } from '../../../src/shared/snapshot/select.ts';
-import type { SnapshotEntry } from '../../../src/shared/snapshot/select.ts';
-import { newSnapshot } from '../../../src/shared/snapshot/snapshot.ts';
+import { AmbiguousSnapshotIDError, findLatest, matchesFilter, resolveSnapshotID, selectSnapshot, SnapshotNotFoundError } from '../../../src/engine/snapshot/select.ts';
+import type { SnapshotEntry } from '../../../src/engine/snapshot/select.ts';
+import { newSnapshot } from '../../../src/engine/snapshot/snapshot.ts';
 
 const sec = (s: number): bigint => BigInt(s) * 1_000_000_000n;
 const now = sec(1000);

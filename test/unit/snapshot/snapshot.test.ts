@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { hexId, unicodeString } from '../tree/arbitrary.ts';
-import { decodeSnapshot, encodeSnapshot, newSnapshot } from '../../../src/shared/snapshot/snapshot.ts';
-import type { Snapshot } from '../../../src/shared/snapshot/snapshot.ts';
+import { decodeSnapshot, encodeSnapshot, newSnapshot } from '../../../src/engine/snapshot/snapshot.ts';
+import type { Snapshot } from '../../../src/engine/snapshot/snapshot.ts';
 
 const idA = 'ab'.repeat(32);
 const idB = 'cd'.repeat(32);

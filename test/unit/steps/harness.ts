@@ -2,8 +2,8 @@
 // timeouts take no real time. Logs are kept for assertions.
 import type { DataDownload, DataUpload, StepName } from '../../../src/shared/api/types.ts';
 import { issueText, validateFields } from '../../../src/shared/api/schemas.ts';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
-import type { Backend } from '../../../src/shared/backend/backend.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
+import type { Backend } from '../../../src/engine/backend/backend.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { createLogger } from '../../../src/shared/kube/logger.ts';

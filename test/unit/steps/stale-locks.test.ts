@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { KubeError } from '../../../src/shared/kube/errors.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
-import { encodeLock, Lock, newLockInfo, type LockStore } from '../../../src/shared/lock/lock.ts';
-import { lockStore } from '../../../src/shared/repository/lock-store.ts';
+import { encodeLock, Lock, newLockInfo, type LockStore } from '../../../src/engine/lock/lock.ts';
+import { lockStore } from '../../../src/engine/repository/lock-store.ts';
 import { deadStepReason, removeDeadStepLocks } from '../../../src/steps/stale-locks.ts';
 import { testRepo } from '../../support/repo.ts';
 

@@ -4,13 +4,13 @@ import { chmod, mkdir, mkdtemp, open, readFile, rm, stat, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataDownload, DataUpload } from '../../../src/shared/api/types.ts';
-import type { Backend } from '../../../src/shared/backend/backend.ts';
-import { MemBackend } from '../../../src/shared/backend/mem.ts';
+import type { Backend } from '../../../src/engine/backend/backend.ts';
+import { MemBackend } from '../../../src/engine/backend/mem.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { repositoryPassword } from '../../../src/shared/location/repository.ts';
-import { Repository } from '../../../src/shared/repository/repository.ts';
-import { listSnapshots } from '../../../src/shared/repository/snapshots.ts';
-import { restoreTree } from '../../../src/shared/restore/restorer.ts';
+import { Repository } from '../../../src/engine/repository/repository.ts';
+import { listSnapshots } from '../../../src/engine/repository/snapshots.ts';
+import { restoreTree } from '../../../src/engine/restore/restorer.ts';
 import { runOne } from '../../../src/steps/run.ts';
 import { transfer } from '../../../src/steps/transfer.ts';
 import { compareTrees } from '../../support/compare-tree.ts';

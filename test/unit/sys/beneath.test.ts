@@ -7,7 +7,7 @@ import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { closeDescriptor, openBeneath, useComponentWalk } from '../../../src/shared/sys/beneath.ts';
+import { closeDescriptor, openBeneath, useComponentWalk } from '../../../src/engine/sys/beneath.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'ferry-beneath-'));
 test.after(() => rmSync(work, { recursive: true, force: true }));
@@ -54,7 +54,7 @@ test('a worker thread loads the calls itself and gets the same refusals', async 
       catch (err) { out.push(err.code); }
     }
     parentPort.postMessage(out);`;
-  const module = new URL('../../../src/shared/sys/beneath.ts', import.meta.url).href;
+  const module = new URL('../../../src/engine/sys/beneath.ts', import.meta.url).href;
   const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), { workerData: { module, root, paths: ['abs/secret', 'rel/secret', 'dir'] } });
   const [answer] = await Promise.all([new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject))]);
   await worker.terminate();

@@ -1,9 +1,9 @@
 // Shared fast-check arbitraries. Strings are built from code points directly: fast-check's own
 // full-Unicode string unit spends seconds of CPU on its first use.
 import fc from 'fast-check';
-import { goCompactJson } from '../../../src/shared/tree/gojson.ts';
-import { nodeTypes, sortNodes } from '../../../src/shared/tree/node.ts';
-import type { TreeNode } from '../../../src/shared/tree/node.ts';
+import { goCompactJson } from '../../../src/engine/tree/gojson.ts';
+import { nodeTypes, sortNodes } from '../../../src/engine/tree/node.ts';
+import type { TreeNode } from '../../../src/engine/tree/node.ts';
 
 /** Any Unicode scalar value (no surrogates, which a Go string cannot hold either). */
 export const codePoint = fc.integer({ min: 0, max: 0x10ffff - 0x800 }).map((c) => (c >= 0xd800 ? c + 0x800 : c));

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { arbitraryNode, uniqueSorted } from './arbitrary.ts';
-import { decodeTreeFast } from '../../../src/shared/tree/fastdecode.ts';
-import type { TreeNode } from '../../../src/shared/tree/node.ts';
-import { decodeTree, decodeTreeExact, encodeTree } from '../../../src/shared/tree/tree.ts';
+import { decodeTreeFast } from '../../../src/engine/tree/fastdecode.ts';
+import type { TreeNode } from '../../../src/engine/tree/node.ts';
+import { decodeTree, decodeTreeExact, encodeTree } from '../../../src/engine/tree/tree.ts';
 
 const text = (nodes: TreeNode[]): string => Buffer.from(encodeTree(nodes)).toString('utf8');
 const safe = (n: bigint): bigint => n % 10n ** 15n;

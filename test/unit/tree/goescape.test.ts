@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { unicodeString } from './arbitrary.ts';
-import { goCompactJson, goJsonBytes, goJsonString, goJsonStringFromBytes } from '../../../src/shared/tree/gojson.ts';
-import { goQuoteInner, goUnquoteInner, isGoPrint } from '../../../src/shared/tree/goquote.ts';
-import { utf8Bytes } from '../../../src/shared/tree/goutf8.ts';
+import { goCompactJson, goJsonBytes, goJsonString, goJsonStringFromBytes } from '../../../src/engine/tree/gojson.ts';
+import { goQuoteInner, goUnquoteInner, isGoPrint } from '../../../src/engine/tree/goquote.ts';
+import { utf8Bytes } from '../../../src/engine/tree/goutf8.ts';
 
 interface StringVector { input: string; quote: string; json: string; base64: string }
 const vectors = JSON.parse(readFileSync(new URL('./fixtures/go-vectors.json', import.meta.url), 'utf8')) as { strings: StringVector[] };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { clampGoTimeYear, formatGoTime, goZeroTime, localTime, parseGoTime } from '../../../src/shared/tree/gotime.ts';
+import { clampGoTimeYear, formatGoTime, goZeroTime, localTime, parseGoTime } from '../../../src/engine/tree/gotime.ts';
 
 interface TimeVector { sec: number; nsec: number; offset: number; json: string }
 const vectors = JSON.parse(readFileSync(new URL('./fixtures/go-vectors.json', import.meta.url), 'utf8')) as { times: TimeVector[] };

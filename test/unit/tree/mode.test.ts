@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { goMode, goModeFromPosix, nodeTypeFromGoMode, posixFromGoMode, posixPermissionsFromGoMode } from '../../../src/shared/tree/mode.ts';
+import { goMode, goModeFromPosix, nodeTypeFromGoMode, posixFromGoMode, posixPermissionsFromGoMode } from '../../../src/engine/tree/mode.ts';
 
 test('maps each Linux file type and special bit to Go file mode bits', () => {
   assert.equal(goModeFromPosix(0o100644), 0o644);

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { hashID } from '../../../src/shared/ids/id.ts';
-import { decodeSnapshot, encodeSnapshot } from '../../../src/shared/snapshot/snapshot.ts';
-import { goMode } from '../../../src/shared/tree/mode.ts';
-import { decodeTree, encodeTree, findNode } from '../../../src/shared/tree/tree.ts';
+import { hashID } from '../../../src/engine/ids/id.ts';
+import { decodeSnapshot, encodeSnapshot } from '../../../src/engine/snapshot/snapshot.ts';
+import { goMode } from '../../../src/engine/tree/mode.ts';
+import { decodeTree, encodeTree, findNode } from '../../../src/engine/tree/tree.ts';
 import { goReencoded, lossyTarget, writesRawLinkTargets } from './restic/legacy.ts';
 
 const fixtures = new URL('./fixtures/', import.meta.url);

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { arbitraryNode, uniqueSorted } from './arbitrary.ts';
-import type { TreeNode } from '../../../src/shared/tree/node.ts';
-import { sameNode, sameNodes } from '../../../src/shared/tree/same.ts';
-import { decodeTree, encodeTree } from '../../../src/shared/tree/tree.ts';
+import type { TreeNode } from '../../../src/engine/tree/node.ts';
+import { sameNode, sameNodes } from '../../../src/engine/tree/same.ts';
+import { decodeTree, encodeTree } from '../../../src/engine/tree/tree.ts';
 
 const text = (nodes: TreeNode[]): string => Buffer.from(encodeTree(nodes)).toString('latin1');
 const fields = Object.keys(fc.sample(arbitraryNode, 1)[0]) as (keyof TreeNode)[];

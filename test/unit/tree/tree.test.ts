@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { arbitraryNode, uniqueSorted } from './arbitrary.ts';
-import { utf8Bytes } from '../../../src/shared/tree/goutf8.ts';
-import { goMode } from '../../../src/shared/tree/mode.ts';
-import { newNode, sortNodes } from '../../../src/shared/tree/node.ts';
-import type { TreeNode } from '../../../src/shared/tree/node.ts';
-import { decodeTree, encodeTree, findNode, subtreeIds } from '../../../src/shared/tree/tree.ts';
+import { utf8Bytes } from '../../../src/engine/tree/goutf8.ts';
+import { goMode } from '../../../src/engine/tree/mode.ts';
+import { newNode, sortNodes } from '../../../src/engine/tree/node.ts';
+import type { TreeNode } from '../../../src/engine/tree/node.ts';
+import { decodeTree, encodeTree, findNode, subtreeIds } from '../../../src/engine/tree/tree.ts';
 
 const latin1 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'));
 const text = (b: Uint8Array): string => Buffer.from(b).toString('utf8');

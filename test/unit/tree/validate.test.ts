@@ -1,8 +1,8 @@
 // restic's tree invariants: which entries break them, how each is named, and what a valid tree costs to check.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newNode, type TreeNode } from '../../../src/shared/tree/node.ts';
-import { InvalidTreeError, treeFaults, validateTree } from '../../../src/shared/tree/validate.ts';
+import { newNode, type TreeNode } from '../../../src/engine/tree/node.ts';
+import { InvalidTreeError, treeFaults, validateTree } from '../../../src/engine/tree/validate.ts';
 
 const blob = 'ab'.repeat(32);
 const other = 'cd'.repeat(32);

@@ -2,7 +2,7 @@
 // tree encoder must reproduce, so the tests compare against the real implementation instead of our
 // reading of it. Run from this folder:
 //
-//	go run . ../../../../src/shared/tree/goprint-table.ts ../fixtures/go-vectors.json
+//	go run . ../../../../src/engine/tree/goprint-table.ts ../fixtures/go-vectors.json
 //
 // It writes the table of runes strconv.IsPrint accepts (the Unicode version of the Go toolchain that
 // builds restic; JavaScript's ICU is newer and would disagree) and a set of encoding vectors.

@@ -8,8 +8,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeSnapshot } from '../../../../src/shared/snapshot/snapshot.ts';
-import { decodeTree, findNode } from '../../../../src/shared/tree/tree.ts';
+import { decodeSnapshot } from '../../../../src/engine/snapshot/snapshot.ts';
+import { decodeTree, findNode } from '../../../../src/engine/tree/tree.ts';
 import { makeFixtureDir } from '../restic/fixture-dir.ts';
 import { backupWithRestic } from '../restic/run.ts';
 

@@ -1,8 +1,8 @@
 // restic before linktarget_raw (0.14 to 0.16) wrote each invalid UTF-8 byte of a symlink target as the
 // escape \ufffd: the target is lost, and a tree read back keeps U+FFFD, which Go (and ferry) then write
 // as raw UTF-8. Re-encoding such a tree is therefore compared with what Go itself would write.
-import { goJsonStringFromBytes } from '../../../../src/shared/tree/gojson.ts';
-import { utf8Bytes } from '../../../../src/shared/tree/goutf8.ts';
+import { goJsonStringFromBytes } from '../../../../src/engine/tree/gojson.ts';
+import { utf8Bytes } from '../../../../src/engine/tree/goutf8.ts';
 
 export function writesRawLinkTargets(trees: Iterable<Uint8Array>): boolean {
   return [...trees].some((blob) => Buffer.from(blob).includes('"linktarget_raw":'));

@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { goCompactJson } from '../../../../src/shared/tree/gojson.ts';
-import { utf8Bytes } from '../../../../src/shared/tree/goutf8.ts';
+import { goCompactJson } from '../../../../src/engine/tree/gojson.ts';
+import { utf8Bytes } from '../../../../src/engine/tree/goutf8.ts';
 
 /** restic binaries to test against: on PATH and in ferry's tool cache (test/tools builds them there). */
 export function findResticBinaries(): string[] {

@@ -1,5 +1,5 @@
 // Regenerates rabin-wasm-bytes.ts from rabin.wat (needs wat2wasm from wabt: `apt-get install wabt`).
-// Run after editing the .wat: node src/shared/chunker/wasm/generate.ts
+// Run after editing the .wat: node src/engine/chunker/wasm/generate.ts
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

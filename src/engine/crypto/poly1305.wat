@@ -1,6 +1,6 @@
 ;; Poly1305 kernel for WebAssembly: five 26-bit limbs, 32x32->64-bit products, the classic 32-bit layout.
 ;; The host copies message bytes into this memory and drives init -> blocks* -> finish.
-;; Source of src/shared/crypto/poly1305-wasm-bytes.ts (regenerate with scripts/build-poly1305-wasm.ts).
+;; Source of src/engine/crypto/poly1305-wasm-bytes.ts (regenerate with scripts/build-poly1305-wasm.ts).
 (module
   (memory (export "memory") 2)
 

@@ -1,7 +1,7 @@
 // The demo's closing summary: plain aligned lines (a script or a test can read them), with the figures a newcomer
 // asks about (sizes, how long each step took, what deduplication saved, the repository snapshot) and where to look.
-import { formatBytes } from '../cli/output.ts';
-import type { DataDownload, DataUpload, FerryResource, StepName } from '../shared/api/types.ts';
+import { formatBytes } from '../../../src/cli/output.ts';
+import type { DataDownload, DataUpload, FerryResource, StepName } from '../../../src/shared/api/types.ts';
 import type { SampleInfo } from './sample.ts';
 import type { Scene } from './scene.ts';
 

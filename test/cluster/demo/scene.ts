@@ -4,11 +4,11 @@
 // run's id, so demos never collide with each other or with the test suites sharing the box.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { S3Settings } from '../../test/cluster/box.ts';
-import { statePaths } from '../../test/cluster/paths.ts';
-import { apiVersion, type BackupStorageLocationSpec } from '../shared/api/types.ts';
-import { sleep } from '../shared/concurrency/sleep.ts';
-import type { Kube, KubeObject } from '../shared/kube/kube.ts';
+import type { S3Settings } from '../box.ts';
+import { statePaths } from '../paths.ts';
+import { apiVersion, type BackupStorageLocationSpec } from '../../../src/shared/api/types.ts';
+import { sleep } from '../../../src/engine/concurrency/sleep.ts';
+import type { Kube, KubeObject } from '../../../src/shared/kube/kube.ts';
 
 export const ferryNamespace = 'ferry-system';
 export const demoLabel = 'ferry.dev/demo';

@@ -1,5 +1,5 @@
 // Repository locks, as restic keeps them: a small unpacked file per holder under locks/. Backups and restores hold
-// shared locks, prune, forget and check an exclusive one (src/shared/operations/ decides which). A lock not
+// shared locks, prune, forget and check an exclusive one (src/engine/operations/ decides which). A lock not
 // refreshed for 30 minutes, or held by a dead process on this host, is stale and ignored; holders refresh theirs
 // every 5 minutes by writing a new file and removing the old. A holder that finds its lock removed (an unlock), or
 // cannot refresh it for 22.5 minutes (before others may call it stale), has lost it: its `signal` aborts, so the

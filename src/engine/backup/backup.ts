@@ -1,4 +1,4 @@
-// One backup run, under the shared lock src/shared/operations/backup.ts holds: load the index (adopting packs an
+// One backup run, under the shared lock src/engine/operations/backup.ts holds: load the index (adopting packs an
 // interrupted run left behind), archive, flush packs and index, and only then write the snapshot, so a run killed at
 // any point leaves no snapshot and nothing a check calls an error.
 import { hostname as osHostname, userInfo } from 'node:os';

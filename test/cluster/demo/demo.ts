@@ -5,18 +5,18 @@
 // ferry's own client and the CLI's --wait display. Exit code 0 only when the backup and the restore completed and
 // every file matched; 1 otherwise (a failed resource's message says why). --clean removes what the demo made.
 import { consola } from 'consola';
-import { problems, readRecord, up } from '../../test/cluster/box.ts';
-import { compareTrees } from '../../test/support/compare-tree.ts';
-import { installFerry } from '../../test/support/ferry-install.ts';
-import { waitForEnd } from '../cli/kube/wait.ts';
-import { formatBytes } from '../cli/output.ts';
-import { openKube } from '../cli/resource/kube.ts';
-import { writeSample } from '../demo/sample.ts';
-import { ferryNamespace, restoredVolume, setUp, tearDown } from '../demo/scene.ts';
-import { summaryLines } from '../demo/summary.ts';
-import { apiVersion, type BackupStorageLocation, type DataDownload, type DataUpload } from '../shared/api/types.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { repositoryLocation } from '../shared/location/repository.ts';
+import { problems, readRecord, up } from '../box.ts';
+import { compareTrees } from '../../support/compare-tree.ts';
+import { installFerry } from '../../support/ferry-install.ts';
+import { waitForEnd } from '../../../src/cli/kube/wait.ts';
+import { formatBytes } from '../../../src/cli/output.ts';
+import { openKube } from '../../../src/cli/resource/kube.ts';
+import { writeSample } from './sample.ts';
+import { ferryNamespace, restoredVolume, setUp, tearDown } from './scene.ts';
+import { summaryLines } from './summary.ts';
+import { apiVersion, type BackupStorageLocation, type DataDownload, type DataUpload } from '../../../src/shared/api/types.ts';
+import type { KubeObject } from '../../../src/shared/kube/kube.ts';
+import { repositoryLocation } from '../../../src/shared/location/repository.ts';
 
 async function startBox(): Promise<Awaited<ReturnType<typeof up>>['record']> {
   const running = await readRecord();
