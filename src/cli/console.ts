@@ -1,5 +1,5 @@
-// consola, loaded the first time something is printed through it. Its full entry (reporters, icons, boxes) takes
-// 20-25 ms to load, a tenth of a short command, and a command run for its JSON (scripts, Jobs, the benchmarks)
+// consola, loaded the first time something is printed through it. Its full entry (reporters, icons, boxes) is a
+// noticeable part of a short command's start, and a command run for its JSON (scripts, Jobs, the benchmarks)
 // prints nothing through it. Loaded synchronously, so messages come out in the order they are written.
 import { createRequire } from 'node:module';
 import type { ConsolaInstance } from 'consola';

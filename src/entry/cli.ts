@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `ferry`: the command line. Command groups load when named, so `ferry repo ...` (run in step pods and by hand on
-// large repositories) does not pay for the Kubernetes client's modules: 60 MiB and 0.7 CPU-s at start-up.
+// large repositories) does not pay for the Kubernetes client's modules (their memory and CPU time at start-up).
 import { enableCompileCache } from 'node:module';
 import { defineCommand } from 'citty';
 import { lazy } from '../cli/lazy.ts';

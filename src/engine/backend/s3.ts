@@ -25,8 +25,8 @@ export interface S3Options extends S3ClientOptions {
   partsInFlight?: number;
 }
 
-// a multipart upload costs three requests more than a PUT and loads the AWS SDK (about 0.1 s of CPU): 13 packs of
-// a backup took 62 requests where restic's PUTs took 13
+// a multipart upload costs three requests more than a PUT and loads the AWS SDK, so packs (below the threshold) take
+// one request each, as restic's PUTs do
 const defaultMultipartAbove = 64 * 1024 * 1024;
 const defaultPartSize = 8 * 1024 * 1024;
 const defaultPartsInFlight = 4;

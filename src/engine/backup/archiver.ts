@@ -86,7 +86,7 @@ export class Archiver {
     const workers = opts.workers ?? Math.max(1, cpus().length);
     this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: this.#compression }, workers, writer);
     // two big files per worker: while one waits (for its next read, or for the main thread's answer about a chunk)
-    // the other's chunks keep the thread busy; with one each, the workers sat 30-40% idle through A's large files
+    // the other's chunks keep the thread busy; with one each, the workers sat idle for part of every large file
     this.#fileSlots = new Semaphore(2 * workers);
     // a batch is a few milliseconds of a worker's time; two per worker keep each busy while the other waits
     this.#small = new SmallBatches((paths) => this.#pool.backupSmallFiles(paths, opts.signal), { files: 64, bytes: 1 << 20, inFlight: 2 * workers }, (n) => {

@@ -37,7 +37,7 @@ const workerOptions = { resourceLimits: { maxYoungGenerationSizeMb: 8 } };
 
 /**
  * Starts the first thread of a backup's pool before the pool exists, while the repository opens (its key derives,
- * its index loads): its start-up, 0.1-0.2 s, then overlaps that instead of delaying the first file. For a backup that
+ * its index loads): its start-up then overlaps that instead of delaying the first file. For a backup that
  * finds nothing new to read the thread is never used and costs that CPU time for nothing; close() stops it.
  */
 export function startWorkerAhead(): void {

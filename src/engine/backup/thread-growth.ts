@@ -1,5 +1,5 @@
-// When batches of small files are worth another worker thread. Each costs 20-40 MiB, so one starts only while the
-// workers are the limit and the machine has a core for it.
+// When batches of small files are worth another worker thread. Each costs tens of megabytes, so one starts only
+// while the workers are the limit and the machine has a core for it.
 import type { ThreadCpu } from './worker-protocol.ts';
 
 export interface GrowthRule {
@@ -10,11 +10,9 @@ export interface GrowthRule {
 }
 
 /**
- * Measured on two cores, one worker, warm page cache, shares over one-second looks: 100k files of 1-16 KiB kept the
- * worker 0.87-0.94 busy with the main thread at 0.33-0.40, and a second worker took the backup from 8.4 s to 7.0-7.6;
- * a million files of 100 bytes kept the worker at 0.52-0.56 and the main thread, walking, at 0.63-0.68 (the walk is
- * the limit: a second worker added 20-40 MiB to a 229 MiB peak and saved nothing). Cold, both kinds left every
- * thread under 0.5 while they waited for the disk.
+ * Files of a few KiB keep one worker nearly always busy while the main thread has time to spare, and a second worker
+ * makes the backup faster; files of 100 bytes keep the walking main thread busier than the worker, so a second worker
+ * only adds memory. From a cold page cache every thread waits for the disk. Measurements: bench/README.md.
  */
 export const defaultGrowth: GrowthRule = { busyAbove: 0.8, spareAtLeast: 0.5 };
 

@@ -24,8 +24,8 @@ const maxChunk = 64 << 20;
 /**
  * Decompresses a whole frame, as unpacked files (index, snapshot) are stored. `expectedSize` bounds the output, so a
  * corrupted or hostile frame cannot make us allocate without limit. With the size known (given, or declared by the
- * frame's header) the output is one buffer: node:zlib otherwise fills 16 KiB chunks and joins them, which cost a
- * tenth of the time of loading the index of a million files.
+ * frame's header) the output is one buffer: node:zlib otherwise fills 16 KiB chunks and joins them, a noticeable
+ * share of the time of loading a large index.
  */
 export function decompress(data: Uint8Array, expectedSize?: number): Uint8Array {
   const size = expectedSize ?? frameContentSize(data);

@@ -1,8 +1,8 @@
 // Where every thread of ours starts (see thread.ts). A thread does not inherit the main thread's compile cache, so
 // it turns the cache on before its module loads: the modules are then read from the cache rather than compiled
 // again in every thread. Plain JavaScript: a TypeScript entry would make Node load its type stripper in every thread
-// before the cache is on (a WebAssembly module: 40-50 ms of CPU and 15 MiB per thread), where from the cache
-// nothing needs stripping.
+// before the cache is on (a WebAssembly module, CPU time and memory in every thread), where from the cache nothing
+// needs stripping.
 import { enableCompileCache, flushCompileCache } from 'node:module';
 
 enableCompileCache();

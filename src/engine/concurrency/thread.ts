@@ -1,7 +1,7 @@
 // Starts worker threads on our TypeScript modules through a plain JavaScript entry (thread-entry.mjs), so a thread
 // reads its modules from the compile cache instead of loading the type stripper and compiling them again. A thread
-// may also be started ahead of need: Node's internal modules and ours still load in each thread (0.1-0.2 s of CPU),
-// and a thread started while the repository opens has done that by the time the first file is read.
+// may also be started ahead of need: Node's internal modules and ours still load in each thread, and a thread
+// started while the repository opens has done that by the time the first file is read.
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 const entry = new URL('./thread-entry.mjs', import.meta.url);

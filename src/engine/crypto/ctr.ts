@@ -4,8 +4,8 @@
 import { createCipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { ecbFor } from './ecb-cache.ts';
 
-// A cipher made from raw key bytes first builds a KeyObject (~17 µs, three times the rest of a small blob's
-// cipher set-up); one per key, kept as long as the key bytes live (they are treated as immutable, as in ecbFor).
+// A cipher made from raw key bytes first builds a KeyObject (several times the rest of a small blob's cipher
+// set-up); one per key, kept as long as the key bytes live (they are treated as immutable, as in ecbFor).
 const keyObjects = new WeakMap<Uint8Array, KeyObject>();
 
 function keyObjectFor(key: Uint8Array): KeyObject {
@@ -58,9 +58,9 @@ export function blocksOf(length: number): number {
 
 /**
  * Several messages through one cipher: message i is XORed with the keystream from counter `iv` + the blocks of the
- * messages before it, exactly as if it were encrypted alone from that counter. A cipher call costs 3-4 us beyond
- * its bytes (the context, the output buffer), more than encrypting a 4 KiB blob; a batch of small blobs pays it
- * once. Returns views of one new buffer, one per message.
+ * messages before it, exactly as if it were encrypted alone from that counter. A cipher call has a cost beyond its
+ * bytes (the context, the output buffer), more than encrypting a 4 KiB blob; a batch of small blobs pays it once.
+ * Returns views of one new buffer, one per message.
  */
 export function aesCTRRun(key: Uint8Array, iv: Uint8Array, inputs: Uint8Array[]): Uint8Array[] {
   const starts: number[] = [];

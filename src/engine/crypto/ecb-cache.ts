@@ -1,5 +1,5 @@
-// One AES-ECB cipher per key, kept as long as the key bytes live. Creating a cipher costs ~15 µs in OpenSSL 3,
-// more than sealing a small blob; ECB without padding keeps no state between updates, so it can be reused.
+// One AES-ECB cipher per key, kept as long as the key bytes live. Creating a cipher in OpenSSL 3 costs more than
+// sealing a small blob; ECB without padding keeps no state between updates, so it can be reused.
 // Key bytes are treated as immutable once used: the cache is keyed by the Uint8Array itself.
 
 import { createCipheriv, type Cipheriv } from 'node:crypto';

@@ -12,11 +12,11 @@ export interface KDFParams {
 
 /**
  * restic's starting point before it calibrates. restic's init then raises the cost until one derivation takes about
- * half a second on the machine that runs it (p=6 on the 2-core benchmark machine: 463 ms against 94 ms here), and
- * every command that opens the repository pays it once. ferry keeps the lower cost because each step Job opens the
- * repository and, in a cluster, the password is an HMAC of the location's Secret, so the KDF matters only when that
- * Secret itself can be guessed. A password so guessed, or a human one given to `ferry repo init`, is about five
- * times cheaper to try than in a repository restic made on the same machine.
+ * half a second on the machine that runs it, and every command that opens the repository pays it once. ferry keeps
+ * the lower cost because each step Job opens the repository and, in a cluster, the password is an HMAC of the
+ * location's Secret, so the KDF matters only when that Secret itself can be guessed. A password so guessed, or a
+ * human one given to `ferry repo init`, is about five times cheaper to try than in a repository restic made on the
+ * same machine.
  */
 export const defaultKDFParams: KDFParams = { N: 32768, r: 8, p: 1 };
 

@@ -1,7 +1,7 @@
 // A folder's entry names as bytes, in the byte-wise order trees keep them. Read as strings and encoded here when every
-// name is UTF-8: for names as bytes Node makes a Buffer each in C++, and on the 108k names of full-size A that cost
-// 48 ms more than strings encoded in JavaScript (130 ms against 82). A name that is not UTF-8 decodes with U+FFFD,
-// and then the folder is read again as bytes, so every name is kept exactly.
+// name is UTF-8: for names as bytes Node makes a Buffer each in C++, which costs more than strings encoded in
+// JavaScript. A name that is not UTF-8 decodes with U+FFFD, and then the folder is read again as bytes, so every
+// name is kept exactly.
 import { readdirSync } from 'node:fs';
 import { compareNames } from '../tree/node.ts';
 import { utf8Bytes } from '../tree/goutf8.ts';

@@ -6,8 +6,8 @@
 import { lstatSync, type BigIntStats } from 'node:fs';
 
 /**
- * Where the process was, read once: after a chdir, process.cwd() asks the kernel again (6 us on a deep path, as much
- * as the lstat saved per folder), and nothing else in ferry moves it.
+ * Where the process was, read once: after a chdir, process.cwd() asks the kernel again (on a deep path as much as
+ * the lstat saved per folder), and nothing else in ferry moves it.
  */
 let home: string | undefined;
 

@@ -1,9 +1,8 @@
 // Index files as restic and ferry spell them, read straight from their bytes. Both write compact JSON with the
 // fields in one order (packs of `id` and `blobs`; blobs of `id`, `type`, `offset`, `length` and, when compressed,
 // `uncompressed_length`), and reading that spelling byte by byte, with ids decoded from hex into place, spares the
-// general reader's text, strings and objects per blob: full-size A's index (116k blobs) read into a table in 43 ms
-// against 150-170, a million blobs' in 1.0 s against 2.35. Anything else, even valid JSON spelled differently, is
-// left to the general reader (index-file.ts), which also gives the errors.
+// general reader's text, strings and objects per blob, in a fraction of its time. Anything else, even valid JSON
+// spelled differently, is left to the general reader (index-file.ts), which also gives the errors.
 import type { ID } from '../ids/id.ts';
 import type { RawBlob } from '../pack/blob.ts';
 

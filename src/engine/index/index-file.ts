@@ -121,8 +121,8 @@ function readPack(r: JsonReader, what: string, onBlob: (pack: ID, blob: PackedBl
 
 /**
  * A copy of a string read from the text that does not keep the text alive: V8 makes a substring a slice that
- * references its parent, so the pack ids a blob table keeps held every index file's whole text (140 MiB of external
- * strings for the index of a million blobs, the whole restore long). Blob ids need no copy: the table keeps bytes.
+ * references its parent, so the pack ids a blob table keeps held every index file's whole text, the whole restore
+ * long. Blob ids need no copy: the table keeps bytes.
  */
 function own(s: string): string {
   return Buffer.from(s).toString();

@@ -1,7 +1,7 @@
 // The data path allocates a few short-lived megabyte buffers per chunk (compressed, sealed, read-back copies).
 // V8 frees such off-heap memory only when a collection runs, and a thread whose JS heap stays small collects
 // rarely, so without help the process keeps hundreds of megabytes of garbage. Collecting after every few tens of
-// megabytes processed keeps peak memory flat for a few milliseconds of CPU.
+// megabytes processed keeps peak memory flat for little CPU.
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
@@ -41,13 +41,13 @@ export function outlived(bytes: number): void {
   if (fullDue(bytes)) gc({ type: 'major' });
 }
 
-/** where the main thread's young generation stops growing: 8 MiB measured 25 MiB less peak RSS than 16, for 0.2 s CPU */
+/** where the main thread's young generation stops growing: 8 MiB keeps a backup's peak lower than 16, for little CPU */
 const youngCap = 8 << 20;
 /**
  * How far past the bytes that survived a full collection the old generation may grow before the next one. V8 picks
  * a factor of 1.1-4 from how fast it collects against how fast the program allocates; a walk of a million tiny files
- * allocates fast, so it got the high end: 200k files of 100 bytes peaked at 400 MiB RSS with 134 MiB of heap, and
- * 300 MiB with 66 MiB at 10%, for the same CPU time.
+ * allocates fast, so it got the high end, and a backup of tiny files peaked far higher than at 10%, for the same CPU
+ * time.
  */
 const oldGrowthPercent = 10;
 let capping = false;
@@ -56,7 +56,7 @@ let capping = false;
  * Keeps the main thread's heap near what it holds alive. The old generation grows by `oldGrowthPercent` after each
  * full collection instead of V8's dynamic factor. The young generation stops at `youngCap`: V8 doubles it whenever
  * the bytes that survived scavenges since the last growth exceed its size, so a long backup (files in flight and the
- * tree nodes of open folders survive a few) ends at its 64 MiB maximum, a quarter of the peak RSS of a backup of tiny
+ * tree nodes of open folders survive a few) ends at its 64 MiB maximum, a large part of the peak of a backup of tiny
  * files. That maximum is a start-up flag, out of reach here, but the growth factor is read at each growth: once the
  * young generation reaches the cap, the factor becomes 1 for the rest of the process. Both flags are read when a
  * collection sizes the heap, so setting them while running takes effect; worker threads have their own limits.

@@ -1,6 +1,6 @@
 // node:http as a plain module. Importing it as ESM makes Node build its module namespace, which reads every export,
-// and a few of them (WebSocket, MessageEvent...) load the whole of undici on first read: 19 ms of every command that
-// sends a request (25 ms against 6 measured here), for a fetch implementation nothing of ours uses.
+// and a few of them (WebSocket, MessageEvent...) load the whole of undici on first read, a cost paid by every command
+// that sends a request, for a fetch implementation nothing of ours uses.
 const http = process.getBuiltinModule('node:http');
 
 export const { Agent, createServer, request } = http;

@@ -1,6 +1,6 @@
 // zstd for blobs. Compression reuses one zstd context per thread, frame after frame: node:zlib's sync call builds
-// a stream object and a fresh context for every input (about 30 µs, ten times the compression of a 100-byte blob),
-// and for a backup of small files that was the largest single cost. node:zlib has no public way to keep a context,
+// a stream object and a fresh context for every input (many times the compression of a 100-byte blob), and for a
+// backup of small files that was the largest single cost. node:zlib has no public way to keep a context,
 // so the reused one is driven through its stream's handle, as node:zlib's own sync path does; where that handle is
 // missing (another Node), every blob takes the public path. Either way the frame is byte for byte the one
 // zstdCompressSync writes with compress/zstd.ts's flags and the blob's level (zstd sizes each frame to its input
@@ -20,9 +20,10 @@ function chunkFor(length: number): number {
 /**
  * Blobs up to 16 KB (a small file, a small tree) compress at level 1. zstd chooses its parameters by input size,
  * and up to 16 KB its levels 1 to 3 differ only in the match finder: level 3's second hash table and search cost
- * a third more time for 1-3% smaller output on real files (Go sources, node_modules, /usr/share and /usr/lib, cut
- * at 16 KB: 16-28% faster), and nothing on generated logs (level 1 was smaller there). Such blobs are most of a
- * volume's files and little of its bytes; past 16 KB, level 3's larger tables pay for themselves.
+ * clearly more time for slightly smaller output on real files (Go sources, node_modules, /usr/share and /usr/lib,
+ * cut at 16 KB), and nothing on generated logs (level 1 was smaller there). Such blobs are most of a volume's files
+ * and little of its bytes; past 16 KB, level 3's larger tables pay for themselves (bench/README.md, "zstd level 1
+ * for small blobs").
  */
 export const smallBlobMax = 16 << 10;
 const smallBlobLevel = 1;
@@ -127,7 +128,7 @@ export function compressBlobInto(plain: Uint8Array, out: Uint8Array, at: number)
 
 /**
  * Past this size a blob decompresses straight into its own buffer: a reused context would need a copy out of its
- * shared output, which for big blobs costs more than the context it saves (about 30 us).
+ * shared output, which for big blobs costs more than the context it saves.
  */
 const reuseBelow = 128 << 10;
 

@@ -56,8 +56,8 @@ export function repoParts(repo: RepoParts): RepoParts {
 }
 
 /**
- * The pack's name is the SHA-256 of its bytes, hashed as they arrive, a megabyte at a time: hashing a whole 16 MiB
- * pack when it closed held the main thread for 10-21 ms, while the workers waited on it for their next answers.
+ * The pack's name is the SHA-256 of its bytes, hashed as they arrive, a megabyte at a time: hashing a whole pack
+ * when it closed held the main thread while the workers waited on it for their next answers.
  */
 const hashStep = 1 << 20;
 
@@ -162,14 +162,14 @@ export class PackWriter {
     // are never outgrown (a copy into one twice as big)
     this.#packCapacity = this.#packSize + (1 << 20);
     // a folder's tree is stored when its walk ends, so a tree pack fills over a long stretch of a backup, holding
-    // its pages all along: a third of a million-file backup with up to 17 MiB of trees, at its peak
+    // its pages all along, up to a backup's peak
     this.#treePackSize = Math.min(opts.treePackSize ?? 4 << 20, this.#packSize);
     // each pack in flight holds a buffer of about packSize
     this.#uploads = opts.uploads ?? 2;
     this.#packsPerIndex = opts.packsPerIndex ?? 32;
-    // an index file is built whole in memory, three times over (JSON, compressed, sealed): the three packs of tiny
-    // files a backup closed in 5 s made 45 MB of JSON and lifted its peak by 100 MB. Restic caps its own at 50k
-    // blobs (150k compressed). A pack is never split across index files.
+    // an index file is built whole in memory, three times over (JSON, compressed, sealed), so one covering every
+    // pack of tiny files a backup closes in a few seconds lifts its peak. Restic caps its own at 50k blobs (150k
+    // compressed). A pack is never split across index files.
     this.#blobsPerIndex = opts.blobsPerIndex ?? 50_000;
     // so one pack fits in an index file of that cap: 16 MiB of 100-byte files is 105k blobs, whose index file and
     // header made the largest transients of a backup of tiny files
@@ -228,7 +228,7 @@ export class PackWriter {
   /**
    * A buffer for a data pack: one a stored pack left, if any. Data packs fill in a second or two, so a spare's
    * pages are not held for long; a fresh buffer is mapped anew and faulted in page by page as blobs are copied in,
-   * and zeroing those pages cost the main thread as much as the copying (full A: 1.75 GB of packs).
+   * and zeroing those pages cost the main thread as much as the copying.
    */
   #dataBuffer(): Buffer {
     const buf = this.#spareBuffer ?? Buffer.allocUnsafe(this.#packCapacity);
@@ -238,7 +238,7 @@ export class PackWriter {
 
   /**
    * Keeps a stored pack's buffer for the next pack: one at most, and not from a pack of tiny blobs. A backup of tiny
-   * files is bound by memory (its index and trees), not by copying, and a spare raised its peak by 10-20 MiB.
+   * files is bound by memory (its index and trees), not by copying, and a spare raised its peak.
    */
   #spare(pack: OpenPack): void {
     const buf = pack.buffer;

@@ -118,17 +118,16 @@ export class Repository {
     await mapConcurrent(ids, indexReads, async (id) => {
       const length = this.#readIndex(id, await this.backend.load({ type: 'index', name: id }, 0, 0, signal));
       // the plaintext (and the text, when the general reader needed one) are garbage now, in the old generation:
-      // left to V8, a million blobs' index files stood at once (loaded: 260 MiB RSS, 67 of it text not yet freed).
-      // Counted twice even without a text, so a collection comes every 16 MiB of index: once, the fast reader's
-      // million blobs peaked at 207 MiB against 182.
+      // left to V8, a million blobs' index files stood at once, their text not yet freed. Counted twice even without
+      // a text, so a collection comes every 16 MiB of index: counted once, the fast reader's peak was higher.
       outlived(2 * length);
     });
   }
 
   /**
    * Decodes and reads one index file in one synchronous stretch. With an await between the two, every file fetched
-   * meanwhile was decoded before the first was read: the index of a million blobs held six plaintexts of 15-29 MB at
-   * once (peak RSS of loading it 298 MB). Returns the length of the file's plaintext.
+   * meanwhile was decoded before the first was read, and the index of a million blobs held several plaintexts of
+   * tens of megabytes at once. Returns the length of the file's plaintext.
    */
   #readIndex(id: ID, sealed: Uint8Array): number {
     const plain = this.#openUnpacked('index', id, sealed);

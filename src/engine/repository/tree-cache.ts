@@ -34,8 +34,8 @@ export class TreeCache {
   constructor(backend: Backend, index: BlobTable, opts: TreeCacheOptions = {}) {
     this.#backend = backend;
     this.#index = index;
-    // a walk moves forward through the tree packs, so a few windows serve it: 32 MiB in 8 MiB windows held mostly
-    // trees already walked (a restore of 1M files grew by a window at a time for its first 50 s)
+    // a walk moves forward through the tree packs, so a few windows serve it: larger ones held mostly trees already
+    // walked (a restore of many files grew by a window at a time through its first stretch)
     this.#capacity = opts.capacity ?? 16 << 20;
     this.#maxRead = opts.maxRead ?? 4 << 20;
   }

@@ -36,8 +36,7 @@ export interface PackReaderOptions {
    * Plaintext of the blobs being read or handed over and not yet given back through done(): a read (or a serving from
    * what is kept) starts only once its blobs' plaintext is free, so asking for many blobs at once costs no more
    * memory than the budget. A run of blobs is cut at half of it, so that two reads of text (3-4 times their size in
-   * plaintext) can be in flight; runs cut at a quarter restored full-size A 3% slower than before the budget moved
-   * here, at half 2% faster (14.2 against 14.5 s, two runs each).
+   * plaintext) can be in flight; cut at a quarter, restores of large files were slower.
    */
   budget?: ByteBudget;
   signal?: AbortSignal;

@@ -40,8 +40,8 @@ export interface RestoreOptions {
   /** plaintext bytes of the blobs being read or handed over and not yet written */
   budget?: number;
   /**
-   * Threads that decrypt, decompress and verify blobs. 0 (the default): this thread, which measured less CPU and
-   * about half the peak memory on the benchmark's restores (each worker floats its own garbage buffers).
+   * Threads that decrypt, decompress and verify blobs. 0 (the default): this thread, which costs less CPU and
+   * memory than workers do on restores (each worker floats its own garbage buffers).
    */
   workers?: number;
   signal?: AbortSignal;
@@ -55,22 +55,21 @@ export class RestoreError extends Error {}
 /** the type bits mknodat takes for each special file restored */
 const nodeTypeBits: Partial<Record<TreeNode['type'], number>> = { fifo: S_IFIFO, dev: S_IFBLK, chardev: S_IFCHR };
 /** files being restored at once: enough that the blobs of many small files share pack reads; few enough that their
- * bookkeeping stays small (dataset B: 512 measured 250 MiB peak, 256 about 225) */
+ * bookkeeping stays small (a restore of a million tiny files peaks higher with twice as many) */
 const filesInFlight = 256;
 /** plaintext of the blobs being read or handed over and not yet written: three whole-pack reads of a large file at
  * once (test/unit/restore/large-file.test.ts) */
 const defaultBudget = 64 << 20;
 /**
  * The longest pack read: a whole pack (16 MiB, plus the blob that overflows it), so a pack costs one read, as in
- * restic. A-quick local: 8 MiB reads took 38, this 21, at the same peak RSS (about 300 MiB).
+ * restic; shorter reads only add reads, at the same peak memory.
  */
 const packRead = 17 << 20;
 /**
  * The sealed bytes read ahead and kept for the files to come (see PackReader): two reads. The files an incremental
  * backup changed have their new blobs in the newest packs, so restoring its snapshot goes back and forth between
  * those and the pack the unchanged files around them are in; with one read kept, each changed file evicted that pack
- * and the next file read it again. Full-size A after 1% of files changed: 297-319 reads of 17 MiB -> 186, 13.3-13.5 s
- * -> 12.2-12.7 s; a restore of a million tiny files peaks 17 MiB higher (212 -> 229 MiB).
+ * and the next file read it again. The second read costs the memory of one more pack read.
  */
 const readAhead = 2 * packRead;
 /** files up to this size are written by the small-file thread, whole and with their metadata */
@@ -79,9 +78,8 @@ const smallFile = 64n << 10n;
  * Writes of large files in flight. Each takes one of libuv's four threads, which the pack reads of a local
  * repository need too: with every blob of a file written as soon as it came, a write-back burst (the kernel
  * throttling writers once dirty pages pass its limit) blocked all four threads for seconds while the reads queued
- * behind them, and the restore stood still (vmstat: no user time, 1-1.5 GB/s written). With two: the restore keeps
- * working through the bursts; full-size A in the suite's order 13.3-15.8 s (4 runs) against 14.3-17.4 s (5 runs, one
- * machine, interleaved); restoring only A's large files, where no burst comes, the same (4.67-4.83 against 4.56-5.09 s).
+ * behind them, and the restore stood still. With two, the restore keeps working through the bursts and is no slower
+ * where no burst comes (bench/README.md, "Restores that stood still").
  */
 const writesInFlight = 2;
 
@@ -111,7 +109,7 @@ class Restorer {
 
   constructor(repo: Repository, opts: RestoreOptions) {
     // the walk keeps tree nodes and files in flight alive across scavenges, which grows the young generation to its
-    // maximum (B: 25-35 MiB more peak RSS) for no gain in speed, and V8 would let the old generation grow up to 4x
+    // maximum (more peak memory) for no gain in speed, and V8 would let the old generation grow up to 4x
     capHeapGrowth();
     this.#repo = repo;
     this.#opts = opts;

@@ -1,8 +1,8 @@
 // Messages between a restore and its small-file thread: files to write with their metadata, and the metadata of
-// folders whose entries are all written. A batch is one buffer, transferred rather than cloned
-// (cloning an array of job objects cost about 14 us a file, and cloning a Buffer copies its whole backing store, an
-// 8 KiB pool slab for a short path). Each file is a fixed header followed by its path (relative to the restore's
-// target folder, whose descriptor the batch carries), its blob's id (sealed files only) and its content:
+// folders whose entries are all written. A batch is one buffer, transferred rather than cloned (cloning an array of
+// job objects cost more per file than writing it, and cloning a Buffer copies its whole backing store, an 8 KiB pool
+// slab for a short path). Each file is a fixed header followed by its path (relative to the restore's target folder,
+// whose descriptor the batch carries), its blob's id (sealed files only) and its content:
 //   u32 path length, u32 content length, f64 size, u32 uid, u32 gid, u32 mode,
 //   u8 kind (0: a file to write, 1: an existing folder's metadata only, 2: a file whose content is a sealed blob),
 //   u32 the blob's uncompressed length (0: stored raw; sealed files only, else 0),

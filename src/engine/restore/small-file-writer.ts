@@ -20,15 +20,14 @@ interface Pending {
 const threadModule = new URL('./small-file-thread.ts', import.meta.url);
 /**
  * The thread's young generation may grow to 16 MiB. At 4 it scavenged after every megabyte or so of the opened blobs
- * and batches it allocates; by hand, alternating, full-size A restored in 10.79-10.87 s against 11.38-11.46 (user
- * 10.3-10.6 against 11.0-11.3 CPU s) and B (a million files of 100 bytes) in 40.6-42.9 s against 42.6-47.8, at the
- * same or lower peak RSS (A 326 against 361-376 MiB, B 241-242 against 243-247). 32 was no faster than 16.
+ * and batches it allocates, and restores of large and of tiny files were slower, at no lower peak memory; 32 was no
+ * faster than 16 (bench/README.md, "The small-file thread's young generation").
  */
 const threadOptions = { resourceLimits: { maxYoungGenerationSizeMb: 16 } };
 
 /**
  * Starts a restore's small-file thread before its writer exists, while the repository opens: a tree of small files
- * needs it from the first file on, and its start-up (about 0.1 s) then overlaps opening. close() stops one unused.
+ * needs it from the first file on, and its start-up then overlaps opening. close() stops one unused.
  */
 export function startSmallFileThreadAhead(): void {
   startThreadAhead(threadModule, threadOptions);
