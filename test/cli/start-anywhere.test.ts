@@ -50,6 +50,10 @@ test('a symlinked bin started by an older Node runs the command on the pinned No
   assert.match(help.stdout, /USAGE ferry backup\|restore/);
   const bare = run(ferry, []);
   assert.equal(bare.status, 2, 'no arguments is bad usage');
+  // an alias such as `alias ferry='node /path/to/ferry.mjs'`
+  const named = run(oldNode, [entry, 'repo', '--help']);
+  assert.equal(named.status, 0, named.stderr);
+  assert.match(named.stdout, /USAGE ferry repo init/);
   const repo = join(work, 'repo');
   const init = run(ferry, ['repo', 'init', '--repo', repo], { FERRY_PASSWORD: 'secret' });
   assert.equal(init.status, 0, init.stderr);
@@ -58,22 +62,36 @@ test('a symlinked bin started by an older Node runs the command on the pinned No
   assert.match(wrong.stderr, /password/);
 });
 
-test('SIGTERM sent to the bin started by an older Node cancels the command cleanly: exit 3, lock removed', async () => {
+/** Starts a backup that runs until stopped (an endless stream of zeros) through the bin, once it holds its lock. */
+async function endlessBackup(name: string): Promise<{ pid: number; repo: string; exited: Promise<number | null> }> {
   const ferry = await linked('ferry', entry);
-  const repo = join(work, 'repo-signal');
+  const repo = join(work, name);
   assert.equal(run(ferry, ['repo', 'init', '--repo', repo], { FERRY_PASSWORD: 'secret' }).status, 0);
-  // an endless stream of zeros keeps the backup running, holding its lock, until it is stopped
+  // in a process group of its own, as a shell starts a command: a terminal's Ctrl-C goes to the whole group
   const child = spawn(ferry, ['repo', 'backup', '--repo', repo, '--stream', 'zero', '/dev/zero'], {
     cwd: work,
     env: { HOME: work, PATH: path, NO_COLOR: '1', FERRY_PASSWORD: 'secret' },
     stdio: 'ignore',
+    detached: true,
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   for (let i = 0; i < 600 && (await readdir(join(repo, 'locks'))).length === 0; i++) await sleep(100);
   assert.equal((await readdir(join(repo, 'locks'))).length, 1, 'the backup took its lock');
-  child.kill('SIGTERM');
-  assert.equal(await exited, 3);
-  assert.deepEqual(await readdir(join(repo, 'locks')), []);
+  return { pid: child.pid!, repo, exited };
+}
+
+test('SIGTERM sent to the bin started by an older Node cancels the command cleanly: exit 3, lock removed', async () => {
+  const backup = await endlessBackup('repo-sigterm');
+  process.kill(backup.pid, 'SIGTERM');
+  assert.equal(await backup.exited, 3);
+  assert.deepEqual(await readdir(join(backup.repo, 'locks')), []);
+});
+
+test('Ctrl-C (SIGINT to the process group) reaches the command once: exit 3, lock removed', async () => {
+  const backup = await endlessBackup('repo-sigint');
+  process.kill(-backup.pid, 'SIGINT');
+  assert.equal(await backup.exited, 3);
+  assert.deepEqual(await readdir(join(backup.repo, 'locks')), []);
 });
 
 test('kubectl runs ferry as its plugin `kubectl ferry` through a kubectl-ferry link on PATH', async () => {
