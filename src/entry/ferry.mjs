@@ -21,7 +21,11 @@ function majorOf(version) {
 
 function versionOf(node) {
   try {
-    return execFileSync(node, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 }).trim();
+    return execFileSync(node, ['--version'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 10000,
+    }).trim();
   } catch {
     return undefined;
   }
@@ -46,15 +50,19 @@ function pinnedNode() {
 // has the measurements of all three. malloc reads its tunables once, at start, so the command starts itself again
 // with them set, keeping any the caller chose (the image sets them for every process; other C libraries ignore
 // them).
-const tunables = [['glibc.malloc.mmap_threshold', '4194304'], ['glibc.malloc.arena_max', '2'], ['glibc.malloc.hugetlb', '1']];
+const tunables = [
+  ['glibc.malloc.mmap_threshold', '4194304'],
+  ['glibc.malloc.arena_max', '2'],
+  ['glibc.malloc.hugetlb', '1'],
+];
 
 /** The environment to run in: this one, or a copy with the tunables the caller did not choose added. */
 function environment() {
   const chosen = process.env.GLIBC_TUNABLES || '';
   const missing = tunables.filter(([name]) => !chosen.includes(name));
   if (process.platform !== 'linux' || missing.length === 0) return process.env;
-  const all = [chosen].concat(missing.map(([name, value]) => `${name}=${value}`)).filter(Boolean).join(':');
-  return Object.assign({}, process.env, { GLIBC_TUNABLES: all });
+  const added = missing.map(([name, value]) => `${name}=${value}`);
+  return Object.assign({}, process.env, { GLIBC_TUNABLES: (chosen ? [chosen] : []).concat(added).join(':') });
 }
 
 /** Runs the command again on `node`: in this process where Node can (22.15 and later), else as a child. */
@@ -63,7 +71,8 @@ function startAgain(node, env) {
   if (typeof process.execve === 'function') process.execve(node, [node].concat(args), env);
   const child = spawn(node, args, { env, stdio: 'inherit' });
   // Ctrl-C reaches the child from the terminal (one process group): passing it on would be a second SIGINT, and
-  // a second one stops ferry before it releases its lock. Signals sent to this process alone are passed on.
+  // a second one stops ferry before it releases its lock. SIGTERM and SIGHUP, which supervisors and `kill` send to
+  // this process alone, are passed on.
   process.on('SIGINT', () => {});
   for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('error', (err) => {

@@ -13,7 +13,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const entry = fileURLToPath(new URL('../../src/entry/ferry.mjs', import.meta.url));
 const oldNode = '/usr/bin/node';
 const oldVersion = spawnSync(oldNode, ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? '';
-assert.match(oldVersion, /^v(1\d|2[0-3])\./, `these tests start ferry with Debian's Node at ${oldNode} (.ci/run installs it), got '${oldVersion}'`);
+assert.match(
+  oldVersion,
+  /^v(1\d|2[0-3])\./,
+  `these tests start ferry with Debian's Node at ${oldNode} (.ci/run installs it), got '${oldVersion}'`,
+);
 // Debian's kubectl (which .ci/run installs) sits in /usr/bin too, so PATH holds no Node but the old one
 const path = '/usr/bin:/bin';
 
@@ -21,7 +25,12 @@ const work = await mkdtemp(join(tmpdir(), 'ferry-start-'));
 test.after(() => rm(work, { recursive: true, force: true }));
 
 function run(bin: string, args: string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  return spawnSync(bin, args, { cwd: work, encoding: 'utf8', env: { HOME: work, PATH: path, NO_COLOR: '1', ...env }, timeout: 120_000 });
+  return spawnSync(bin, args, {
+    cwd: work,
+    encoding: 'utf8',
+    env: { HOME: work, PATH: path, NO_COLOR: '1', ...env },
+    timeout: 120_000,
+  });
 }
 
 /** A symlink named `name` in a folder of its own, as `npm link` or a user's ~/bin would make it. */
@@ -115,7 +124,10 @@ test('with no Node 24 to be found, one line says which Node ferry needs and how 
     const lines = r.stderr.split('\n').filter((l) => l !== '');
     assert.equal(lines.length, 1, r.stderr);
     assert.match(lines[0], /^ferry needs Node\.js 24 or later/);
-    assert.ok(lines[0].includes(oldVersion.slice(1)) && lines[0].includes(oldNode), 'it names the Node that started it');
+    assert.ok(
+      lines[0].includes(oldVersion.slice(1)) && lines[0].includes(oldNode),
+      'it names the Node that started it',
+    );
     assert.ok(lines[0].includes('npm ci') && lines[0].includes(copy), 'it says how to run it');
   }
 });
