@@ -9,7 +9,6 @@ import type { Repository } from '../repository/repository.ts';
 import { listSnapshots } from '../repository/snapshots.ts';
 import { openOnWorkers } from '../restore/open-blobs.ts';
 import { restoreTree } from '../restore/restorer.ts';
-import { startSmallFileThreadAhead } from '../restore/small-file-writer.ts';
 import { restoreStream, streamNode } from '../restore/stream.ts';
 import { selectSnapshot, type SnapshotEntry } from '../snapshot/select.ts';
 import { underLock, type LockingOptions } from './locked.ts';
@@ -47,15 +46,6 @@ export interface RestoreResult {
   snapshot: SnapshotEntry;
   filesDone: number;
   bytesDone: number;
-}
-
-/**
- * Starts the thread a restore into `target` writes small files on, before the repository opens: its start-up, 0.1 to
- * 0.2 s, then overlaps the key derivation and the index load instead of delaying the first file (bench/README.md).
- * A device target is written as one stream, with no such thread.
- */
-export function startRestoreAhead(target: RestoreTarget['kind']): void {
-  if (target !== 'device') startSmallFileThreadAhead();
 }
 
 export function restore(repo: Repository, opts: RestoreOptions): Promise<RestoreResult> {
