@@ -6,8 +6,6 @@ import { NoRepositoryError, RepositoryExistsError } from '../repository/errors.t
 import { Repository, type InitOptions } from '../repository/repository.ts';
 
 export type { InitOptions, Repository };
-export type { MasterKey } from '../crypto/key.ts';
-export { derivePolynomial, type Polynomial } from '../chunker/polynomial.ts';
 
 export function openRepository(backend: Backend, password: string): Promise<Repository> {
   return Repository.open(backend, password);
