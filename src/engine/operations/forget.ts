@@ -24,9 +24,13 @@ export interface ForgetResult {
 /** The snapshots to forget: ids, or chosen from the repository's snapshots as listed under the lock. */
 export type ForgetChoice = ID[] | ((snapshots: SnapshotEntry[]) => ID[]);
 
-export function forget(repo: Repository, choice: ForgetChoice, opts: ForgetOptions = {}): Promise<ForgetResult> {
+export async function forget(repo: Repository, choice: ForgetChoice, opts: ForgetOptions = {}): Promise<ForgetResult> {
+  const choose = async (signal: AbortSignal): Promise<ID[]> => (typeof choice === 'function' ? choice(await listSnapshots(repo, signal)) : choice);
+  // a choice that may come out empty is looked at under a shared lock first: nothing to forget never waits for the
+  // backups and restores running beside it (a canceled backup that saved nothing, a failed one being deleted)
+  if (typeof choice === 'function' && (await underLock(repo, false, opts, choose)).length === 0) return { removed: [] };
   return underLock(repo, true, opts, async (signal) => {
-    const removed = typeof choice === 'function' ? choice(await listSnapshots(repo, signal)) : choice;
+    const removed = await choose(signal);
     if (removed.length === 0) return { removed };
     await forgetSnapshots(repo, removed);
     signal.throwIfAborted();

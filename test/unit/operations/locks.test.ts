@@ -102,6 +102,19 @@ test('a backup that finds its own earlier snapshot under the lock takes it; a fo
   assert.deepEqual(await locks(), []);
 });
 
+test('a forget that finds nothing to remove does not wait for the backups beside it; one that finds some does', async () => {
+  const held = await Lock.acquire(lockStore(await Repository.open(backend, testPassword)), { exclusive: false });
+  try {
+    const repo = await Repository.open(backend, testPassword);
+    assert.deepEqual(await forget(repo, (all) => all.filter((e) => e.snapshot.tags.includes('none-has-it')).map((e) => e.id)), { removed: [] });
+    await assert.rejects(forget(repo, (all) => all.map((e) => e.id)), LockConflictError);
+  } finally {
+    await held.release();
+  }
+  assert.deepEqual((await snapshots(await Repository.open(backend, testPassword))).map((e) => e.id), [snapshot]);
+  assert.deepEqual(await locks(), []);
+});
+
 /** Engine work that needs a lock its caller holds; only src/engine/operations/ may call it. */
 const unlockedWork = /\b(backupLocked|pruneLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|listSnapshots|removeStaleLocks|lockStore|Lock\.acquire)\b|\.addKey\(/;
 
