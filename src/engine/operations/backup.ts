@@ -8,7 +8,7 @@ import type { SnapshotEntry } from '../snapshot/select.ts';
 import { underLock, type LockingOptions } from './locked.ts';
 
 export type { BackupResult };
-export type { Progress, ProgressFn } from '../concurrency/progress.ts';
+export type { Progress } from '../concurrency/progress.ts';
 
 type Choose = (snapshots: SnapshotEntry[]) => SnapshotEntry | undefined;
 

@@ -5,7 +5,6 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3ClientOptions } from '../backend/s3-client.ts';
 
 export type { Backend } from '../backend/backend.ts';
-export { isPermanent } from '../backend/backend.ts';
 export { listFolders } from '../backend/folders.ts';
 export { openBackend, type OpenOptions } from '../backend/open.ts';
 export type { S3ClientOptions };

@@ -5,7 +5,7 @@ import { decodeLock, removeStaleLocks, staleReason, type LockInfo, type LockStor
 import { lockStore } from '../repository/lock-store.ts';
 import type { Repository } from '../repository/repository.ts';
 
-export { removeLocksWhere, type LockInfo, type LockJudge, type LockStore, type RemovedLock } from '../lock/lock.ts';
+export { removeLocksWhere, type LockStore, type RemovedLock } from '../lock/lock.ts';
 
 export interface UnlockOptions {
   /** the time staleness is judged at (tests move it) */
