@@ -1,5 +1,5 @@
 // What commands print: JSON for scripts, short human lines otherwise, and a live progress line on a terminal.
-import type { Progress } from '../engine/backup/progress.ts';
+import type { Progress } from '../engine/operations/backup.ts';
 
 export function printJSON(value: unknown): void {
   process.stdout.write(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n');

@@ -3,7 +3,7 @@
 // This file only wires things together (Kubernetes access, logger, settings, signals) and reports the outcome
 // through the termination message and the exit code: 0 the step did its work or had nothing to do (including
 // recording a failure in status), 1 it hit an error the Job or the sweep should retry, 2 bad usage.
-import { openBackend } from '../engine/backend/open.ts';
+import { openBackend } from '../engine/operations/storage.ts';
 import type { StepName } from '../shared/api/types.ts';
 import { connect } from '../shared/kube/connect.ts';
 import { createLogger } from '../shared/kube/logger.ts';

@@ -1,9 +1,8 @@
 // What every step receives: the Kubernetes access, a logger bound to its resource, where ferry lives, the
 // clock and sleep (replaceable in tests), and the engine's entry to storage. A step returns an Outcome, which the
 // runner turns into the pod's termination message and exit code.
-import type { Backend } from '../engine/backend/backend.ts';
-import type { OpenOptions } from '../engine/backend/open.ts';
-import type { InitOptions } from '../engine/repository/repository.ts';
+import type { InitOptions } from '../engine/operations/open.ts';
+import type { Backend, OpenOptions } from '../engine/operations/storage.ts';
 import type { FerryResource, StepName } from '../shared/api/types.ts';
 import type { Kube } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';

@@ -7,9 +7,9 @@ import type { DataDownload, DataUpload, FerryResource } from '../shared/api/type
 import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import { forget } from '../engine/operations/forget.ts';
-import { NoRepositoryError } from '../engine/repository/errors.ts';
+import type { SnapshotEntry } from '../engine/operations/snapshots.ts';
+import { NoRepositoryError } from '../engine/operations/errors.ts';
 import { readerOf } from '../shared/retention/plan.ts';
-import { listSnapshots } from '../engine/repository/snapshots.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { removeFinalizer } from './finalizer.ts';
 import { openRepository, stepLocking } from './repository.ts';
@@ -82,13 +82,16 @@ async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Fre
   }
   try {
     const { repo } = opened;
-    // the recorded snapshot, and any other this DataUpload saved (a run that crashed before recording it)
-    const ids = new Set(snapshotsOf(await listSnapshots(repo, ctx.signal), du).map((e) => e.id));
-    if (du.status?.snapshotID) ids.add(du.status.snapshotID);
-    if (ids.size === 0) return { forgotten: 0, ids: [], packsDeleted: 0, bytesFreed: 0 };
-    // forget and prune under one exclusive lock: restores and backups of this namespace's other PVCs finish first
-    const pruned = await forget(repo, [...ids], { ...stepLocking(ctx, ctx.signal), prune: {} });
-    return { forgotten: ids.size, ids: [...ids].map((id) => id.slice(0, 8)), packsDeleted: pruned?.packsDeleted ?? 0, bytesFreed: pruned?.bytesFreed ?? 0 };
+    // the recorded snapshot, and any other this DataUpload saved (a run that crashed before recording it), found and
+    // forgotten and the data freed under one exclusive lock: restores and backups of this namespace's other PVCs
+    // finish first
+    const mine = (snapshots: SnapshotEntry[]): string[] => {
+      const ids = new Set(snapshotsOf(snapshots, du).map((e) => e.id));
+      if (du.status?.snapshotID) ids.add(du.status.snapshotID);
+      return [...ids];
+    };
+    const { removed, pruned } = await forget(repo, mine, { ...stepLocking(ctx, ctx.signal), prune: {} });
+    return { forgotten: removed.length, ids: removed.map((id) => id.slice(0, 8)), packsDeleted: pruned?.packsDeleted ?? 0, bytesFreed: pruned?.bytesFreed ?? 0 };
   } finally {
     await opened.close();
   }

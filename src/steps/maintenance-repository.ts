@@ -6,14 +6,13 @@
 // check takes the exclusive lock too, as restic's does (src/engine/operations/check.ts says why). A check skipped for
 // a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
 import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
-import type { listFolders } from '../engine/backend/folders.ts';
-import { decodeLock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../engine/lock/lock.ts';
+import { LockConflictError, NoRepositoryError } from '../engine/operations/errors.ts';
+import { openRepository, type Repository } from '../engine/operations/open.ts';
+import type { listFolders } from '../engine/operations/storage.ts';
+import { liveLocks, unlock } from '../engine/operations/unlock.ts';
 import type { RepositoryAccess } from '../shared/location/access.ts';
 import { check } from '../engine/operations/check.ts';
 import { prune } from '../engine/operations/prune.ts';
-import { NoRepositoryError } from '../engine/repository/errors.ts';
-import { lockStore } from '../engine/repository/lock-store.ts';
-import { Repository } from '../engine/repository/repository.ts';
 import { rfc3339 } from '../shared/kube/conditions.ts';
 import type { StepContext } from './context.ts';
 import { removeDeadStepLocks } from './stale-locks.ts';
@@ -40,7 +39,7 @@ export async function maintainRepository(ctx: MaintenanceContext, access: Reposi
   try {
     let repo: Repository;
     try {
-      repo = await Repository.open(backend, access.password);
+      repo = await openRepository(backend, access.password);
     } catch (err) {
       if (err instanceof NoRepositoryError) return undefined;
       throw err;
@@ -93,28 +92,12 @@ async function lockedReason(repo: Repository, err: LockConflictError, now: Date)
   return `Skipped: ${err.message}; the next scheduled run tries again.`;
 }
 
-async function liveLocks(repo: Repository, now: Date): Promise<LockInfo[]> {
-  const store = lockStore(repo);
-  const live: LockInfo[] = [];
-  for await (const id of store.list()) {
-    try {
-      const info = decodeLock(await store.load(id));
-      if (!staleReason(info, now)) live.push(info);
-    } catch (err) {
-      if (!store.isNotExist(err)) throw err;
-    }
-  }
-  return live;
-}
-
 /**
  * Removes the locks of step pods that are gone (a Job killed while it held the lock) and those the engine calls
  * stale (not refreshed for 30 minutes): `ferry repo unlock` done before every run.
  */
 async function clearStaleLocks(ctx: MaintenanceContext, repo: Repository): Promise<number> {
-  const store = lockStore(repo);
-  const dead = await removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, store, ctx.log);
-  const stale = await removeStaleLocks(store, ctx.now());
+  const { dead, stale } = await unlock(repo, { now: ctx.now(), clearDeadLocks: (store) => removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, store, ctx.log) });
   for (const r of stale) ctx.log.info('removed a stale repository lock', { lock: r.id.slice(0, 8), reason: r.reason });
   return dead.length + stale.length;
 }

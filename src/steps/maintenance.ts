@@ -6,7 +6,7 @@ import type { BackupStorageLocation, DataUpload, MaintenanceRun, MaintenanceTask
 import { emitEvent } from '../shared/kube/events.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import { updateStatus } from '../shared/kube/status.ts';
-import { listFolders } from '../engine/backend/folders.ts';
+import { listFolders } from '../engine/operations/storage.ts';
 import { repositoryAccess, s3Access, type S3Access } from '../shared/location/access.ts';
 import { repositoryLocation } from '../shared/location/repository.ts';
 import { rfc3339 } from '../shared/kube/conditions.ts';

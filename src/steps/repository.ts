@@ -3,8 +3,7 @@
 import type { DataDownload, FerryResource } from '../shared/api/types.ts';
 import { repositoryAccess } from '../shared/location/access.ts';
 import type { LockingOptions } from '../engine/operations/locked.ts';
-import { NoRepositoryError, RepositoryExistsError } from '../engine/repository/errors.ts';
-import { Repository, type InitOptions } from '../engine/repository/repository.ts';
+import { openOrInit, type Repository } from '../engine/operations/open.ts';
 import type { StepContext } from './context.ts';
 import { removeDeadStepLocks } from './stale-locks.ts';
 
@@ -36,21 +35,6 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
   } catch (err) {
     await close();
     throw err;
-  }
-}
-
-/** Opens the repository, or creates it with `init` (undefined: never create). */
-async function openOrInit(backend: Parameters<typeof Repository.open>[0], password: string, init: InitOptions | undefined): Promise<Repository> {
-  try {
-    return await Repository.open(backend, password);
-  } catch (err) {
-    if (!(err instanceof NoRepositoryError) || !init) throw err;
-  }
-  try {
-    return await Repository.init(backend, password, init);
-  } catch (err) {
-    if (!(err instanceof RepositoryExistsError)) throw err;
-    return Repository.open(backend, password);
   }
 }
 

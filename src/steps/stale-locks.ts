@@ -13,7 +13,7 @@
 //     The decision alone, for a hostname and the ferry pods listed in ferryNamespace ('' keeps the lock).
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
-import { removeLocksWhere, type LockStore, type RemovedLock } from '../engine/lock/lock.ts';
+import { removeLocksWhere, type LockStore, type RemovedLock } from '../engine/operations/unlock.ts';
 
 export type { RemovedLock };
 

@@ -2,8 +2,7 @@
 // snapshot of a given DataUpload can be found from the repository alone, with restic too
 // (`restic snapshots --tag ferry.dev/pvc=data`).
 import type { DataUpload } from '../shared/api/types.ts';
-import type { SnapshotEntry } from '../engine/snapshot/select.ts';
-import { findLatest } from '../engine/snapshot/select.ts';
+import { findLatest, type SnapshotEntry } from '../engine/operations/snapshots.ts';
 
 export function namespaceTag(du: DataUpload): string {
   return `ferry.dev/namespace=${du.metadata.namespace}`;

@@ -8,14 +8,12 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../shared/api/types.ts';
 import { phasesOf } from '../shared/api/phases.ts';
-import { startWorkerAhead } from '../engine/backup/pool.ts';
+import { startBackupAhead, startRestoreAhead } from '../engine/operations/ahead.ts';
 import { backup } from '../engine/operations/backup.ts';
 import { forget } from '../engine/operations/forget.ts';
+import type { Repository } from '../engine/operations/open.ts';
 import { restore } from '../engine/operations/restore.ts';
-import type { Repository } from '../engine/repository/repository.ts';
-import { listSnapshots } from '../engine/repository/snapshots.ts';
-import { startSmallFileThreadAhead } from '../engine/restore/small-file-writer.ts';
-import type { SnapshotEntry } from '../engine/snapshot/select.ts';
+import type { SnapshotEntry } from '../engine/operations/snapshots.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { deviceSize, exists } from './device.ts';
@@ -50,8 +48,8 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
   const signal = AbortSignal.any([ctx.signal, watch.signal]);
   // the first thread of a backup (or a restore's small-file thread) starts while the repository opens; a block
   // volume restores as one stream, with no small files
-  if (current.kind === 'DataUpload') startWorkerAhead();
-  else if (!(await exists(ctx.settings.devicePath))) startSmallFileThreadAhead();
+  if (current.kind === 'DataUpload') startBackupAhead();
+  else startRestoreAhead((await exists(ctx.settings.devicePath)) ? 'device' : 'volume');
   const opened = await openRepository(ctx, current, current.kind === 'DataUpload');
   watch.start();
   progress.start();
@@ -88,11 +86,8 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
 /** After an abort: no snapshot of this DataUpload may remain; a cancel or deletion moves the phase to Canceling. */
 async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, watch: CancelWatch): Promise<Outcome> {
   if (r.kind === 'DataUpload') {
-    const mine = snapshotsOf(await listSnapshots(repo), r).map((e) => e.id);
-    if (mine.length > 0) {
-      await forget(repo, mine, stepLocking(ctx, ctx.signal));
-      ctx.log.info('forgot the snapshot the canceled backup had saved', { snapshots: mine });
-    }
+    const { removed } = await forget(repo, (snapshots) => snapshotsOf(snapshots, r).map((e) => e.id), stepLocking(ctx, ctx.signal));
+    if (removed.length > 0) ctx.log.info('forgot the snapshot the canceled backup had saved', { snapshots: removed });
   }
   if (watch.reason === 'cancel' || watch.reason === 'deleting') {
     await transition(ctx, r, {
@@ -108,13 +103,6 @@ async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, wat
 
 async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, signal: AbortSignal, progress: ProgressWriter): Promise<Moved> {
   const started = Date.now();
-  const entries = await listSnapshots(repo, signal);
-  const saved = snapshotsOf(entries, du)[0];
-  if (saved) {
-    ctx.log.info('a previous run of this backup already saved its snapshot; taking it', { snapshotID: saved.id });
-    return movedFromSnapshot(saved, 'Took over the snapshot a previous run saved');
-  }
-  const parent = parentOf(entries, du);
   const block = du.status?.volumeMode === 'Block';
   const path = block ? ctx.settings.devicePath : ctx.settings.volumePath;
   if (!(await exists(path))) throw new StepFailure('VolumeNotMounted', `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`);
@@ -122,17 +110,23 @@ async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, 
     ...stepLocking(ctx, signal),
     paths: [path],
     stream: block ? { name: `${du.spec.sourcePVC}.img`, size: await deviceSize(path) } : undefined,
-    parent: parent && { id: parent.id, snapshot: parent.snapshot },
+    saved: (snapshots) => snapshotsOf(snapshots, du)[0],
+    parent: (snapshots) => parentOf(snapshots, du),
     tags: snapshotTags(du),
     hostname: du.spec.sourcePVC,
     onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal, p.totalsFinal),
   });
+  if ('taken' in result) {
+    ctx.log.info('a previous run of this backup already saved its snapshot; taking it', { snapshotID: result.taken.id });
+    return movedFromSnapshot(result.taken, 'Took over the snapshot a previous run saved');
+  }
   const s = result.snapshot.summary!;
+  const parent = result.snapshot.parent ?? undefined;
   return {
     snapshotID: result.snapshotID,
-    parentSnapshotID: parent?.id,
+    parentSnapshotID: parent,
     stats: { files: s.totalFilesProcessed, bytes: s.totalBytesProcessed, bytesAdded: s.dataAdded, bytesStored: s.dataAddedPacked, durationSeconds: (Date.now() - started) / 1000 },
-    note: `Backed up ${s.totalFilesProcessed} file(s), ${s.totalBytesProcessed} bytes, into snapshot ${result.snapshotID.slice(0, 8)}${parent ? ` (parent ${parent.id.slice(0, 8)})` : ''}; ${s.dataAdded} bytes were new.`,
+    note: `Backed up ${s.totalFilesProcessed} file(s), ${s.totalBytesProcessed} bytes, into snapshot ${result.snapshotID.slice(0, 8)}${parent ? ` (parent ${parent.slice(0, 8)})` : ''}; ${s.dataAdded} bytes were new.`,
   };
 }
 

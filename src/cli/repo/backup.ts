@@ -2,9 +2,8 @@ import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import type { Repository } from '../../engine/repository/repository.ts';
-import { listSnapshots } from '../../engine/repository/snapshots.ts';
-import { findLatest, selectSnapshot, type SnapshotEntry } from '../../engine/snapshot/select.ts';
+import { startBackupAhead } from '../../engine/operations/ahead.ts';
+import { findLatest, selectSnapshot, type SnapshotEntry } from '../../engine/operations/snapshots.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
@@ -31,11 +30,11 @@ export default defineCommand({
     const packSize = parsePackSize(args['pack-size']);
     const lock = locking(args);
     // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
-    void import('../../engine/backup/pool.ts').then((pool) => pool.startWorkerAhead());
+    startBackupAhead();
     const [repo, { backup }] = await Promise.all([openRepo(args), import('../../engine/operations/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);
-    const parent = args.parent === 'none' ? undefined : findParent(repo, args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname(), lock.signal);
+    const parent = args.parent === 'none' ? undefined : parentChoice(args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname());
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await backup(repo, {
@@ -66,11 +65,12 @@ export default defineCommand({
   },
 });
 
-/** The snapshot named by --parent, or else the latest of the same paths and host; found while the lock is taken. */
-async function findParent(repo: Repository, spec: string | undefined, paths: string[], hostname: string, signal: AbortSignal): Promise<SnapshotEntry | undefined> {
-  const snapshots = await listSnapshots(repo, signal);
-  if (spec !== undefined) return selectSnapshot(snapshots, spec);
-  return snapshots.length === 0 ? undefined : tryLatest(() => findLatest(snapshots, { paths, hosts: [hostname] }));
+/** The snapshot named by --parent, or else the latest of the same paths and host, among those listed under the lock. */
+function parentChoice(spec: string | undefined, paths: string[], hostname: string): (snapshots: SnapshotEntry[]) => SnapshotEntry | undefined {
+  return (snapshots) => {
+    if (spec !== undefined) return selectSnapshot(snapshots, spec);
+    return snapshots.length === 0 ? undefined : tryLatest(() => findLatest(snapshots, { paths, hosts: [hostname] }));
+  };
 }
 
 /** restic's --pack-size: whole MiB, so a typo cannot make millions of tiny packs. */

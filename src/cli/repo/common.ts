@@ -1,5 +1,5 @@
 // Small helpers shared by the repo commands.
-import type { ID } from '../../engine/ids/id.ts';
+import type { ID } from '../../engine/operations/snapshots.ts';
 
 /** A flag given several times or comma-separated, as one list. */
 export function list(v: unknown): string[] {

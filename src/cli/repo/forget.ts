@@ -1,8 +1,7 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
 import { forget } from '../../engine/operations/forget.ts';
-import { listSnapshots } from '../../engine/repository/snapshots.ts';
-import { resolveSnapshotID } from '../../engine/snapshot/select.ts';
+import { resolveSnapshotID } from '../../engine/operations/snapshots.ts';
 import { printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
@@ -22,12 +21,12 @@ export default defineCommand({
     if (args._.length === 0) throw new UsageError('name at least one snapshot id to forget');
     const lock = locking(args);
     const repo = await openRepo(args);
-    const ids = (await listSnapshots(repo)).map((e) => e.id);
-    const chosen = args._.map((prefix) => resolveSnapshotID(ids, prefix));
-    const pruned = await forget(repo, chosen, { ...lock, prune: args.prune ? {} : undefined });
-    if (args.json) printJSON({ message_type: 'summary', removed: chosen, prune: pruned });
+    // the prefixes resolve among the snapshots listed under the exclusive lock
+    const choice = (snapshots: { id: string }[]) => args._.map((prefix) => resolveSnapshotID(snapshots.map((e) => e.id), prefix));
+    const { removed, pruned } = await forget(repo, choice, { ...lock, prune: args.prune ? {} : undefined });
+    if (args.json) printJSON({ message_type: 'summary', removed, prune: pruned });
     else {
-      consola.success(`removed ${chosen.length} snapshot${chosen.length === 1 ? '' : 's'}: ${chosen.map(short).join(', ')}`);
+      consola.success(`removed ${removed.length} snapshot${removed.length === 1 ? '' : 's'}: ${removed.map(short).join(', ')}`);
       if (pruned) reportPrune(pruned);
     }
     await repo.close();

@@ -1,8 +1,8 @@
 // Flags every `ferry repo` command shares, and opening the repository they name.
 import { readFile } from 'node:fs/promises';
 import type { ArgsDef } from 'citty';
-import { openBackend } from '../../engine/backend/open.ts';
-import { Repository } from '../../engine/repository/repository.ts';
+import { openRepository, type Repository } from '../../engine/operations/open.ts';
+import { openBackend } from '../../engine/operations/storage.ts';
 import { UsageError } from '../run.ts';
 
 export const repoArgs = {
@@ -48,5 +48,5 @@ export function backendFor(flags: RepoFlags) {
 export async function openRepo(flags: RepoFlags): Promise<Repository> {
   // where comes before how to unlock it: without a location the password question is premature
   const backend = backendFor(flags);
-  return Repository.open(backend, await readPassword(flags));
+  return openRepository(backend, await readPassword(flags));
 }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
+import { startRestoreAhead } from '../../engine/operations/ahead.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
@@ -21,7 +22,7 @@ export default defineCommand({
     const { spec, subpath } = snapshotArg(args.snapshot);
     const lock = locking(args);
     // the restore engine's modules load, and its small-file thread starts, while the key derives
-    void import('../../engine/restore/small-file-writer.ts').then((w) => w.startSmallFileThreadAhead());
+    startRestoreAhead('directory');
     const [repo, { restore }] = await Promise.all([openRepo(args), import('../../engine/operations/restore.ts')]);
     const progress = progressReporter(args.json === true);
     const started = Date.now();

@@ -1,17 +1,18 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { listSnapshots } from '../../engine/repository/snapshots.ts';
-import { formatGoTime, localTime } from '../../engine/tree/gotime.ts';
+import { formatGoTime, localTime, snapshots } from '../../engine/operations/snapshots.ts';
 import { formatBytes, printJSON } from '../output.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { short } from './common.ts';
+import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
   meta: { name: 'snapshots', description: 'List the snapshots in the repository, oldest first' },
-  args: { ...repoArgs },
+  args: { ...repoArgs, ...lockArgs },
   async run({ args }) {
+    const lock = locking(args);
     const repo = await openRepo(args);
-    const entries = await listSnapshots(repo);
+    const entries = await snapshots(repo, lock);
     if (args.json) {
       printJSON(entries.map((e) => ({
         id: e.id, short_id: short(e.id), time: formatGoTime(e.snapshot.time), tree: e.snapshot.tree, parent: e.snapshot.parent,

@@ -1,7 +1,6 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { removeStaleLocks } from '../../engine/lock/lock.ts';
-import { lockStore } from '../../engine/repository/lock-store.ts';
+import { unlock } from '../../engine/operations/unlock.ts';
 import { printJSON } from '../output.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { short } from './common.ts';
@@ -11,7 +10,7 @@ export default defineCommand({
   args: { ...repoArgs },
   async run({ args }) {
     const repo = await openRepo(args);
-    const removed = await removeStaleLocks(lockStore(repo));
+    const { stale: removed } = await unlock(repo);
     if (args.json) printJSON({ message_type: 'summary', removed });
     else if (removed.length === 0) consola.info('no stale locks');
     else for (const r of removed) consola.success(`removed lock ${short(r.id)}: ${r.reason}`);

@@ -25,7 +25,7 @@ import { BackupPool } from './pool.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
-import { newProgress, throttled, type Progress, type ProgressFn } from './progress.ts';
+import { newProgress, throttled, type Progress, type ProgressFn } from '../concurrency/progress.ts';
 import { scanTotals } from './scanner.ts';
 import type { Counters } from './summary.ts';
 import { newCounters } from './summary.ts';

@@ -19,7 +19,7 @@ export interface BackupOptions extends Omit<ArchiveOptions, 'parentTree'> {
   paths: string[];
   /** back up `paths[0]` as one file named `stream.name` at the snapshot root (block volumes, images, pipes) */
   stream?: { name: string; size?: number };
-  /** given as a promise, finding it (listing snapshots) overlaps taking the lock */
+  /** given as a promise, finding it (listing snapshots under the lock) overlaps the index load */
   parent?: SnapshotEntry | Promise<SnapshotEntry | undefined>;
   tags?: string[];
   hostname?: string;

@@ -4,7 +4,7 @@
 // trip each, which made the scan dearer than an incremental backup's own walk.
 import { lstatSync, opendirSync, type Dir } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Progress } from './progress.ts';
+import type { Progress } from '../concurrency/progress.ts';
 
 const slash = Buffer.from('/');
 /** entries scanned between turns of the event loop, so the backup and its progress reports keep going */

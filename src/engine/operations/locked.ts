@@ -1,8 +1,9 @@
 // The lock every repository operation runs under. The operations in this folder (backup, restore, check, forget,
-// prune) are the engine's front door: each takes the lock its work needs, as restic does (shared to add or read data,
-// exclusive to remove any or to judge the whole), keeps it refreshed while it runs, stops when it is lost, and removes
-// it at the end, whether the work succeeded, failed or was aborted. Callers (the CLI, the steps) never take a lock
-// themselves, so none can forget one.
+// prune, snapshots, key; copy holds two, its source's and its destination's) are the engine's front door: each takes
+// the lock its work needs, as restic does (shared to add or read data, exclusive to remove any or to judge the
+// whole), keeps it refreshed while it runs, stops when it is lost, and removes it at the end, whether the work
+// succeeded, failed or was aborted. Callers (the CLI, the steps) never take a lock themselves, so none can forget one;
+// test/unit/architecture/boundaries.test.ts keeps them from importing anything of the engine but this folder.
 import { Lock, type LockStore } from '../lock/lock.ts';
 import { lockStore } from '../repository/lock-store.ts';
 import type { Repository } from '../repository/repository.ts';

@@ -1,15 +1,16 @@
 // A restore, under a shared lock: restores and backups run side by side, but no prune repacks or deletes the packs
 // it reads, and no forget removes its snapshot, from finding the snapshot to the last byte written. The snapshot is
-// found and the index loaded only once the lock is held, so neither can be older than the last prune.
-import type { ProgressFn } from '../backup/progress.ts';
-import { restoreMetadata } from '../fsmeta/restore.ts';
+// found and the index loaded only once the lock is held, so neither can be older than the last prune. `ferry repo
+// restore` and the transfer step both restore through here; they differ only in the target they name.
+import { BackupPool } from '../backup/pool.ts';
+import { formatPolynomial } from '../chunker/polynomial.ts';
+import type { ProgressFn } from '../concurrency/progress.ts';
 import type { Repository } from '../repository/repository.ts';
 import { listSnapshots } from '../repository/snapshots.ts';
+import { openOnWorkers } from '../restore/open-blobs.ts';
 import { restoreTree } from '../restore/restorer.ts';
 import { restoreStream, streamNode } from '../restore/stream.ts';
 import { selectSnapshot, type SnapshotEntry } from '../snapshot/select.ts';
-import type { TreeNode } from '../tree/node.ts';
-import { findNode } from '../tree/tree.ts';
 import { underLock, type LockingOptions } from './locked.ts';
 
 export type RestoreTarget =
@@ -37,6 +38,8 @@ export interface RestoreOptions extends LockingOptions {
   onProgress?: ProgressFn;
   /** called under the lock once the snapshot is found, before anything is written; a throw stops the restore */
   beforeWrite?: (found: RestoreFound) => void | Promise<void>;
+  /** threads that decrypt and verify blobs (default none: this thread; src/engine/restore/restorer.ts says why) */
+  workers?: number;
 }
 
 export interface RestoreResult {
@@ -57,25 +60,18 @@ export function restore(repo: Repository, opts: RestoreOptions): Promise<Restore
       return { snapshot: entry, filesDone: p.filesDone, bytesDone: p.bytesDone };
     }
     await opts.beforeWrite?.({ entry });
-    const subpath = t.kind === 'directory' ? t.subpath ?? '/' : entry.snapshot.paths.length === 1 ? entry.snapshot.paths[0] : '/';
-    const xattrs = t.kind === 'directory' ? t.xattrs : undefined;
-    const p = await restoreTree(repo, entry.snapshot.tree, { target: t.path, subpath, xattrs, signal, onProgress: opts.onProgress });
-    if (t.kind === 'volume') {
-      const root = await nodeAt(repo, entry.snapshot.tree, subpath, signal);
-      if (root) restoreMetadata(t.path, root);
+    const volume = t.kind === 'volume';
+    // a volume's snapshot holds the one folder it was backed up from (its mount path); its contents fill the volume
+    const subpath = volume ? (entry.snapshot.paths.length === 1 ? entry.snapshot.paths[0] : '/') : t.subpath ?? '/';
+    const pool = opts.workers ? new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: false }, opts.workers) : undefined;
+    try {
+      const p = await restoreTree(repo, entry.snapshot.tree, {
+        target: t.path, subpath, xattrs: volume ? undefined : t.xattrs, rootMetadata: volume, signal, onProgress: opts.onProgress,
+        open: pool && openOnWorkers(pool),
+      });
+      return { snapshot: entry, filesDone: p.filesDone, bytesDone: p.bytesDone };
+    } finally {
+      await pool?.close();
     }
-    return { snapshot: entry, filesDone: p.filesDone, bytesDone: p.bytesDone };
   });
-}
-
-/** The node at an absolute path inside a snapshot (undefined for the root, which has none). */
-async function nodeAt(repo: Repository, root: string, path: string, signal: AbortSignal): Promise<TreeNode | undefined> {
-  let node: TreeNode | undefined;
-  let tree = root;
-  for (const part of path.split('/').filter((p) => p !== '')) {
-    node = findNode(await repo.loadTree(tree, signal), Buffer.from(part));
-    if (!node?.subtree) return node;
-    tree = node.subtree;
-  }
-  return node;
 }

@@ -1,6 +1,6 @@
 // The two ways a restore opens the blobs of one pack read: on worker threads (decryption and hashing are most of a
 // restore's CPU) or on this thread (a stream restore, which writes one file and has no pool).
-import type { BackupPool } from '../backup/pool.ts';
+import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
 import { CorruptBlobError } from '../repository/errors.ts';
 import type { OpenBlobs } from './pack-reader.ts';
@@ -8,7 +8,12 @@ import type { OpenBlobs } from './pack-reader.ts';
 /** Blobs go to the workers in groups of about this many bytes: a few messages per read, and every worker busy. */
 const groupBytes = 1 << 20;
 
-export function openOnWorkers(pool: Pick<BackupPool, 'openBlobs'>): OpenBlobs {
+/** Threads that open blobs (the backup's worker pool is one): each answer is the plaintext or why it is corrupt. */
+export interface BlobThreads {
+  openBlobs(bytes: Uint8Array, blobs: { id: ID; offset: number; length: number; uncompressedLength: number }[]): Promise<(Uint8Array | string)[]>;
+}
+
+export function openOnWorkers(pool: BlobThreads): OpenBlobs {
   return async (pack, blobs, bytes, start) => {
     const groups: (typeof blobs)[] = [];
     let group: (typeof blobs)[number][] = [];

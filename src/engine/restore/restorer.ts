@@ -14,22 +14,20 @@ import type { Repository } from '../repository/repository.ts';
 import { walkTrees } from '../repository/walk.ts';
 import { findNode } from '../tree/tree.ts';
 import { displayName, type TreeNode } from '../tree/node.ts';
-import { restoreMetadataAt } from '../fsmeta/restore.ts';
+import { restoreMetadata, restoreMetadataAt } from '../fsmeta/restore.ts';
 import { preallocate } from '../sys/allocate.ts';
 import { S_IFBLK, S_IFCHR, S_IFIFO } from '../sys/entries.ts';
 import { childPath, createFile, inParent, makeFolder, makeHardLink, makeNodeEntry, makeSymlinkEntry, removeFile } from './target-entries.ts';
 import { DescriptorFile } from './descriptor-file.ts';
-import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
+import { newProgress, throttled, type Progress, type ProgressFn } from '../concurrency/progress.ts';
 import { isZeroBlob, placeBlobs, writeFileContent, type BlobPlacement, type ContentSource, type WriteTarget } from './file-writer.ts';
 import { SmallFileWriter } from './small-file-writer.ts';
-import { PackReader } from './pack-reader.ts';
-import { openHere, openOnWorkers } from './open-blobs.ts';
+import { PackReader, type OpenBlobs } from './pack-reader.ts';
+import { openHere } from './open-blobs.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { FileSlots } from './file-slots.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
-import { BackupPool } from '../backup/pool.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
-import { formatPolynomial } from '../chunker/polynomial.ts';
 
 export interface RestoreOptions {
   target: string;
@@ -40,14 +38,20 @@ export interface RestoreOptions {
   /** plaintext bytes of the blobs being read or handed over and not yet written */
   budget?: number;
   /**
-   * Threads that decrypt, decompress and verify blobs. 0 (the default): this thread, which costs less CPU and
-   * memory than workers do on restores (each worker floats its own garbage buffers).
+   * What decrypts, decompresses and verifies the blobs of a pack read. By default this thread, which costs less CPU
+   * and memory than worker threads do on restores (each worker floats its own garbage buffers); the restore
+   * operation passes worker threads' when asked to.
    */
-  workers?: number;
+  open?: OpenBlobs;
   signal?: AbortSignal;
   onProgress?: ProgressFn;
   /** put recorded extended attributes back */
   xattrs?: boolean;
+  /**
+   * the target takes the restored folder's own owner, mode and times too (a volume's root becomes the backed-up
+   * folder), set once everything below it is written
+   */
+  rootMetadata?: boolean;
 }
 
 export class RestoreError extends Error {}
@@ -91,7 +95,6 @@ export async function restoreTree(repo: Repository, root: ID, opts: RestoreOptio
 class Restorer {
   readonly #repo: Repository;
   readonly #opts: RestoreOptions;
-  readonly #pool: BackupPool;
   readonly #source: ContentSource;
   readonly #reader: PackReader;
   readonly #files: FileSlots;
@@ -113,10 +116,7 @@ class Restorer {
     capHeapGrowth();
     this.#repo = repo;
     this.#opts = opts;
-    const workers = opts.workers ?? 0;
-    this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: false }, workers);
-    const open = workers > 0 ? openOnWorkers(this.#pool) : openHere(repo);
-    const reader = new PackReader(repo.backend, open, {
+    const reader = new PackReader(repo.backend, opts.open ?? openHere(repo), {
       reads: opts.loads, signal: opts.signal, maxRead: packRead, cache: readAhead, span: (pack) => repo.index.span(pack, 'data'),
       budget: new ByteBudget(opts.budget ?? defaultBudget),
     });
@@ -129,17 +129,20 @@ class Restorer {
   }
 
   async run(root: ID): Promise<Progress> {
+    let restored: { progress: Progress; folder?: TreeNode };
     try {
-      return await this.#run(root);
+      restored = await this.#run(root);
     } finally {
       await this.#small.close();
       await this.#settled();
-      await this.#pool.close();
       if (this.#root >= 0) closeSync(this.#root);
     }
+    // last, once the small-file thread has written everything: writing into the target changes its times
+    if (this.#opts.rootMetadata && restored.folder) restoreMetadata(this.#opts.target, restored.folder);
+    return restored.progress;
   }
 
-  async #run(root: ID): Promise<Progress> {
+  async #run(root: ID): Promise<{ progress: Progress; folder?: TreeNode }> {
     const start = await this.#resolve(root, this.#opts.subpath ?? '/');
     const target = Buffer.from(this.#opts.target);
     if ('tree' in start) {
@@ -164,11 +167,13 @@ class Restorer {
     }
     this.#progress.totalsFinal = true;
     this.#tick.flush();
-    return this.#progress;
+    return { progress: this.#progress, folder: 'tree' in start ? start.folder : undefined };
   }
 
-  async #resolve(root: ID, subpath: string): Promise<{ tree: ID } | { node: TreeNode }> {
+  /** The tree restored (with its folder's node, which the snapshot's root has none of), or the single entry. */
+  async #resolve(root: ID, subpath: string): Promise<{ tree: ID; folder?: TreeNode } | { node: TreeNode }> {
     let tree = root;
+    let folder: TreeNode | undefined;
     const parts = subpath.split('/').filter((p) => p.length > 0);
     for (let i = 0; i < parts.length; i++) {
       const node = findNode(await this.#loadTree(tree), Buffer.from(parts[i]));
@@ -178,8 +183,9 @@ class Restorer {
         throw new RestoreError(`path "${subpath}" is not in the snapshot ("${parts[i]}" is not a directory)`);
       }
       tree = node.subtree!;
+      folder = node;
     }
-    return { tree };
+    return { tree, folder };
   }
 
   async #loadTree(id: ID): Promise<TreeNode[]> {

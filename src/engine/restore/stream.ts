@@ -4,7 +4,7 @@
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
 import type { TreeNode } from '../tree/node.ts';
-import { newProgress, throttled, type Progress, type ProgressFn } from '../backup/progress.ts';
+import { newProgress, throttled, type Progress, type ProgressFn } from '../concurrency/progress.ts';
 import { writeFileContent } from './file-writer.ts';
 import { PackReader } from './pack-reader.ts';
 import { openHere } from './open-blobs.ts';

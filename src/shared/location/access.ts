@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackupStorageLocation } from '../api/types.ts';
-import type { OpenOptions } from '../../engine/backend/open.ts';
+import type { OpenOptions } from '../../engine/operations/storage.ts';
 import type { Kube, KubeObject } from '../kube/kube.ts';
 import { mountedSecretPath } from './mounted-secrets.ts';
 import { repositoryIdentity, repositoryLocation, repositoryPassword, type RepositoryIdentity } from './repository.ts';

@@ -2,7 +2,7 @@
 // it, and a failure is named by what failed (host name, connection, TLS, credentials, bucket, permission) with the
 // fix, so an operator learns at `ferry location create` or `ferry doctor` what a backup would otherwise fail on.
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { createS3Client, type S3ClientOptions } from '../../engine/backend/s3-client.ts';
+import { s3Client, type S3ClientOptions } from '../../engine/operations/storage.ts';
 
 /** `secret`: the location's Secrets are missing or incomplete, so nothing was tried */
 export type ProbeFailure = 'secret' | 'dns' | 'connection' | 'tls' | 'credentials' | 'bucket' | 'permission' | 'endpoint';
@@ -66,7 +66,7 @@ export function explainProbeError(err: unknown, target: ProbeTarget): Extract<Pr
 export async function probeLocation(target: ProbeTarget, timeoutMs = 15_000): Promise<ProbeResult> {
   let client;
   try {
-    client = createS3Client(target);
+    client = await s3Client(target);
   } catch (err) {
     return { ok: false, failure: 'tls', message: (err as Error).message, fix: 'Give a readable PEM file with the CA certificate.' };
   }

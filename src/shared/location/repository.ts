@@ -4,8 +4,7 @@
 // backups create identical repositories. Pure functions: the steps read the location and its Secrets, then call these.
 import { createHmac } from 'node:crypto';
 import type { BackupStorageLocationSpec } from '../api/types.ts';
-import { derivePolynomial, type Polynomial } from '../../engine/chunker/polynomial.ts';
-import type { MasterKey } from '../../engine/crypto/key.ts';
+import { derivePolynomial, type MasterKey, type Polynomial } from '../../engine/operations/identity.ts';
 
 const passwordContext = 'ferry.dev/repository/';
 

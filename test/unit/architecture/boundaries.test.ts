@@ -35,6 +35,35 @@ test('the engine imports only itself, Node and the storage and cipher libraries:
   assert.deepEqual(wrong.map((i) => `${i.file} imports ${i.specifier}`), []);
 });
 
+// The engine's front door is src/engine/operations/: one module per use (back up, restore, check, forget, prune,
+// list snapshots, open or create, add a key, unlock), each taking the lock its work needs, plus the few modules that
+// hand through what callers name (storage and its S3 client, the errors they tell apart, the identity a repository is
+// created with, threads started ahead). Past it, a caller could run unlocked work or walk trees itself. Besides the
+// door, only two helpers that hold nothing of a repository may be used: sleep and the undici-free node:http.
+const frontDoor = 'engine/operations/';
+const generalHelpers = new Set(['engine/concurrency/sleep.ts', 'engine/net/http.ts']);
+
+test('outside the engine, code reaches it only through its front door, src/engine/operations/', async () => {
+  const wrong = (await imports()).filter((i) => layer(i.file) !== 'engine' && i.target && layer(i.target) === 'engine')
+    .filter((i) => !i.target!.startsWith(frontDoor) && !generalHelpers.has(i.target!));
+  assert.deepEqual(wrong.map((i) => `${i.file} imports ${i.specifier}`), []);
+});
+
+test('the restore knows nothing of the backup: worker threads and progress come from concurrency/ or the operation', async () => {
+  const wrong = (await imports()).filter((i) => i.file.startsWith('engine/restore/') && i.target?.startsWith('engine/backup/'));
+  assert.deepEqual(wrong.map((i) => `${i.file} imports ${i.specifier}`), []);
+});
+
+test('the front door stands on the engine alone and nothing inside the engine calls back into it', async () => {
+  const all = await imports();
+  const up = all.filter((i) => layer(i.file) === 'engine' && !i.file.startsWith(frontDoor) && i.target?.startsWith(frontDoor));
+  assert.deepEqual(up.map((i) => `${i.file} imports ${i.specifier}`), []);
+  // every module of the door is used from outside the engine: none is an unused entrance
+  const used = new Set(all.filter((i) => layer(i.file) !== 'engine' && i.target?.startsWith(frontDoor)).map((i) => i.target));
+  const door = (await readdir(join(src, frontDoor))).map((name) => frontDoor + name);
+  assert.deepEqual(door.filter((f) => !used.has(f)), []);
+});
+
 test('nothing under src/ imports the tests, the benchmarks or the box', async () => {
   const wrong = (await imports()).filter((i) => i.target?.startsWith('..'));
   assert.deepEqual(wrong.map((i) => `${i.file} imports ${i.specifier}`), []);
@@ -52,4 +81,6 @@ test('the boundary check sees through every form of import it guards', async () 
   assert.ok(specifiers.has('node:worker_threads'));
   assert.ok(all.some((i) => i.file === 'engine/backup/pool.ts' && i.specifier === './worker.ts'));
   assert.ok(all.some((i) => layer(i.file) === 'shared' && i.specifier === '@kubernetes/client-node'));
+  // a lazy import of an operation (the CLI loads the backup's modules while the key derives) is seen too
+  assert.ok(all.some((i) => i.file === 'cli/repo/backup.ts' && i.target === 'engine/operations/backup.ts'));
 });

@@ -78,17 +78,17 @@ test('a symlinked folder above a backed-up path is recorded as the folder it poi
   }
 });
 
-test('a parent given as a promise (found while the lock is taken) is followed, and one that cannot be found fails the run without a lock or snapshot left', async () => {
+test('a parent chosen from the snapshots listed under the lock is followed, and one that cannot be found fails the run without a lock or snapshot left', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-incr-'));
   try {
     await writeFile(join(dir, 'f'), 'content');
     const repo = await testRepo(new MemBackend());
     const first = await backup(repo, { paths: [dir] });
-    const same = await backup(repo, { paths: [dir], parent: Promise.resolve({ id: first.snapshotID, snapshot: first.snapshot }) });
+    const same = await backup(repo, { paths: [dir], parent: (snapshots) => snapshots.find((e) => e.id === first.snapshotID) });
     assert.equal(same.snapshot.parent, first.snapshotID);
     assert.equal(same.archive.counters.filesUnmodified, 1);
 
-    await assert.rejects(backup(repo, { paths: [dir], parent: Promise.reject(new Error('no snapshot matches "abc"')) }), /no snapshot matches/);
+    await assert.rejects(backup(repo, { paths: [dir], parent: () => { throw new Error('no snapshot matches "abc"'); } }), /no snapshot matches/);
     const locks: string[] = [];
     for await (const id of repo.list('lock')) locks.push(id);
     assert.deepEqual(locks, []);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newProgress } from '../../../src/engine/backup/progress.ts';
+import { newProgress } from '../../../src/engine/concurrency/progress.ts';
 import { scanTotals } from '../../../src/engine/backup/scanner.ts';
 
 test('totals: every regular file below the paths, in folders of any depth and size', async () => {

@@ -6,10 +6,13 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { MemBackend } from '../../../src/engine/backend/mem.ts';
-import { decodeLock, LockLostError } from '../../../src/engine/lock/lock.ts';
+import { decodeLock, Lock, LockConflictError, LockLostError } from '../../../src/engine/lock/lock.ts';
 import { backup } from '../../../src/engine/operations/backup.ts';
 import { check } from '../../../src/engine/operations/check.ts';
+import { forget } from '../../../src/engine/operations/forget.ts';
+import { addKey } from '../../../src/engine/operations/key.ts';
 import { restore } from '../../../src/engine/operations/restore.ts';
+import { snapshots } from '../../../src/engine/operations/snapshots.ts';
 import { lockStore } from '../../../src/engine/repository/lock-store.ts';
 import { Repository } from '../../../src/engine/repository/repository.ts';
 import { SnapshotNotFoundError } from '../../../src/engine/snapshot/select.ts';
@@ -71,8 +74,49 @@ test('a restore whose lock is removed under it (an unlock) stops, saying so, rat
   assert.deepEqual(await locks(), []);
 });
 
+test('listing snapshots and adding a key wait for a prune or check to end, as restic\'s do: each takes a shared lock', async () => {
+  const held = await Lock.acquire(lockStore(await Repository.open(backend, testPassword)), { exclusive: true });
+  try {
+    const repo = await Repository.open(backend, testPassword);
+    await assert.rejects(snapshots(repo), LockConflictError);
+    await assert.rejects(addKey(repo, 'another password'), LockConflictError);
+  } finally {
+    await held.release();
+  }
+  const repo = await Repository.open(backend, testPassword);
+  assert.deepEqual((await snapshots(repo)).map((e) => e.id), [snapshot]);
+  await addKey(repo, 'another password');
+  await Repository.open(backend, 'another password');
+  assert.deepEqual(await locks(), []);
+});
+
+test('a backup that finds its own earlier snapshot under the lock takes it; a forget chooses what to remove under its lock', async () => {
+  const repo = await Repository.open(backend, testPassword);
+  const taken = await backup(repo, { paths: [source], saved: (all) => all.find((e) => e.id === snapshot) });
+  assert.ok('taken' in taken && taken.taken.id === snapshot);
+  const extra = await backup(repo, { paths: [source], parent: (all) => all.find((e) => e.id === snapshot) });
+  assert.equal(extra.snapshot.parent, snapshot);
+  const { removed } = await forget(repo, (all) => all.filter((e) => e.id !== snapshot).map((e) => e.id));
+  assert.deepEqual(removed, [extra.snapshotID]);
+  assert.deepEqual((await snapshots(repo)).map((e) => e.id), [snapshot]);
+  assert.deepEqual(await locks(), []);
+});
+
+test('a forget that finds nothing to remove does not wait for the backups beside it; one that finds some does', async () => {
+  const held = await Lock.acquire(lockStore(await Repository.open(backend, testPassword)), { exclusive: false });
+  try {
+    const repo = await Repository.open(backend, testPassword);
+    assert.deepEqual(await forget(repo, (all) => all.filter((e) => e.snapshot.tags.includes('none-has-it')).map((e) => e.id)), { removed: [] });
+    await assert.rejects(forget(repo, (all) => all.map((e) => e.id)), LockConflictError);
+  } finally {
+    await held.release();
+  }
+  assert.deepEqual((await snapshots(await Repository.open(backend, testPassword))).map((e) => e.id), [snapshot]);
+  assert.deepEqual(await locks(), []);
+});
+
 /** Engine work that needs a lock its caller holds; only src/engine/operations/ may call it. */
-const unlockedWork = /\b(backupLocked|pruneLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|Lock\.acquire)\b/;
+const unlockedWork = /\b(backupLocked|pruneLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|listSnapshots|removeStaleLocks|lockStore|Lock\.acquire)\b|\.addKey\(/;
 
 test('outside the engine, repository work goes through the operations: no caller reaches the unlocked work', async () => {
   const src = join(import.meta.dirname, '..', '..', '..', 'src');
