@@ -72,7 +72,7 @@ test('a restore whose lock is removed under it (an unlock) stops, saying so, rat
 });
 
 /** Engine work that needs a lock its caller holds; only src/engine/operations/ may call it. */
-const unlockedWork = /\b(backupLocked|pruneLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|Lock\.acquire)\b/;
+const unlockedWork = /\b(backupLocked|pruneLocked|copyLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|Lock\.acquire)\b/;
 
 test('outside the engine, repository work goes through the operations: no caller reaches the unlocked work', async () => {
   const src = join(import.meta.dirname, '..', '..', '..', 'src');
