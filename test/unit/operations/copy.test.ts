@@ -100,3 +100,20 @@ test('the source is read a few pack stretches at a time, none over 16 MiB, each 
   // every stored byte of the snapshot is read about once: grouping by pack, not a read per blob of a whole pack
   assert.ok(bytes < 26 << 20, `${bytes} bytes read for 24 MiB of data`);
 });
+
+test('many small snapshots copied at once share their packs instead of leaving a small pack each', async () => {
+  const small = new MemBackend('mem:small');
+  const repo = await Repository.init(small, testPassword, { kdf: testKDF, polynomial: testPolynomial });
+  const dir = join(scratch, 'small');
+  await mkdir(dir);
+  for (let i = 0; i < 12; i++) {
+    await writeFile(join(dir, `day-${i}`), randomBytes(20_000, 100 + i));
+    await backup(repo, { paths: [dir] });
+  }
+  const dst = await destination();
+  const r = await copy(await Repository.open(small, testPassword), dst.repo);
+  assert.equal(r.snapshots.filter((s) => !s.skipped).length, 12);
+  assert.ok(r.stats.packs <= 2, `${r.stats.packs} packs for 12 small snapshots`);
+  const copied = await listSnapshots(await Repository.open(dst.backend, destinationPassword));
+  assert.deepEqual(copied.map((e) => e.snapshot.original), r.snapshots.map((s) => s.source));
+});
