@@ -77,6 +77,6 @@ function summary(r: CopyResult, ms: number): Record<string, unknown> {
     message_type: 'summary',
     snapshots: r.snapshots.map((s) => ({ source: s.source, copy: s.copy, skipped: s.skipped })),
     data_blobs: r.stats.dataBlobs, tree_blobs: r.stats.treeBlobs, data_added: r.stats.dataAdded, data_added_packed: r.stats.dataAddedPacked,
-    packs_written: r.stats.packs, pack_bytes_written: r.stats.packBytes, same_polynomial: r.samePolynomial, total_duration: ms / 1000,
+    packs_written: r.stats.packs, pack_bytes_written: r.stats.packBytes, packs_adopted: r.adoptedPacks, same_polynomial: r.samePolynomial, total_duration: ms / 1000,
   };
 }

@@ -7,6 +7,7 @@
 // next run, ferry's or restic's, knows it for a copy.
 import type { ID } from '../ids/id.ts';
 import type { PackWriterOptions, WriterStats } from '../repository/pack-writer.ts';
+import { adoptUnindexedPacks } from '../repository/adopt.ts';
 import type { Repository } from '../repository/repository.ts';
 import { listSnapshots, saveSnapshot } from '../repository/snapshots.ts';
 import { selectSnapshots, type SnapshotEntry, type SnapshotFilter } from '../snapshot/select.ts';
@@ -44,6 +45,8 @@ export interface CopyResult {
   snapshots: CopiedSnapshot[];
   /** what this copy wrote into the destination */
   stats: WriterStats;
+  /** packs an interrupted run had stored in the destination without indexing them, indexed now and reused */
+  adoptedPacks: number;
   /**
    * False when the repositories chunk with different polynomials: copied files keep the source's chunks (nothing is
    * re-chunked, as with restic), so they do not deduplicate against data the destination chunked itself.
@@ -66,6 +69,8 @@ export async function copyLocked(source: Repository, destination: Repository, op
   const [from, to] = await Promise.all([
     listSnapshots(source, signal), listSnapshots(destination, signal), source.loadIndex(signal), destination.loadIndex(signal),
   ]);
+  // packs an interrupted copy stored without their index file are reused, not sent again
+  const adopted = await adoptUnindexedPacks(destination, signal);
   const chosen = selectSnapshots(from, opts.snapshots ?? [], opts.filter);
   const copies = new CopiedSnapshots(to);
   const writer = destination.writer(opts.writer);
@@ -73,7 +78,7 @@ export async function copyLocked(source: Repository, destination: Repository, op
   const report = throttle(() => opts.onProgress?.(Object.assign(progress, transfer.counts)));
   const transfer = new BlobTransfer(source, destination, writer, report.tick);
   const result: CopyResult = {
-    snapshots: [], stats: writer.stats, samePolynomial: source.config.chunkerPolynomial === destination.config.chunkerPolynomial,
+    snapshots: [], stats: writer.stats, adoptedPacks: adopted.packs, samePolynomial: source.config.chunkerPolynomial === destination.config.chunkerPolynomial,
   };
   const done = (entry: SnapshotEntry, copy: ID, skipped: boolean): void => {
     const s = { source: entry.id, copy, skipped };

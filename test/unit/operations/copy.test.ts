@@ -117,3 +117,25 @@ test('many small snapshots copied at once share their packs instead of leaving a
   const copied = await listSnapshots(await Repository.open(dst.backend, destinationPassword));
   assert.deepEqual(copied.map((e) => e.snapshot.original), r.snapshots.map((s) => s.source));
 });
+
+test('a copy interrupted after storing packs but before their index resumes without sending them again', async () => {
+  const dst = await destination();
+  const failingIndex = new Proxy(dst.backend, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop) as unknown;
+      if (prop === 'save') {
+        return (...args: Parameters<Backend['save']>) =>
+          (args[0].type === 'index' ? Promise.reject(new Error('connection lost')) : (target as Backend).save(...args));
+      }
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  await assert.rejects(copy(await Repository.open(sourceBackend, testPassword), await Repository.open(failingIndex, destinationPassword)), /cannot be copied: connection lost/);
+  const sent = [];
+  for await (const f of dst.backend.list('pack')) sent.push(f.name);
+  assert.ok(sent.length >= 2, `${sent.length} packs stored before the failure`);
+  const r = await copy(await Repository.open(sourceBackend, testPassword), await Repository.open(dst.backend, destinationPassword));
+  assert.equal(r.adoptedPacks, sent.length);
+  assert.deepEqual([r.stats.packs, r.stats.dataBlobs], [0, 0]);
+  assert.equal(r.snapshots.length, 1);
+});
