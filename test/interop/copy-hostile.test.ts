@@ -90,3 +90,11 @@ test('a data blob damaged in its source pack fails the copy naming the pack and 
   await flipByte(pack.path, at.offset + 100);
   await refusedThenGood(src, new RegExp(`corrupted pack ${at.pack} holding blob ${blob}`));
 });
+
+test('a snapshot whose root tree is nowhere fails the copy naming the tree', async () => {
+  const { path, repo } = await repository('no-root');
+  const good = (await backup(repo, { paths: [data] })).snapshotID;
+  const root = hashID(Buffer.from('no such tree'));
+  const bad = await new RawTreeWriter(repo).snapshot(root);
+  await refusedThenGood({ path, good, bad }, new RegExp(`tree blob ${root} is not in any index`));
+});
