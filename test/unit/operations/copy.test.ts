@@ -10,6 +10,7 @@ import type { Backend } from '../../../src/engine/backend/backend.ts';
 import { MemBackend } from '../../../src/engine/backend/mem.ts';
 import { decodeLock, LockLostError } from '../../../src/engine/lock/lock.ts';
 import { backup } from '../../../src/engine/operations/backup.ts';
+import type { CopyProgress } from '../../../src/engine/copy/copy.ts';
 import { copy } from '../../../src/engine/operations/copy.ts';
 import { lockStore } from '../../../src/engine/repository/lock-store.ts';
 import { Repository } from '../../../src/engine/repository/repository.ts';
@@ -67,7 +68,7 @@ test('a copy whose destination lock is removed under it stops and writes no snap
   assert.deepEqual(await locks(sourceBackend, testPassword), [], 'the source lock is removed too');
 });
 
-test('the source is read a few pack stretches at a time, none over 16 MiB, each stored byte about once', async () => {
+test('the source is read a few pack stretches at a time, none over 16 MiB, each stored byte about once, with progress told', async () => {
   let inFlight = 0;
   let most = 0;
   let largest = 0;
@@ -93,8 +94,14 @@ test('the source is read a few pack stretches at a time, none over 16 MiB, each 
     },
   });
   const dst = await destination();
-  const r = await copy(await Repository.open(counting, testPassword), dst.repo);
+  const seen: CopyProgress[] = [];
+  const r = await copy(await Repository.open(counting, testPassword), dst.repo, { onProgress: (p) => seen.push({ ...p }) });
   assert.ok(r.stats.dataBlobs > 8, `${r.stats.dataBlobs} data blobs copied`);
+  // progress is told as the copy goes, and ends at the whole: every queued byte copied, every snapshot done
+  assert.ok(seen.length >= 2 && seen[0].bytesDone < seen.at(-1)!.bytesDone, `${seen.length} progress reports`);
+  const last = seen.at(-1)!;
+  assert.deepEqual([last.bytesDone, last.blobsDone, last.snapshotsDone, last.totalsFinal], [last.bytesTotal, r.stats.dataBlobs + r.stats.treeBlobs, 1, true]);
+  assert.equal(last.bytesDone, r.stats.dataAdded);
   assert.ok(most <= 3, `${most} pack reads at once`);
   assert.ok(largest <= 16 << 20, `a read of ${largest} bytes`);
   // every stored byte of the snapshot is read about once: grouping by pack, not a read per blob of a whole pack
