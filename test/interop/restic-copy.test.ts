@@ -109,6 +109,17 @@ test('into a destination holding most of the data, only the new blobs are upload
   await restic({ repo: path, password: otherPassword }, ['check', '--read-data']);
 });
 
+test('into a format version 1 repository (no compression), restic checks every byte of the copy', async () => {
+  const path = join(work, 'version-1');
+  await restic({ repo: path, password: otherPassword }, ['init', '--repository-version', '1']);
+  const r = await copy(await open(sourcePath), await open(path, otherPassword), { snapshots: [fromRestic] });
+  assert.deepEqual(r.snapshots.map((s) => s.skipped), [false]);
+  await restic({ repo: path, password: otherPassword }, ['check', '--read-data']);
+  const target = join(work, 'restored-v1');
+  await restic({ repo: path, password: otherPassword }, ['restore', r.snapshots[0].copy, '--target', target]);
+  assert.deepEqual(await compareTrees(resticData, join(target, resticData), { sparse: false }), []);
+});
+
 test('snapshots are chosen by host, tag and path as restic chooses them', async () => {
   const { repo } = await destination('filtered');
   const byTag = await copy(await open(sourcePath), repo, { filter: { tags: [['restic']] } });
