@@ -81,3 +81,19 @@ test('without --json, each snapshot is named with its copy and a different polyn
   assert.match(r.stdout + r.stderr, new RegExp(`snapshot ${backedUp.snapshot_id.slice(0, 8)}: copied to [0-9a-f]{8}`));
   assert.match(r.stderr, /different polynomials: copied files keep the source's chunks/);
 });
+
+test('init --copy-chunker-params takes the source\'s polynomial, so its copies deduplicate; its flags are checked', async () => {
+  const shared = join(work, 'shared-chunks');
+  const init = (...args: string[]) => ferry(['repo', 'init', '-r', shared, '--password-file', toPassword, ...args], { password: null });
+  const missing = await init('--copy-chunker-params');
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /no source repository given: pass --from-repo LOCATION or set FERRY_FROM_REPOSITORY/);
+  const unused = await init('--from-repo', from);
+  assert.equal(unused.code, 2);
+  assert.match(unused.stderr, /--from-repo is only read with --copy-chunker-params/);
+  await repoCmd('init', '-r', shared, '--password-file', toPassword, '--copy-chunker-params', ...source);
+  const polynomial = (repo: string, password: string) => restic({ repo, password }, ['cat', 'config']).then((c) => (JSON.parse(c) as { chunker_polynomial: string }).chunker_polynomial);
+  assert.equal(await polynomial(shared, 'destination secret'), await polynomial(from, 'source secret'));
+  const r = parseJSON<{ same_polynomial: boolean }>(await repoCmd('copy', ...source, '-r', shared, '--password-file', toPassword, '--json'));
+  assert.equal(r.same_polynomial, true);
+});

@@ -8,14 +8,10 @@ import type { CopiedSnapshot, CopyResult } from '../../engine/copy/copy.ts';
 import type { SnapshotFilter } from '../../engine/snapshot/select.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
-import { locationFor, openNamed, openRepo, repoArgs, repoLocation, type RepoSide } from './options.ts';
+import { openRepo, repoArgs, repoLocation } from './options.ts';
+import { fromLocation, fromRepoArgs, openFrom } from './from-options.ts';
 import { list, repeated, short } from './common.ts';
 import { lockArgs, locking } from './locking.ts';
-
-const copySource: RepoSide = {
-  what: 'source repository', repoFlag: '--from-repo', repoEnv: 'FERRY_FROM_REPOSITORY',
-  passwordFlag: '--from-password-file', passwordEnv: 'FERRY_FROM_PASSWORD',
-};
 
 export default defineCommand({
   meta: { name: 'copy', description: 'Copy snapshots from another repository (--from-repo) into this one; copies made before are skipped' },
@@ -23,19 +19,17 @@ export default defineCommand({
     ...repoArgs,
     ...lockArgs,
     snapshots: { type: 'positional', description: 'snapshot ids, id prefixes or "latest" (default: every snapshot the filters match)', required: false, valueHint: 'ID...' },
-    'from-repo': { type: 'string', description: 'source repository: a directory or s3: location (env FERRY_FROM_REPOSITORY)', valueHint: 'LOCATION' },
-    'from-password-file': { type: 'string', description: 'file holding the source repository password (env FERRY_FROM_PASSWORD holds it directly)', valueHint: 'FILE' },
-    'from-cacert': { type: 'string', description: 'PEM file with the CA of the source S3 endpoint (default: --cacert)', valueHint: 'FILE' },
+    ...fromRepoArgs,
     host: { type: 'string', description: 'only snapshots of this host, when no id is given (repeatable)' },
     tag: { type: 'string', description: 'only snapshots with all these tags (a,b), when no id is given (repeatable: any of the lists)' },
     path: { type: 'string', description: 'only snapshots including this absolute path, when no id is given (repeatable)' },
   },
   async run({ args, rawArgs }) {
     const filter = snapshotFilter(rawArgs);
-    const from = locationFor(args['from-repo'], copySource);
+    const from = fromLocation(args);
     if (from === repoLocation(args)) throw new UsageError(`--from-repo and --repo both name ${from}: a copy needs two repositories`);
     const lock = locking(args);
-    const source = await openNamed({ location: from, passwordFile: args['from-password-file'], cacert: args['from-cacert'] ?? args.cacert }, copySource);
+    const source = await openFrom(args);
     const [destination, { copy }] = await Promise.all([openRepo(args), import('../../engine/operations/copy.ts')]);
     const progress = progressReporter(args.json === true);
     const started = Date.now();
