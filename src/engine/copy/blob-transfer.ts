@@ -11,6 +11,8 @@ import { plainLength, type BlobType } from '../pack/blob.ts';
 import { prepareBlob } from '../pack/prepare.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import type { Repository } from '../repository/repository.ts';
+import { allocated } from '../memory/collect.ts';
+import { release } from '../memory/release.ts';
 
 export interface TransferCounts {
   /** blobs copied so far, and their plaintext bytes */
@@ -85,6 +87,8 @@ export class BlobTransfer {
       const bytes = await reads.shift()!;
       const span = spans[i];
       for (const b of span.blobs) await this.#copy(b, bytes.subarray(b.offset - span.start, b.offset - span.start + b.length), signal);
+      // its blobs are in the writer's packs now: the stretch (up to 16 MiB) need not wait for a collection
+      release(bytes);
     }
   }
 
@@ -105,7 +109,10 @@ export class BlobTransfer {
       plain = await this.#source.loadBlob(b.type, b.id, signal);
     }
     const dst = this.#destination;
-    await this.#writer.add(prepareBlob(dst.key, b.type, b.id, plain, dst.config.version >= 2), plain.length, signal);
+    const prepared = prepareBlob(dst.key, b.type, b.id, plain, dst.config.version >= 2);
+    // the plaintext and the sealed copy die young: collected every few tens of megabytes, not left to pile up
+    allocated(plain.length + prepared.sealed.length);
+    await this.#writer.add(prepared, plain.length, signal);
     this.counts.blobsDone++;
     this.counts.bytesDone += plain.length;
     this.#onCopied();
