@@ -95,6 +95,8 @@ export async function copyLocked(source: Repository, destination: Repository, op
       await writer.flush(signal);
     }, signal);
     for (const entry of batch) {
+      // a lock lost during the flush: no snapshot is written without it
+      signal?.throwIfAborted();
       const snapshot = { ...entry.snapshot, parent: null, original: persistentID(entry) };
       const copy = await saveSnapshot(destination, snapshot, signal);
       copies.record(entry, { id: copy, snapshot });
