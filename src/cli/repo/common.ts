@@ -27,3 +27,15 @@ export function snapshotArg(arg: string): { spec: string; subpath: string } {
 export function short(id: ID): string {
   return id.slice(0, 8);
 }
+
+/** Every value of a flag given several times (`--tag a --tag b,c`): citty keeps only the last. */
+export function repeated(rawArgs: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i];
+    if (arg === '--') break;
+    if (arg === `--${flag}` && i + 1 < rawArgs.length) values.push(rawArgs[++i]);
+    else if (arg.startsWith(`--${flag}=`)) values.push(arg.slice(flag.length + 3));
+  }
+  return values;
+}

@@ -13,6 +13,7 @@ export default defineCommand({
     check: lazy(() => import('./check.ts')),
     forget: lazy(() => import('./forget.ts')),
     prune: lazy(() => import('./prune.ts')),
+    copy: lazy(() => import('./copy.ts')),
     key: lazy(() => import('./key.ts')),
     unlock: lazy(() => import('./unlock.ts')),
   },

@@ -19,34 +19,63 @@ export interface RepoFlags {
   json?: boolean;
 }
 
+/** How flags and environment name a repository: the one a command works on, or the source a copy reads. */
+export interface RepoSide {
+  /** as messages call it */
+  what: string;
+  repoFlag: string;
+  repoEnv: string;
+  passwordFlag: string;
+  passwordEnv: string;
+}
+
+export const workedOn: RepoSide = {
+  what: 'repository', repoFlag: '--repo', repoEnv: 'FERRY_REPOSITORY', passwordFlag: '--password-file', passwordEnv: 'FERRY_PASSWORD',
+};
+
 export function repoLocation(flags: RepoFlags): string {
-  const location = flags.repo ?? process.env.FERRY_REPOSITORY;
-  if (!location) throw new UsageError('no repository given: pass --repo LOCATION or set FERRY_REPOSITORY');
+  return locationFor(flags.repo, workedOn);
+}
+
+export function readPassword(flags: RepoFlags): Promise<string> {
+  return passwordFor(flags['password-file'], workedOn);
+}
+
+/** The location given by the side's flag, or else its environment variable. */
+export function locationFor(flag: string | undefined, side: RepoSide): string {
+  const location = flag ?? process.env[side.repoEnv];
+  if (!location) throw new UsageError(`no ${side.what} given: pass ${side.repoFlag} LOCATION or set ${side.repoEnv}`);
   return location;
 }
 
-export async function readPassword(flags: RepoFlags): Promise<string> {
-  if (flags['password-file']) {
+/** The password in the file the side's flag names, or else in its environment variable. */
+export async function passwordFor(file: string | undefined, side: RepoSide): Promise<string> {
+  if (file) {
     let text: string;
     try {
-      text = await readFile(flags['password-file'], 'utf8');
+      text = await readFile(file, 'utf8');
     } catch (err) {
-      throw new UsageError(`cannot read --password-file ${flags['password-file']}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(`cannot read ${side.passwordFlag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     // like restic: the first line is the password, so a trailing newline from an editor does not count
     return text.split(/\r?\n/)[0];
   }
-  const env = process.env.FERRY_PASSWORD;
+  const env = process.env[side.passwordEnv];
   if (env !== undefined && env !== '') return env;
-  throw new UsageError('no repository password: pass --password-file FILE or set FERRY_PASSWORD');
+  throw new UsageError(`no ${side.what} password: pass ${side.passwordFlag} FILE or set ${side.passwordEnv}`);
 }
 
 export function backendFor(flags: RepoFlags) {
   return openBackend(repoLocation(flags), { s3: { caFile: flags.cacert } });
 }
 
-export async function openRepo(flags: RepoFlags): Promise<Repository> {
+export function openRepo(flags: RepoFlags): Promise<Repository> {
+  return openNamed({ location: flags.repo, passwordFile: flags['password-file'], cacert: flags.cacert }, workedOn);
+}
+
+/** Opens the repository a side's flags (or environment) name. */
+export async function openNamed(given: { location?: string; passwordFile?: string; cacert?: string }, side: RepoSide): Promise<Repository> {
   // where comes before how to unlock it: without a location the password question is premature
-  const backend = backendFor(flags);
-  return openRepository(backend, await readPassword(flags));
+  const backend = openBackend(locationFor(given.location, side), { s3: { caFile: given.cacert } });
+  return openRepository(backend, await passwordFor(given.passwordFile, side));
 }

@@ -83,3 +83,14 @@ export function selectSnapshot(entries: readonly SnapshotEntry[], spec: string, 
   const id = resolveSnapshotID(entries.map((e) => e.id), spec);
   return entries.find((e) => e.id === id)!;
 }
+
+/**
+ * restic's list of snapshot arguments (copy, and any command taking several): each id prefix or "latest" (with the
+ * filter) names one snapshot, whatever the filter says of it; no argument means every snapshot the filter matches.
+ * Each once, in the order of `entries`.
+ */
+export function selectSnapshots(entries: readonly SnapshotEntry[], specs: readonly string[], filter: SnapshotFilter = {}, nowNs?: bigint): SnapshotEntry[] {
+  if (specs.length === 0) return entries.filter((e) => matchesFilter(e.snapshot, filter));
+  const named = new Set(specs.map((spec) => selectSnapshot(entries, spec, filter, nowNs)));
+  return entries.filter((e) => named.has(e));
+}

@@ -116,7 +116,7 @@ test('a forget that finds nothing to remove does not wait for the backups beside
 });
 
 /** Engine work that needs a lock its caller holds; only src/engine/operations/ may call it. */
-const unlockedWork = /\b(backupLocked|pruneLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|listSnapshots|removeStaleLocks|lockStore|Lock\.acquire)\b|\.addKey\(/;
+const unlockedWork = /\b(backupLocked|pruneLocked|copyLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|listSnapshots|removeStaleLocks|lockStore|Lock\.acquire)\b|\.addKey\(/;
 
 test('outside the engine, repository work goes through the operations: no caller reaches the unlocked work', async () => {
   const src = join(import.meta.dirname, '..', '..', '..', 'src');

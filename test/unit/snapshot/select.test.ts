@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AmbiguousSnapshotIDError, findLatest, matchesFilter, resolveSnapshotID, selectSnapshot, SnapshotNotFoundError } from '../../../src/engine/snapshot/select.ts';
+import { AmbiguousSnapshotIDError, findLatest, matchesFilter, resolveSnapshotID, selectSnapshot, selectSnapshots, SnapshotNotFoundError } from '../../../src/engine/snapshot/select.ts';
 import type { SnapshotEntry } from '../../../src/engine/snapshot/select.ts';
 import { newSnapshot } from '../../../src/engine/snapshot/snapshot.ts';
 
@@ -53,4 +53,13 @@ test('resolves id prefixes and names ambiguity', () => {
   assert.throws(() => resolveSnapshotID(ids, 'latest!'), /not a snapshot id or id prefix/);
   assert.equal(selectSnapshot(entries, 'latest', { hosts: ['n1'] }, now).id.slice(0, 2), 'b2');
   assert.equal(selectSnapshot(entries, 'c1').id.slice(0, 2), 'c1');
+});
+
+test('several snapshots: the named ones whatever the filter, or every match of the filter; each once, in listing order', () => {
+  const short = (list: SnapshotEntry[]) => list.map((e) => e.id.slice(0, 2));
+  assert.deepEqual(short(selectSnapshots(entries, [], { hosts: ['n1'], tags: [['pvc=db']] }, now)), ['a1', 'c1']);
+  assert.deepEqual(short(selectSnapshots(entries, [], {}, now)), ['a1', 'a2', 'b1', 'b2', 'c1']);
+  assert.deepEqual(short(selectSnapshots(entries, ['b2', 'a2', 'b2'], { hosts: ['n9'] }, now)), ['a2', 'b2']);
+  assert.deepEqual(short(selectSnapshots(entries, ['latest', 'a1'], { hosts: ['n1'] }, now)), ['a1', 'b2']);
+  assert.throws(() => selectSnapshots(entries, ['a'], {}, now), AmbiguousSnapshotIDError);
 });
