@@ -90,12 +90,13 @@ async function addNode(rootfs: string, i: Ingredients): Promise<void> {
   await symlink('../lib/node_modules/npm/bin/npm-cli.js', join(local, 'bin', 'npm'));
   await symlink('../lib/node_modules/npm/bin/npx-cli.js', join(local, 'bin', 'npx'));
   await mkdir(join(local, 'etc'), { recursive: true });
-  await writeFile(join(local, 'etc', 'npmrc'), 'cafile=/etc/ssl/certs/ca-certificates.crt\n');
+  await writeFile(join(local, 'etc', 'npmrc'), 'cafile=/etc/ssl/certs/ca-certificates.crt\nupdate-notifier=false\n');
 }
 
+/** Called under the cache's lock: what a killed run left is removed first. */
 async function makeArchive(archive: string, i: Ingredients, log: (line: string) => void): Promise<void> {
-  const rootfs = `${archive}.rootfs-${process.pid}`;
-  const partial = `${archive}.partial-${process.pid}`;
+  const rootfs = `${archive}.rootfs`;
+  const partial = `${archive}.partial`;
   await rm(rootfs, { recursive: true, force: true });
   try {
     log(`debootstrap --variant=minbase ${i.release} from ${i.mirror} (a minute or more)`);
