@@ -9,7 +9,7 @@ import { chmod, chown, lchown, mkdir, mkdtemp, readFile, rm, writeFile } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { buildImage, type BuiltImage } from '../cluster/image/build.ts';
+import { buildImage, imageArchive, type BuiltImage } from '../cluster/image/build.ts';
 import { checkoutDir } from '../cluster/paths.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import { makeFixtureTree } from '../support/fixture-tree.ts';
@@ -62,6 +62,14 @@ test('the image builds from a clean clone without npm in it, and its size is rep
   assert.ok(built.size < 260 * 2 ** 20, `the image grew to ${(built.size / 2 ** 20).toFixed(1)} MiB`);
   const r = await inImage(tag, ['-c', 'command -v npm npx corepack yarn; true'], { entrypoint: 'sh' });
   assert.equal(ok(r, 'looking for package managers').trim(), '', 'a package manager is left in the image');
+});
+
+test('the cached archive holds the one image under its name, as `ctr -n k8s.io images import` needs', async () => {
+  const file = await imageArchive(tag);
+  assert.equal(await imageArchive(tag), file, 'an unchanged image is exported again');
+  const { stdout } = await run('tar', ['-xOf', file, 'manifest.json']);
+  const manifest = JSON.parse(stdout) as { RepoTags: string[] }[];
+  assert.deepEqual(manifest.map((m) => m.RepoTags), [[tag]]);
 });
 
 test('ferry --version, ferry-step and ferry-dispatcher run as the non-root default user', async () => {

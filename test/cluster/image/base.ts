@@ -6,7 +6,7 @@
 // costs an import (seconds), not a debootstrap (a minute or more).
 
 import { createHash } from 'node:crypto';
-import { access, cp, mkdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, cp, mkdir, readdir, readFile, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { withLock } from '../lock.ts';
@@ -123,7 +123,11 @@ export async function ensureBase(log: (line: string) => void = () => {}): Promis
     if (await imageExists(image)) return { image, debootstrapped: false };
     const archive = join(imageCache(), `base-${k}.tar`);
     const cached = await access(archive, constants.R_OK).then(() => true, () => false);
-    if (!cached) await makeArchive(archive, i, log);
+    if (!cached) {
+      await makeArchive(archive, i, log);
+      // a base of other ingredients is not used again (a checkout with an older recipe makes its own anew)
+      for (const old of await readdir(imageCache())) if (/^base-[0-9a-f]{16}\.tar$/.test(old) && join(imageCache(), old) !== archive) await rm(join(imageCache(), old));
+    }
     log(`importing ${archive} as ${image}`);
     await podman(['import', '--change', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', '--change', 'CMD ["node"]', archive, image], { purpose: 'Importing the image base', log });
     return { image, debootstrapped: !cached };

@@ -3,11 +3,11 @@
 // as the templates' `image: ferry:dev` resolves. Layers are podman's to cache: a second build of the same sources
 // reuses them. `exportImage` writes the one image to an archive for `ctr -n k8s.io images import`.
 
-import { mkdir, rm } from 'node:fs/promises';
+import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { checkoutDir } from '../paths.ts';
 import { ensureBase } from './base.ts';
-import { podman } from './podman.ts';
+import { imageCache, podman } from './podman.ts';
 
 /** `image: ferry:dev` in the templates is short for this name. */
 export const ferryImage = 'docker.io/library/ferry:dev';
@@ -44,6 +44,25 @@ export async function buildImage(opts: BuildOptions = {}): Promise<BuiltImage> {
 /** One image per archive: containerd gives every name of a multi-image archive the first image's manifest. */
 export async function exportImage(file: string, tag = ferryImage): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
-  await rm(file, { force: true });
-  await podman(['save', '--format=docker-archive', `--output=${file}`, tag], { purpose: `Exporting ${tag} to ${file}` });
+  const partial = `${file}.partial-${process.pid}`;
+  await rm(partial, { force: true });
+  await podman(['save', '--format=docker-archive', `--output=${partial}`, tag], { purpose: `Exporting ${tag} to ${file}` });
+  await rename(partial, file);
+}
+
+/**
+ * The image's archive in the cache, <cache>/image/<name>-<image id>.tar, written when the image changed; the archives
+ * of the name's older builds are removed (a quarter of a GiB each).
+ */
+export async function imageArchive(tag = ferryImage): Promise<string> {
+  const id = (await podman(['image', 'inspect', '--format={{.Id}}', tag], { purpose: `Looking up ${tag}` })).trim().slice(0, 16);
+  const prefix = `${tag.replace(/^.*\//, '').replace(/[^A-Za-z0-9.-]/g, '-')}-`;
+  const file = join(imageCache(), `${prefix}${id}.tar`);
+  if (await access(file).then(() => true, () => false)) return file;
+  await exportImage(file, tag);
+  const archives = new RegExp(`^${prefix.replace(/\./g, '\\.')}[0-9a-f]{16}\\.tar$`);
+  for (const old of await readdir(imageCache())) {
+    if (archives.test(old) && join(imageCache(), old) !== file) await rm(join(imageCache(), old), { force: true });
+  }
+  return file;
 }
