@@ -1,7 +1,7 @@
 // podman as the box runs it: Debian's podman with settings that work on a machine without systemd, in a cgroup v1
-// hybrid, with hard rlimits lower than podman's defaults (see the research in docs: crun refuses the hybrid mode,
-// and asking for more open files than the hard limit fails setrlimit). The settings go in a containers.conf of the
-// cache handed over through CONTAINERS_CONF, so the machine's own configuration is left alone.
+// hybrid, with hard rlimits lower than podman's defaults (crun 1.8 refuses the hybrid mode; rlimits above the hard
+// ones fail setrlimit with EPERM; no journald for events). The settings go in a containers.conf of the cache handed
+// over through CONTAINERS_CONF, so the machine's own configuration is left alone.
 
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
