@@ -17,6 +17,11 @@ function isCittyUsageError(err: unknown): boolean {
 }
 
 export async function runCli(main: CommandDef, rawArgs = process.argv.slice(2)): Promise<number> {
+  if (rawArgs.length === 1 && rawArgs[0] === '--version') {
+    const meta = typeof main.meta === 'function' ? await main.meta() : await main.meta;
+    console.log(meta?.version ?? 'unknown');
+    return exitCodes.ok;
+  }
   if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
     await showUsage(...(await subCommandFor(main, rawArgs)));
     return rawArgs.length === 0 ? exitCodes.usage : exitCodes.ok;

@@ -1,7 +1,7 @@
 // Exit codes scripts rely on: 2 and a message naming the flag for bad usage, 1 for a failed operation, 0 for help.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -63,6 +63,13 @@ test('--help exits 0 and lists the flags of the command', async () => {
   assert.equal(r.code, 0);
   const text = stripVTControlCharacters(r.stdout + r.stderr);
   for (const flag of ['--repo', '--password-file', '--pack-size', '--json']) assert.ok(text.includes(flag), `help lacks ${flag}`);
+});
+
+test('--version prints the version of package.json and exits 0', async () => {
+  const r = await ferry(['--version']);
+  assert.equal(r.code, 0, r.stderr);
+  const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  assert.equal(r.stdout.trim(), version);
 });
 
 test('FERRY_REPOSITORY stands in for --repo', async () => {

@@ -5,6 +5,7 @@ import { consola } from 'consola';
 import { down, problems, readRecord, up, watchOwner } from './box.ts';
 import { cacheDirs, ensureBinaries } from './build.ts';
 import type { BoxRecord } from './box.ts';
+import { buildImage, exportImage } from './image/build.ts';
 import { statePaths } from './paths.ts';
 
 function exports(record: BoxRecord): string[] {
@@ -44,6 +45,21 @@ const buildCommand = defineCommand({
   async run() {
     const b = await ensureBinaries((line) => consola.info(line));
     consola.success(`${b.built ? 'Built' : 'Cached'} in ${b.seconds.toFixed(1)} s: ${dirname(b.bin['kube-apiserver'])}, ${b.ferrybox}`);
+  },
+});
+
+const imageCommand = defineCommand({
+  meta: { name: 'image', description: 'Build ferry\'s image (docker.io/library/ferry:dev) with podman on a base made without any registry' },
+  args: {
+    export: { type: 'string', description: 'also write it to this archive, for `ctr -n k8s.io images import`' },
+  },
+  async run({ args }) {
+    const image = await buildImage({ log: (line) => consola.info(line) });
+    consola.success(`Built ${image.tag} on ${image.base} in ${image.seconds.toFixed(1)} s: ${(image.size / 2 ** 20).toFixed(0)} MiB`);
+    if (args.export) {
+      await exportImage(args.export, image.tag);
+      consola.success(`Wrote ${args.export}`);
+    }
   },
 });
 
@@ -89,5 +105,5 @@ const watchOwnerCommand = defineCommand({
 
 await runMain(defineCommand({
   meta: { name: 'cluster', description: 'The cluster in a box: a real Kubernetes control plane, S3 and emulated nodes' },
-  subCommands: { up: upCommand, build: buildCommand, down: downCommand, status: statusCommand, env: envCommand, 'watch-owner': watchOwnerCommand },
+  subCommands: { up: upCommand, build: buildCommand, image: imageCommand, down: downCommand, status: statusCommand, env: envCommand, 'watch-owner': watchOwnerCommand },
 }));
