@@ -82,6 +82,14 @@ test('ferry --version, ferry-step and ferry-dispatcher run as the non-root defau
   assert.match(ok(dispatcher, 'ferry-dispatcher --help') + dispatcher.stderr, /serve\|sweep/);
 });
 
+test('ferry install from the image renders the same manifests as the checkout it was built from', async () => {
+  const fromImage = ok(await inImage(tag, ['install', '--dry-run', '-o', 'json']), 'ferry install --dry-run');
+  const { stdout: fromCheckout } = await run(process.execPath, [join(checkoutDir, 'src/entry/ferry.mjs'), 'install', '--dry-run', '-o', 'json'], { maxBuffer: 64 << 20 });
+  const kinds = (text: string) => (JSON.parse(text) as { items: { kind: string; metadata: { name: string } }[] }).items.map((o) => `${o.kind}/${o.metadata.name}`);
+  assert.ok(kinds(fromImage).includes('Deployment/ferry-dispatcher'), 'the dispatcher is among what the image installs');
+  assert.deepEqual(kinds(fromImage), kinds(fromCheckout));
+});
+
 test('getfattr and setfattr are in the image and work on a mounted folder', async () => {
   const dir = await ownedFolder('xattr');
   const mounts = [{ host: dir, at: '/x' }];
