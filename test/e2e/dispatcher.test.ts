@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { fieldsOf } from '../../src/shared/api/fields.ts';
-import { jobName, labels } from '../../src/shared/api/phases.ts';
+import { jobName, labels } from '../../src/shared/step-job/contract.ts';
 import { validateFields } from '../../src/shared/api/schemas.ts';
 import { arbitraryOf } from '../unit/api/arbitraries.ts';
 import { KubeError, useCluster } from '../support/cluster.ts';
