@@ -3,7 +3,7 @@
 // the resource it works on (its one argument), where the exposed volume is mounted, and the environment the step
 // reads. The labels go on every object ferry makes for a resource (Jobs, pods, exposure PVCs and snapshots), so
 // `kubectl get <kind> -l ferry.dev/uid=<uid>` finds all of it; a resource name longer than a label value allows is
-// kept there shortened with a hash (./names.ts), the same on every run.
+// kept there shortened with a hash (shared/kube/names.ts), the same on every run.
 import type { FerryResource, ResourceKind, StepName } from '../api/types.ts';
 import { labelValue } from '../kube/names.ts';
 
@@ -78,8 +78,8 @@ export interface ResourceRef {
 const kinds: Record<string, ResourceKind> = { dataupload: 'DataUpload', datadownload: 'DataDownload' };
 
 /** `<Kind>/<namespace>/<name>`: a step Job's argument, its resource annotation, and how logs name a resource. */
-export function resourceRef(r: FerryResource | ResourceRef): string {
-  return 'metadata' in r ? `${r.kind}/${r.metadata.namespace}/${r.metadata.name}` : `${r.kind}/${r.namespace}/${r.name}`;
+export function resourceRef(r: FerryResource): string {
+  return `${r.kind}/${r.metadata.namespace}/${r.metadata.name}`;
 }
 
 /** The reference `resourceRef` wrote (the kind in any case). */

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { buildJob } from '../../../src/dispatcher/job.ts';
 import type { FerryResource } from '../../../src/shared/api/types.ts';
+import { eventFor } from '../../../src/shared/kube/events.ts';
 import { fitted, labelValue } from '../../../src/shared/kube/names.ts';
 import { jobName, labels, parseResourceRef, resourceNameLabel, resourceRef, stepEnv } from '../../../src/shared/step-job/contract.ts';
 import { stepJob } from '../../../src/shared/step-job/jobs.ts';
@@ -111,4 +112,15 @@ test('the step records its attempt in status, so `ferry backup describe` and the
   await runOne(h.ctx, step, { kind: 'DataUpload', namespace: r.metadata.namespace!, name: r.metadata.name });
   const stored = await h.kube.get<FerryResource & KubeObject>({ kind: 'DataUpload', namespace: r.metadata.namespace!, name: r.metadata.name });
   assert.equal(stored?.status?.steps?.snapshot?.attempts, 2);
+});
+
+test('an Event about a resource with any valid name has a valid name itself (a cut name must not end in "." or "-")', () => {
+  const base = upload('x');
+  fc.assert(fc.property(objectName, (name) => {
+    const ev = eventFor({ ...base, metadata: { ...base.metadata, name } } as unknown as KubeObject, { type: 'Normal', reason: 'R', note: 'n', action: 'A' }, { controller: 'c', instance: 'i' }, new Date(0));
+    assert.ok(ev.metadata.name.length <= 253 && dnsSubdomain.test(ev.metadata.name), ev.metadata.name);
+  }), { seed: 29, numRuns: 300 });
+  const dotAt200 = `${'a'.repeat(199)}.${'b'.repeat(53)}`;
+  const ev = eventFor({ ...base, metadata: { ...base.metadata, name: dotAt200 } } as unknown as KubeObject, { type: 'Normal', reason: 'R', note: 'n', action: 'A' }, { controller: 'c', instance: 'i' }, new Date(0));
+  assert.match(ev.metadata.name, dnsSubdomain);
 });
