@@ -3,8 +3,9 @@
 // starts a step that has no Job yet; the sweep also retries failed Jobs and gives up after the last attempt.
 import { canCancel, dueStep, finalizerName } from '../shared/api/phases.ts';
 import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
-import { jobsOfStep } from './step-jobs.ts';
-import type { StepJob } from './step-jobs.ts';
+import { isOurs } from '../shared/step-job/contract.ts';
+import { jobsOfStep } from '../shared/step-job/jobs.ts';
+import type { StepJob } from '../shared/step-job/jobs.ts';
 
 export type Decision =
   | { action: 'none'; why: string }
@@ -20,12 +21,6 @@ export interface DecideOptions {
   now: number;
   /** a Job that finished this recently may still have its status update on the way */
   settleMs: number;
-}
-
-/** Resources naming another data mover are someone else's. */
-export function isOurs(resource: FerryResource): boolean {
-  const mover = resource.spec?.dataMover;
-  return mover === undefined || mover === '' || mover === 'ferry';
 }
 
 function nextAttempt(resource: FerryResource, step: StepName, jobs: readonly StepJob[]): number {

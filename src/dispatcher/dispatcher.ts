@@ -3,7 +3,7 @@
 // resource on a schedule. Nothing is remembered between calls and nothing comes from a review: every answer comes
 // from the resources and their Jobs as the cluster shows them, so any replica (or the sweep) may act, and acting
 // twice creates the same Job names.
-import { labels } from '../shared/api/phases.ts';
+import { labels, resourceRef, uidSelector } from '../shared/step-job/contract.ts';
 import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
 import { findCondition, setCondition } from '../shared/kube/conditions.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
@@ -23,8 +23,8 @@ import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from '.
 import type { DispatcherMetrics } from './metrics.ts';
 import { volumePlacement } from './placement.ts';
 import type { VolumePlacement } from './placement.ts';
-import { parseStepJobs } from './step-jobs.ts';
-import type { StepJob } from './step-jobs.ts';
+import { parseStepJobs } from '../shared/step-job/jobs.ts';
+import type { StepJob } from '../shared/step-job/jobs.ts';
 
 export type Resource = FerryResource & KubeObject;
 
@@ -109,7 +109,7 @@ export class Dispatcher {
   /** Acts on a change the webhook allowed, once stored (dryRun excluded). Never throws: the sweep makes up for failures. */
   async admitted(change: Change): Promise<Decision | undefined> {
     const { resource } = change;
-    const log = this.#d.log.with({ resource: `${resource.kind}/${resource.metadata.namespace}/${resource.metadata.name}` });
+    const log = this.#d.log.with({ resource: resourceRef(resource) });
     try {
       let decision: Decision | undefined;
       if (mayStartSomething(change)) {
@@ -185,7 +185,7 @@ export class Dispatcher {
   }
 
   async #jobsOf(uid: string): Promise<StepJob[]> {
-    return parseStepJobs(await this.#d.kube.list<KubeObject>('Job', { namespace: this.#d.namespace, labelSelector: `${labels.uid}=${uid}` }));
+    return parseStepJobs(await this.#d.kube.list<KubeObject>('Job', { namespace: this.#d.namespace, labelSelector: uidSelector(uid) }));
   }
 
   /** Every DataUpload and DataDownload in the cluster. */

@@ -2,16 +2,10 @@
 // `ferry-step-transfer-backup` or `-restore`), read at dispatch time so an edit in Git applies to the next Job. The
 // template keeps the pod (image, resources, securityContext, scheduling); ferry adds the name, the labels that find
 // every Job of a resource, the resource to work on, for transfer the exposed volume, and the location's Secrets.
-import { jobName, labels } from '../shared/api/phases.ts';
 import type { FerryResource, ResourceKind, StepName } from '../shared/api/types.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import { mountSecrets } from '../shared/location/mounted-secrets.ts';
-
-export const stepContainer = 'step';
-export const volumeName = 'ferry-volume';
-export const volumePath = '/ferry/volume';
-export const devicePath = '/ferry/device';
-export const hostnameLabel = 'kubernetes.io/hostname';
+import { hostnameLabel, jobName, mounts, resourceAnnotation, resourceRef, stepContainer, stepEnv, stepJobLabels } from '../shared/step-job/contract.ts';
 
 /**
  * A backup's transfer only reads its volume, a restore's writes owners, modes and device nodes: two templates, so
@@ -23,7 +17,7 @@ export function templateName(step: StepName, kind: ResourceKind): string {
 }
 
 export interface ExposedVolume {
-  /** the expose step's claim in ferry's namespace: exposureName (src/steps/names.ts), from the resource's uid */
+  /** the expose step's claim in ferry's namespace, named after the resource's uid */
   claimName: string;
   block: boolean;
   readOnly: boolean;
@@ -62,22 +56,6 @@ interface JobTemplate {
   spec: { template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec } } & Record<string, unknown>;
 }
 
-/** The labels ferry puts on every object it makes for a resource. */
-export function resourceLabels(resource: FerryResource, step: StepName, attempt: number): Record<string, string> {
-  return {
-    [labels.kind]: resource.kind,
-    [labels.name]: resource.metadata.name,
-    [labels.namespace]: resource.metadata.namespace ?? '',
-    [labels.uid]: resource.metadata.uid ?? '',
-    [labels.step]: step,
-    [labels.attempt]: String(attempt),
-  };
-}
-
-export function resourceRef(resource: FerryResource): string {
-  return `${resource.kind}/${resource.metadata.namespace}/${resource.metadata.name}`;
-}
-
 function jobTemplateOf(cronJob: KubeObject): JobTemplate {
   const template = (cronJob.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
   if (!template?.spec?.template?.spec?.containers) throw new Error(`CronJob ${cronJob.metadata.name} has no jobTemplate with a pod template.`);
@@ -85,6 +63,7 @@ function jobTemplateOf(cronJob: KubeObject): JobTemplate {
 }
 
 function addVolume(pod: PodSpec, container: Container, volume: ExposedVolume): void {
+  const { volumeName, volumePath, devicePath } = mounts;
   pod.volumes = [...(pod.volumes ?? []), { name: volumeName, persistentVolumeClaim: { claimName: volume.claimName, readOnly: volume.readOnly } }];
   if (volume.block) container.volumeDevices = [...(container.volumeDevices ?? []), { name: volumeName, devicePath }];
   else container.volumeMounts = [...(container.volumeMounts ?? []), { name: volumeName, mountPath: volumePath, readOnly: volume.readOnly }];
@@ -94,12 +73,12 @@ export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
   const { resource, step, attempt } = req;
   const template = jobTemplateOf(cronJob);
   const name = jobName(resource.kind, resource.metadata.uid ?? '', step, attempt);
-  const ours = resourceLabels(resource, step, attempt);
+  const ours = stepJobLabels(resource, step, attempt);
   const pod = template.spec.template.spec;
   const container = pod.containers.find((c) => c.name === stepContainer);
   if (!container) throw new Error(`CronJob ${cronJob.metadata.name} has no container named "${stepContainer}".`);
   container.args = [step, resourceRef(resource)];
-  container.env = [...(container.env ?? []).filter((e) => e.name !== 'FERRY_ATTEMPT'), { name: 'FERRY_ATTEMPT', value: String(attempt) }];
+  container.env = [...(container.env ?? []).filter((e) => e.name !== stepEnv.attempt), { name: stepEnv.attempt, value: String(attempt) }];
   if (req.volume) addVolume(pod, container, req.volume);
   if (req.secrets?.length) mountSecrets(pod, container, req.secrets);
   if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };
@@ -112,7 +91,7 @@ export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
       name,
       namespace: req.namespace,
       labels: { ...template.metadata?.labels, ...ours },
-      annotations: { ...template.metadata?.annotations, 'ferry.dev/resource': resourceRef(resource) },
+      annotations: { ...template.metadata?.annotations, [resourceAnnotation]: resourceRef(resource) },
     },
     spec: template.spec,
   };

@@ -2,7 +2,7 @@
 // creation against the cluster, so a mistake is refused at `kubectl apply` instead of failing a Job later.
 import type { BackupStorageLocation, DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
-import { allowsNamespace, allowsRestore } from './access.ts';
+import { backupAllowed, restoreAllowed } from '../shared/location/namespaces.ts';
 import { forbidden, invalid } from './admission.ts';
 import type { Denial } from './admission.ts';
 
@@ -15,8 +15,8 @@ type Found<T> = T | Denial;
 async function location(kube: Kube, ferryNamespace: string, name: string, namespace: string): Promise<Found<BackupStorageLocation>> {
   const found = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name });
   if (!found) return invalid(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`);
-  if (!allowsNamespace(found, namespace)) {
-    return forbidden(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${found.spec.allowedNamespaces.join(', ')})`);
+  if (!backupAllowed(found.spec, namespace)) {
+    return forbidden(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`);
   }
   return found;
 }
@@ -65,9 +65,9 @@ async function checkDownload(kube: Kube, ferryNamespace: string, dd: DataDownloa
   const name = dd.spec.backupStorageLocation;
   const found = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name });
   if (!found) return invalid(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`);
-  if (!allowsRestore(found, source, namespace)) {
+  if (!restoreAllowed(found.spec, source, namespace)) {
     return source === namespace
-      ? forbidden(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${found.spec.allowedNamespaces.join(', ')})`)
+      ? forbidden(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`)
       : forbidden(`spec.sourceNamespace: BackupStorageLocation "${name}" does not allow restores from namespace ${source} into namespace ${namespace} (see its spec.crossNamespaceRestores)`);
   }
   const upload = await checkSourceUpload(kube, dd, source);

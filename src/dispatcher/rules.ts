@@ -1,14 +1,12 @@
-// What can be decided about a request from the objects alone, without asking the cluster: valid fields, a usable
-// name, a spec that stays as created (except cancel), and a status that never leaves a terminal phase.
+// What can be decided about a request from the objects alone, without asking the cluster: valid fields, a spec that
+// stays as created (except cancel), and a status that never leaves a terminal phase. The name is the apiserver's to
+// judge: any name it takes (up to 253 characters) works, since what ferry derives from it fits its own limits.
 import { isDeepStrictEqual } from 'node:util';
 import { terminalPhases } from '../shared/api/phases.ts';
 import { issueText, validateFields } from '../shared/api/schemas.ts';
 import type { FerryResource, ResourceKind } from '../shared/api/types.ts';
 import { invalid } from './admission.ts';
 import type { Denial } from './admission.ts';
-
-/** Names end up as label values on every Job and exposure object, and those stop at 63 characters. */
-const maxNameLength = 63;
 
 function fieldDenial(kind: ResourceKind, part: 'spec' | 'status', value: unknown): Denial | undefined {
   const issues = validateFields(kind, part, value);
@@ -30,10 +28,6 @@ export function isDenial(x: unknown): x is Denial {
 }
 
 export function checkCreate(resource: FerryResource): Denial | undefined {
-  const name = resource.metadata.name;
-  if (Array.from(name).length > maxNameLength) {
-    return invalid(`metadata.name: must be at most ${maxNameLength} characters long (it is a label value on ferry's Jobs), not ${Array.from(name).length}`);
-  }
   return fieldDenial(resource.kind, 'spec', resource.spec);
 }
 

@@ -9,12 +9,12 @@ import { isAlreadyExists } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { cronProblem } from '../shared/schedule/cron.ts';
-import { reconcileJobName, reconcileTemplate, scheduleAnnotations, scheduleLabels } from '../shared/schedule/names.ts';
+import { reconcileJobName, reconcileTemplate, scheduleAnnotations, scheduleLabel, scheduleLabels, scheduleSelector } from '../shared/schedule/names.ts';
 import { selectsSomething } from '../shared/schedule/selector.ts';
 import { timeZoneProblem } from '../shared/schedule/zone.ts';
 import { invalid } from './admission.ts';
 import type { Denial } from './admission.ts';
-import { stepContainer } from './job.ts';
+import { labels as resourceLabels, resourceAnnotation, stepContainer } from '../shared/step-job/contract.ts';
 import type { StoredChange } from './stored.ts';
 
 type Schedule = BackupSchedule & KubeObject;
@@ -41,8 +41,6 @@ export function checkSchedule(obj: unknown, part: 'spec' | 'status'): Denial | u
   const issues = validateFields('BackupSchedule', part, value).map(issueText);
   if (issues.length) return invalid(issues.join('; '));
   if (part === 'status') return undefined;
-  const name = (obj as Schedule).metadata?.name ?? '';
-  if (name.length > 63) return invalid(`metadata.name: must be at most 63 characters long (it is a label value on the schedule's DataUploads), not ${name.length}`);
   const problems = meaningProblems((obj as Schedule).spec);
   return problems.length ? invalid(problems.join('; ')) : undefined;
 }
@@ -85,10 +83,10 @@ export async function startReconcile(schedule: Schedule, deps: ScheduleDeps): Pr
   if (!jobTemplate?.spec || !container) throw new Error(`CronJob ${reconcileTemplate} has no jobTemplate with a container named "${stepContainer}".`);
   const ref = `BackupSchedule/${schedule.metadata.namespace}/${schedule.metadata.name}`;
   container.args = ['schedule', ref];
-  const labels = { ...jobTemplate.metadata?.labels, [scheduleLabels.schedule]: schedule.metadata.name, 'ferry.dev/namespace': schedule.metadata.namespace ?? '' };
+  const labels = { ...jobTemplate.metadata?.labels, [scheduleLabels.schedule]: scheduleLabel(schedule.metadata.name), [resourceLabels.namespace]: schedule.metadata.namespace ?? '' };
   const job: KubeObject = {
     apiVersion: 'batch/v1', kind: 'Job',
-    metadata: { name: reconcileJobName(schedule.metadata.uid ?? '', schedule.metadata.generation ?? 1), namespace, labels, annotations: { 'ferry.dev/resource': ref } },
+    metadata: { name: reconcileJobName(schedule.metadata.uid ?? '', schedule.metadata.generation ?? 1), namespace, labels, annotations: { [resourceAnnotation]: ref } },
     spec: jobTemplate.spec,
   };
   try {
@@ -103,7 +101,7 @@ export async function startReconcile(schedule: Schedule, deps: ScheduleDeps): Pr
 
 async function deleteBackups(schedule: Schedule, deps: ScheduleDeps): Promise<void> {
   const namespace = schedule.metadata.namespace;
-  const uploads = await deps.kube.list<KubeObject>('DataUpload', { namespace, labelSelector: `${scheduleLabels.schedule}=${schedule.metadata.name}` });
+  const uploads = await deps.kube.list<KubeObject>('DataUpload', { namespace, labelSelector: scheduleSelector(schedule.metadata.name) });
   for (const du of uploads) await deps.kube.delete({ kind: 'DataUpload', namespace, name: du.metadata.name }, { uid: du.metadata.uid });
   deps.log?.info('deleted the backups of a deleted schedule', { schedule: `${namespace}/${schedule.metadata.name}`, count: uploads.length });
 }

@@ -3,7 +3,7 @@
 // resources on, removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles
 // and deletes expired DataUploads (./expiry.ts). Run every minute by the ferry-sweep CronJob
 // (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
-import { labels } from '../shared/api/phases.ts';
+import { labels } from '../shared/step-job/contract.ts';
 import type { StepName } from '../shared/api/types.ts';
 import { isNotFound, KubeError } from '../shared/kube/errors.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
@@ -14,7 +14,7 @@ import type { Dispatcher, Resource } from './dispatcher.ts';
 import { limited } from './limits.ts';
 import { expireUploads } from './expiry.ts';
 import { sweepSchedules } from './schedule.ts';
-import { parseStepJobs } from './step-jobs.ts';
+import { parseStepJobs } from '../shared/step-job/jobs.ts';
 
 export interface SweepReport {
   dispatched: string[];

@@ -12,7 +12,8 @@ import { sleep } from '../shared/kube/retry.ts';
 import type { Outcome, StepContext } from '../steps/context.ts';
 import { steps } from '../steps/index.ts';
 import { maintenanceUsage, parseMaintenanceArgs, runMaintenance, type MaintenanceRequest } from '../steps/maintenance.ts';
-import { parseResourceRef, runOne, runSweep } from '../steps/run.ts';
+import { parseResourceRef } from '../shared/step-job/contract.ts';
+import { runOne, runSweep } from '../steps/run.ts';
 import { parseScheduleArgs, runScheduleCommand, scheduleUsage, type ScheduleRequest } from '../steps/schedule-command.ts';
 import { settingsFromEnv } from '../steps/settings.ts';
 

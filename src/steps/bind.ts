@@ -4,13 +4,13 @@
 // controller binds the two). The target PVC therefore has no volume until the data is complete. Every stage is
 // checked before it is done, so a finalize run again picks up where a crashed one stopped.
 import type { DataDownload } from '../shared/api/types.ts';
-import { createHash } from 'node:crypto';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
+import { labelValue } from '../shared/kube/names.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../shared/kube/objects.ts';
-import { labels } from '../shared/api/phases.ts';
+import { labels, resourceLabels, uidSelector } from '../shared/step-job/contract.ts';
 import type { StepContext } from './context.ts';
 import { StepFailure } from './failure.ts';
-import { exposureName, ownerLabels, uidSelector } from './names.ts';
+import { exposureName, uidOf } from './names.ts';
 import { waitFor } from './wait.ts';
 
 /** On the restored PV: which PVC it was restored for (a PVC made beforehand may select it with this label). */
@@ -18,10 +18,9 @@ export const restoreLabel = 'ferry.dev/dynamic-pv-restore';
 const reclaimAnnotation = 'ferry.dev/reclaim-policy';
 const bindTimeoutMs = 2 * 60_000;
 
-/** `<namespace>.<pvc>`, or a hash of it when that is too long for a label value. */
+/** `<namespace>.<pvc>`, shortened with a hash when that is too long for a label value. */
 export function restoreLabelValue(namespace: string, pvc: string): string {
-  const v = `${namespace}.${pvc}`;
-  return v.length <= 63 ? v : createHash('sha256').update(v).digest('hex').slice(0, 63);
+  return labelValue(`${namespace}.${pvc}`);
 }
 
 /** Whether a restored PV already belongs to the DataDownload's target PVC (and must survive cleanup). */
@@ -41,7 +40,7 @@ export async function bindRestoredVolume(ctx: StepContext, dd: DataDownload): Pr
   if (pv.spec.persistentVolumeReclaimPolicy !== 'Retain' || !pv.metadata.labels?.[labels.uid]) {
     await ctx.kube.patch(pvKey, {
       metadata: {
-        labels: { ...ownerLabels(dd), [restoreLabel]: restoreLabelValue(namespace, targetName) },
+        labels: { ...resourceLabels(dd), [restoreLabel]: restoreLabelValue(namespace, targetName) },
         annotations: { [reclaimAnnotation]: pv.metadata.annotations?.[reclaimAnnotation] ?? pv.spec.persistentVolumeReclaimPolicy ?? 'Delete' },
       },
       spec: { persistentVolumeReclaimPolicy: 'Retain' },
@@ -83,7 +82,7 @@ async function restoredVolume(ctx: StepContext, dd: DataDownload, restorePVC: Pe
   const name = restorePVC?.spec.volumeName;
   const pv = name
     ? await ctx.kube.get<PersistentVolume>({ kind: 'PersistentVolume', name })
-    : (await ctx.kube.list<PersistentVolume>('PersistentVolume', { labelSelector: uidSelector(dd) }))[0];
+    : (await ctx.kube.list<PersistentVolume>('PersistentVolume', { labelSelector: uidSelector(uidOf(dd)) }))[0];
   if (!pv) throw new StepFailure('RestoredVolumeMissing', `The volume the data was restored into is gone (restore PVC ${ctx.ferryNamespace}/${exposureName(dd)}).`);
   return pv;
 }

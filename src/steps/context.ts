@@ -12,6 +12,8 @@ export interface StepSettings {
   podName: string;
   /** the Job running this step, recorded in status.steps */
   jobName?: string;
+  /** which attempt of the step the Job is (FERRY_ATTEMPT), recorded in status.steps; absent in a Job made by hand */
+  attempt?: number;
   /** the node the pod runs on (downward API), recorded as status.node by transfer */
   nodeName?: string;
   /** where the transfer pod mounts a filesystem volume, and a block volume */

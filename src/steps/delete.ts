@@ -102,7 +102,7 @@ async function recordDeleteFailure(ctx: StepContext, r: DataUpload, message: str
   await writeStatus(ctx, r, (s) => {
     s.message = message;
     s.conditions = setCondition(s.conditions, { type: 'RepositoryDataDeleted', status: 'False', reason: 'DeleteFailed', message }, now);
-    s.steps = { ...s.steps, delete: { ...s.steps?.delete, attempts: s.steps?.delete?.attempts ?? 1, startTime: rfc3339(ctx.startedAt), endTime: rfc3339(now), outcome: 'Failed', message } };
+    s.steps = { ...s.steps, delete: { ...s.steps?.delete, attempts: Math.max(s.steps?.delete?.attempts ?? 1, ctx.settings.attempt ?? 1), startTime: rfc3339(ctx.startedAt), endTime: rfc3339(now), outcome: 'Failed', message } };
   });
   await event(ctx, r, { type: 'Warning', reason: 'DeleteFailed', note: message });
 }

@@ -13,7 +13,8 @@ import { pvcRequest } from '../shared/kube/objects.ts';
 import { formatQuantity, maxQuantity, parseQuantity } from '../shared/kube/quantity.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { StepFailure } from './failure.ts';
-import { exposureName, ownerLabels } from './names.ts';
+import { resourceLabels } from '../shared/step-job/contract.ts';
+import { exposureName } from './names.ts';
 import { operationTimeoutMs } from './snapshot.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
@@ -47,7 +48,7 @@ async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> 
 
   const name = exposureName(du);
   const ns = ctx.ferryNamespace;
-  const labels = ownerLabels(du);
+  const labels = resourceLabels(du);
   await createIfMissing(ctx, {
     apiVersion: 'snapshot.storage.k8s.io/v1',
     kind: 'VolumeSnapshotContent',
@@ -157,7 +158,7 @@ async function exposeRestore(ctx: StepContext, dd: DataDownload): Promise<Outcom
   await createIfMissing(ctx, {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: ns, labels: ownerLabels(dd) },
+    metadata: { name, namespace: ns, labels: resourceLabels(dd) },
     spec: {
       accessModes,
       ...(storageClassName ? { storageClassName } : {}),

@@ -8,8 +8,8 @@ import type { KubeObject } from '../shared/kube/kube.ts';
 import type { PersistentVolume } from '../shared/kube/objects.ts';
 import type { Outcome, StepContext } from './context.ts';
 import { bindRestoredVolume, keptByTarget } from './bind.ts';
-import { labels } from '../shared/api/phases.ts';
-import { uidSelector } from './names.ts';
+import { labels, uidSelector } from '../shared/step-job/contract.ts';
+import { uidOf } from './names.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 
@@ -19,7 +19,7 @@ export async function finalize(ctx: StepContext, r: FerryResource): Promise<Outc
   const from: Phase = r.status?.phase ?? 'New';
   let note = '';
   // the transfer's pod holds the exposed PVC until the pod object is gone, also once it has finished
-  await removeTransferJobs(ctx, uidSelector(r));
+  await removeTransferJobs(ctx, uidSelector(uidOf(r)));
   if (r.kind === 'DataDownload' && from === 'Finalizing') note = await bindRestoredVolume(ctx, r);
   const removed = await removeExposure(ctx, r);
   if (r.kind === 'DataUpload') await removeNativeSnapshot(ctx, r, from);
@@ -51,7 +51,7 @@ const exposureKinds = ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapsho
  * volumes), then waits until they are gone, so a terminal phase really means nothing is left.
  */
 async function removeExposure(ctx: StepContext, r: FerryResource): Promise<number> {
-  const selector = uidSelector(r);
+  const selector = uidSelector(uidOf(r));
   const found: KubeObject[] = [];
   for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapshotContent'] as const) {
     found.push(...(await ctx.kube.list(kind, { namespace: kind === 'VolumeSnapshotContent' ? undefined : ctx.ferryNamespace, labelSelector: selector })));

@@ -8,8 +8,10 @@ import { createHash } from 'node:crypto';
 import type { BackupStorageLocation, MaintenanceTask } from '../shared/api/types.ts';
 import { apiVersion } from '../shared/api/types.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
+import { fitted, labelValue } from '../shared/kube/names.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import { locationSecretNames, mountSecrets } from '../shared/location/mounted-secrets.ts';
+import { stepContainer } from '../shared/step-job/contract.ts';
 import type { MaintenanceContext } from './maintenance-repository.ts';
 
 export const templateCronJob = 'ferry-step-maintenance';
@@ -34,18 +36,9 @@ function shortHash(text: string, length: number): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
-/** `ferry-maint-<task>-<location>`, shortened with a hash of the location's name when too long. */
+/** `ferry-maint-<task>-<location>`, shortened with a hash when too long. */
 export function cronJobName(location: string, task: MaintenanceTask): string {
-  const name = `ferry-maint-${task}-${location}`;
-  if (name.length <= maxCronJobName) return name;
-  const head = `ferry-maint-${task}-`;
-  const hash = shortHash(location, 8);
-  return `${head}${location.slice(0, maxCronJobName - head.length - hash.length - 1).replace(/[-.]+$/, '')}-${hash}`;
-}
-
-/** A label value naming the location: the name itself when it fits a label (63 characters), else a hash. */
-export function locationLabel(location: string): string {
-  return location.length <= 63 ? location : `h-${shortHash(location, 32)}`;
+  return fitted(`ferry-maint-${task}-${location}`, maxCronJobName);
 }
 
 export function scheduleOf(bsl: BackupStorageLocation, task: MaintenanceTask): string {
@@ -61,8 +54,8 @@ interface JobTemplate {
 
 function jobTemplateOf(template: KubeObject): JobTemplate {
   const jobTemplate = (template.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
-  if (!jobTemplate?.spec?.template?.spec?.containers?.some((c) => c.name === 'step')) {
-    throw new Error(`CronJob ${templateCronJob} has no jobTemplate with a container named "step".`);
+  if (!jobTemplate?.spec?.template?.spec?.containers?.some((c) => c.name === stepContainer)) {
+    throw new Error(`CronJob ${templateCronJob} has no jobTemplate with a container named "${stepContainer}".`);
   }
   return structuredClone(jobTemplate);
 }
@@ -71,10 +64,10 @@ function jobTemplateOf(template: KubeObject): JobTemplate {
 export function desiredCronJob(template: KubeObject, bsl: BackupStorageLocation & KubeObject, task: MaintenanceTask): KubeObject {
   const location = bsl.metadata.name;
   const jobTemplate = jobTemplateOf(template);
-  const container = jobTemplate.spec.template.spec.containers.find((c) => c.name === 'step')!;
+  const container = jobTemplate.spec.template.spec.containers.find((c) => c.name === stepContainer)!;
   container.args = ['maintenance', location, task];
   mountSecrets(jobTemplate.spec.template.spec, container, locationSecretNames(bsl.spec));
-  const ours = { [maintenanceLabels.component]: 'maintenance', [maintenanceLabels.task]: task, [maintenanceLabels.location]: locationLabel(location) };
+  const ours = { [maintenanceLabels.component]: 'maintenance', [maintenanceLabels.task]: task, [maintenanceLabels.location]: labelValue(location) };
   jobTemplate.metadata = { ...jobTemplate.metadata, labels: { ...jobTemplate.metadata?.labels, ...ours } };
   const podMeta = jobTemplate.spec.template.metadata ?? {};
   jobTemplate.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };

@@ -3,36 +3,13 @@
 // briefly for the resource to reach the step's phase (the dispatcher may start a Job before the status write that
 // caused it is visible), turning a cancel request or a deletion into Canceling, and recording permanent failures.
 import { dueStep, phasesOf, finalizerName } from '../shared/api/phases.ts';
-import type { FerryResource, Phase, ResourceKind } from '../shared/api/types.ts';
+import type { FerryResource, Phase } from '../shared/api/types.ts';
 import { canCancel } from '../shared/api/phases.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
+import { isOurs, resourceRef, type ResourceRef } from '../shared/step-job/contract.ts';
 import type { Outcome, Step, StepContext } from './context.ts';
 import { failureReason, isPermanentFailure, PhaseMovedError } from './failure.ts';
-import { describeResource } from './names.ts';
 import { fail, transition } from './transition.ts';
-
-export interface ResourceRef {
-  kind: ResourceKind;
-  namespace: string;
-  name: string;
-}
-
-const kinds: Record<string, ResourceKind> = { dataupload: 'DataUpload', datadownload: 'DataDownload' };
-
-/** "DataUpload/<namespace>/<name>" (the kind in any case). */
-export function parseResourceRef(text: string): ResourceRef {
-  const parts = text.split('/');
-  const kind = kinds[parts[0]?.toLowerCase() ?? ''];
-  if (parts.length !== 3 || !kind || !parts[1] || !parts[2]) {
-    throw new Error(`"${text}" does not name a resource: expected DataUpload/<namespace>/<name> or DataDownload/<namespace>/<name>`);
-  }
-  return { kind, namespace: parts[1], name: parts[2] };
-}
-
-export function ourDataMover(r: FerryResource): boolean {
-  const mover = r.spec.dataMover ?? '';
-  return mover === '' || mover === 'ferry';
-}
 
 /** Whether `ctx.step` is the step to run for `r` now. */
 export function isDue(step: StepContext['step'], r: FerryResource): boolean {
@@ -55,11 +32,11 @@ export async function runOne(ctx: StepContext, step: Step, ref: ResourceRef): Pr
   for (;;) {
     const r = await read(ctx, ref);
     if (!r) return { outcome: 'Skipped', reason: `${ref.kind} ${ref.namespace}/${ref.name} does not exist.` };
-    if (!ourDataMover(r)) return { outcome: 'Skipped', reason: `${describeResource(r)} belongs to data mover "${r.spec.dataMover}".` };
+    if (!isOurs(r)) return { outcome: 'Skipped', reason: `${resourceRef(r)} belongs to data mover "${r.spec.dataMover}".` };
     if (isDue(ctx.step, r)) return handle(ctx, step, r);
     if (ctx.now().getTime() >= deadline) {
       const phase = r.status?.phase ?? 'New';
-      return { outcome: 'Skipped', reason: `${describeResource(r)} is in phase ${phase}${r.metadata.deletionTimestamp ? ' (being deleted)' : ''}, which is not the ${ctx.step} step's.` };
+      return { outcome: 'Skipped', reason: `${resourceRef(r)} is in phase ${phase}${r.metadata.deletionTimestamp ? ' (being deleted)' : ''}, which is not the ${ctx.step} step's.` };
     }
     await ctx.sleep(Math.min(ctx.settings.pollMs, 1000), ctx.signal);
   }
@@ -69,7 +46,7 @@ export async function runOne(ctx: StepContext, step: Step, ref: ResourceRef): Pr
 export async function handle(ctx: StepContext, step: Step, r: FerryResource): Promise<Outcome> {
   if (wantsCancel(ctx.step, r)) {
     const why = r.spec.cancel ? 'cancel was requested' : 'the resource is being deleted';
-    await transition(ctx, r, { to: 'Canceling', reason: 'Canceling', note: `Canceling ${describeResource(r)}: ${why}.`, condition: { type: 'Succeeded', status: 'False' } });
+    await transition(ctx, r, { to: 'Canceling', reason: 'Canceling', note: `Canceling ${resourceRef(r)}: ${why}.`, condition: { type: 'Succeeded', status: 'False' } });
     return { outcome: 'Canceled', reason: `${why}; finalize cleans up` };
   }
   try {
@@ -86,7 +63,7 @@ async function recordFailure(ctx: StepContext, r: FerryResource, err: Error): Pr
   const fresh = await read(ctx, { kind: r.kind, namespace: r.metadata.namespace!, name: r.metadata.name });
   const phase: Phase = fresh?.status?.phase ?? 'New';
   if (!fresh || fresh.metadata.uid !== r.metadata.uid || !phasesOf(fresh.kind, ctx.step).includes(phase)) {
-    return { outcome: 'Skipped', reason: `${describeResource(r)} moved on; not recording: ${err.message}` };
+    return { outcome: 'Skipped', reason: `${resourceRef(r)} moved on; not recording: ${err.message}` };
   }
   const reason = failureReason(err);
   ctx.log.error(err.message, { reason });
@@ -104,9 +81,9 @@ export async function runSweep(ctx: StepContext, step: Step): Promise<Outcome> {
   const counters = { due: 0, advanced: 0, failed: 0, skipped: 0, errors: 0 };
   for (const kind of ['DataUpload', 'DataDownload'] as const) {
     const all = await ctx.kube.list<FerryResource & KubeObject>(kind);
-    for (const r of all.filter((x) => ourDataMover(x) && isDue(ctx.step, x))) {
+    for (const r of all.filter((x) => isOurs(x) && isDue(ctx.step, x))) {
       counters.due++;
-      const log = ctx.log.with({ resource: describeResource(r) });
+      const log = ctx.log.with({ resource: resourceRef(r) });
       try {
         const out = await handle({ ...ctx, log }, step, r);
         if (out.outcome === 'Failed') counters.failed++;

@@ -13,7 +13,7 @@ import { planRetention } from '../shared/retention/plan.ts';
 import { isEmptyPolicy } from '../shared/retention/retention.ts';
 import { nextRun, parseCron } from '../shared/schedule/cron.ts';
 import type { CronSchedule } from '../shared/schedule/cron.ts';
-import { jitterDelay, runID, runUploadName, scheduleAnnotations, scheduleLabels, scheduledTimeOfJob } from '../shared/schedule/names.ts';
+import { jitterDelay, runID, runUploadName, scheduleAnnotations, scheduleLabel, scheduleLabels, scheduledTimeOfJob, scheduleSelector } from '../shared/schedule/names.ts';
 import { matchesSelector, selectsSomething } from '../shared/schedule/selector.ts';
 import type { Outcome } from './context.ts';
 import { parseDuration } from './duration.ts';
@@ -51,7 +51,7 @@ function uploadFor(s: Schedule, pvc: string, run: string, scheduledMs: number): 
     metadata: {
       name: runUploadName(s.metadata.name, pvc, run),
       namespace: s.metadata.namespace,
-      labels: { [scheduleLabels.schedule]: s.metadata.name, [scheduleLabels.run]: run },
+      labels: { [scheduleLabels.schedule]: scheduleLabel(s.metadata.name), [scheduleLabels.run]: run },
       annotations: { [scheduleAnnotations.scheduledTime]: rfc3339(new Date(scheduledMs)) },
     },
     spec: {
@@ -67,8 +67,7 @@ function uploadFor(s: Schedule, pvc: string, run: string, scheduledMs: number): 
 const isDone = (du: DataUpload): boolean => terminalPhases.includes(du.status?.phase ?? 'New');
 
 async function uploadsOf(ctx: ScheduleContext, s: Schedule, run?: string): Promise<Upload[]> {
-  const selector = `${scheduleLabels.schedule}=${s.metadata.name}${run ? `,${scheduleLabels.run}=${run}` : ''}`;
-  return ctx.kube.list<Upload>('DataUpload', { namespace: s.metadata.namespace, labelSelector: selector });
+  return ctx.kube.list<Upload>('DataUpload', { namespace: s.metadata.namespace, labelSelector: scheduleSelector(s.metadata.name, run) });
 }
 
 /** Earlier runs' DataUploads still going: what concurrencyPolicy decides about. */

@@ -8,12 +8,11 @@ import { isAlreadyExists } from '../shared/kube/errors.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import type { KindName } from '../shared/kube/resources.ts';
 import { nextRun, parseCron } from '../shared/schedule/cron.ts';
-import { cronJobName, runClusterRole, runTemplate, scheduleLabels } from '../shared/schedule/names.ts';
+import { cronJobName, runClusterRole, runTemplate, scheduleLabel, scheduleLabels } from '../shared/schedule/names.ts';
 import type { Outcome } from './context.ts';
 import { readSchedule, scheduleEvent, writeScheduleStatus } from './schedule-context.ts';
 import type { Schedule, ScheduleContext, ScheduleRef } from './schedule-context.ts';
-
-const stepContainer = 'step';
+import { stepContainer } from '../shared/step-job/contract.ts';
 
 function ownerOf(s: Schedule): NonNullable<KubeObject['metadata']['ownerReferences']>[number] {
   return { apiVersion, kind: 'BackupSchedule', name: s.metadata.name, uid: s.metadata.uid ?? '', controller: true };
@@ -37,7 +36,7 @@ export function buildRunCronJob(template: KubeObject, s: Schedule, ferryNamespac
   const container = jobTemplate?.spec?.template?.spec?.containers?.find((c) => c.name === stepContainer);
   if (!jobTemplate || !container) throw new Error(`CronJob ${runTemplate} has no jobTemplate with a container named "${stepContainer}".`);
   const name = cronJobName(s.metadata.name);
-  const labels = { 'app.kubernetes.io/name': 'ferry', 'app.kubernetes.io/component': 'schedule-run', [scheduleLabels.schedule]: s.metadata.name };
+  const labels = { 'app.kubernetes.io/name': 'ferry', 'app.kubernetes.io/component': 'schedule-run', [scheduleLabels.schedule]: scheduleLabel(s.metadata.name) };
   container.args = ['schedule-run', `${s.metadata.namespace}/${s.metadata.name}`];
   // the pod runs in the schedule's namespace; ferry's own is where the templates and locations are
   container.env = [...(container.env ?? []).filter((e) => e.name !== 'FERRY_NAMESPACE'), { name: 'FERRY_NAMESPACE', value: ferryNamespace }];
@@ -70,7 +69,7 @@ async function ensure(ctx: ScheduleContext, obj: KubeObject): Promise<void> {
 }
 
 async function ensureIdentity(ctx: ScheduleContext, s: Schedule, name: string): Promise<void> {
-  const metadata = { name, namespace: s.metadata.namespace, labels: { [scheduleLabels.schedule]: s.metadata.name }, ownerReferences: [ownerOf(s)] };
+  const metadata = { name, namespace: s.metadata.namespace, labels: { [scheduleLabels.schedule]: scheduleLabel(s.metadata.name) }, ownerReferences: [ownerOf(s)] };
   await ensure(ctx, { apiVersion: 'v1', kind: 'ServiceAccount', metadata });
   await ensure(ctx, {
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata,

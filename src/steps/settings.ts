@@ -1,5 +1,16 @@
-// Step settings from the environment the Job template gives the pod, each with a default that fits the design.
+// Step settings from the environment the Job gives the pod (the step-Job contract's names), each with a default
+// that fits the design.
+import { mounts, stepEnv } from '../shared/step-job/contract.ts';
 import type { StepSettings } from './context.ts';
+
+/** The dispatcher's attempt number; a Job made by hand (`kubectl create job --from=cronjob/...`) has none. */
+function attempt(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env[stepEnv.attempt];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${stepEnv.attempt}="${raw}" is not an attempt number (1, 2, ...).`);
+  return n;
+}
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -16,13 +27,14 @@ export function jobOfPod(pod: string): string | undefined {
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): StepSettings {
-  const podName = env.FERRY_POD_NAME || env.HOSTNAME || 'ferry-step';
+  const podName = env[stepEnv.podName] || env.HOSTNAME || 'ferry-step';
   return {
     podName,
-    jobName: env.FERRY_JOB_NAME || jobOfPod(podName),
-    nodeName: env.FERRY_NODE_NAME || env.NODE_NAME || undefined,
-    volumePath: env.FERRY_VOLUME_PATH || '/ferry/volume',
-    devicePath: env.FERRY_DEVICE_PATH || '/ferry/device',
+    jobName: env[stepEnv.jobName] || jobOfPod(podName),
+    attempt: attempt(env),
+    nodeName: env[stepEnv.nodeName] || env.NODE_NAME || undefined,
+    volumePath: env[stepEnv.volumePath] || mounts.volumePath,
+    devicePath: env[stepEnv.devicePath] || mounts.devicePath,
     phaseWaitMs: number(env, 'FERRY_PHASE_WAIT_MS', 10_000),
     pollMs: number(env, 'FERRY_POLL_MS', 1000),
     progressMs: number(env, 'FERRY_PROGRESS_MS', 3000),

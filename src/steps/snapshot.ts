@@ -8,7 +8,8 @@ import type { Outcome, StepContext } from './context.ts';
 import { parseDuration } from './duration.ts';
 import { StepFailure } from './failure.ts';
 import { addFinalizer } from './finalizer.ts';
-import { nativeSnapshotName, ownerLabels } from './names.ts';
+import { resourceLabels } from '../shared/step-job/contract.ts';
+import { nativeSnapshotName } from './names.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 
@@ -67,7 +68,7 @@ async function createSnapshot(ctx: StepContext, du: DataUpload, name: string): P
   const vs: VolumeSnapshot = {
     apiVersion: 'snapshot.storage.k8s.io/v1',
     kind: 'VolumeSnapshot',
-    metadata: { name, namespace: du.metadata.namespace, labels: ownerLabels(du) },
+    metadata: { name, namespace: du.metadata.namespace, labels: resourceLabels(du) },
     spec: {
       source: { persistentVolumeClaimName: du.spec.sourcePVC },
       ...(du.spec.csiSnapshot?.snapshotClass ? { volumeSnapshotClassName: du.spec.csiSnapshot.snapshotClass } : {}),

@@ -9,7 +9,7 @@ import type { KubeObject } from '../shared/kube/kube.ts';
 import { updateStatus } from '../shared/kube/status.ts';
 import type { StepContext } from './context.ts';
 import { PhaseMovedError } from './failure.ts';
-import { describeResource } from './names.ts';
+import { resourceRef } from '../shared/step-job/contract.ts';
 
 type Status<T extends FerryResource> = NonNullable<T['status']>;
 
@@ -30,9 +30,9 @@ export interface Transition<T extends FerryResource> {
 export async function writeStatus<T extends FerryResource>(ctx: StepContext, r: T, change: (s: Status<T>, fresh: T) => boolean | void): Promise<T> {
   const from = r.status?.phase ?? 'New';
   const updated = await updateStatus(ctx.kube, r as T & KubeObject, (fresh) => {
-    if (fresh.metadata.uid !== r.metadata.uid) throw new PhaseMovedError(`${describeResource(r)} was deleted and created again while the ${ctx.step} step worked`);
+    if (fresh.metadata.uid !== r.metadata.uid) throw new PhaseMovedError(`${resourceRef(r)} was deleted and created again while the ${ctx.step} step worked`);
     const phase = fresh.status?.phase ?? 'New';
-    if (phase !== from) throw new PhaseMovedError(`${describeResource(r)} moved from ${from} to ${phase} while the ${ctx.step} step worked`);
+    if (phase !== from) throw new PhaseMovedError(`${resourceRef(r)} moved from ${from} to ${phase} while the ${ctx.step} step worked`);
     fresh.status ??= {};
     return change(fresh.status as Status<T>, fresh);
   });
@@ -49,7 +49,7 @@ export async function transition<T extends FerryResource>(ctx: StepContext, r: T
       ...s.steps,
       [ctx.step]: {
         ...previous,
-        attempts: previous?.attempts ?? 1,
+        attempts: Math.max(previous?.attempts ?? 1, ctx.settings.attempt ?? 1),
         ...(ctx.settings.jobName ? { job: ctx.settings.jobName } : {}),
         startTime: rfc3339(ctx.startedAt),
         endTime: rfc3339(now),

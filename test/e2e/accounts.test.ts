@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { labels } from '../../src/shared/api/phases.ts';
+import { labels } from '../../src/shared/step-job/contract.ts';
 import { KubeError } from '../support/cluster.ts';
 import { boundClaim, dataUpload, ferryNamespace, uploads, watchUntil, world } from './world.ts';
 import type { Obj, World } from './world.ts';

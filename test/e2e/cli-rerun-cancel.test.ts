@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
-import { jobName, labels } from '../../src/shared/api/phases.ts';
+import { jobName, labels } from '../../src/shared/step-job/contract.ts';
 import { ferry, spawnFerry, type FerryRun } from '../support/ferry-cli.ts';
 import { boundClaim, ferryNamespace, uploads, world } from './world.ts';
 import type { Obj, World } from './world.ts';

@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
-import { jobName } from '../../src/shared/api/phases.ts';
+import { jobName } from '../../src/shared/step-job/contract.ts';
 import type { ResourceKind, StepName } from '../../src/shared/api/types.ts';
 import type { KubeObject } from '../../src/shared/kube/kube.ts';
 import { removeLocksWhere } from '../../src/engine/lock/lock.ts';

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { labels } from '../../src/shared/api/phases.ts';
+import { labels } from '../../src/shared/step-job/contract.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import { randomBytes } from '../support/repo.ts';
 import {

@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { fieldsOf } from '../../src/shared/api/fields.ts';
-import { jobName, labels } from '../../src/shared/api/phases.ts';
+import { jobName, labels } from '../../src/shared/step-job/contract.ts';
 import { validateFields } from '../../src/shared/api/schemas.ts';
 import { arbitraryOf } from '../unit/api/arbitraries.ts';
 import { KubeError, useCluster } from '../support/cluster.ts';
@@ -132,7 +132,8 @@ describe('invalid resources', () => {
     ['too many tags', () => [uploads(app), du({ tags: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`t${i}`, 'x'])) })], () => 'spec.tags'],
     ['a snapshot name with a space', () => [uploads(app), du({ csiSnapshot: { volumeSnapshot: 'my snap' } })], () => 'spec.csiSnapshot.volumeSnapshot'],
     ['csiSnapshot as a string', () => [uploads(app), du({ csiSnapshot: 'snap' })], () => 'spec.csiSnapshot'],
-    ['a name longer than a label value', () => [uploads(app), du({}, 'n'.repeat(64))], () => 'metadata.name'],
+    // the apiserver's own limit: any name it takes works (test/e2e/long-names.test.ts)
+    ['a name longer than Kubernetes allows', () => [uploads(app), du({}, 'n'.repeat(254))], () => 'metadata.name'],
     ['a restore with two sources', () => [downloads(other), dd({ source: { snapshotID: 'abcdef0123456789', dataUpload: { name: 'x' } } })], () => 'spec.source'],
     ['a restore with no source', () => [downloads(other), dd({ source: {} })], () => 'spec.source'],
     ['a restore without a target', () => [downloads(other), dd({ targetPVC: undefined })], () => 'spec.targetPVC'],

@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jobName, labels } from '../../src/shared/api/phases.ts';
+import { jobName, labels } from '../../src/shared/step-job/contract.ts';
 import { apiserverClientCertificate, ferryNamespace, installFerry, webhookClientName } from '../support/ferry-install.ts';
 import type { FerryInstall } from '../support/ferry-install.ts';
 import { makeClientCertificate, makeTestCertificates } from '../support/test-ca.ts';

@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { labels } from '../../src/shared/api/phases.ts';
+import { labels } from '../../src/shared/step-job/contract.ts';
 import { installFerry } from '../support/ferry-install.ts';
 import { api, boundClaim, dataDownload, dataUpload, downloads, ferryNamespace, summary, uploads, watchUntil, world } from './world.ts';
 import type { Obj, World } from './world.ts';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackupStorageLocationSpec, DataDownload, DataUpload } from '../../src/shared/api/types.ts';
-import { labels } from '../../src/shared/api/phases.ts';
+import { labels } from '../../src/shared/step-job/contract.ts';
 import { openBackend } from '../../src/engine/backend/open.ts';
 import { repositoryLocation, repositoryPassword } from '../../src/shared/location/repository.ts';
 import { lockStore } from '../../src/engine/repository/lock-store.ts';

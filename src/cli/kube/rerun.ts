@@ -3,11 +3,11 @@
 // asked) and creates the Job from its template; a step whose Job is still running is not started twice.
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { jobName, labels } from '../../shared/api/phases.ts';
+import { jobName, uidSelector } from '../../shared/step-job/contract.ts';
 import { createLogger } from '../../shared/kube/logger.ts';
 import { decide } from '../../dispatcher/decide.ts';
 import { Dispatcher } from '../../dispatcher/dispatcher.ts';
-import { parseStepJobs } from '../../dispatcher/step-jobs.ts';
+import { parseStepJobs } from '../../shared/step-job/jobs.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
@@ -24,7 +24,7 @@ export default defineCommand({
     const { kind, name } = kindAndName(args.target, kindAliases);
     await withKube(args, async ({ kube, namespace, ferryNamespace }) => {
       const r = await fetchOne<Resource>(kube, kind, namespace, name);
-      const jobs = parseStepJobs(await kube.list<KubeObject>('Job', { namespace: ferryNamespace, labelSelector: `${labels.uid}=${r.metadata.uid}` }));
+      const jobs = parseStepJobs(await kube.list<KubeObject>('Job', { namespace: ferryNamespace, labelSelector: uidSelector(r.metadata.uid ?? '') }));
       const decision = decide(r, jobs, { mode: 'sweep', maxAttempts: Number.POSITIVE_INFINITY, now: Date.now(), settleMs: 0 });
       // the dispatcher's own code makes the Job; its log lines are for a server, not for this terminal
       const dispatcher = new Dispatcher({

@@ -1,9 +1,9 @@
 // The step Jobs that ran for a resource, found in ferry's namespace by the resource's uid label, in step order
 // (then attempt), each with its pods: how they ended, the step's termination message, and where to read logs.
-import { labels } from '../../shared/api/phases.ts';
+import { uidSelector } from '../../shared/step-job/contract.ts';
 import type { StepName } from '../../shared/api/types.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
-import { parseStepJobs, type StepJob } from '../../dispatcher/step-jobs.ts';
+import { parseStepJobs, type StepJob } from '../../shared/step-job/jobs.ts';
 import type { Resource } from './kinds.ts';
 
 export interface PodRun {
@@ -56,7 +56,7 @@ function jobOfPod(pod: KubeObject): string | undefined {
 }
 
 export async function stepJobsOf(kube: Kube, ferryNamespace: string, r: Resource): Promise<JobRun[]> {
-  const selector = `${labels.uid}=${r.metadata.uid}`;
+  const selector = uidSelector(r.metadata.uid ?? '');
   const [jobs, pods] = await Promise.all([
     kube.list<KubeObject>('Job', { namespace: ferryNamespace, labelSelector: selector }),
     kube.list<PodObject>('Pod', { namespace: ferryNamespace, labelSelector: selector }),

@@ -3,6 +3,7 @@
 // from files or the environment, never from the command line, and are never printed.
 import { readFile } from 'node:fs/promises';
 import { defineCommand } from 'citty';
+import { fitted, labelValue, maxObjectName } from '../../shared/kube/names.ts';
 import { consola } from '../console.ts';
 import type { BackupStorageLocationSpec } from '../../shared/api/types.ts';
 import { apiVersion } from '../../shared/api/types.ts';
@@ -105,7 +106,7 @@ async function credentialsFrom(flags: Flags, kube: Kube, namespace: string, secr
 async function writeSecret(kube: Kube, namespace: string, name: string, location: string, data: Record<string, string>): Promise<void> {
   const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
   const existing = await kube.get<Secret>({ kind: 'Secret', namespace, name });
-  const labels = { 'app.kubernetes.io/name': 'ferry', 'ferry.dev/location': location };
+  const labels = { 'app.kubernetes.io/name': 'ferry', 'ferry.dev/location': labelValue(location) };
   if (existing) await kube.replace<Secret>({ ...existing, data: encoded, metadata: { ...existing.metadata, labels: { ...existing.metadata.labels, ...labels } } });
   else await kube.create<Secret>({ apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name, namespace, labels }, data: encoded });
 }
@@ -116,8 +117,8 @@ export default defineCommand({
   async run({ args: flags }) {
     const format = outputFormat(flags);
     const name = objectName(flags.name, 'NAME');
-    const credentialSecret = objectName(flags['credential-secret'] ?? `${name}-s3-credentials`, '--credential-secret');
-    const passwordSecret = objectName(flags['password-secret'] ?? `${name}-repository-password`, '--password-secret');
+    const credentialSecret = objectName(flags['credential-secret'] ?? fitted(`${name}-s3-credentials`, maxObjectName), '--credential-secret');
+    const passwordSecret = objectName(flags['password-secret'] ?? fitted(`${name}-repository-password`, maxObjectName), '--password-secret');
     const spec = await specFrom(flags, credentialSecret, passwordSecret);
     const password = flags['password-file'] ? await firstLine(flags['password-file'], '--password-file') : undefined;
     await withKube(flags, async ({ kube, ferryNamespace }) => {

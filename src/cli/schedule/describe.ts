@@ -3,7 +3,7 @@
 import { defineCommand } from 'citty';
 import type { DataUpload } from '../../shared/api/types.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
-import { scheduleLabels } from '../../shared/schedule/names.ts';
+import { scheduleSelector } from '../../shared/schedule/names.ts';
 import { renderDescribe } from '../resource/describe.ts';
 import { eventsAbout, type EventLine } from '../resource/events.ts';
 import { isDocument, printDocument } from '../resource/output.ts';
@@ -64,7 +64,7 @@ export default defineCommand({
   async run({ args }) {
     await withSchedule(args, async ({ kube, namespace, schedule, format }) => {
       const name = schedule.metadata.name;
-      const uploads = (await kube.list<Upload>('DataUpload', { namespace, labelSelector: `${scheduleLabels.schedule}=${name}` }))
+      const uploads = (await kube.list<Upload>('DataUpload', { namespace, labelSelector: scheduleSelector(name) }))
         .sort((a, b) => (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''));
       const events = await eventsAbout(kube, schedule);
       if (isDocument(format)) printDocument({ schedule, dataUploads: uploads.map((u) => u.metadata.name), events }, format);

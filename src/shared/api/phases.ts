@@ -69,19 +69,3 @@ export function canCancel(phase: Phase | undefined): boolean {
 }
 
 export const finalizerName = 'ferry.dev/delete-repository-data';
-
-/** Labels on every object ferry creates for a resource, so `kubectl get jobs -l ...` finds them all. */
-export const labels = {
-  kind: 'ferry.dev/kind',
-  name: 'ferry.dev/name',
-  namespace: 'ferry.dev/namespace',
-  uid: 'ferry.dev/uid',
-  step: 'ferry.dev/step',
-  attempt: 'ferry.dev/attempt',
-} as const;
-
-/** Deterministic Job name: the same resource, step and attempt always give the same name (≤ 63 chars). */
-export function jobName(kind: ResourceKind, uid: string, step: StepName, attempt: number): string {
-  const k = kind === 'DataUpload' ? 'up' : 'down';
-  return `ferry-${k}-${uid.replaceAll('-', '').slice(0, 16)}-${step}-${attempt}`;
-}

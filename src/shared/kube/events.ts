@@ -2,6 +2,7 @@
 // UpperCamelCase and a note a person can read. Events are a courtesy; callers log a failure to write one and go on.
 import { randomBytes } from 'node:crypto';
 import type { Kube, KubeObject } from './kube.ts';
+import { fitted } from './names.ts';
 
 export interface EventInput {
   type: 'Normal' | 'Warning';
@@ -27,7 +28,7 @@ export function eventFor(regarding: KubeObject, ev: EventInput, source: EventSou
   return {
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
-    metadata: { name: `${name.slice(0, 200)}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`, namespace: namespace ?? 'default' },
+    metadata: { name: `${fitted(name, 200)}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`, namespace: namespace ?? 'default' },
     eventTime: now.toISOString().replace('Z', '000Z'),
     reportingController: source.controller,
     reportingInstance: source.instance.slice(0, 128),

@@ -49,14 +49,3 @@ export function repositoryIdentity(locationSecret: string | Uint8Array, namespac
     id: derive('repository-id', 32).toString('hex'),
   };
 }
-
-/** May PVCs of `namespace` be backed up to this location? */
-export function backupAllowed(spec: BackupStorageLocationSpec, namespace: string): boolean {
-  return spec.allowedNamespaces.includes('*') || spec.allowedNamespaces.includes(namespace);
-}
-
-/** May a restore into `to` read the repository of `from`? Its own repository needs only the namespace allowed. */
-export function restoreAllowed(spec: BackupStorageLocationSpec, from: string, to: string): boolean {
-  if (from === to) return backupAllowed(spec, to);
-  return (spec.crossNamespaceRestores ?? []).some((r) => r.from === from && (r.to.includes('*') || r.to.includes(to)));
-}

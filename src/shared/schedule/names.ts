@@ -2,9 +2,10 @@
 // objects: the reconcile Job per generation, the CronJob, its ServiceAccount and RoleBinding, and each run's
 // DataUploads, named after the schedule, the PVC and the run's scheduled minute.
 import { createHash } from 'node:crypto';
+import { fitted, labelValue, maxObjectName } from '../kube/names.ts';
 
 export const scheduleLabels = {
-  /** on DataUploads, the CronJob and its Jobs: the schedule's name */
+  /** on DataUploads, the CronJob and its Jobs: the schedule's name (`scheduleLabel`) */
   schedule: 'ferry.dev/schedule',
   /** on DataUploads: the run (its scheduled minute, UTC, yyyymmddhhmm) */
   run: 'ferry.dev/run',
@@ -29,16 +30,19 @@ function hash(text: string, length: number): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
-/** `prefix + name` within `max` characters: a long name is cut and made unique again by a hash of it. */
-function fitted(prefix: string, name: string, max: number): string {
-  const full = `${prefix}${name}`;
-  if (full.length <= max) return full;
-  return `${full.slice(0, max - 9).replace(/[-.]+$/, '')}-${hash(name, 8)}`;
+/** The value of ferry.dev/schedule for a schedule's name: the name itself up to 63 characters. */
+export function scheduleLabel(schedule: string): string {
+  return labelValue(schedule);
+}
+
+/** The schedule's DataUploads (of one run, when given). */
+export function scheduleSelector(schedule: string, run?: string): string {
+  return `${scheduleLabels.schedule}=${scheduleLabel(schedule)}${run ? `,${scheduleLabels.run}=${run}` : ''}`;
 }
 
 /** CronJob, ServiceAccount and RoleBinding of a schedule (a CronJob name may have 52 characters). */
 export function cronJobName(schedule: string): string {
-  return fitted('ferry-schedule-', schedule, 52);
+  return fitted(`ferry-schedule-${schedule}`, 52);
 }
 
 export function reconcileJobName(uid: string, generation: number): string {
@@ -50,12 +54,9 @@ export function runID(scheduledMs: number): string {
   return new Date(scheduledMs).toISOString().replace(/[-T:]/g, '').slice(0, 12);
 }
 
-/** A DataUpload of a run: `<schedule>-<pvc>-<run>`, at most 63 characters (ferry's label limit on names). */
+/** A DataUpload of a run: `<schedule>-<pvc>-<run>`, shortened to an object name's 253 characters if need be. */
 export function runUploadName(schedule: string, pvc: string, run: string): string {
-  const base = `${schedule}-${pvc}`;
-  const room = 63 - run.length - 1;
-  const head = base.length <= room ? base : `${base.slice(0, room - 9).replace(/[-.]+$/, '')}-${hash(base, 8)}`;
-  return `${head}-${run}`;
+  return `${fitted(`${schedule}-${pvc}`, maxObjectName - run.length - 1)}-${run}`;
 }
 
 /** The scheduled time the CronJob controller encodes in its Job names (`<cronjob>-<minutes since the epoch>`). */

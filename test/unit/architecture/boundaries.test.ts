@@ -84,3 +84,14 @@ test('the boundary check sees through every form of import it guards', async () 
   // a lazy import of an operation (the CLI loads the backup's modules while the key derives) is seen too
   assert.ok(all.some((i) => i.file === 'cli/repo/backup.ts' && i.target === 'engine/operations/backup.ts'));
 });
+
+test('the step-Job contract is spelled once: its labels, annotation, environment and mount paths only in shared/step-job/', async () => {
+  const spelled = /(['"`])(ferry\.dev\/(kind|name|namespace|uid|step|attempt|resource)|FERRY_(ATTEMPT|JOB_NAME|VOLUME_PATH|DEVICE_PATH)|\/ferry\/(volume|device))\1|\.FERRY_(ATTEMPT|JOB_NAME|VOLUME_PATH|DEVICE_PATH)\b/;
+  const wrong: string[] = [];
+  for (const name of await readdir(src, { recursive: true })) {
+    if (!/\.(ts|mjs)$/.test(name) || name.startsWith('shared/step-job/')) continue;
+    const lines = (await readFile(join(src, name), 'utf8')).split('\n');
+    lines.forEach((line, i) => { if (spelled.test(line)) wrong.push(`${name}:${i + 1}: ${line.trim()}`); });
+  }
+  assert.deepEqual(wrong, []);
+});

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../../../src/dispatcher/decide.ts';
 import type { DecideOptions } from '../../../src/dispatcher/decide.ts';
-import type { StepJob } from '../../../src/dispatcher/step-jobs.ts';
+import type { StepJob } from '../../../src/shared/step-job/jobs.ts';
 import type { Phase, StepName } from '../../../src/shared/api/types.ts';
 import { download, upload } from './world.ts';
 

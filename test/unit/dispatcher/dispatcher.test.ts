@@ -6,7 +6,7 @@ import type { AdmissionReview } from '../../../src/dispatcher/admission.ts';
 import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
 import { sweep } from '../../../src/dispatcher/sweep.ts';
-import { jobName, labels } from '../../../src/shared/api/phases.ts';
+import { jobName, labels } from '../../../src/shared/step-job/contract.ts';
 import { exposureName } from '../../../src/steps/names.ts';
 import type { Phase } from '../../../src/shared/api/types.ts';
 import { KubeError } from '../../../src/shared/kube/errors.ts';
@@ -225,9 +225,10 @@ describe('the sweep', () => {
 
   it('gives up a resource whose Job the apiserver refuses as invalid, instead of failing every sweep', async () => {
     const w = world();
-    const r = upload('n'.repeat(64), 'Accepted');
+    const r = upload('nightly', 'Accepted');
     w.kube.seed(r);
-    w.kube.failNext('create', 'Job', new KubeError(422, 'Invalid', 'Job.batch "x" is invalid: metadata.labels: Invalid value: must be no more than 63 bytes'));
+    // e.g. a template edited in Git into something the apiserver refuses
+    w.kube.failNext('create', 'Job', new KubeError(422, 'Invalid', 'Job.batch "x" is invalid: spec.template.spec.containers[0].image: Required value'));
     const report = await sweep(w.dispatcher);
     assert.deepEqual(report.errors, []);
     assert.equal(report.failed.length, 1);

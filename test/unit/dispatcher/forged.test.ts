@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { AdmissionReview } from '../../../src/dispatcher/admission.ts';
 import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
-import { jobName, labels } from '../../../src/shared/api/phases.ts';
+import { jobName, labels } from '../../../src/shared/step-job/contract.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { exposureName } from '../../../src/steps/names.ts';
 import { claim, download, ferryNamespace, jobs, location, review, upload, world } from './world.ts';

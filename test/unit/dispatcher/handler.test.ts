@@ -52,7 +52,6 @@ const invalidCases: Case[] = [
   ['too many tags', create(du({ tags: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`t${i}`, 'x'])) })), 'spec.tags: must have at most 32 entries'],
   ['a snapshot name with a space', create(du({ csiSnapshot: { volumeSnapshot: 'my snap' } })), 'spec.csiSnapshot.volumeSnapshot: must be a DNS-1123 subdomain'],
   ['csiSnapshot as a string', create(du({ csiSnapshot: 'snap' })), 'spec.csiSnapshot: must be an object'],
-  ['a name longer than a label value', create(du({}, 'n'.repeat(64))), 'metadata.name: must be at most 63 characters'],
   ['a changed source PVC', updateSpec(du({}), { sourcePVC: 'other' }), 'spec.sourcePVC: cannot change after creation'],
   ['a changed location', updateSpec(du({}), { backupStorageLocation: 'elsewhere' }), 'spec.backupStorageLocation: cannot change after creation'],
   ['an unset cancel', updateSpec(du({ cancel: true }), { cancel: false }), 'spec.cancel: cannot be unset once set'],
@@ -112,6 +111,24 @@ describe('the admission handler allows', () => {
     await w.settle();
     assert.deepEqual(jobs(w.kube).map((j) => j.metadata.labels?.['ferry.dev/step']), ['snapshot']);
     assert.equal(w.metrics.dispatches.get({ kind: 'DataUpload', step: 'snapshot', result: 'created' }), 1);
+  });
+
+  it('a DataUpload with a 253-character name in a 63-character namespace, whose Job is named and labelled within the limits', async () => {
+    const w = seeded();
+    const namespace = `ns${'x'.repeat(60)}1`;
+    const name = `${'a'.repeat(100)}.${'b'.repeat(151)}9`;
+    w.kube.seed(claim(namespace, 'data'));
+    const obj = du({ backupStorageLocation: 'second' }, name, namespace);
+    const result = await handleReview(review('CREATE', obj), w.handler);
+    assert.equal((result as { review: AdmissionReview }).review.response?.allowed, true, JSON.stringify(result));
+    w.kube.seed(obj);
+    await w.settle();
+    const [job] = jobs(w.kube);
+    assert.ok(job, 'a snapshot Job');
+    assert.match(job.metadata.name, /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
+    for (const [key, value] of Object.entries(job.metadata.labels ?? {})) assert.match(value, /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/, key);
+    assert.equal(job.metadata.labels?.['ferry.dev/namespace'], namespace);
+    assert.equal(job.metadata.annotations?.['ferry.dev/resource'], `DataUpload/${namespace}/${name}`);
   });
 
   it('a dry run without creating anything', async () => {

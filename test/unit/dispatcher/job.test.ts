@@ -3,8 +3,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildJob, templateName } from '../../../src/dispatcher/job.ts';
-import { stepJob } from '../../../src/dispatcher/step-jobs.ts';
-import { jobName } from '../../../src/shared/api/phases.ts';
+import { stepJob } from '../../../src/shared/step-job/jobs.ts';
+import { jobName } from '../../../src/shared/step-job/contract.ts';
 import { download, templates, upload } from './world.ts';
 
 const template = (name: string) => templates().find((t) => t.metadata.name === (name.startsWith('ferry-') ? name : `ferry-step-${name}`))!;

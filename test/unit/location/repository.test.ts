@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import type { BackupStorageLocationSpec } from '../../../src/shared/api/types.ts';
-import { backupAllowed, repositoryIdentity, repositoryLocation, repositoryPassword, restoreAllowed } from '../../../src/shared/location/repository.ts';
+import { repositoryIdentity, repositoryLocation, repositoryPassword } from '../../../src/shared/location/repository.ts';
 import { degree, isIrreducible } from '../../../src/engine/chunker/polynomial.ts';
 import { MemBackend } from '../../../src/engine/backend/mem.ts';
 import { Repository } from '../../../src/engine/repository/repository.ts';
@@ -60,16 +60,6 @@ test('the identity a repository is created with is derived per namespace: same i
   assert.deepEqual(hex(repo.key), hex(a.masterKey));
   assert.equal(repo.config.id, a.id);
   assert.equal(repo.config.chunkerPolynomial, a.polynomial);
-});
-
-test('namespaces are allowed by list or "*"; cross-namespace restores only where listed', () => {
-  assert.equal(backupAllowed(spec(), 'team-a'), true);
-  assert.equal(backupAllowed(spec(), 'team-c'), false);
-  assert.equal(backupAllowed({ ...spec(), allowedNamespaces: ['*'] }, 'team-c'), true);
-  assert.equal(restoreAllowed(spec(), 'team-a', 'team-a'), true);
-  assert.equal(restoreAllowed(spec(), 'team-a', 'team-b'), true);
-  assert.equal(restoreAllowed(spec(), 'team-b', 'team-a'), false);
-  assert.equal(restoreAllowed(spec(), 'team-a', 'team-c'), false);
 });
 
 function secret(name: string, data: Record<string, string>) {

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import type { BackupStorageLocation } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
-import { cronJobName, defaultSchedules, desiredCronJob, locationLabel, tasks, templateCronJob } from '../../../src/steps/maintenance-cronjobs.ts';
+import { cronJobName, defaultSchedules, desiredCronJob, tasks, templateCronJob } from '../../../src/steps/maintenance-cronjobs.ts';
+import { labelValue } from '../../../src/shared/kube/names.ts';
 import { runMaintenance } from '../../../src/steps/maintenance.ts';
 import { ferryNamespace, harness, location } from '../steps/harness.ts';
 
@@ -64,8 +65,8 @@ test('names fit a CronJob (52 characters) and labels fit a label, however long t
     assert.match(name, /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
     assert.notEqual(name, cronJobName(`${long}2`, task), 'different locations get different names');
   }
-  assert.ok(locationLabel(long).length <= 63);
-  assert.equal(locationLabel('default'), 'default');
+  assert.ok(labelValue(long).length <= 63);
+  assert.equal(labelValue('default'), 'default');
 });
 
 test('reconcile creates the missing CronJobs, leaves matching ones, updates changed ones', async () => {

@@ -2,22 +2,31 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { cronJobName, jitterDelay, runID, runUploadName, scheduledTimeOfJob } from '../../../src/shared/schedule/names.ts';
+import { cronJobName, jitterDelay, runID, runUploadName, scheduleLabel, scheduledTimeOfJob } from '../../../src/shared/schedule/names.ts';
 import { matchesSelector } from '../../../src/shared/schedule/selector.ts';
 
-const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const name = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
+const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const labelPattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+/** Schedule and PVC names as Kubernetes allows them: DNS-1123 subdomains of up to 253 characters. */
+const name = fc.array(fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?$/), { minLength: 1, maxLength: 6 })
+  .map((parts) => parts.join('.').slice(0, 253).replace(/[-.]+$/, '')).filter((n) => dnsSubdomain.test(n));
 
-it('DataUpload and CronJob names stay within 63 and 52 characters, valid and distinct', () => {
+it('DataUpload and CronJob names stay within 253 and 52 characters, valid and distinct; the schedule label within 63', () => {
   fc.assert(fc.property(name, name, fc.integer({ min: 0, max: 4_000_000_000 }), (schedule, pvc, minutes) => {
     const run = runID(minutes * 60_000);
     const du = runUploadName(schedule, pvc, run);
-    assert.ok(du.length <= 63 && dnsLabel.test(du) && du.endsWith(`-${run}`), du);
+    assert.ok(du.length <= 253 && dnsSubdomain.test(du) && du.endsWith(`-${run}`), du);
+    if (schedule.length + pvc.length + run.length + 2 <= 253) assert.equal(du, `${schedule}-${pvc}-${run}`, 'a name that fits is kept whole');
     assert.equal(runUploadName(schedule, pvc, run), du);
     const cron = cronJobName(schedule);
-    assert.ok(cron.length <= 52 && dnsLabel.test(cron), cron);
+    assert.ok(cron.length <= 52 && dnsSubdomain.test(cron), cron);
+    const label = scheduleLabel(schedule);
+    assert.ok(label.length <= 63 && labelPattern.test(label), label);
   }), { seed: 3, numRuns: 300 });
-  assert.notEqual(runUploadName('s'.repeat(40), `${'p'.repeat(30)}a`, '202501010000'), runUploadName('s'.repeat(40), `${'p'.repeat(30)}b`, '202501010000'));
+  const long = 's'.repeat(200);
+  assert.notEqual(runUploadName(long, `${'p'.repeat(60)}a`, '202501010000'), runUploadName(long, `${'p'.repeat(60)}b`, '202501010000'));
+  assert.notEqual(scheduleLabel(`${'s'.repeat(63)}a`), scheduleLabel(`${'s'.repeat(63)}b`));
+  assert.notEqual(cronJobName(`${'s'.repeat(63)}a`), cronJobName(`${'s'.repeat(63)}b`));
 });
 
 it('the scheduled minute comes back from a CronJob Job name; a Job made by hand has none', () => {

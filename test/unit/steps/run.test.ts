@@ -6,7 +6,7 @@ import { KubeError } from '../../../src/shared/kube/errors.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import type { Outcome, Step } from '../../../src/steps/context.ts';
 import { StepFailure } from '../../../src/steps/failure.ts';
-import { parseResourceRef, runOne, runSweep } from '../../../src/steps/run.ts';
+import { runOne, runSweep } from '../../../src/steps/run.ts';
 import { dataDownload, dataUpload, eventsOf, harness } from './harness.ts';
 
 const ran: Outcome = { outcome: 'Advanced', reason: 'ran' };
@@ -163,10 +163,4 @@ test('a sweep runs the step for every due resource and counts the errors without
   assert.deepEqual(seen.sort(), ['dd-1', 'du-1']);
   assert.deepEqual(out.counters, { due: 2, advanced: 1, failed: 0, skipped: 0, errors: 1 });
   assert.equal((await runSweep({ ...h.ctx, step: 'transfer', sweep: true }, recording().step)).outcome, 'Skipped');
-});
-
-test('resource references name a kind, a namespace and a name', () => {
-  assert.deepEqual(parseResourceRef('DataUpload/app/du-1'), { kind: 'DataUpload', namespace: 'app', name: 'du-1' });
-  assert.deepEqual(parseResourceRef('datadownload/x/y'), { kind: 'DataDownload', namespace: 'x', name: 'y' });
-  for (const bad of ['DataUpload/app', 'Pod/a/b', 'DataUpload//b', 'DataUpload/a/b/c']) assert.throws(() => parseResourceRef(bad), /does not name a resource/);
 });
