@@ -12,19 +12,19 @@ import type { EventInput } from '../shared/kube/events.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { updateStatus } from '../shared/kube/status.ts';
-import { exposureName } from '../steps/names.ts';
-import { decide } from './decide.ts';
-import type { DecideOptions, Decision } from './decide.ts';
-import { buildJob, templateName } from './job.ts';
+import { exposureName } from '../shared/step-job/names.ts';
+import { decide } from '../shared/dispatch/decide.ts';
+import type { DecideOptions, Decision } from '../shared/dispatch/decide.ts';
+import { buildJob, templateName } from '../shared/step-job/job.ts';
 import { secretsOfLocation } from '../shared/location/mounted-secrets.ts';
-import type { ExposedVolume } from './job.ts';
+import type { ExposedVolume } from '../shared/step-job/job.ts';
 import { limited, placeTransfers } from './limits.ts';
 import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from './limits.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import { volumePlacement } from './placement.ts';
 import type { VolumePlacement } from './placement.ts';
-import { parseStepJobs } from './step-jobs.ts';
-import type { StepJob } from './step-jobs.ts';
+import { parseStepJobs } from '../shared/step-job/step-jobs.ts';
+import type { StepJob } from '../shared/step-job/step-jobs.ts';
 
 export type Resource = FerryResource & KubeObject;
 

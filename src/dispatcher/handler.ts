@@ -10,7 +10,7 @@ import type { Logger } from '../shared/kube/logger.ts';
 import type { KindName } from '../shared/kube/resources.ts';
 import { allow, deny, invalid, parseReview, reviewResponse } from './admission.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReview, Denial } from './admission.ts';
-import { isOurs } from './decide.ts';
+import { isOurs } from '../shared/dispatch/decide.ts';
 import { locationChanged } from './location.ts';
 import { mayStartSomething } from './dispatcher.ts';
 import type { Dispatcher, Resource } from './dispatcher.ts';

@@ -2,7 +2,7 @@
 // storage, or a volume not provisioned yet), or somewhere only the scheduler can work out (zones and other
 // topologies). Read from the claim and its PersistentVolume as the scheduler reads them.
 import type { KubeObject } from '../shared/kube/kube.ts';
-import { hostnameLabel } from './job.ts';
+import { hostnameLabel } from '../shared/step-job/job.ts';
 
 export interface VolumePlacement {
   /** the node the volume is tied to */

@@ -14,7 +14,7 @@ import { selectsSomething } from '../shared/schedule/selector.ts';
 import { timeZoneProblem } from '../shared/schedule/zone.ts';
 import { invalid } from './admission.ts';
 import type { Denial } from './admission.ts';
-import { stepContainer } from './job.ts';
+import { stepContainer } from '../shared/step-job/job.ts';
 import type { StoredChange } from './stored.ts';
 
 type Schedule = BackupSchedule & KubeObject;

@@ -10,10 +10,10 @@ import { createLogger } from '../shared/kube/logger.ts';
 import { writeTerminationMessage } from '../shared/kube/termination.ts';
 import { sleep } from '../shared/kube/retry.ts';
 import type { Outcome, StepContext } from '../steps/context.ts';
-import { steps } from '../steps/index.ts';
-import { maintenanceUsage, parseMaintenanceArgs, runMaintenance, type MaintenanceRequest } from '../steps/maintenance.ts';
-import { parseResourceRef, runOne, runSweep } from '../steps/run.ts';
-import { parseScheduleArgs, runScheduleCommand, scheduleUsage, type ScheduleRequest } from '../steps/schedule-command.ts';
+import { steps } from '../steps/data/index.ts';
+import { maintenanceUsage, parseMaintenanceArgs, runMaintenance, type MaintenanceRequest } from '../steps/maintenance/run.ts';
+import { parseResourceRef, runOne, runSweep } from '../steps/data/run.ts';
+import { parseScheduleArgs, runScheduleCommand, scheduleUsage, type ScheduleRequest } from '../steps/schedule/command.ts';
 import { settingsFromEnv } from '../steps/settings.ts';
 
 const usage = `usage: ferry-step <snapshot|expose|transfer|finalize|delete> (<Kind>/<namespace>/<name> | --sweep)\n   or: ${maintenanceUsage.replace('usage: ', '')}\n   or: ${scheduleUsage}`;

@@ -5,7 +5,7 @@
 import { defineCommand } from 'citty';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { ResourceKind, StepName } from '../../shared/api/types.ts';
-import { stepContainer } from '../../dispatcher/job.ts';
+import { stepContainer } from '../../shared/step-job/job.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';

@@ -3,7 +3,7 @@
 import { labels } from '../../shared/api/phases.ts';
 import type { StepName } from '../../shared/api/types.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
-import { parseStepJobs, type StepJob } from '../../dispatcher/step-jobs.ts';
+import { parseStepJobs, type StepJob } from '../../shared/step-job/step-jobs.ts';
 import type { Resource } from './kinds.ts';
 
 export interface PodRun {

@@ -2,8 +2,8 @@
 // template says.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildJob, templateName } from '../../../src/dispatcher/job.ts';
-import { stepJob } from '../../../src/dispatcher/step-jobs.ts';
+import { buildJob, templateName } from '../../../src/shared/step-job/job.ts';
+import { stepJob } from '../../../src/shared/step-job/step-jobs.ts';
 import { jobName } from '../../../src/shared/api/phases.ts';
 import { download, templates, upload } from './world.ts';
 

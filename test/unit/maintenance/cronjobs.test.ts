@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import type { BackupStorageLocation } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
-import { cronJobName, defaultSchedules, desiredCronJob, locationLabel, tasks, templateCronJob } from '../../../src/steps/maintenance-cronjobs.ts';
-import { runMaintenance } from '../../../src/steps/maintenance.ts';
+import { cronJobName, defaultSchedules, desiredCronJob, locationLabel, tasks, templateCronJob } from '../../../src/steps/maintenance/cronjobs.ts';
+import { runMaintenance } from '../../../src/steps/maintenance/run.ts';
 import { ferryNamespace, harness, location } from '../steps/harness.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');

@@ -5,15 +5,15 @@
 // ferry's namespace, and a PVC is made from that. The transfer pod mounts it (read-only).
 // Restore (DataDownload, New): an empty PVC in ferry's namespace of the target's size, class and volume mode; the
 // transfer pod fills it and finalize hands its volume to the target PVC.
-import type { DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import type { PersistentVolumeClaim, StorageClass, VolumeSnapshot, VolumeSnapshotContent } from '../shared/kube/objects.ts';
-import { pvcRequest } from '../shared/kube/objects.ts';
-import { formatQuantity, maxQuantity, parseQuantity } from '../shared/kube/quantity.ts';
-import type { Outcome, StepContext } from './context.ts';
+import type { DataDownload, DataUpload, FerryResource } from '../../shared/api/types.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import type { PersistentVolumeClaim, StorageClass, VolumeSnapshot, VolumeSnapshotContent } from '../../shared/kube/objects.ts';
+import { pvcRequest } from '../../shared/kube/objects.ts';
+import { formatQuantity, maxQuantity, parseQuantity } from '../../shared/kube/quantity.ts';
+import type { Outcome, StepContext } from '../context.ts';
 import { StepFailure } from './failure.ts';
-import { exposureName, ownerLabels } from './names.ts';
+import { exposureName, ownerLabels } from '../../shared/step-job/names.ts';
 import { operationTimeoutMs } from './snapshot.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';

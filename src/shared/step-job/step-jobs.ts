@@ -1,8 +1,8 @@
 // A step Job as the dispatcher and the sweep see it: which resource, step and attempt it serves (from its labels)
 // and whether it is still running, done or failed (from its status conditions).
-import { labels } from '../shared/api/phases.ts';
-import type { StepName } from '../shared/api/types.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
+import { labels } from '../api/phases.ts';
+import type { StepName } from '../api/types.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import { hostnameLabel } from './job.ts';
 
 export type JobState = 'active' | 'succeeded' | 'failed';

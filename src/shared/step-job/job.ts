@@ -2,10 +2,10 @@
 // `ferry-step-transfer-backup` or `-restore`), read at dispatch time so an edit in Git applies to the next Job. The
 // template keeps the pod (image, resources, securityContext, scheduling); ferry adds the name, the labels that find
 // every Job of a resource, the resource to work on, for transfer the exposed volume, and the location's Secrets.
-import { jobName, labels } from '../shared/api/phases.ts';
-import type { FerryResource, ResourceKind, StepName } from '../shared/api/types.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { mountSecrets } from '../shared/location/mounted-secrets.ts';
+import { jobName, labels } from '../api/phases.ts';
+import type { FerryResource, ResourceKind, StepName } from '../api/types.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import { mountSecrets } from '../location/mounted-secrets.ts';
 
 export const stepContainer = 'step';
 export const volumeName = 'ferry-volume';
@@ -23,7 +23,7 @@ export function templateName(step: StepName, kind: ResourceKind): string {
 }
 
 export interface ExposedVolume {
-  /** the expose step's claim in ferry's namespace: exposureName (src/steps/names.ts), from the resource's uid */
+  /** the expose step's claim in ferry's namespace: exposureName (./names.ts), from the resource's uid */
   claimName: string;
   block: boolean;
   readOnly: boolean;

@@ -5,18 +5,18 @@
 //
 // check takes the exclusive lock too, as restic's does (src/engine/operations/check.ts says why). A check skipped for
 // a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
-import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
-import type { listFolders } from '../engine/backend/folders.ts';
-import { decodeLock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../engine/lock/lock.ts';
-import type { RepositoryAccess } from '../shared/location/access.ts';
-import { check } from '../engine/operations/check.ts';
-import { prune } from '../engine/operations/prune.ts';
-import { NoRepositoryError } from '../engine/repository/errors.ts';
-import { lockStore } from '../engine/repository/lock-store.ts';
-import { Repository } from '../engine/repository/repository.ts';
-import { rfc3339 } from '../shared/kube/conditions.ts';
-import type { StepContext } from './context.ts';
-import { removeDeadStepLocks } from './stale-locks.ts';
+import type { MaintenanceRun, MaintenanceTask } from '../../shared/api/types.ts';
+import type { listFolders } from '../../engine/backend/folders.ts';
+import { decodeLock, LockConflictError, removeStaleLocks, staleReason, type LockInfo } from '../../engine/lock/lock.ts';
+import type { RepositoryAccess } from '../../shared/location/access.ts';
+import { check } from '../../engine/operations/check.ts';
+import { prune } from '../../engine/operations/prune.ts';
+import { NoRepositoryError } from '../../engine/repository/errors.ts';
+import { lockStore } from '../../engine/repository/lock-store.ts';
+import { Repository } from '../../engine/repository/repository.ts';
+import { rfc3339 } from '../../shared/kube/conditions.ts';
+import type { StepContext } from '../context.ts';
+import { removeDeadStepLocks } from '../stale-locks.ts';
 
 /**
  * What maintenance needs of a step's context: it works on a storage location, not on one resource. `listFolders`

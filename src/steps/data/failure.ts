@@ -1,11 +1,11 @@
 // Failures retrying cannot fix (a missing PVC, a wrong password, a snapshot that never became ready): the
 // runner records them as phase Failing with the message, and finalize cleans up. Everything else is treated as
 // transient: the process exits non-zero and the Job (or the sweep) runs the step again.
-import { isPermanent } from '../engine/backend/backend.ts';
-import { LocationError } from '../shared/location/access.ts';
-import { RepositoryError } from '../engine/repository/errors.ts';
-import { RestoreError } from '../engine/restore/restorer.ts';
-import { AmbiguousSnapshotIDError, SnapshotNotFoundError } from '../engine/snapshot/select.ts';
+import { isPermanent } from '../../engine/backend/backend.ts';
+import { LocationError } from '../../shared/location/access.ts';
+import { RepositoryError } from '../../engine/repository/errors.ts';
+import { RestoreError } from '../../engine/restore/restorer.ts';
+import { AmbiguousSnapshotIDError, SnapshotNotFoundError } from '../../engine/snapshot/select.ts';
 
 export class StepFailure extends Error {
   override name = 'StepFailure';

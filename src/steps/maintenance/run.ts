@@ -1,19 +1,19 @@
 // `ferry-step maintenance <location> <prune|check|check-data>`: one maintenance task on every repository of a
 // storage location, each run recorded in the location's status (history per repository, bounded) and as an Event.
 // `ferry-step maintenance --reconcile`: makes the per-location maintenance CronJobs match the locations
-// (./maintenance-cronjobs.ts). A repository a backup keeps locked is skipped and recorded so, never waited for long.
-import type { BackupStorageLocation, DataUpload, MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
-import { emitEvent } from '../shared/kube/events.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { updateStatus } from '../shared/kube/status.ts';
-import { listFolders } from '../engine/backend/folders.ts';
-import { repositoryAccess, s3Access, type S3Access } from '../shared/location/access.ts';
-import { repositoryLocation } from '../shared/location/repository.ts';
-import { rfc3339 } from '../shared/kube/conditions.ts';
-import type { Outcome } from './context.ts';
-import { defaultReadDataSubset, reconcileCronJobs, tasks } from './maintenance-cronjobs.ts';
-import { recordRun, worstOutcome } from './maintenance-history.ts';
-import { maintainRepository, type MaintenanceContext } from './maintenance-repository.ts';
+// (./cronjobs.ts). A repository a backup keeps locked is skipped and recorded so, never waited for long.
+import type { BackupStorageLocation, DataUpload, MaintenanceRun, MaintenanceTask } from '../../shared/api/types.ts';
+import { emitEvent } from '../../shared/kube/events.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import { updateStatus } from '../../shared/kube/status.ts';
+import { listFolders } from '../../engine/backend/folders.ts';
+import { repositoryAccess, s3Access, type S3Access } from '../../shared/location/access.ts';
+import { repositoryLocation } from '../../shared/location/repository.ts';
+import { rfc3339 } from '../../shared/kube/conditions.ts';
+import type { Outcome } from '../context.ts';
+import { defaultReadDataSubset, reconcileCronJobs, tasks } from './cronjobs.ts';
+import { recordRun, worstOutcome } from './history.ts';
+import { maintainRepository, type MaintenanceContext } from './repository.ts';
 
 export type { MaintenanceContext };
 

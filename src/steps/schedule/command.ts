@@ -1,10 +1,10 @@
 // The command line of the two schedule commands, and the context they run in, made from what the step entry
 // already has (Kubernetes access, logger, signal, clock, settings).
-import type { Outcome, StepContext } from './context.ts';
-import { reconcileSchedule } from './schedule.ts';
-import { parseScheduleRef } from './schedule-context.ts';
-import type { ScheduleContext, ScheduleRef } from './schedule-context.ts';
-import { runSchedule } from './schedule-run.ts';
+import type { Outcome, StepContext } from '../context.ts';
+import { reconcileSchedule } from './reconcile.ts';
+import { parseScheduleRef } from './context.ts';
+import type { ScheduleContext, ScheduleRef } from './context.ts';
+import { runSchedule } from './run.ts';
 
 export const scheduleUsage = 'ferry-step <schedule|schedule-run> <namespace>/<name>';
 

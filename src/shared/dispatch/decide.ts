@@ -1,10 +1,10 @@
 // What one resource needs next, decided from its status and its step Jobs alone: nothing, a step Job (with its
 // attempt number), a move to Canceling, or giving up. The webhook asks right after a transition and only ever
 // starts a step that has no Job yet; the sweep also retries failed Jobs and gives up after the last attempt.
-import { canCancel, dueStep, finalizerName } from '../shared/api/phases.ts';
-import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
-import { jobsOfStep } from './step-jobs.ts';
-import type { StepJob } from './step-jobs.ts';
+import { canCancel, dueStep, finalizerName } from '../api/phases.ts';
+import type { FerryResource, Phase, StepName } from '../api/types.ts';
+import { jobsOfStep } from '../step-job/step-jobs.ts';
+import type { StepJob } from '../step-job/step-jobs.ts';
 
 export type Decision =
   | { action: 'none'; why: string }

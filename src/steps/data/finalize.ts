@@ -2,14 +2,14 @@
 // in ferry's namespace go on success, failure and cancel alike; the native VolumeSnapshot ferry took goes too,
 // unless it is the backup itself (snapshotMoveData false, completed). A completed restore first hands its volume
 // to the target PVC, which therefore binds only once the data is complete.
-import type { DataUpload, FerryResource, Phase } from '../shared/api/types.ts';
-import { nextPhase } from '../shared/api/phases.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import type { PersistentVolume } from '../shared/kube/objects.ts';
-import type { Outcome, StepContext } from './context.ts';
+import type { DataUpload, FerryResource, Phase } from '../../shared/api/types.ts';
+import { nextPhase } from '../../shared/api/phases.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import type { PersistentVolume } from '../../shared/kube/objects.ts';
+import type { Outcome, StepContext } from '../context.ts';
 import { bindRestoredVolume, keptByTarget } from './bind.ts';
-import { labels } from '../shared/api/phases.ts';
-import { uidSelector } from './names.ts';
+import { labels } from '../../shared/api/phases.ts';
+import { uidSelector } from '../../shared/step-job/names.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 

@@ -1,7 +1,7 @@
 // Deterministic names and labels of everything a step creates, so a step run again finds what an earlier run
 // made ("already exists" is success) and `kubectl get ... -l ferry.dev/uid=<uid>` finds all of it.
-import type { FerryResource } from '../shared/api/types.ts';
-import { labels } from '../shared/api/phases.ts';
+import type { FerryResource } from '../api/types.ts';
+import { labels } from '../api/phases.ts';
 
 /** The native VolumeSnapshot the snapshot step takes, in the PVC's namespace. */
 export function nativeSnapshotName(r: FerryResource): string {
