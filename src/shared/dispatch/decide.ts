@@ -28,6 +28,13 @@ export function isOurs(resource: FerryResource): boolean {
   return mover === undefined || mover === '' || mover === 'ferry';
 }
 
+/** Why the resource is to move to Canceling now (a cancel request or a deletion in a phase that allows it), if it is. */
+export function cancelReason(resource: FerryResource): string | undefined {
+  const deleting = resource.metadata.deletionTimestamp !== undefined;
+  if (!(resource.spec.cancel === true || deleting) || !canCancel(resource.status?.phase ?? 'New')) return undefined;
+  return resource.spec.cancel === true ? 'spec.cancel is set' : `the ${resource.kind} is being deleted`;
+}
+
 function nextAttempt(resource: FerryResource, step: StepName, jobs: readonly StepJob[]): number {
   const recorded = resource.status?.steps?.[step]?.attempts ?? 0;
   return Math.max(recorded, ...jobs.map((j) => j.attempt)) + 1;
@@ -52,9 +59,8 @@ export function decide(resource: FerryResource, jobs: readonly StepJob[], opts: 
   if (!isOurs(resource)) return { action: 'none', why: `spec.dataMover is "${resource.spec.dataMover}", not ferry` };
   const phase = resource.status?.phase ?? 'New';
   const deleting = resource.metadata.deletionTimestamp !== undefined;
-  if ((resource.spec.cancel === true || deleting) && canCancel(phase)) {
-    return { action: 'cancel', why: resource.spec.cancel === true ? 'spec.cancel is set' : `the ${resource.kind} is being deleted` };
-  }
+  const cancel = cancelReason(resource);
+  if (cancel) return { action: 'cancel', why: cancel };
   const step = dueStep(resource.kind, { phase, deleting });
   if (!step) return { action: 'none', why: `phase ${phase} needs no step` };
   if (step === 'delete' && !(resource.metadata.finalizers ?? []).includes(finalizerName)) {
