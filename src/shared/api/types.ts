@@ -159,6 +159,14 @@ export function isStepName(text: string): text is StepName {
   return (stepNames as readonly string[]).includes(text);
 }
 
+/**
+ * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
+ * scheduled run, and a storage location's maintenance (a CronJob per location).
+ */
+export const stepCommands = [...stepNames, 'schedule', 'schedule-run', 'maintenance'] as const;
+
+export type StepCommand = (typeof stepCommands)[number];
+
 export interface TransferStats {
   files: number;
   bytes: number;

@@ -11,6 +11,7 @@ import { NoRepositoryError } from '../../engine/repository/errors.ts';
 import { readerOf } from '../../shared/retention/plan.ts';
 import { listSnapshots } from '../../engine/repository/snapshots.ts';
 import type { Outcome, StepContext } from '../context.ts';
+import { dataStep } from './description.ts';
 import { removeFinalizer } from './finalizer.ts';
 import { openRepository, stepLocking } from './repository.ts';
 import { snapshotsOf } from './tags.ts';
@@ -103,3 +104,5 @@ async function recordDeleteFailure(ctx: StepContext, r: DataUpload, message: str
   });
   await event(ctx, r, { type: 'Warning', reason: 'DeleteFailed', note: message });
 }
+
+export const deleteStep = dataStep('delete', deleteData);

@@ -12,6 +12,7 @@ import type { PersistentVolumeClaim, StorageClass, VolumeSnapshot, VolumeSnapsho
 import { pvcRequest } from '../../shared/kube/objects.ts';
 import { formatQuantity, maxQuantity, parseQuantity } from '../../shared/kube/quantity.ts';
 import type { Outcome, StepContext } from '../context.ts';
+import { dataStep } from './description.ts';
 import { StepFailure } from './failure.ts';
 import { exposureName, ownerLabels } from '../../shared/step-job/names.ts';
 import { operationTimeoutMs } from './snapshot.ts';
@@ -217,3 +218,5 @@ async function sizeFromUpload(ctx: StepContext, du: DataUpload | undefined): Pro
   // a block device needs exactly its size; a filesystem needs room for metadata on top of the file data
   return du.status?.volumeMode === 'Block' ? formatQuantity(Math.ceil(bytes / mi) * mi) : formatQuantity(Math.ceil((bytes * 1.25 + 64 * mi) / mi) * mi);
 }
+
+export const exposeStep = dataStep('expose', expose);

@@ -10,6 +10,7 @@ import type { Outcome, StepContext } from '../context.ts';
 import { bindRestoredVolume, keptByTarget } from './bind.ts';
 import { labels } from '../../shared/api/phases.ts';
 import { uidSelector } from '../../shared/step-job/names.ts';
+import { dataStep } from './description.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 
@@ -103,3 +104,5 @@ async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phas
   await ctx.kube.delete({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name }, { uid: vs.metadata.uid }).catch(ignoreGoneOrReplaced);
   ctx.log.info('deleted the native VolumeSnapshot', { volumeSnapshot: name });
 }
+
+export const finalizeStep = dataStep('finalize', finalize);

@@ -6,6 +6,7 @@ import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { PersistentVolumeClaim, VolumeSnapshot } from '../../shared/kube/objects.ts';
 import type { Outcome, StepContext } from '../context.ts';
 import { parseDuration } from '../../shared/api/duration.ts';
+import { dataStep } from './description.ts';
 import { StepFailure } from './failure.ts';
 import { addFinalizer } from './finalizer.ts';
 import { nativeSnapshotName, ownerLabels } from '../../shared/step-job/names.ts';
@@ -80,3 +81,5 @@ async function createSnapshot(ctx: StepContext, du: DataUpload, name: string): P
     if (!isAlreadyExists(err)) throw err;
   }
 }
+
+export const snapshotStep = dataStep('snapshot', snapshot);

@@ -18,6 +18,7 @@ import { startSmallFileThreadAhead } from '../../engine/restore/small-file-write
 import type { SnapshotEntry } from '../../engine/snapshot/select.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from '../context.ts';
+import { dataStep } from './description.ts';
 import { deviceSize, exists } from './device.ts';
 import { StepFailure } from './failure.ts';
 import { finishedProgress, ProgressWriter, progressOf } from './progress-writer.ts';
@@ -179,3 +180,5 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
 async function emptyDirectory(dir: string): Promise<void> {
   for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
 }
+
+export const transferStep = dataStep('transfer', transfer);

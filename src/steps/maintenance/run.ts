@@ -11,25 +11,13 @@ import { repositoryAccess, s3Access, type S3Access } from '../../shared/location
 import { repositoryLocation } from '../../shared/location/repository.ts';
 import { rfc3339 } from '../../shared/kube/conditions.ts';
 import type { Outcome } from '../context.ts';
-import { defaultReadDataSubset, reconcileCronJobs, tasks } from './cronjobs.ts';
+import { defaultReadDataSubset, reconcileCronJobs } from './cronjobs.ts';
 import { recordRun, worstOutcome } from './history.ts';
 import { maintainRepository, type MaintenanceContext } from './repository.ts';
 
 export type { MaintenanceContext };
 
 export type MaintenanceRequest = { mode: 'reconcile' } | { mode: 'run'; location: string; task: MaintenanceTask };
-
-export const maintenanceUsage = 'usage: ferry-step maintenance (<BackupStorageLocation> <prune|check|check-data> | --reconcile)';
-
-/** The arguments after `maintenance`. */
-export function parseMaintenanceArgs(args: readonly string[]): MaintenanceRequest {
-  if (args.length === 1 && args[0] === '--reconcile') return { mode: 'reconcile' };
-  const [location, task] = args;
-  if (args.length !== 2 || !location || location.startsWith('-') || !tasks.includes(task as MaintenanceTask)) {
-    throw new Error(`"${args.join(' ')}" does not name a storage location and a task; ${maintenanceUsage}`);
-  }
-  return { mode: 'run', location, task: task as MaintenanceTask };
-}
 
 /** "10%" as 0.1. */
 export function readDataFraction(subset: string | undefined): number {

@@ -1,39 +1,45 @@
-// The command line of the two schedule commands, and the context they run in, made from what the step entry
-// already has (Kubernetes access, logger, signal, clock, settings).
-import type { Outcome, StepContext } from '../context.ts';
+// The two schedule commands as `ferry-step` runs them, each on one BackupSchedule: `schedule` (started by the
+// dispatcher when a schedule changes) makes its run CronJob match it, `schedule-run` (that CronJob's Job) creates
+// the DataUploads of one scheduled time. Their context is made from what every step runs with.
+import type { Outcome, StepEnvironment } from '../context.ts';
+import { failsOnFailed, type StepDescription } from '../description.ts';
 import { reconcileSchedule } from './reconcile.ts';
 import { parseScheduleRef } from './context.ts';
 import type { ScheduleContext, ScheduleRef } from './context.ts';
 import { runSchedule } from './run.ts';
 
-export const scheduleUsage = 'ferry-step <schedule|schedule-run> <namespace>/<name>';
-
-export interface ScheduleRequest {
-  command: ScheduleContext['command'];
-  ref: ScheduleRef;
-}
-
-/** The request when argv names a schedule command, undefined when it names another step; throws on bad usage. */
-export function parseScheduleArgs(argv: readonly string[]): ScheduleRequest | undefined {
-  const [command, target] = argv;
-  if (command !== 'schedule' && command !== 'schedule-run') return undefined;
-  if (!target || argv.length !== 2) throw new Error(`usage: ${scheduleUsage}`);
-  return { command, ref: parseScheduleRef(target) };
-}
-
-export function runScheduleCommand(base: Omit<StepContext, 'step' | 'sweep'>, req: ScheduleRequest, env: NodeJS.ProcessEnv = process.env): Promise<Outcome> {
-  const poll = Number(env.FERRY_SCHEDULE_POLL_MS ?? '');
-  const ctx: ScheduleContext = {
-    command: req.command,
-    kube: base.kube,
-    log: base.log,
-    ferryNamespace: base.ferryNamespace,
-    podName: base.settings.podName,
-    jobName: base.settings.jobName,
+function scheduleContext(env: StepEnvironment, command: ScheduleContext['command']): ScheduleContext {
+  const poll = Number(process.env.FERRY_SCHEDULE_POLL_MS ?? '');
+  return {
+    command,
+    kube: env.kube,
+    log: env.log,
+    ferryNamespace: env.ferryNamespace,
+    podName: env.settings.podName,
+    jobName: env.settings.jobName,
     pollMs: Number.isFinite(poll) && poll > 0 ? poll : 5000,
-    signal: base.signal,
-    now: base.now,
-    sleep: base.sleep,
+    signal: env.signal,
+    now: env.now,
+    sleep: env.sleep,
   };
-  return req.command === 'schedule' ? reconcileSchedule(ctx, req.ref) : runSchedule(ctx, req.ref);
 }
+
+function scheduleCommand(name: ScheduleContext['command'], run: (ctx: ScheduleContext, ref: ScheduleRef) => Promise<Outcome>): StepDescription {
+  return {
+    name,
+    usage: `ferry-step ${name} <namespace>/<name>`,
+    parse(args) {
+      if (args.length !== 1 || !args[0]) throw new Error(`the ${name} command takes one argument, a BackupSchedule as <namespace>/<name>; got ${args.length}`);
+      const ref = parseScheduleRef(args[0]);
+      return {
+        logFields: { step: name, resource: args[0] },
+        run: (env) => run(scheduleContext(env, name), ref),
+        exitCode: failsOnFailed,
+      };
+    },
+  };
+}
+
+export const scheduleStep = scheduleCommand('schedule', reconcileSchedule);
+
+export const scheduleRunStep = scheduleCommand('schedule-run', runSchedule);
