@@ -22,7 +22,9 @@ export function describe(r: FerryResource): string {
 }
 
 /** `change` returns false when the fresh resource needs no write (and no Event). */
-export async function writeResource(w: StatusWriter, resource: Resource, change: (fresh: Resource) => boolean | void, event?: EventInput): Promise<void> {
+export async function writeResource(
+  w: StatusWriter, resource: Resource, change: (fresh: Resource) => boolean | void, event?: EventInput,
+): Promise<void> {
   const fresh = await w.kube.get<Resource>({ kind: resource.kind, namespace: resource.metadata.namespace ?? '', name: resource.metadata.name });
   if (!fresh || fresh.metadata.uid !== resource.metadata.uid) return;
   let changed = false;

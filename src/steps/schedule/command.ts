@@ -29,7 +29,9 @@ function scheduleCommand(name: ScheduleContext['command'], run: (ctx: ScheduleCo
     name,
     usage: `ferry-step ${name} <namespace>/<name>`,
     parse(args) {
-      if (args.length !== 1 || !args[0]) throw new Error(`the ${name} command takes one argument, a BackupSchedule as <namespace>/<name>; got ${args.length}`);
+      if (args.length !== 1 || !args[0]) {
+        throw new Error(`the ${name} command takes one argument, a BackupSchedule as <namespace>/<name>; got ${args.length}`);
+      }
       const ref = parseScheduleRef(args[0]);
       return {
         logFields: { step: name, resource: args[0] },

@@ -114,7 +114,8 @@ test('every argument list ferry writes into a step pod is one the step table acc
   }
   // the dispatcher's schedule reconcile Job and the run CronJob it makes
   const schedule: BackupSchedule & KubeObject = {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'nightly', namespace: 'app', uid: 'abcdef01-2345-4000-8000-000000000000', generation: 1 },
+    apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupSchedule',
+    metadata: { name: 'nightly', namespace: 'app', uid: 'abcdef01-2345-4000-8000-000000000000', generation: 1 },
     spec: { schedule: '0 3 * * *', pvcs: ['data'], backupStorageLocation: 'default' },
   };
   const load = async (file: string) => yaml.loadAll(await readFile(join(root, 'jobs', file), 'utf8')) as KubeObject[];
