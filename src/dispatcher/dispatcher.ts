@@ -4,20 +4,14 @@
 // from the resources and their Jobs as the cluster shows them, so any replica (or the sweep) may act, and acting
 // twice creates the same Job names.
 import { labels, resourceRef, uidSelector } from '../shared/step-job/contract.ts';
-import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
+import type { Phase, StepName } from '../shared/api/types.ts';
 import { findCondition, setCondition } from '../shared/kube/conditions.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
-import { emitEvent } from '../shared/kube/events.ts';
-import type { EventInput } from '../shared/kube/events.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
-import { updateStatus } from '../shared/kube/status.ts';
-import { exposureName } from '../steps/names.ts';
-import { decide } from './decide.ts';
-import type { DecideOptions, Decision } from './decide.ts';
-import { buildJob, templateName } from './job.ts';
-import { secretsOfLocation } from '../shared/location/mounted-secrets.ts';
-import type { ExposedVolume } from './job.ts';
+import { decide } from '../shared/dispatch/decide.ts';
+import type { DecideOptions, Decision } from '../shared/dispatch/decide.ts';
+import { exposedClaim, startStepJob, type StartResult } from '../shared/dispatch/start.ts';
+import { describe, moveToCanceling, writeResource, type Resource, type StatusWriter } from '../shared/dispatch/status.ts';
 import { limited, placeTransfers } from './limits.ts';
 import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from './limits.ts';
 import type { DispatcherMetrics } from './metrics.ts';
@@ -26,7 +20,7 @@ import type { VolumePlacement } from './placement.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 import type { StepJob } from '../shared/step-job/jobs.ts';
 
-export type Resource = FerryResource & KubeObject;
+export { describe, type Resource };
 
 export const queuedCondition = 'Queued';
 
@@ -45,7 +39,7 @@ export interface DispatcherDeps {
   instance?: string;
 }
 
-export type DispatchResult = 'created' | 'exists';
+export type DispatchResult = StartResult;
 
 /** A stored change: the resource as the apiserver stored it, and as it was before (absent: just created). */
 export interface Change {
@@ -54,14 +48,6 @@ export interface Change {
 }
 
 const settleMs = 10_000;
-
-function keyOf(r: FerryResource): { kind: FerryResource['kind']; namespace: string; name: string } {
-  return { kind: r.kind, namespace: r.metadata.namespace ?? '', name: r.metadata.name };
-}
-
-export function describe(r: FerryResource): string {
-  return `${r.kind} ${r.metadata.namespace}/${r.metadata.name}`;
-}
 
 /** A transition that can start a step or free a transfer slot: creation, deletion, a new phase or a cancel request. */
 export function mayStartSomething(change: Change): boolean {
@@ -138,47 +124,16 @@ export class Dispatcher {
 
   /** Creates the step Job from its template; a Job of that name already there is success. */
   async run(resource: Resource, step: StepName, attempt: number, node?: string): Promise<DispatchResult> {
-    const { kube, namespace } = this.#d;
-    const template = templateName(step, resource.kind);
-    const cronJob = await kube.get({ kind: 'CronJob', namespace, name: template });
-    if (!cronJob) throw new Error(`The Job template CronJob ${namespace}/${template} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
-    const volume = step === 'transfer' ? await this.#exposedVolume(resource) : undefined;
-    const secrets = step === 'transfer' || step === 'delete' ? await secretsOfLocation(kube, namespace, resource.spec.backupStorageLocation) : undefined;
-    const job = buildJob(cronJob, { resource, step, attempt, namespace, volume, node, secrets });
-    let result: DispatchResult;
-    try {
-      await kube.create(job);
-      result = 'created';
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-      result = 'exists';
-    }
+    const { result, job } = await startStepJob(this.#d.kube, this.#d.namespace, { resource, step, attempt, node });
     this.#d.metrics?.dispatches.inc({ kind: resource.kind, step, result });
-    this.#d.log.info(result === 'created' ? 'step Job created' : 'step Job already there', { resource: describe(resource), job: job.metadata.name, node });
+    this.#d.log.info(result === 'created' ? 'step Job created' : 'step Job already there', { resource: describe(resource), job, node });
     return result;
-  }
-
-  /**
-   * The claim the expose step made, by the name it derives from the resource's uid, and only if labelled with that
-   * uid: never a name from status.exposure, which whoever may write the status could point at any claim.
-   */
-  async #exposedClaim(resource: Resource): Promise<KubeObject | undefined> {
-    const claim = await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolumeClaim', namespace: this.#d.namespace, name: exposureName(resource) });
-    return claim?.metadata.labels?.[labels.uid] === resource.metadata.uid ? claim : undefined;
-  }
-
-  async #exposedVolume(resource: Resource): Promise<ExposedVolume | undefined> {
-    const claim = await this.#exposedClaim(resource);
-    // without its volume the transfer step fails with a message saying so, which is clearer than waiting here
-    if (!claim) return undefined;
-    const block = (claim.spec as { volumeMode?: string } | undefined)?.volumeMode === 'Block';
-    return { claimName: claim.metadata.name, block, readOnly: resource.kind === 'DataUpload' };
   }
 
   /** Where a waiting transfer can run: the node it already used, or the one its exposed volume is tied to. */
   async #placementOf(resource: Resource): Promise<VolumePlacement> {
     if (resource.status?.node) return { node: resource.status.node, pinnable: false };
-    const claim = await this.#exposedClaim(resource);
+    const claim = await exposedClaim(this.#d.kube, this.#d.namespace, resource);
     const volumeName = (claim?.spec as { volumeName?: string } | undefined)?.volumeName;
     const pv = volumeName ? await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolume', name: volumeName }) : undefined;
     return volumePlacement(claim, pv);
@@ -262,7 +217,7 @@ export class Dispatcher {
   }
 
   async #setQueued(resource: Resource, reason: string | undefined): Promise<void> {
-    await this.#write(resource, (fresh) => {
+    await writeResource(this.#writer, resource, (fresh) => {
       if (fresh.status?.phase !== 'Prepared' && fresh.status?.phase !== 'InProgress') return false;
       if (!this.#queuedChanges(fresh, reason)) return false;
       const condition = reason
@@ -273,40 +228,21 @@ export class Dispatcher {
   }
 
   /** Moves the resource to Canceling, if it still asks for it and may still be canceled. */
-  async cancel(resource: Resource, why: string): Promise<void> {
-    await this.#write(resource, (fresh) => {
-      const phase = fresh.status?.phase;
-      const still = fresh.spec.cancel === true || fresh.metadata.deletionTimestamp !== undefined;
-      if (!still || decide(fresh, [], this.decideOptions('sweep')).action !== 'cancel') return false;
-      fresh.status = { ...fresh.status, phase: 'Canceling', message: `Canceling from phase ${phase ?? 'New'}: ${why}.` };
-    }, { type: 'Normal', reason: 'Canceling', note: `Canceling: ${why}; finalize cleans up.`, action: 'Cancel' });
+  cancel(resource: Resource, why: string): Promise<void> {
+    return moveToCanceling(this.#writer, resource, why);
   }
 
   /** Failing (or Failed) with the reason, if the resource is still where the decision found it. */
   async giveUp(resource: Resource, decision: Extract<Decision, { action: 'fail' }>): Promise<void> {
     const phaseThen = resource.status?.phase;
-    await this.#write(resource, (fresh) => {
+    await writeResource(this.#writer, resource, (fresh) => {
       if (fresh.status?.phase !== phaseThen) return false;
       fresh.status = { ...fresh.status, phase: decision.phase, message: decision.message };
       if (decision.phase === 'Failed') fresh.status.completionTimestamp = this.#d.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
     }, { type: 'Warning', reason: decision.phase === 'Failed' ? 'Failed' : 'Failing', note: decision.message, action: 'GiveUp' });
   }
 
-  /** A status write on the stored resource, re-read: it may have moved on since it was read. */
-  async #write(resource: Resource, change: (fresh: Resource) => boolean | void, event?: EventInput): Promise<void> {
-    const fresh = await this.#d.kube.get<Resource>(keyOf(resource));
-    if (!fresh || fresh.metadata.uid !== resource.metadata.uid) return;
-    let changed = false;
-    const written = await updateStatus(this.#d.kube, fresh, (f) => {
-      const result = change(f);
-      changed = result !== false;
-      return result;
-    });
-    if (!changed || !event) return;
-    try {
-      await emitEvent(this.#d.kube, written, event, { controller: 'ferry.dev/dispatcher', instance: this.#d.instance });
-    } catch (err) {
-      this.#d.log.warn('could not record an Event', { resource: describe(resource), error: err instanceof Error ? err.message : String(err) });
-    }
+  get #writer(): StatusWriter {
+    return { kube: this.#d.kube, log: this.#d.log, instance: this.#d.instance };
   }
 }

@@ -8,7 +8,7 @@ import { isNotFound } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import { readerOf } from '../shared/retention/plan.ts';
 import { scheduleAnnotations } from '../shared/schedule/names.ts';
-import { parseDuration } from '../steps/duration.ts';
+import { parseDuration } from '../shared/api/duration.ts';
 
 export type ExpiryVerdict = { expire: true } | { expire: false; why: string };
 

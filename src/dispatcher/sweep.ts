@@ -8,7 +8,7 @@ import type { StepName } from '../shared/api/types.ts';
 import { isNotFound, KubeError } from '../shared/kube/errors.ts';
 import type { KubeObject } from '../shared/kube/kube.ts';
 import type { KindName } from '../shared/kube/resources.ts';
-import { decide } from './decide.ts';
+import { decide } from '../shared/dispatch/decide.ts';
 import { describe } from './dispatcher.ts';
 import type { Dispatcher, Resource } from './dispatcher.ts';
 import { limited } from './limits.ts';

@@ -52,6 +52,9 @@ export interface StepContext {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** What every step runs with, whether it works on a resource, a schedule or a storage location. */
+export type StepEnvironment = Omit<StepContext, 'step' | 'sweep'>;
+
 export type OutcomeKind = 'Advanced' | 'Waiting' | 'Skipped' | 'Failed' | 'Canceled';
 
 export interface Outcome {

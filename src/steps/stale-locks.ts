@@ -23,7 +23,7 @@ const ferryPodSelector = 'app.kubernetes.io/name=ferry';
 /**
  * The pod name of a dispatched step Job: `ferry-<up|down>-<uid prefix>-<step>-<attempt>` (jobName in
  * shared/step-job/contract.ts), or of a maintenance Job made from a `ferry-maint-<task>-<location>` CronJob
- * (steps/maintenance-cronjobs.ts), plus the Job controller's 5-character suffix. Only such a name may be judged
+ * (steps/maintenance/cronjobs.ts), plus the Job controller's 5-character suffix. Only such a name may be judged
  * when its pod is gone; any other hostname might be a machine outside the cluster.
  */
 const stepPodName = /^ferry-((up|down)-[0-9a-f]{1,32}-[a-z]+-\d+|maint-(prune|check|check-data)-[a-z0-9.-]+)-[a-z0-9]{5}$/;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { BackupSchedule } from '../../src/shared/api/types.ts';
 import type { KubeObject } from '../../src/shared/kube/kube.ts';
-import { buildRunCronJob } from '../../src/steps/schedule.ts';
+import { buildRunCronJob } from '../../src/steps/schedule/reconcile.ts';
 import { KubeError } from '../support/cluster.ts';
 import type { Kube } from '../support/cluster.ts';
 import { ferryNamespace, world } from './world.ts';

@@ -16,7 +16,7 @@ import { locationReconcileJobName } from '../../src/dispatcher/location.ts';
 import { openBackend } from '../../src/engine/backend/open.ts';
 import { repositoryLocation, repositoryPassword } from '../../src/shared/location/repository.ts';
 import { Repository } from '../../src/engine/repository/repository.ts';
-import { cronJobName } from '../../src/steps/maintenance-cronjobs.ts';
+import { cronJobName } from '../../src/steps/maintenance/cronjobs.ts';
 import { KubeError } from '../support/cluster.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import {

@@ -2,7 +2,7 @@
 // ran and how it ended, and the phase machine says where that took the resource. Status keeps no list of phases
 // (each write would grow it); this derives one that survives the Events' expiry.
 import { nextPhase } from '../../shared/api/phases.ts';
-import type { Phase, StepName, StepRecord } from '../../shared/api/types.ts';
+import { stepNames, type Phase, type StepName, type StepRecord } from '../../shared/api/types.ts';
 import type { Resource } from './kinds.ts';
 
 export interface PhaseEntry {
@@ -15,7 +15,8 @@ export interface PhaseEntry {
   note?: string;
 }
 
-const stepOrder: readonly StepName[] = ['snapshot', 'expose', 'transfer', 'finalize'];
+// the delete step ends a resource's life without moving its phase
+const stepOrder = stepNames.filter((s) => s !== 'delete');
 
 function afterStep(r: Resource, step: StepName, rec: StepRecord): Phase {
   if (rec.outcome === 'Failed') return 'Failing';

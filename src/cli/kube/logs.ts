@@ -4,7 +4,7 @@
 // at once) gets a summary of what status kept of it instead.
 import { defineCommand } from 'citty';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { ResourceKind, StepName } from '../../shared/api/types.ts';
+import { isStepName, stepNames, type ResourceKind } from '../../shared/api/types.ts';
 import { stepContainer } from '../../shared/step-job/contract.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
@@ -13,8 +13,6 @@ import { UsageError } from '../run.ts';
 import { nouns, type Resource } from './kinds.ts';
 import { removedStepLines } from './removed-step.ts';
 import { stepJobsOf, type JobRun, type PodRun } from './step-jobs.ts';
-
-const steps: readonly StepName[] = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
 
 function header(j: JobRun, p: PodRun): string {
   const end = p.exitCode === undefined ? p.phase : `exit ${p.exitCode}${p.reason ? ` ${p.reason}` : ''}`;
@@ -36,16 +34,16 @@ export function logsCommand(kind: ResourceKind) {
     meta: { name: 'logs', description: `Print the logs of every step Job of a ${nouns[kind]}, in step order` },
     args: {
       name: { type: 'positional', required: false, description: `the ${kind}`, valueHint: 'NAME' },
-      step: { type: 'string', description: `only this step: ${steps.join(', ')}`, valueHint: 'STEP' },
+      step: { type: 'string', description: `only this step: ${stepNames.join(', ')}`, valueHint: 'STEP' },
       ...kubeArgs,
     },
     async run({ args }) {
       const name = objectName(args.name, 'NAME');
-      if (args.step !== undefined && !steps.includes(args.step as StepName)) throw new UsageError(`--step ${args.step} is not a step; use one of: ${steps.join(', ')}`);
+      if (args.step !== undefined && !isStepName(args.step)) throw new UsageError(`--step ${args.step} is not a step; use one of: ${stepNames.join(', ')}`);
       await withKube(args, async ({ kube, config, namespace, ferryNamespace }) => {
         const r = await fetchOne<Resource>(kube, kind, namespace, name);
         const jobs = await stepJobsOf(kube, ferryNamespace, r);
-        const shown = steps.filter((s) => args.step === undefined || s === args.step);
+        const shown = stepNames.filter((s) => args.step === undefined || s === args.step);
         const pods = jobs.filter((j) => shown.includes(j.step)).flatMap((j) => j.pods.map((p) => ({ j, p })));
         const removed = new Map(shown.map((s) => [s, removedStepLines(r, jobs, s)]));
         if (pods.length === 0 && [...removed.values()].every((lines) => lines.length === 0)) {

@@ -1,13 +1,15 @@
 // `ferry rerun KIND/NAME`: starts the current step of a resource again, as the sweep would, without waiting for
-// it. The dispatcher decides which step and attempt are due (ignoring its attempt limit and settle time: a person
-// asked) and creates the Job from its template; a step whose Job is still running is not started twice.
+// it. The dispatcher's own decision (shared/dispatch/decide.ts) says which step and attempt are due, ignoring its
+// attempt limit and settle time (a person asked), and the Job is made as the dispatcher makes it
+// (shared/dispatch/start.ts); a step whose Job is still running is not started twice.
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { jobName, uidSelector } from '../../shared/step-job/contract.ts';
+import { uidSelector } from '../../shared/step-job/contract.ts';
 import { createLogger } from '../../shared/kube/logger.ts';
-import { decide } from '../../dispatcher/decide.ts';
-import { Dispatcher } from '../../dispatcher/dispatcher.ts';
+import { decide } from '../../shared/dispatch/decide.ts';
 import { parseStepJobs } from '../../shared/step-job/jobs.ts';
+import { startStepJob } from '../../shared/dispatch/start.ts';
+import { moveToCanceling } from '../../shared/dispatch/status.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
@@ -26,17 +28,12 @@ export default defineCommand({
       const r = await fetchOne<Resource>(kube, kind, namespace, name);
       const jobs = parseStepJobs(await kube.list<KubeObject>('Job', { namespace: ferryNamespace, labelSelector: uidSelector(r.metadata.uid ?? '') }));
       const decision = decide(r, jobs, { mode: 'sweep', maxAttempts: Number.POSITIVE_INFINITY, now: Date.now(), settleMs: 0 });
-      // the dispatcher's own code makes the Job; its log lines are for a server, not for this terminal
-      const dispatcher = new Dispatcher({
-        kube, namespace: ferryNamespace, limits: { cluster: 0, perNode: 0 }, maxAttempts: Number.POSITIVE_INFINITY,
-        nodes: async () => [], log: createLogger({}, { write: () => {} }), instance: 'ferry-cli',
-      });
       if (decision.action === 'run') {
-        const result = await dispatcher.run(r, decision.step, decision.attempt);
-        const job = jobName(r.kind, r.metadata.uid ?? '', decision.step, decision.attempt);
+        const { result, job } = await startStepJob(kube, ferryNamespace, { resource: r, step: decision.step, attempt: decision.attempt });
         consola.success(`${refOf(r)}: ${decision.step} step attempt ${decision.attempt} ${result === 'created' ? 'started' : 'was already there'} (Job ${ferryNamespace}/${job})`);
       } else if (decision.action === 'cancel') {
-        await dispatcher.cancel(r, decision.why);
+        // a failed Event write is logged for a server; this terminal hears of the move itself
+        await moveToCanceling({ kube, log: createLogger({}, { write: () => {} }), instance: 'ferry-cli' }, r, decision.why);
         consola.success(`${refOf(r)}: moved to Canceling (${decision.why}); finalize cleans up`);
       } else {
         throw new Error(`${refOf(r)} has no step to run again: ${decision.action === 'none' ? decision.why : decision.message}.`);

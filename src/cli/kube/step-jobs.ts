@@ -1,9 +1,9 @@
 // The step Jobs that ran for a resource, found in ferry's namespace by the resource's uid label, in step order
 // (then attempt), each with its pods: how they ended, the step's termination message, and where to read logs.
 import { uidSelector } from '../../shared/step-job/contract.ts';
-import type { StepName } from '../../shared/api/types.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
 import { parseStepJobs, type StepJob } from '../../shared/step-job/jobs.ts';
+import { stepNames } from '../../shared/api/types.ts';
 import type { Resource } from './kinds.ts';
 
 export interface PodRun {
@@ -21,8 +21,6 @@ export interface PodRun {
 export interface JobRun extends StepJob {
   pods: PodRun[];
 }
-
-const stepOrder: readonly StepName[] = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
 
 interface PodObject extends KubeObject {
   status?: {
@@ -62,7 +60,7 @@ export async function stepJobsOf(kube: Kube, ferryNamespace: string, r: Resource
     kube.list<PodObject>('Pod', { namespace: ferryNamespace, labelSelector: selector }),
   ]);
   return parseStepJobs(jobs)
-    .sort((a, b) => stepOrder.indexOf(a.step) - stepOrder.indexOf(b.step) || a.attempt - b.attempt)
+    .sort((a, b) => stepNames.indexOf(a.step) - stepNames.indexOf(b.step) || a.attempt - b.attempt)
     .map((j) => ({
       ...j,
       pods: pods.filter((p) => jobOfPod(p) === j.name).map(podRun).sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '')),

@@ -1,5 +1,5 @@
 // --timeout: spec.operationTimeout, a Go duration as the steps read it; checked here so a typo is bad usage.
-import { parseDuration } from '../../steps/duration.ts';
+import { parseDuration } from '../../shared/api/duration.ts';
 import { UsageError } from '../run.ts';
 
 export function operationTimeout(value: string): string {

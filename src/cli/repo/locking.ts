@@ -3,7 +3,7 @@
 import type { ArgsDef } from 'citty';
 import { consola } from '../console.ts';
 import type { LockingOptions } from '../../engine/operations/locked.ts';
-import { parseDuration } from '../../steps/duration.ts';
+import { parseDuration } from '../../shared/api/duration.ts';
 import { UsageError } from '../run.ts';
 import { signalFromProcess } from './common.ts';
 

@@ -147,7 +147,25 @@ export interface StepRecord {
   message?: string;
 }
 
-export type StepName = 'snapshot' | 'expose' | 'transfer' | 'finalize' | 'delete';
+/**
+ * The steps of a DataUpload or DataDownload, in the order they run: the one list the dispatcher names its Jobs by,
+ * `ferry-step` runs, and the CLI shows.
+ */
+export const stepNames = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'] as const;
+
+export type StepName = (typeof stepNames)[number];
+
+export function isStepName(text: string): text is StepName {
+  return (stepNames as readonly string[]).includes(text);
+}
+
+/**
+ * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
+ * scheduled run, and a storage location's maintenance (a CronJob per location).
+ */
+export const stepCommands = [...stepNames, 'schedule', 'schedule-run', 'maintenance'] as const;
+
+export type StepCommand = (typeof stepCommands)[number];
 
 export interface TransferStats {
   files: number;

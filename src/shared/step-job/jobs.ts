@@ -1,6 +1,6 @@
 // A step Job as the dispatcher, the sweep and the CLI see it: which resource, step and attempt it serves (from its labels)
 // and whether it is still running, done or failed (from its status conditions).
-import type { StepName } from '../api/types.ts';
+import { isStepName, type StepName } from '../api/types.ts';
 import type { KubeObject } from '../kube/kube.ts';
 import { hostnameLabel, labels } from './contract.ts';
 
@@ -21,8 +21,6 @@ export interface StepJob {
   node?: string;
 }
 
-const stepNames: readonly string[] = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
-
 interface JobStatus {
   conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
   completionTime?: string;
@@ -42,13 +40,13 @@ export function stepJob(job: KubeObject): StepJob | undefined {
   const l = job.metadata.labels ?? {};
   const step = l[labels.step];
   const attempt = Number(l[labels.attempt]);
-  if (!step || !stepNames.includes(step) || !Number.isInteger(attempt) || attempt < 1 || !l[labels.uid]) return undefined;
+  if (!step || !isStepName(step) || !Number.isInteger(attempt) || attempt < 1 || !l[labels.uid]) return undefined;
   const done = finished(job.status as JobStatus | undefined);
   const node = (job.spec as { template?: { spec?: { nodeSelector?: Record<string, string> } } } | undefined)?.template?.spec?.nodeSelector?.[hostnameLabel];
   return {
     name: job.metadata.name,
     uid: l[labels.uid],
-    step: step as StepName,
+    step,
     attempt,
     state: done.state,
     created: job.metadata.creationTimestamp ?? '',

@@ -74,6 +74,23 @@ test('shared/ stands on the engine alone: it never reaches up into the steps, th
   assert.deepEqual(wrong.map((i) => `${i.file} imports ${i.specifier}`), []);
 });
 
+test('the steps, the dispatcher and the CLI stand side by side on shared/: none imports another (the entry points may)', async () => {
+  const peers = ['steps', 'dispatcher', 'cli'];
+  const wrong = (await imports()).filter((i) => i.target && peers.includes(layer(i.file)) && peers.includes(layer(i.target)) && layer(i.target) !== layer(i.file));
+  assert.deepEqual(wrong.map((i) => `${i.file} imports ${i.specifier}`), []);
+});
+
+test('the schedule and maintenance steps and the data steps do not reach into each other: what they share is at the top of steps/', async () => {
+  const contexts = ['data', 'schedule', 'maintenance'];
+  const contextOf = (path: string) => path.split('/')[0] === 'steps' ? path.split('/')[1] : undefined;
+  const wrong = (await imports()).filter((i) => {
+    const from = contextOf(i.file);
+    const to = i.target && contextOf(i.target);
+    return from && to && contexts.includes(from) && contexts.includes(to) && from !== to;
+  });
+  assert.deepEqual(wrong.map((i) => `${i.file} imports ${i.specifier}`), []);
+});
+
 test('the boundary check sees through every form of import it guards', async () => {
   const all = await imports();
   const specifiers = new Set(all.filter((i) => layer(i.file) === 'engine').map((i) => i.specifier));
@@ -81,6 +98,8 @@ test('the boundary check sees through every form of import it guards', async () 
   assert.ok(specifiers.has('node:worker_threads'));
   assert.ok(all.some((i) => i.file === 'engine/backup/pool.ts' && i.specifier === './worker.ts'));
   assert.ok(all.some((i) => layer(i.file) === 'shared' && i.specifier === '@kubernetes/client-node'));
+  // the peers' rule sees the imports it allows the entry points
+  assert.ok(all.some((i) => i.file === 'entry/step.ts' && i.target === 'steps/table.ts'));
   // a lazy import of an operation (the CLI loads the backup's modules while the key derives) is seen too
   assert.ok(all.some((i) => i.file === 'cli/repo/backup.ts' && i.target === 'engine/operations/backup.ts'));
 });

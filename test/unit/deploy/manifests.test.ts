@@ -7,11 +7,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { settings } from '../../../src/dispatcher/config.ts';
+import { stepNames as steps } from '../../../src/shared/api/types.ts';
 
 type Obj = Record<string, any>;
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const steps = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
 
 function load(dir: string): Obj[] {
   return readdirSync(join(root, dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')

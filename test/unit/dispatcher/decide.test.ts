@@ -1,8 +1,8 @@
 // What a resource needs next, by phase and by the state of its step Jobs.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide } from '../../../src/dispatcher/decide.ts';
-import type { DecideOptions } from '../../../src/dispatcher/decide.ts';
+import { decide } from '../../../src/shared/dispatch/decide.ts';
+import type { DecideOptions } from '../../../src/shared/dispatch/decide.ts';
 import type { StepJob } from '../../../src/shared/step-job/jobs.ts';
 import type { Phase, StepName } from '../../../src/shared/api/types.ts';
 import { download, upload } from './world.ts';

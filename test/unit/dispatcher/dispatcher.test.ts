@@ -7,7 +7,7 @@ import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
 import { sweep } from '../../../src/dispatcher/sweep.ts';
 import { jobName, labels } from '../../../src/shared/step-job/contract.ts';
-import { exposureName } from '../../../src/steps/names.ts';
+import { exposureName } from '../../../src/shared/step-job/names.ts';
 import type { Phase } from '../../../src/shared/api/types.ts';
 import { KubeError } from '../../../src/shared/kube/errors.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';

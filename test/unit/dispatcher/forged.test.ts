@@ -12,7 +12,7 @@ import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
 import { jobName, labels } from '../../../src/shared/step-job/contract.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
-import { exposureName } from '../../../src/steps/names.ts';
+import { exposureName } from '../../../src/shared/step-job/names.ts';
 import { claim, download, ferryNamespace, jobs, location, review, upload, world } from './world.ts';
 import type { World } from './world.ts';
 

@@ -2,7 +2,7 @@
 // template says.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildJob, templateName } from '../../../src/dispatcher/job.ts';
+import { buildJob, templateName } from '../../../src/shared/step-job/job.ts';
 import { stepJob } from '../../../src/shared/step-job/jobs.ts';
 import { jobName } from '../../../src/shared/step-job/contract.ts';
 import { download, templates, upload } from './world.ts';

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import type { BackupStorageLocation } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
-import { cronJobName, defaultSchedules, desiredCronJob, tasks, templateCronJob } from '../../../src/steps/maintenance-cronjobs.ts';
+import { cronJobName, defaultSchedules, desiredCronJob, tasks, templateCronJob } from '../../../src/steps/maintenance/cronjobs.ts';
 import { labelValue } from '../../../src/shared/kube/names.ts';
-import { runMaintenance } from '../../../src/steps/maintenance.ts';
+import { runMaintenance } from '../../../src/steps/maintenance/run.ts';
 import { ferryNamespace, harness, location } from '../steps/harness.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MaintenanceRun } from '../../../src/shared/api/types.ts';
 import { issueText, validateFields } from '../../../src/shared/api/schemas.ts';
-import { historyLimit, maintainedCondition, recordRun, worstOutcome } from '../../../src/steps/maintenance-history.ts';
+import { historyLimit, maintainedCondition, recordRun, worstOutcome } from '../../../src/steps/maintenance/history.ts';
 
 const now = new Date('2026-03-01T12:00:00Z');
 

@@ -16,7 +16,8 @@ import { repositoryPassword } from '../../../src/shared/location/repository.ts';
 import { lockStore } from '../../../src/engine/repository/lock-store.ts';
 import { Repository } from '../../../src/engine/repository/repository.ts';
 import { forgetSnapshots } from '../../../src/engine/repository/snapshots.ts';
-import { parseMaintenanceArgs, readDataFraction, runMaintenance, type MaintenanceContext } from '../../../src/steps/maintenance.ts';
+import { parseMaintenanceArgs } from '../../../src/steps/maintenance/command.ts';
+import { readDataFraction, runMaintenance, type MaintenanceContext } from '../../../src/steps/maintenance/run.ts';
 import { randomBytes, testKDF, testPolynomial } from '../../support/repo.ts';
 import { ferryNamespace, harness, location, type Harness } from '../steps/harness.ts';
 

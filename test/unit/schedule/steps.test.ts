@@ -10,9 +10,9 @@ import type { BackupSchedule, DataUpload } from '../../../src/shared/api/types.t
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { createLogger } from '../../../src/shared/kube/logger.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
-import { reconcileSchedule } from '../../../src/steps/schedule.ts';
-import type { ScheduleContext } from '../../../src/steps/schedule-context.ts';
-import { runSchedule } from '../../../src/steps/schedule-run.ts';
+import { reconcileSchedule } from '../../../src/steps/schedule/reconcile.ts';
+import type { ScheduleContext } from '../../../src/steps/schedule/context.ts';
+import { runSchedule } from '../../../src/steps/schedule/run.ts';
 import { claim, download, upload } from '../dispatcher/world.ts';
 
 const jobsDir = join(import.meta.dirname, '..', '..', '..', 'jobs');

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { buildJob } from '../../../src/dispatcher/job.ts';
+import { buildJob } from '../../../src/shared/step-job/job.ts';
 import type { FerryResource } from '../../../src/shared/api/types.ts';
 import { eventFor } from '../../../src/shared/kube/events.ts';
 import { fitted, labelValue } from '../../../src/shared/kube/names.ts';
@@ -12,9 +12,9 @@ import { jobName, labels, parseResourceRef, resourceNameLabel, resourceRef, step
 import { stepJob } from '../../../src/shared/step-job/jobs.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import type { StepContext } from '../../../src/steps/context.ts';
-import { runOne } from '../../../src/steps/run.ts';
+import { runOne } from '../../../src/steps/data/run.ts';
 import { settingsFromEnv } from '../../../src/steps/settings.ts';
-import { transition } from '../../../src/steps/transition.ts';
+import { transition } from '../../../src/steps/data/transition.ts';
 import { templates, upload } from '../dispatcher/world.ts';
 import { dataUpload, harness } from '../steps/harness.ts';
 

@@ -10,9 +10,9 @@ import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { repositoryPassword } from '../../../src/shared/location/repository.ts';
 import { Repository } from '../../../src/engine/repository/repository.ts';
 import { listSnapshots } from '../../../src/engine/repository/snapshots.ts';
-import { deleteData } from '../../../src/steps/delete.ts';
-import { runOne } from '../../../src/steps/run.ts';
-import { transfer } from '../../../src/steps/transfer.ts';
+import { deleteData } from '../../../src/steps/data/delete.ts';
+import { runOne } from '../../../src/steps/data/run.ts';
+import { transfer } from '../../../src/steps/data/transfer.ts';
 import { randomBytes } from '../../support/repo.ts';
 import { dataDownload, dataUpload, eventsOf, harness, location } from './harness.ts';
 

@@ -4,8 +4,8 @@ import type { DataDownload, DataUpload } from '../../../src/shared/api/types.ts'
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import type { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import type { PersistentVolumeClaim, VolumeSnapshot, VolumeSnapshotContent } from '../../../src/shared/kube/objects.ts';
-import { expose } from '../../../src/steps/expose.ts';
-import { runOne } from '../../../src/steps/run.ts';
+import { expose } from '../../../src/steps/data/expose.ts';
+import { runOne } from '../../../src/steps/data/run.ts';
 import { dataDownload, dataUpload, ferryNamespace, harness, pvc } from './harness.ts';
 
 const uid = '0b7c7a2e-1111-4c3e-9f00-000000000001';

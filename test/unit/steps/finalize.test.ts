@@ -4,8 +4,8 @@ import type { DataDownload, DataUpload } from '../../../src/shared/api/types.ts'
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import type { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import type { PersistentVolume, PersistentVolumeClaim } from '../../../src/shared/kube/objects.ts';
-import { finalize } from '../../../src/steps/finalize.ts';
-import { runOne } from '../../../src/steps/run.ts';
+import { finalize } from '../../../src/steps/data/finalize.ts';
+import { runOne } from '../../../src/steps/data/run.ts';
 import { dataDownload, dataUpload, eventsOf, ferryNamespace, harness, pvc } from './harness.ts';
 
 const duUID = '0b7c7a2e-1111-4c3e-9f00-000000000001';

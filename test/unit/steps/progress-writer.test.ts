@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { DataUpload, Progress } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
-import { finishedProgress, ProgressWriter, progressOf } from '../../../src/steps/progress-writer.ts';
+import { finishedProgress, ProgressWriter, progressOf } from '../../../src/steps/data/progress-writer.ts';
 import { dataUpload, harness } from './harness.ts';
 
 test('progressOf: the whole percentage, rounded down, with the total raised to the bytes done', () => {

@@ -5,8 +5,8 @@ import { finalizerName } from '../../../src/shared/api/phases.ts';
 import { KubeError } from '../../../src/shared/kube/errors.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import type { Outcome, Step } from '../../../src/steps/context.ts';
-import { StepFailure } from '../../../src/steps/failure.ts';
-import { runOne, runSweep } from '../../../src/steps/run.ts';
+import { StepFailure } from '../../../src/steps/data/failure.ts';
+import { runOne, runSweep } from '../../../src/steps/data/run.ts';
 import { dataDownload, dataUpload, eventsOf, harness } from './harness.ts';
 
 const ran: Outcome = { outcome: 'Advanced', reason: 'ran' };

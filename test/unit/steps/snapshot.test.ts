@@ -5,9 +5,9 @@ import { finalizerName } from '../../../src/shared/api/phases.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import type { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import type { VolumeSnapshot } from '../../../src/shared/kube/objects.ts';
-import { runOne } from '../../../src/steps/run.ts';
-import { snapshot } from '../../../src/steps/snapshot.ts';
-import { parseDuration } from '../../../src/steps/duration.ts';
+import { runOne } from '../../../src/steps/data/run.ts';
+import { snapshot } from '../../../src/steps/data/snapshot.ts';
+import { parseDuration } from '../../../src/shared/api/duration.ts';
 import { dataUpload, eventsOf, harness, pvc } from './harness.ts';
 
 const ref = { kind: 'DataUpload' as const, namespace: 'app', name: 'du-1' };

@@ -2,34 +2,22 @@
 // storage location, each run recorded in the location's status (history per repository, bounded) and as an Event.
 // `ferry-step maintenance --reconcile`: makes the per-location maintenance CronJobs match the locations
 // (./maintenance-cronjobs.ts). A repository a backup keeps locked is skipped and recorded so, never waited for long.
-import type { BackupStorageLocation, DataUpload, MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
-import { emitEvent } from '../shared/kube/events.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { updateStatus } from '../shared/kube/status.ts';
-import { listFolders } from '../engine/operations/storage.ts';
-import { repositoryAccess, s3Access, type S3Access } from '../shared/location/access.ts';
-import { repositoryLocation } from '../shared/location/repository.ts';
-import { rfc3339 } from '../shared/kube/conditions.ts';
-import type { Outcome } from './context.ts';
-import { defaultReadDataSubset, reconcileCronJobs, tasks } from './maintenance-cronjobs.ts';
-import { recordRun, worstOutcome } from './maintenance-history.ts';
-import { maintainRepository, type MaintenanceContext } from './maintenance-repository.ts';
+import type { BackupStorageLocation, DataUpload, MaintenanceRun, MaintenanceTask } from '../../shared/api/types.ts';
+import { emitEvent } from '../../shared/kube/events.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import { updateStatus } from '../../shared/kube/status.ts';
+import { listFolders } from '../../engine/operations/storage.ts';
+import { repositoryAccess, s3Access, type S3Access } from '../../shared/location/access.ts';
+import { repositoryLocation } from '../../shared/location/repository.ts';
+import { rfc3339 } from '../../shared/kube/conditions.ts';
+import type { Outcome } from '../context.ts';
+import { defaultReadDataSubset, reconcileCronJobs } from './cronjobs.ts';
+import { recordRun, worstOutcome } from './history.ts';
+import { maintainRepository, type MaintenanceContext } from './repository.ts';
 
 export type { MaintenanceContext };
 
 export type MaintenanceRequest = { mode: 'reconcile' } | { mode: 'run'; location: string; task: MaintenanceTask };
-
-export const maintenanceUsage = 'usage: ferry-step maintenance (<BackupStorageLocation> <prune|check|check-data> | --reconcile)';
-
-/** The arguments after `maintenance`. */
-export function parseMaintenanceArgs(args: readonly string[]): MaintenanceRequest {
-  if (args.length === 1 && args[0] === '--reconcile') return { mode: 'reconcile' };
-  const [location, task] = args;
-  if (args.length !== 2 || !location || location.startsWith('-') || !tasks.includes(task as MaintenanceTask)) {
-    throw new Error(`"${args.join(' ')}" does not name a storage location and a task; ${maintenanceUsage}`);
-  }
-  return { mode: 'run', location, task: task as MaintenanceTask };
-}
 
 /** "10%" as 0.1. */
 export function readDataFraction(subset: string | undefined): number {

@@ -1,8 +1,8 @@
 // The maintenance history in a BackupStorageLocation's status: per repository (source namespace) its latest runs,
 // newest first and bounded, the latest run of all for the printer columns, and a Maintained condition that turns
 // False when a run failed. Pure functions over the status; the caller writes it with optimistic concurrency.
-import type { BackupStorageLocationStatus, MaintenanceOutcome, MaintenanceRun, MaintenanceTask, RepositoryMaintenance } from '../shared/api/types.ts';
-import { setCondition, type ConditionInput } from '../shared/kube/conditions.ts';
+import type { BackupStorageLocationStatus, MaintenanceOutcome, MaintenanceRun, MaintenanceTask, RepositoryMaintenance } from '../../shared/api/types.ts';
+import { setCondition, type ConditionInput } from '../../shared/kube/conditions.ts';
 
 /** Runs kept per repository (the CRD allows at most this many). */
 export const historyLimit = 10;

@@ -3,22 +3,22 @@
 // of earlier runs still going, creates one DataUpload per PVC (named after schedule, PVC and scheduled minute, so
 // a retried pod creates nothing twice), records the run in status (including runs missed since the last one),
 // waits for the DataUploads to end, and after a run whose backups all Completed applies the retention policy.
-import { terminalPhases } from '../shared/api/phases.ts';
-import { apiVersion } from '../shared/api/types.ts';
-import type { BackupScheduleStatus, DataDownload, DataUpload, ScheduleRun } from '../shared/api/types.ts';
-import { findCondition, rfc3339, setCondition } from '../shared/kube/conditions.ts';
-import { isAlreadyExists, KubeError } from '../shared/kube/errors.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { planRetention } from '../shared/retention/plan.ts';
-import { isEmptyPolicy } from '../shared/retention/retention.ts';
-import { nextRun, parseCron } from '../shared/schedule/cron.ts';
-import type { CronSchedule } from '../shared/schedule/cron.ts';
-import { jitterDelay, runID, runUploadName, scheduleAnnotations, scheduleLabel, scheduleLabels, scheduledTimeOfJob, scheduleSelector } from '../shared/schedule/names.ts';
-import { matchesSelector, selectsSomething } from '../shared/schedule/selector.ts';
-import type { Outcome } from './context.ts';
-import { parseDuration } from './duration.ts';
-import { readSchedule, scheduleEvent, writeScheduleStatus } from './schedule-context.ts';
-import type { Schedule, ScheduleContext, ScheduleRef } from './schedule-context.ts';
+import { terminalPhases } from '../../shared/api/phases.ts';
+import { apiVersion } from '../../shared/api/types.ts';
+import type { BackupScheduleStatus, DataDownload, DataUpload, ScheduleRun } from '../../shared/api/types.ts';
+import { findCondition, rfc3339, setCondition } from '../../shared/kube/conditions.ts';
+import { isAlreadyExists, KubeError } from '../../shared/kube/errors.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import { planRetention } from '../../shared/retention/plan.ts';
+import { isEmptyPolicy } from '../../shared/retention/retention.ts';
+import { nextRun, parseCron } from '../../shared/schedule/cron.ts';
+import type { CronSchedule } from '../../shared/schedule/cron.ts';
+import { jitterDelay, runID, runUploadName, scheduleAnnotations, scheduleLabel, scheduleLabels, scheduledTimeOfJob, scheduleSelector } from '../../shared/schedule/names.ts';
+import { matchesSelector, selectsSomething } from '../../shared/schedule/selector.ts';
+import type { Outcome } from '../context.ts';
+import { parseDuration } from '../../shared/api/duration.ts';
+import { readSchedule, scheduleEvent, writeScheduleStatus } from './context.ts';
+import type { Schedule, ScheduleContext, ScheduleRef } from './context.ts';
 
 type Upload = DataUpload & KubeObject;
 type RunPVC = NonNullable<ScheduleRun['pvcs']>[number];

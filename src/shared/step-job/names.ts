@@ -1,7 +1,7 @@
 // Deterministic names of everything a step creates, so a step run again finds what an earlier run made ("already
 // exists" is success); their labels are the step-Job contract's resourceLabels, so `kubectl get ... -l
 // ferry.dev/uid=<uid>` finds all of it.
-import type { FerryResource } from '../shared/api/types.ts';
+import type { FerryResource } from '../api/types.ts';
 
 /** The native VolumeSnapshot the snapshot step takes, in the PVC's namespace. */
 export function nativeSnapshotName(r: FerryResource): string {

@@ -5,14 +5,14 @@
 // Git) reach the CronJobs on its next run. By hand, a run is `kubectl create job --from=cronjob/<name> <job>`.
 // The location's two Secrets are volumes of its CronJobs' pods: the maintenance account reads no Secret.
 import { createHash } from 'node:crypto';
-import type { BackupStorageLocation, MaintenanceTask } from '../shared/api/types.ts';
-import { apiVersion } from '../shared/api/types.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
-import { fitted, labelValue } from '../shared/kube/names.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { locationSecretNames, mountSecrets } from '../shared/location/mounted-secrets.ts';
-import { stepContainer } from '../shared/step-job/contract.ts';
-import type { MaintenanceContext } from './maintenance-repository.ts';
+import type { BackupStorageLocation, MaintenanceTask } from '../../shared/api/types.ts';
+import { apiVersion } from '../../shared/api/types.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { fitted, labelValue } from '../../shared/kube/names.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import { locationSecretNames, mountSecrets } from '../../shared/location/mounted-secrets.ts';
+import { stepContainer } from '../../shared/step-job/contract.ts';
+import type { MaintenanceContext } from './repository.ts';
 
 export const templateCronJob = 'ferry-step-maintenance';
 export const tasks: readonly MaintenanceTask[] = ['prune', 'check', 'check-data'];

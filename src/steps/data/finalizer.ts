@@ -1,10 +1,10 @@
 // Adding and removing ferry's finalizer with optimistic concurrency: a patch carrying the resourceVersion it was
 // computed from, redone on a Conflict, so another writer's finalizers are never lost.
-import { finalizerName } from '../shared/api/phases.ts';
-import type { FerryResource } from '../shared/api/types.ts';
-import { isConflict } from '../shared/kube/errors.ts';
-import { keyOf, type KubeObject } from '../shared/kube/kube.ts';
-import type { StepContext } from './context.ts';
+import { finalizerName } from '../../shared/api/phases.ts';
+import type { FerryResource } from '../../shared/api/types.ts';
+import { isConflict } from '../../shared/kube/errors.ts';
+import { keyOf, type KubeObject } from '../../shared/kube/kube.ts';
+import type { StepContext } from '../context.ts';
 
 async function setFinalizers(ctx: StepContext, r: FerryResource, edit: (list: string[]) => string[] | undefined): Promise<FerryResource | undefined> {
   let current: FerryResource | undefined = r;

@@ -1,8 +1,8 @@
 // How ferry's repository snapshots are tagged, so the parent of a backup (the last one of the same PVC) and the
 // snapshot of a given DataUpload can be found from the repository alone, with restic too
 // (`restic snapshots --tag ferry.dev/pvc=data`).
-import type { DataUpload } from '../shared/api/types.ts';
-import { findLatest, type SnapshotEntry } from '../engine/operations/snapshots.ts';
+import type { DataUpload } from '../../shared/api/types.ts';
+import { findLatest, type SnapshotEntry } from '../../engine/operations/snapshots.ts';
 
 export function namespaceTag(du: DataUpload): string {
   return `ferry.dev/namespace=${du.metadata.namespace}`;

@@ -5,17 +5,17 @@
 //
 // check takes the exclusive lock too, as restic's does (src/engine/operations/check.ts says why). A check skipped for
 // a backup costs a day's delay; a false alarm (or a real fault blamed on a backup) costs trust.
-import type { MaintenanceRun, MaintenanceTask } from '../shared/api/types.ts';
-import { LockConflictError, NoRepositoryError } from '../engine/operations/errors.ts';
-import { openRepository, type Repository } from '../engine/operations/open.ts';
-import type { listFolders } from '../engine/operations/storage.ts';
-import { liveLocks, unlock } from '../engine/operations/unlock.ts';
-import type { RepositoryAccess } from '../shared/location/access.ts';
-import { check } from '../engine/operations/check.ts';
-import { prune } from '../engine/operations/prune.ts';
-import { rfc3339 } from '../shared/kube/conditions.ts';
-import type { StepContext } from './context.ts';
-import { removeDeadStepLocks } from './stale-locks.ts';
+import type { MaintenanceRun, MaintenanceTask } from '../../shared/api/types.ts';
+import { LockConflictError, NoRepositoryError } from '../../engine/operations/errors.ts';
+import { openRepository, type Repository } from '../../engine/operations/open.ts';
+import type { listFolders } from '../../engine/operations/storage.ts';
+import { liveLocks, unlock } from '../../engine/operations/unlock.ts';
+import type { RepositoryAccess } from '../../shared/location/access.ts';
+import { check } from '../../engine/operations/check.ts';
+import { prune } from '../../engine/operations/prune.ts';
+import { rfc3339 } from '../../shared/kube/conditions.ts';
+import type { StepContext } from '../context.ts';
+import { removeDeadStepLocks } from '../stale-locks.ts';
 
 /**
  * What maintenance needs of a step's context: it works on a storage location, not on one resource. `listFolders`

@@ -1,6 +1,6 @@
 // Waiting for something another controller does (a snapshot becoming ready, a PVC binding), by polling: simple,
 // and a step that crashes mid-wait loses nothing.
-import type { StepContext } from './context.ts';
+import type { StepContext } from '../context.ts';
 
 /**
  * Polls `check` until it returns a value, then returns it. After `timeoutMs` it returns undefined; the caller

@@ -1,11 +1,11 @@
 // What one resource needs next, decided from its status and its step Jobs alone: nothing, a step Job (with its
 // attempt number), a move to Canceling, or giving up. The webhook asks right after a transition and only ever
 // starts a step that has no Job yet; the sweep also retries failed Jobs and gives up after the last attempt.
-import { canCancel, dueStep, finalizerName } from '../shared/api/phases.ts';
-import type { FerryResource, Phase, StepName } from '../shared/api/types.ts';
-import { isOurs } from '../shared/step-job/contract.ts';
-import { jobsOfStep } from '../shared/step-job/jobs.ts';
-import type { StepJob } from '../shared/step-job/jobs.ts';
+import { canCancel, dueStep, finalizerName } from '../api/phases.ts';
+import type { FerryResource, Phase, StepName } from '../api/types.ts';
+import { isOurs } from '../step-job/contract.ts';
+import { jobsOfStep } from '../step-job/jobs.ts';
+import type { StepJob } from '../step-job/jobs.ts';
 
 export type Decision =
   | { action: 'none'; why: string }
@@ -21,6 +21,13 @@ export interface DecideOptions {
   now: number;
   /** a Job that finished this recently may still have its status update on the way */
   settleMs: number;
+}
+
+/** Why the resource is to move to Canceling now (a cancel request or a deletion in a phase that allows it), if it is. */
+export function cancelReason(resource: FerryResource): string | undefined {
+  const deleting = resource.metadata.deletionTimestamp !== undefined;
+  if (!(resource.spec.cancel === true || deleting) || !canCancel(resource.status?.phase ?? 'New')) return undefined;
+  return resource.spec.cancel === true ? 'spec.cancel is set' : `the ${resource.kind} is being deleted`;
 }
 
 function nextAttempt(resource: FerryResource, step: StepName, jobs: readonly StepJob[]): number {
@@ -47,9 +54,8 @@ export function decide(resource: FerryResource, jobs: readonly StepJob[], opts: 
   if (!isOurs(resource)) return { action: 'none', why: `spec.dataMover is "${resource.spec.dataMover}", not ferry` };
   const phase = resource.status?.phase ?? 'New';
   const deleting = resource.metadata.deletionTimestamp !== undefined;
-  if ((resource.spec.cancel === true || deleting) && canCancel(phase)) {
-    return { action: 'cancel', why: resource.spec.cancel === true ? 'spec.cancel is set' : `the ${resource.kind} is being deleted` };
-  }
+  const cancel = cancelReason(resource);
+  if (cancel) return { action: 'cancel', why: cancel };
   const step = dueStep(resource.kind, { phase, deleting });
   if (!step) return { action: 'none', why: `phase ${phase} needs no step` };
   if (step === 'delete' && !(resource.metadata.finalizers ?? []).includes(finalizerName)) {

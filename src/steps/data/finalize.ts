@@ -2,14 +2,15 @@
 // in ferry's namespace go on success, failure and cancel alike; the native VolumeSnapshot ferry took goes too,
 // unless it is the backup itself (snapshotMoveData false, completed). A completed restore first hands its volume
 // to the target PVC, which therefore binds only once the data is complete.
-import type { DataUpload, FerryResource, Phase } from '../shared/api/types.ts';
-import { nextPhase } from '../shared/api/phases.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import type { PersistentVolume } from '../shared/kube/objects.ts';
-import type { Outcome, StepContext } from './context.ts';
+import type { DataUpload, FerryResource, Phase } from '../../shared/api/types.ts';
+import { nextPhase } from '../../shared/api/phases.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import type { PersistentVolume } from '../../shared/kube/objects.ts';
+import type { Outcome, StepContext } from '../context.ts';
 import { bindRestoredVolume, keptByTarget } from './bind.ts';
-import { labels, uidSelector } from '../shared/step-job/contract.ts';
-import { uidOf } from './names.ts';
+import { labels, uidSelector } from '../../shared/step-job/contract.ts';
+import { uidOf } from '../../shared/step-job/names.ts';
+import { dataStep } from './description.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 
@@ -103,3 +104,5 @@ async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phas
   await ctx.kube.delete({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name }, { uid: vs.metadata.uid }).catch(ignoreGoneOrReplaced);
   ctx.log.info('deleted the native VolumeSnapshot', { volumeSnapshot: name });
 }
+
+export const finalizeStep = dataStep('finalize', finalize);

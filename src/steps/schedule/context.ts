@@ -1,11 +1,11 @@
 // What the two schedule commands share: `ferry-step schedule` (reconcile a BackupSchedule's CronJob) and
 // `ferry-step schedule-run` (one run, in the CronJob's pod). They work on a schedule, not on a DataUpload or
 // DataDownload, so they take a smaller context than the phase steps, and write the schedule's status and Events.
-import type { BackupSchedule } from '../shared/api/types.ts';
-import { emitEvent } from '../shared/kube/events.ts';
-import type { Kube, KubeObject } from '../shared/kube/kube.ts';
-import type { Logger } from '../shared/kube/logger.ts';
-import { updateStatus } from '../shared/kube/status.ts';
+import type { BackupSchedule } from '../../shared/api/types.ts';
+import { emitEvent } from '../../shared/kube/events.ts';
+import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
+import type { Logger } from '../../shared/kube/logger.ts';
+import { updateStatus } from '../../shared/kube/status.ts';
 
 export type Schedule = BackupSchedule & KubeObject;
 

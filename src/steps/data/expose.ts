@@ -5,16 +5,17 @@
 // ferry's namespace, and a PVC is made from that. The transfer pod mounts it (read-only).
 // Restore (DataDownload, New): an empty PVC in ferry's namespace of the target's size, class and volume mode; the
 // transfer pod fills it and finalize hands its volume to the target PVC.
-import type { DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import type { PersistentVolumeClaim, StorageClass, VolumeSnapshot, VolumeSnapshotContent } from '../shared/kube/objects.ts';
-import { pvcRequest } from '../shared/kube/objects.ts';
-import { formatQuantity, maxQuantity, parseQuantity } from '../shared/kube/quantity.ts';
-import type { Outcome, StepContext } from './context.ts';
+import type { DataDownload, DataUpload, FerryResource } from '../../shared/api/types.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import type { PersistentVolumeClaim, StorageClass, VolumeSnapshot, VolumeSnapshotContent } from '../../shared/kube/objects.ts';
+import { pvcRequest } from '../../shared/kube/objects.ts';
+import { formatQuantity, maxQuantity, parseQuantity } from '../../shared/kube/quantity.ts';
+import type { Outcome, StepContext } from '../context.ts';
+import { dataStep } from './description.ts';
 import { StepFailure } from './failure.ts';
-import { resourceLabels } from '../shared/step-job/contract.ts';
-import { exposureName } from './names.ts';
+import { resourceLabels } from '../../shared/step-job/contract.ts';
+import { exposureName } from '../../shared/step-job/names.ts';
 import { operationTimeoutMs } from './snapshot.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
@@ -218,3 +219,5 @@ async function sizeFromUpload(ctx: StepContext, du: DataUpload | undefined): Pro
   // a block device needs exactly its size; a filesystem needs room for metadata on top of the file data
   return du.status?.volumeMode === 'Block' ? formatQuantity(Math.ceil(bytes / mi) * mi) : formatQuantity(Math.ceil((bytes * 1.25 + 64 * mi) / mi) * mi);
 }
+
+export const exposeStep = dataStep('expose', expose);

@@ -3,9 +3,9 @@
 // transfer writes, and it must not collide with phase changes). A write still in flight is never overlapped,
 // and a failed write is only logged: progress is a courtesy, the data is the job. Every progress written carries
 // `percent`, since the Progress% printer column reads a field and cannot divide.
-import type { FerryResource, Progress } from '../shared/api/types.ts';
-import { keyOf, type KubeObject } from '../shared/kube/kube.ts';
-import type { StepContext } from './context.ts';
+import type { FerryResource, Progress } from '../../shared/api/types.ts';
+import { keyOf, type KubeObject } from '../../shared/kube/kube.ts';
+import type { StepContext } from '../context.ts';
 
 /**
  * Progress with its whole percentage (rounded down, so 100 means done); a total below the bytes done is raised. While

@@ -1,11 +1,11 @@
 // Opening the repository a resource uses (its location, its source namespace), creating it on a first backup, and
 // how a step waits for its locks.
-import type { DataDownload, FerryResource } from '../shared/api/types.ts';
-import { repositoryAccess } from '../shared/location/access.ts';
-import type { LockingOptions } from '../engine/operations/locked.ts';
-import { openOrInit, type Repository } from '../engine/operations/open.ts';
-import type { StepContext } from './context.ts';
-import { removeDeadStepLocks } from './stale-locks.ts';
+import type { DataDownload, FerryResource } from '../../shared/api/types.ts';
+import { repositoryAccess } from '../../shared/location/access.ts';
+import type { LockingOptions } from '../../engine/operations/locked.ts';
+import { openOrInit, type Repository } from '../../engine/operations/open.ts';
+import type { StepContext } from '../context.ts';
+import { removeDeadStepLocks } from '../stale-locks.ts';
 
 /** The namespace whose repository holds the resource's data: a DataDownload may read another namespace's. */
 export function repositoryNamespace(r: FerryResource): string {

@@ -3,14 +3,15 @@
 // finalizer so Kubernetes can delete it. A failure leaves the finalizer and says why in status; the sweep tries
 // again later. So does a restore still reading the backup: this step is the one place every deletion passes
 // (retention, expiry, a user's kubectl delete), and it sees DataDownloads in every namespace.
-import type { DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
-import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { forget } from '../engine/operations/forget.ts';
-import type { SnapshotEntry } from '../engine/operations/snapshots.ts';
-import { NoRepositoryError } from '../engine/operations/errors.ts';
-import { readerOf } from '../shared/retention/plan.ts';
-import type { Outcome, StepContext } from './context.ts';
+import type { DataDownload, DataUpload, FerryResource } from '../../shared/api/types.ts';
+import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import { forget } from '../../engine/operations/forget.ts';
+import type { SnapshotEntry } from '../../engine/operations/snapshots.ts';
+import { NoRepositoryError } from '../../engine/operations/errors.ts';
+import { readerOf } from '../../shared/retention/plan.ts';
+import type { Outcome, StepContext } from '../context.ts';
+import { dataStep } from './description.ts';
 import { removeFinalizer } from './finalizer.ts';
 import { openRepository, stepLocking } from './repository.ts';
 import { snapshotsOf } from './tags.ts';
@@ -106,3 +107,5 @@ async function recordDeleteFailure(ctx: StepContext, r: DataUpload, message: str
   });
   await event(ctx, r, { type: 'Warning', reason: 'DeleteFailed', note: message });
 }
+
+export const deleteStep = dataStep('delete', deleteData);

@@ -2,10 +2,10 @@
 // `ferry-step-transfer-backup` or `-restore`), read at dispatch time so an edit in Git applies to the next Job. The
 // template keeps the pod (image, resources, securityContext, scheduling); ferry adds the name, the labels that find
 // every Job of a resource, the resource to work on, for transfer the exposed volume, and the location's Secrets.
-import type { FerryResource, ResourceKind, StepName } from '../shared/api/types.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { mountSecrets } from '../shared/location/mounted-secrets.ts';
-import { hostnameLabel, jobName, mounts, resourceAnnotation, resourceRef, stepContainer, stepEnv, stepJobLabels } from '../shared/step-job/contract.ts';
+import type { FerryResource, ResourceKind, StepName } from '../api/types.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import { mountSecrets } from '../location/mounted-secrets.ts';
+import { hostnameLabel, jobName, mounts, resourceAnnotation, resourceRef, stepContainer, stepEnv, stepJobLabels } from './contract.ts';
 
 /**
  * A backup's transfer only reads its volume, a restore's writes owners, modes and device nodes: two templates, so

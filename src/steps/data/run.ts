@@ -2,12 +2,12 @@
 // runner owns what all steps share: finding the resource, leaving other data movers' resources alone, waiting
 // briefly for the resource to reach the step's phase (the dispatcher may start a Job before the status write that
 // caused it is visible), turning a cancel request or a deletion into Canceling, and recording permanent failures.
-import { dueStep, phasesOf, finalizerName } from '../shared/api/phases.ts';
-import type { FerryResource, Phase } from '../shared/api/types.ts';
-import { canCancel } from '../shared/api/phases.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { isOurs, resourceRef, type ResourceRef } from '../shared/step-job/contract.ts';
-import type { Outcome, Step, StepContext } from './context.ts';
+import { dueStep, phasesOf, finalizerName } from '../../shared/api/phases.ts';
+import type { FerryResource, Phase } from '../../shared/api/types.ts';
+import { canCancel } from '../../shared/api/phases.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import { isOurs, resourceRef, type ResourceRef } from '../../shared/step-job/contract.ts';
+import type { Outcome, Step, StepContext } from '../context.ts';
 import { failureReason, isPermanentFailure, PhaseMovedError } from './failure.ts';
 import { fail, transition } from './transition.ts';
 

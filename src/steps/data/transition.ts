@@ -2,14 +2,14 @@
 // (phase, message, the step's record, a condition, whatever the step learned), then an Event saying why. If
 // the resource left that phase meanwhile (a cancel, the sweep, a second copy of the Job), nothing is written and
 // the step stands down.
-import type { FerryResource, Phase } from '../shared/api/types.ts';
-import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
-import { emitEvent } from '../shared/kube/events.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import { updateStatus } from '../shared/kube/status.ts';
-import type { StepContext } from './context.ts';
+import type { FerryResource, Phase } from '../../shared/api/types.ts';
+import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
+import { emitEvent } from '../../shared/kube/events.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import { updateStatus } from '../../shared/kube/status.ts';
+import type { StepContext } from '../context.ts';
 import { PhaseMovedError } from './failure.ts';
-import { resourceRef } from '../shared/step-job/contract.ts';
+import { resourceRef } from '../../shared/step-job/contract.ts';
 
 type Status<T extends FerryResource> = NonNullable<T['status']>;
 

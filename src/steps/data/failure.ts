@@ -1,8 +1,8 @@
 // Failures retrying cannot fix (a missing PVC, a wrong password, a snapshot that never became ready): the
 // runner records them as phase Failing with the message, and finalize cleans up. Everything else is treated as
 // transient: the process exits non-zero and the Job (or the sweep) runs the step again.
-import { LocationError } from '../shared/location/access.ts';
-import { AmbiguousSnapshotIDError, isPermanent, RepositoryError, RestoreError, SnapshotNotFoundError } from '../engine/operations/errors.ts';
+import { LocationError } from '../../shared/location/access.ts';
+import { AmbiguousSnapshotIDError, isPermanent, RepositoryError, RestoreError, SnapshotNotFoundError } from '../../engine/operations/errors.ts';
 
 export class StepFailure extends Error {
   override name = 'StepFailure';

@@ -2,17 +2,17 @@
 // BackupSchedule): makes the schedule's CronJob in its namespace from the template jobs/schedule-run.yaml, with
 // the schedule, time zone and suspend of the spec, run by its own ServiceAccount bound to ferry-schedule-run. All
 // three are owned by the schedule, so Kubernetes deletes them with it. Idempotent: running it again converges.
-import { apiVersion } from '../shared/api/types.ts';
-import { rfc3339, setCondition } from '../shared/kube/conditions.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
-import type { KubeObject } from '../shared/kube/kube.ts';
-import type { KindName } from '../shared/kube/resources.ts';
-import { nextRun, parseCron } from '../shared/schedule/cron.ts';
-import { cronJobName, runClusterRole, runTemplate, scheduleLabel, scheduleLabels } from '../shared/schedule/names.ts';
-import type { Outcome } from './context.ts';
-import { readSchedule, scheduleEvent, writeScheduleStatus } from './schedule-context.ts';
-import type { Schedule, ScheduleContext, ScheduleRef } from './schedule-context.ts';
-import { stepContainer } from '../shared/step-job/contract.ts';
+import { apiVersion } from '../../shared/api/types.ts';
+import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
+import type { KindName } from '../../shared/kube/resources.ts';
+import { nextRun, parseCron } from '../../shared/schedule/cron.ts';
+import { cronJobName, runClusterRole, runTemplate, scheduleLabel, scheduleLabels } from '../../shared/schedule/names.ts';
+import type { Outcome } from '../context.ts';
+import { readSchedule, scheduleEvent, writeScheduleStatus } from './context.ts';
+import type { Schedule, ScheduleContext, ScheduleRef } from './context.ts';
+import { stepContainer } from '../../shared/step-job/contract.ts';
 
 function ownerOf(s: Schedule): NonNullable<KubeObject['metadata']['ownerReferences']>[number] {
   return { apiVersion, kind: 'BackupSchedule', name: s.metadata.name, uid: s.metadata.uid ?? '', controller: true };

@@ -1,15 +1,16 @@
 // snapshot (DataUpload, phase New): take a CSI VolumeSnapshot of the source PVC (or use the one named in
 // spec.csiSnapshot), wait until it is ready within operationTimeout, and record it with the PVC's volume mode.
 // With snapshotMoveData false the snapshot is the backup: the resource goes straight to Finalizing.
-import type { DataUpload, FerryResource } from '../shared/api/types.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
-import type { PersistentVolumeClaim, VolumeSnapshot } from '../shared/kube/objects.ts';
-import type { Outcome, StepContext } from './context.ts';
-import { parseDuration } from './duration.ts';
+import type { DataUpload, FerryResource } from '../../shared/api/types.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import type { PersistentVolumeClaim, VolumeSnapshot } from '../../shared/kube/objects.ts';
+import type { Outcome, StepContext } from '../context.ts';
+import { parseDuration } from '../../shared/api/duration.ts';
+import { dataStep } from './description.ts';
 import { StepFailure } from './failure.ts';
 import { addFinalizer } from './finalizer.ts';
-import { resourceLabels } from '../shared/step-job/contract.ts';
-import { nativeSnapshotName } from './names.ts';
+import { resourceLabels } from '../../shared/step-job/contract.ts';
+import { nativeSnapshotName } from '../../shared/step-job/names.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 
@@ -81,3 +82,5 @@ async function createSnapshot(ctx: StepContext, du: DataUpload, name: string): P
     if (!isAlreadyExists(err)) throw err;
   }
 }
+
+export const snapshotStep = dataStep('snapshot', snapshot);

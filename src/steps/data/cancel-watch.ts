@@ -1,9 +1,9 @@
 // Watching a resource during a long transfer: polls it every second or so and aborts the transfer's signal when
 // a cancel is requested, the resource is being deleted or is gone, or it left the transfer's phases (the sweep
 // marked it Failed). Polling keeps it simple and survives apiserver restarts; one GET a second is cheap.
-import type { FerryResource, Phase } from '../shared/api/types.ts';
-import { keyOf, type KubeObject } from '../shared/kube/kube.ts';
-import type { StepContext } from './context.ts';
+import type { FerryResource, Phase } from '../../shared/api/types.ts';
+import { keyOf, type KubeObject } from '../../shared/kube/kube.ts';
+import type { StepContext } from '../context.ts';
 
 export type StopReason = 'cancel' | 'deleting' | 'gone' | 'moved';
 

@@ -3,14 +3,14 @@
 // is labelled for it, then the target PVC is created bound to it (or, if the user made it already, the volume
 // controller binds the two). The target PVC therefore has no volume until the data is complete. Every stage is
 // checked before it is done, so a finalize run again picks up where a crashed one stopped.
-import type { DataDownload } from '../shared/api/types.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
-import { labelValue } from '../shared/kube/names.ts';
-import type { PersistentVolume, PersistentVolumeClaim } from '../shared/kube/objects.ts';
-import { labels, resourceLabels, uidSelector } from '../shared/step-job/contract.ts';
-import type { StepContext } from './context.ts';
+import type { DataDownload } from '../../shared/api/types.ts';
+import { isAlreadyExists } from '../../shared/kube/errors.ts';
+import { labelValue } from '../../shared/kube/names.ts';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../shared/kube/objects.ts';
+import { labels, resourceLabels, uidSelector } from '../../shared/step-job/contract.ts';
+import type { StepContext } from '../context.ts';
 import { StepFailure } from './failure.ts';
-import { exposureName, uidOf } from './names.ts';
+import { exposureName, uidOf } from '../../shared/step-job/names.ts';
 import { waitFor } from './wait.ts';
 
 /** On the restored PV: which PVC it was restored for (a PVC made beforehand may select it with this label). */

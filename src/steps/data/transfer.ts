@@ -6,16 +6,17 @@
 // uploaded, and a snapshot the crashed run managed to save is taken as the result).
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../shared/api/types.ts';
-import { phasesOf } from '../shared/api/phases.ts';
-import { startBackupAhead, startRestoreAhead } from '../engine/operations/ahead.ts';
-import { backup } from '../engine/operations/backup.ts';
-import { forget } from '../engine/operations/forget.ts';
-import type { Repository } from '../engine/operations/open.ts';
-import { restore } from '../engine/operations/restore.ts';
-import type { SnapshotEntry } from '../engine/operations/snapshots.ts';
+import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../../shared/api/types.ts';
+import { phasesOf } from '../../shared/api/phases.ts';
+import { startBackupAhead, startRestoreAhead } from '../../engine/operations/ahead.ts';
+import { backup } from '../../engine/operations/backup.ts';
+import { forget } from '../../engine/operations/forget.ts';
+import type { Repository } from '../../engine/operations/open.ts';
+import { restore } from '../../engine/operations/restore.ts';
+import type { SnapshotEntry } from '../../engine/operations/snapshots.ts';
 import { CancelWatch } from './cancel-watch.ts';
-import type { Outcome, StepContext } from './context.ts';
+import type { Outcome, StepContext } from '../context.ts';
+import { dataStep } from './description.ts';
 import { deviceSize, exists } from './device.ts';
 import { StepFailure } from './failure.ts';
 import { finishedProgress, ProgressWriter, progressOf } from './progress-writer.ts';
@@ -173,3 +174,5 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
 async function emptyDirectory(dir: string): Promise<void> {
   for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
 }
+
+export const transferStep = dataStep('transfer', transfer);

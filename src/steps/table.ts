@@ -1,0 +1,31 @@
+// Every step `ferry-step` runs, by the names in the shared list (src/shared/api/types.ts stepCommands): the five
+// data steps, the two schedule commands and maintenance. Keyed by that list, so a name without a description, or
+// a description without a name, does not compile.
+import type { StepCommand } from '../shared/api/types.ts';
+import { stepCommands } from '../shared/api/types.ts';
+import { deleteStep } from './data/delete.ts';
+import { exposeStep } from './data/expose.ts';
+import { finalizeStep } from './data/finalize.ts';
+import { snapshotStep } from './data/snapshot.ts';
+import { transferStep } from './data/transfer.ts';
+import type { StepDescription } from './description.ts';
+import { maintenanceStep } from './maintenance/command.ts';
+import { scheduleRunStep, scheduleStep } from './schedule/command.ts';
+
+export const stepTable: Readonly<Record<StepCommand, StepDescription>> = {
+  snapshot: snapshotStep,
+  expose: exposeStep,
+  transfer: transferStep,
+  finalize: finalizeStep,
+  delete: deleteStep,
+  schedule: scheduleStep,
+  'schedule-run': scheduleRunStep,
+  maintenance: maintenanceStep,
+};
+
+export function findStep(name: string): StepDescription | undefined {
+  return Object.hasOwn(stepTable, name) ? stepTable[name as StepCommand] : undefined;
+}
+
+/** Every step's usage line, in the shared list's order. */
+export const stepUsage = stepCommands.map((name, i) => `${i === 0 ? 'usage:' : '   or:'} ${stepTable[name].usage}`).join('\n');
