@@ -46,7 +46,10 @@ Runs the benchmark suite of issue 7 and writes bench/results/bench-<scale>-<time
 Data goes under $FERRY_BENCH_DIR (default /work/scratch/bench).`;
 
 function list<T extends string>(value: string, allowed: readonly T[], flag: string): T[] {
-  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const item of items) {
     if (!allowed.includes(item as T)) throw new Error(`${flag} "${item}" is not one of ${allowed.join(', ')}.`);
   }
@@ -63,9 +66,19 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   const quick = argv.includes('--quick');
   const dir = env.FERRY_BENCH_DIR || '/work/scratch/bench';
   const config: BenchConfig = {
-    quick, scaleName: quick ? 'quick' : 'full', scales: quick ? quickScales : fullScales, reps: quick ? 2 : 3, seed: 1,
-    dir, results: join(import.meta.dirname, 'results'), datasets: ['A', 'B', 'C'], peers: ['ferry', 'restic', 'kopia'],
-    targets: ['local', 'minio'], changeFraction: 0.01, timeoutSeconds: quick ? 900 : 4 * 3600, kernels: true,
+    quick,
+    scaleName: quick ? 'quick' : 'full',
+    scales: quick ? quickScales : fullScales,
+    reps: quick ? 2 : 3,
+    seed: 1,
+    dir,
+    results: join(import.meta.dirname, 'results'),
+    datasets: ['A', 'B', 'C'],
+    peers: ['ferry', 'restic', 'kopia'],
+    targets: ['local', 'minio'],
+    changeFraction: 0.01,
+    timeoutSeconds: quick ? 900 : 4 * 3600,
+    kernels: true,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];

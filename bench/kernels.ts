@@ -77,7 +77,9 @@ async function minioIngest(dir: string, seconds: number, parallel: number): Prom
   const place = await target.fresh(`kernels-${parallel}-${Date.now().toString(36)}`);
   if (place.kind !== 's3') throw new Error('The MinIO target gave a local place.');
   const client = new S3Client({
-    endpoint: place.endpoint, region: 'us-east-1', forcePathStyle: true,
+    endpoint: place.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
     credentials: { accessKeyId: place.accessKey, secretAccessKey: place.secretKey },
   });
   try {
@@ -147,7 +149,11 @@ export async function runKernels(opts: KernelOptions): Promise<KernelResult[]> {
   };
   const s = opts.seconds;
   if (opts.readFile) {
-    add('read, page cache (1 MiB reads)', await cachedReadRate(opts.readFile, s), opts.readFile.split('/').slice(-2).join('/'));
+    add(
+      'read, page cache (1 MiB reads)',
+      await cachedReadRate(opts.readFile, s),
+      opts.readFile.split('/').slice(-2).join('/'),
+    );
     try {
       add('read, disk (dd O_DIRECT, 1 MiB reads)', await directReadRate(opts.readFile), 'past the page cache');
     } catch (err) {
@@ -157,34 +163,80 @@ export async function runKernels(opts: KernelOptions): Promise<KernelResult[]> {
   const random = randomBytes(1, 'kernels-random', 16 * MiB);
   const text = textBytes(1, 'kernels-text', 16 * MiB);
   const oneMiB = random.subarray(0, MiB);
-  add('SHA-256 (node:crypto)', rate(MiB, s, () => createHash('sha256').update(oneMiB).digest()), '1 MiB buffers');
+  add(
+    'SHA-256 (node:crypto)',
+    rate(MiB, s, () => createHash('sha256').update(oneMiB).digest()),
+    '1 MiB buffers',
+  );
   const key = randomBytes(1, 'key', 32);
-  add('AES-256-CTR (node:crypto)', rate(MiB, s, () => createCipheriv('aes-256-ctr', key, Buffer.alloc(16)).update(oneMiB)), '1 MiB buffers');
-  add('Poly1305, WebAssembly kernel', rate(MiB, s, () => poly1305Wasm(oneMiB, key)), 'src/engine/crypto/poly1305-wasm.ts');
-  add('Poly1305, JS kernel', rate(MiB, s, () => poly1305JS(oneMiB, key)), 'reference kernel');
+  add(
+    'AES-256-CTR (node:crypto)',
+    rate(MiB, s, () => createCipheriv('aes-256-ctr', key, Buffer.alloc(16)).update(oneMiB)),
+    '1 MiB buffers',
+  );
+  add(
+    'Poly1305, WebAssembly kernel',
+    rate(MiB, s, () => poly1305Wasm(oneMiB, key)),
+    'src/engine/crypto/poly1305-wasm.ts',
+  );
+  add(
+    'Poly1305, JS kernel',
+    rate(MiB, s, () => poly1305JS(oneMiB, key)),
+    'reference kernel',
+  );
   const randomPacked = compress(random);
   const textPacked = compress(text);
-  add('zstd -3 compress, random', rate(random.length, s, () => compress(random)), `ratio ${(random.length / randomPacked.length).toFixed(2)}`);
-  add('zstd -3 compress, text', rate(text.length, s, () => compress(text)), `ratio ${(text.length / textPacked.length).toFixed(2)}`);
-  add('zstd decompress, random', rate(random.length, s, () => decompress(randomPacked, random.length)));
-  add('zstd decompress, text', rate(text.length, s, () => decompress(textPacked, text.length)));
+  add(
+    'zstd -3 compress, random',
+    rate(random.length, s, () => compress(random)),
+    `ratio ${(random.length / randomPacked.length).toFixed(2)}`,
+  );
+  add(
+    'zstd -3 compress, text',
+    rate(text.length, s, () => compress(text)),
+    `ratio ${(text.length / textPacked.length).toFixed(2)}`,
+  );
+  add(
+    'zstd decompress, random',
+    rate(random.length, s, () => decompress(randomPacked, random.length)),
+  );
+  add(
+    'zstd decompress, text',
+    rate(text.length, s, () => decompress(textPacked, text.length)),
+  );
   for (const kernel of ['wasm', 'js'] as const) {
-    add(`Rabin chunker, ${kernel === 'wasm' ? 'WebAssembly' : 'JS'} kernel`, rate(random.length, s, () => {
-      const chunker = new Chunker(polynomial, { kernel });
-      for (let at = 0; at < random.length;) {
-        const cut = chunker.next(random, at);
-        if (cut < 0) break;
-        at = cut;
-      }
-    }), 'boundaries of restic/chunker');
+    add(
+      `Rabin chunker, ${kernel === 'wasm' ? 'WebAssembly' : 'JS'} kernel`,
+      rate(random.length, s, () => {
+        const chunker = new Chunker(polynomial, { kernel });
+        for (let at = 0; at < random.length;) {
+          const cut = chunker.next(random, at);
+          if (cut < 0) break;
+          at = cut;
+        }
+      }),
+      'boundaries of restic/chunker',
+    );
   }
   if (opts.copy) {
     const copied = await copyTreeRate(opts.copy);
-    add('copy into a fresh filesystem (cp -a, from the page cache)', copied.bytesPerSecond, `${opts.copy.files} files; into ${copied.on}`);
+    add(
+      'copy into a fresh filesystem (cp -a, from the page cache)',
+      copied.bytesPerSecond,
+      `${opts.copy.files} files; into ${copied.on}`,
+    );
   }
   if (opts.dir) {
-    add('MinIO ingest, PUT 16 MiB, 1 stream', await minioIngest(opts.dir, s * 2, 1), 'server and client share the cores');
-    add('MinIO ingest, PUT 16 MiB, 4 streams', await minioIngest(opts.dir, s * 2, 4), 'server and client share the cores');
+    add(
+      'MinIO ingest, PUT 16 MiB, 1 stream',
+      await minioIngest(opts.dir, s * 2, 1),
+      'server and client share the cores',
+    );
+    add(
+      'MinIO ingest, PUT 16 MiB, 4 streams',
+      await minioIngest(opts.dir, s * 2, 4),
+      'server and client share the cores',
+    );
   }
   return results;
 }
@@ -198,7 +250,11 @@ async function main(): Promise<void> {
   const out = join(import.meta.dirname, 'results');
   await mkdir(out, { recursive: true });
   await writeFile(join(out, `kernels-${stamp}.json`), JSON.stringify(results, null, 2));
-  const md = ['| kernel (one core) | MB/s | note |', '|---|--:|---|', ...results.map((r) => `| ${r.name} | ${(r.bytesPerSecond / 1e6).toFixed(0)} | ${r.note ?? ''} |`)];
+  const md = [
+    '| kernel (one core) | MB/s | note |',
+    '|---|--:|---|',
+    ...results.map((r) => `| ${r.name} | ${(r.bytesPerSecond / 1e6).toFixed(0)} | ${r.note ?? ''} |`),
+  ];
   await writeFile(join(out, `kernels-${stamp}.md`), md.join('\n') + '\n');
 }
 

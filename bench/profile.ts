@@ -27,8 +27,13 @@ interface Profiled {
 
 function ferry(place: Place, profileDir: string | undefined, args: string[]): number {
   const location = place.kind === 'local' ? place.dir : `s3:${place.endpoint}/${place.bucket}`;
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FERRY_PASSWORD: benchPassword };
-  if (place.kind === 's3') Object.assign(env, { AWS_ACCESS_KEY_ID: place.accessKey, AWS_SECRET_ACCESS_KEY: place.secretKey });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    FERRY_PASSWORD: benchPassword,
+  };
+  if (place.kind === 's3')
+    Object.assign(env, { AWS_ACCESS_KEY_ID: place.accessKey, AWS_SECRET_ACCESS_KEY: place.secretKey });
   const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const started = performance.now();
   const r = spawnSync(nodeBin, [...profile, cli, 'repo', ...args, '--repo', location], { env, encoding: 'utf8' });
@@ -64,7 +69,14 @@ async function main(): Promise<void> {
   const useMinio = argv.includes('--minio');
   if (!['A', 'B', 'C'].includes(id)) throw new Error(`--dataset "${id}" is not one of A, B, C.`);
   const config = parseConfig(argv.includes('--quick') ? ['--quick'] : []);
-  const dataset = await ensureDataset(id, config.scaleName, config.seed, config.scales, join(config.dir, 'datasets'), console.log);
+  const dataset = await ensureDataset(
+    id,
+    config.scaleName,
+    config.seed,
+    config.scales,
+    join(config.dir, 'datasets'),
+    console.log,
+  );
   const target = useMinio ? await minioTarget(join(config.dir, 'minio')) : localTarget(join(config.dir, 'repos'));
   const work = join(config.dir, `profile-${Date.now().toString(36)}`);
   const place = await target.fresh(`profile-${Date.now().toString(36)}`);
@@ -73,12 +85,15 @@ async function main(): Promise<void> {
     ferry(place, undefined, ['init']);
     const backupArgs = id === 'C' ? ['backup', '--stream', 'volume.img', dataset.path] : ['backup', dataset.path];
     const restoreDir = join(work, 'restored');
-    const steps: [string, string[]][] = [[`backup ${dataset.name}`, backupArgs], [`restore ${dataset.name}`, ['restore', 'latest', '--target', restoreDir]]];
+    const steps: [string, string[]][] = [
+      [`backup ${dataset.name}`, backupArgs],
+      [`restore ${dataset.name}`, ['restore', 'latest', '--target', restoreDir]],
+    ];
     for (const [op, args] of steps) {
       const dir = join(work, op.replace(/\W+/g, '-'));
       await mkdir(dir, { recursive: true });
       const wallSeconds = ferry(place, dir, args);
-      profiled.push({ op: `${op} (${target.name})`, wallSeconds, ...await collect(dir) });
+      profiled.push({ op: `${op} (${target.name})`, wallSeconds, ...(await collect(dir)) });
       console.log(table(profiled[profiled.length - 1]));
     }
   } finally {
@@ -88,7 +103,14 @@ async function main(): Promise<void> {
   }
   const stamp = new Date().toISOString().slice(0, 19).replace(/:/g, '-');
   const out = join(config.results, `profile-${id}-${config.scaleName}-${target.name}-${stamp}.md`);
-  await writeFile(out, [`# Where ferry's CPU time goes (${new Date().toISOString()})`, '', ...profiled.map(table).flatMap((t) => [t, ''])].join('\n'));
+  await writeFile(
+    out,
+    [
+      `# Where ferry's CPU time goes (${new Date().toISOString()})`,
+      '',
+      ...profiled.map(table).flatMap((t) => [t, '']),
+    ].join('\n'),
+  );
   console.log(`wrote ${out}`);
 }
 

@@ -41,7 +41,9 @@ async function loadPeers(names: PeerName[]): Promise<Peer[]> {
 async function openTargets(config: BenchConfig): Promise<Target[]> {
   const targets: Target[] = [];
   for (const name of config.targets) {
-    targets.push(name === 'local' ? localTarget(join(config.dir, 'repos')) : await minioTarget(join(config.dir, 'minio')));
+    targets.push(
+      name === 'local' ? localTarget(join(config.dir, 'repos')) : await minioTarget(join(config.dir, 'minio')),
+    );
   }
   return targets;
 }
@@ -67,7 +69,9 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const stamp = startedAt.toISOString().slice(0, 19).replace(/[:]/g, '-');
   const started = performance.now();
-  log(`scale ${config.scaleName}, ${config.reps} repetitions, peers ${config.peers.join(', ')}, targets ${config.targets.join(', ')}, data in ${config.dir}`);
+  log(
+    `scale ${config.scaleName}, ${config.reps} repetitions, peers ${config.peers.join(', ')}, targets ${config.targets.join(', ')}, data in ${config.dir}`,
+  );
   const reporting = await pausePageReporting();
   process.once('exit', reporting.resume);
   // an interrupted run puts the machine back too (a signal's default action skips 'exit' handlers)
@@ -83,9 +87,11 @@ async function main(): Promise<void> {
   for (const p of peers) versions[p.name] = await p.version();
   const datasets: Dataset[] = [];
   for (const id of config.datasets) {
-    datasets.push(await ensureDataset(id, config.scaleName, config.seed, config.scales, join(config.dir, 'datasets'), log));
+    datasets.push(
+      await ensureDataset(id, config.scaleName, config.seed, config.scales, join(config.dir, 'datasets'), log),
+    );
   }
-  const machine = { ...await describeMachine(config.dir, versions), pageReporting: reporting.state };
+  const machine = { ...(await describeMachine(config.dir, versions)), pageReporting: reporting.state };
   let kernels: KernelResult[] = [];
   if (config.kernels) {
     const a = datasets.find((d) => d.id === 'A');
@@ -97,20 +103,34 @@ async function main(): Promise<void> {
   const targets = await openTargets(config);
   const results: OpResult[] = [];
   const report = (): Report => ({
-    scale: config.scaleName, started: startedAt.toISOString(), seconds: (performance.now() - started) / 1000, machine,
+    scale: config.scaleName,
+    started: startedAt.toISOString(),
+    seconds: (performance.now() - started) / 1000,
+    machine,
     datasets: datasets.map((d) => ({ name: d.name, describe: d.describe, bytes: d.bytes, files: d.files })),
-    reps: config.reps, summaries: summarize(results), results, kernels, loadAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
+    reps: config.reps,
+    summaries: summarize(results),
+    results,
+    kernels,
+    loadAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
   });
   try {
-    const ctx = { seed: config.seed, changeFraction: config.changeFraction, timeoutSeconds: config.timeoutSeconds, log };
+    const ctx = {
+      seed: config.seed,
+      changeFraction: config.changeFraction,
+      timeoutSeconds: config.timeoutSeconds,
+      log,
+    };
     for (const dataset of datasets) {
       for (const target of targets) {
         const warmStarted = performance.now();
         const warmed = warm(dataset.path);
-        log(`${dataset.name}: read ${(warmed / 2 ** 20).toFixed(0)} MiB into the page cache in ${((performance.now() - warmStarted) / 1000).toFixed(1)} s`);
+        log(
+          `${dataset.name}: read ${(warmed / 2 ** 20).toFixed(0)} MiB into the page cache in ${((performance.now() - warmStarted) / 1000).toFixed(1)} s`,
+        );
         for (let rep = 1; rep <= config.reps; rep++) {
           for (const peer of peers) {
-            results.push(...await runScenario(ctx, dataset, peer, target, rep, join(config.dir, 'work')));
+            results.push(...(await runScenario(ctx, dataset, peer, target, rep, join(config.dir, 'work'))));
             // partial results survive an interrupted run
             await writeReport(config, report(), datasets, stamp);
           }

@@ -56,7 +56,8 @@ class StepFailed extends Error {}
 async function setUp(commands: Command[], work: string, timeoutSeconds: number): Promise<void> {
   for (const cmd of commands) {
     const r = await measure(cmd, work, timeoutSeconds);
-    if (r.exitCode !== 0) throw new StepFailed(`set-up "${cmd.argv.slice(1).join(' ')}" exited ${r.exitCode}: ${r.output.slice(-800)}`);
+    if (r.exitCode !== 0)
+      throw new StepFailed(`set-up "${cmd.argv.slice(1).join(' ')}" exited ${r.exitCode}: ${r.output.slice(-800)}`);
   }
 }
 
@@ -74,13 +75,25 @@ interface Run {
 
 async function measured(run: Run, op: OpName, cmd: Command, after?: (r: OpResult) => Promise<void>): Promise<void> {
   const { dataset, peer, target, place, rep } = run;
-  const base: OpResult = { dataset: dataset.name, datasetID: dataset.id, op, peer: peer.name, target: target.name, rep, ok: false };
+  const base: OpResult = {
+    dataset: dataset.name,
+    datasetID: dataset.id,
+    op,
+    peer: peer.name,
+    target: target.name,
+    rep,
+    ok: false,
+  };
   await settle();
   const before = await target.requests(place);
   const figures = await measure(cmd, run.work, run.ctx.timeoutSeconds);
   const result: OpResult = {
-    ...base, ok: figures.exitCode === 0, wallSeconds: figures.wallSeconds, cpuSeconds: figures.cpuSeconds,
-    maxRssBytes: figures.maxRssBytes, throughput: op === 'snapshots' ? undefined : dataset.bytes / figures.wallSeconds,
+    ...base,
+    ok: figures.exitCode === 0,
+    wallSeconds: figures.wallSeconds,
+    cpuSeconds: figures.cpuSeconds,
+    maxRssBytes: figures.maxRssBytes,
+    throughput: op === 'snapshots' ? undefined : dataset.bytes / figures.wallSeconds,
   };
   const afterRequests = await target.requests(place);
   if (before !== undefined && afterRequests !== undefined) {
@@ -95,8 +108,10 @@ async function measured(run: Run, op: OpName, cmd: Command, after?: (r: OpResult
     throw new StepFailed(`${line} failed: ${result.error}`);
   }
   await after?.(result);
-  run.ctx.log(`${line}: ${figures.wallSeconds.toFixed(2)} s, cpu ${figures.cpuSeconds.toFixed(2)} s, ` +
-    `rss ${(figures.maxRssBytes / 2 ** 20).toFixed(0)} MiB${result.s3Requests === undefined ? '' : `, ${result.s3Requests} S3 requests`}`);
+  run.ctx.log(
+    `${line}: ${figures.wallSeconds.toFixed(2)} s, cpu ${figures.cpuSeconds.toFixed(2)} s, ` +
+      `rss ${(figures.maxRssBytes / 2 ** 20).toFixed(0)} MiB${result.s3Requests === undefined ? '' : `, ${result.s3Requests} S3 requests`}`,
+  );
 }
 
 function storeSize(run: Run): (r: OpResult) => Promise<void> {
@@ -157,8 +172,14 @@ async function treeOps(run: Run): Promise<void> {
 }
 
 /** Runs one peer's operations on a fresh repository; failures are recorded in the results, not thrown. */
-export async function runScenario(ctx: ScenarioContext, dataset: Dataset, peer: Peer, target: Target, rep: number,
-  workRoot: string): Promise<OpResult[]> {
+export async function runScenario(
+  ctx: ScenarioContext,
+  dataset: Dataset,
+  peer: Peer,
+  target: Target,
+  rep: number,
+  workRoot: string,
+): Promise<OpResult[]> {
   const label = `${dataset.id}-${peer.name}-${rep}-${Date.now().toString(36)}`.toLowerCase();
   const work = join(workRoot, `work-${label}`);
   await mkdir(work, { recursive: true });
@@ -173,7 +194,16 @@ export async function runScenario(ctx: ScenarioContext, dataset: Dataset, peer: 
     if (!(err instanceof StepFailed)) throw err;
     ctx.log(err.message);
     if (run.results.length === 0) {
-      run.results.push({ dataset: dataset.name, datasetID: dataset.id, op: 'backup', peer: peer.name, target: target.name, rep, ok: false, error: err.message });
+      run.results.push({
+        dataset: dataset.name,
+        datasetID: dataset.id,
+        op: 'backup',
+        peer: peer.name,
+        target: target.name,
+        rep,
+        ok: false,
+        error: err.message,
+      });
     }
   } finally {
     await target.discard(place).catch((err: Error) => ctx.log(`could not remove repository ${label}: ${err.message}`));

@@ -62,7 +62,9 @@ async function emptyAndDelete(client: S3Client, bucket: string): Promise<void> {
   let keys: string[] = [];
   const flush = async (): Promise<void> => {
     if (keys.length === 0) return;
-    await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
+    await client.send(
+      new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+    );
     keys = [];
   };
   for await (const o of listObjects(client, bucket)) {
@@ -86,7 +88,9 @@ export async function minioTarget(root: string): Promise<Target> {
     else process.env.TMPDIR = savedTmp;
   }
   const client = new S3Client({
-    endpoint: minio.endpoint, region: 'us-east-1', forcePathStyle: true,
+    endpoint: minio.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
     credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey },
   });
   return {

@@ -95,15 +95,24 @@ export function planDataset(id: DatasetID, name: string, dir: string, seed: numb
     const scale = scales.C;
     const extents = planImage(seed, scale);
     const data = extents.reduce((n, e) => n + e.length, 0);
-    return { id, name, path: join(dir, `${name}.img`), bytes: scale.size, files: 1, plan: [], extents,
-      describe: `${fmt(scale.size)} sparse block image, ${fmt(data)} of data in ${extents.length} extents (half random, half text)` };
+    return {
+      id,
+      name,
+      path: join(dir, `${name}.img`),
+      bytes: scale.size,
+      files: 1,
+      plan: [],
+      extents,
+      describe: `${fmt(scale.size)} sparse block image, ${fmt(data)} of data in ${extents.length} extents (half random, half text)`,
+    };
   }
   const plan = id === 'A' ? planMixed(seed, scales.A) : planTiny(scales.B.files);
   const bytes = plan.reduce((n, f) => n + f.size, 0);
-  const describe = id === 'A'
-    ? `mixed ${fmt(bytes)}: ${fmt(scales.A.randomBytes)} incompressible in files of 1-${scales.A.randomFileMax / MiB} MiB, ` +
-      `${fmt(scales.A.textBytes)} text/JSON, ${scales.A.smallFiles} small files of 1-16 KiB in a deep tree`
-    : `${plan.length} files of 100 bytes`;
+  const describe =
+    id === 'A'
+      ? `mixed ${fmt(bytes)}: ${fmt(scales.A.randomBytes)} incompressible in files of 1-${scales.A.randomFileMax / MiB} MiB, ` +
+        `${fmt(scales.A.textBytes)} text/JSON, ${scales.A.smallFiles} small files of 1-16 KiB in a deep tree`
+      : `${plan.length} files of 100 bytes`;
   return { id, name, path: join(dir, name), bytes, files: plan.length, plan, extents: [], describe };
 }
 
@@ -116,13 +125,20 @@ async function readMarker(path: string): Promise<Marker | undefined> {
 }
 
 /** The dataset under `dir`, generated first unless a complete copy from the same generator is there. */
-export async function ensureDataset(id: DatasetID, scaleName: string, seed: number, scales: DatasetScales, dir: string,
-  log: (message: string) => void): Promise<Dataset> {
+export async function ensureDataset(
+  id: DatasetID,
+  scaleName: string,
+  seed: number,
+  scales: DatasetScales,
+  dir: string,
+  log: (message: string) => void,
+): Promise<Dataset> {
   const name = `${id}-${scaleName}-s${seed}`;
   const dataset = planDataset(id, name, dir, seed, scales);
   const markerPath = join(dir, `${name}.done.json`);
   const marker = await readMarker(markerPath);
-  if (marker && marker.version === generatorVersion && marker.bytes === dataset.bytes && marker.files === dataset.files) return dataset;
+  if (marker && marker.version === generatorVersion && marker.bytes === dataset.bytes && marker.files === dataset.files)
+    return dataset;
   log(`generating dataset ${name}: ${dataset.describe}`);
   const started = performance.now();
   await rm(markerPath, { force: true });

@@ -78,7 +78,11 @@ export function planTiny(count: number): PlannedFile[] {
   for (let i = 0; i < count; i++) {
     const top = Math.floor(i / 100_000);
     const mid = Math.floor(i / 1000) % 100;
-    files.push({ path: `t${top}/m${String(mid).padStart(2, '0')}/f${String(i % 1000).padStart(3, '0')}`, size: 100, content: 'tiny' });
+    files.push({
+      path: `t${top}/m${String(mid).padStart(2, '0')}/f${String(i % 1000).padStart(3, '0')}`,
+      size: 100,
+      content: 'tiny',
+    });
   }
   return files;
 }

@@ -44,10 +44,14 @@ export async function measure(cmd: Command, scratch: string, timeoutSeconds: num
   try {
     const started = performance.now();
     const child = spawn(timeBinary, ['-f', '%e %U %S %M', '-o', timeFile, ...cmd.argv], {
-      env: cmd.env, cwd: cmd.cwd, stdio: [stdin, 'pipe', 'pipe'],
+      env: cmd.env,
+      cwd: cmd.cwd,
+      stdio: [stdin, 'pipe', 'pipe'],
     });
     let output = '';
-    const keep = (b: Buffer): void => { output = (output + b.toString()).slice(-keptOutput); };
+    const keep = (b: Buffer): void => {
+      output = (output + b.toString()).slice(-keptOutput);
+    };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutSeconds * 1000);

@@ -45,7 +45,8 @@ export async function restoreFolder(work: string, bytes: number, files: number):
     return plain;
   }
   return {
-    dir, kind: 'fresh ext4',
+    dir,
+    kind: 'fresh ext4',
     async release() {
       await run('umount', [dir]);
       await rm(image, { force: true });

@@ -37,7 +37,9 @@ export function parseRequestCounts(text: string, metric: string): RequestCounts 
 
 export async function bucketRequestCounts(minio: Minio, bucket: string): Promise<RequestCounts> {
   const url = `${minio.endpoint}/minio/metrics/v3/bucket/api/${bucket}`;
-  const res = await fetch(url, { headers: { Authorization: `Bearer ${metricsToken(minio.accessKey, minio.secretKey)}` } });
+  const res = await fetch(url, {
+    headers: { Authorization: `Bearer ${metricsToken(minio.accessKey, minio.secretKey)}` },
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`MinIO metrics at ${url} answered ${res.status}: ${text.slice(0, 200)}`);
   return parseRequestCounts(text, 'minio_bucket_api_total');

@@ -36,9 +36,12 @@ export async function pausePageReporting(path = reportingOrderPath, back = backF
   try {
     await writeFile(path, String(pausedOrder));
     const now = (await readFile(path, 'utf8')).trim();
-    if (now !== String(pausedOrder)) return none(`free page reporting left on (order ${pausedOrder} was not taken; it reads ${now})`);
+    if (now !== String(pausedOrder))
+      return none(`free page reporting left on (order ${pausedOrder} was not taken; it reads ${now})`);
   } catch (err) {
-    return none(`free page reporting left on (${(err as NodeJS.ErrnoException).code ?? String(err)} setting its order)`);
+    return none(
+      `free page reporting left on (${(err as NodeJS.ErrnoException).code ?? String(err)} setting its order)`,
+    );
   }
   back();
   let resumed = false;

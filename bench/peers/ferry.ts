@@ -29,11 +29,16 @@ export const ferryPeer: Peer = {
   name: 'ferry',
   async version() {
     const { stdout } = await promisify(execFile)(nodeBin, ['--version']);
-    const { stdout: rev } = await promisify(execFile)('git', ['-C', root, 'rev-parse', '--short', 'HEAD']).catch(() => ({ stdout: '?' }));
+    const { stdout: rev } = await promisify(execFile)('git', ['-C', root, 'rev-parse', '--short', 'HEAD']).catch(
+      () => ({ stdout: '?' }),
+    );
     return `ferry (git ${rev.trim()}) on node ${stdout.trim()}`;
   },
   repo(place, work): RepoCommands {
-    const run = (...args: string[]): Command => ({ argv: [nodeBin, cli, 'repo', ...args, '--repo', location(place)], env: env(place, work) });
+    const run = (...args: string[]): Command => ({
+      argv: [nodeBin, cli, 'repo', ...args, '--repo', location(place)],
+      env: env(place, work),
+    });
     return {
       init: () => [run('init')],
       backup: (path) => run('backup', '--json', path),

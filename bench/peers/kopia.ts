@@ -13,8 +13,12 @@ const streamRoot = '/ferry-bench-stream';
 
 function env(place: Place, work: string): Record<string, string> {
   const e = {
-    ...baseEnv(work), KOPIA_PASSWORD: benchPassword, KOPIA_CONFIG_PATH: join(work, 'kopia.config'),
-    KOPIA_CACHE_DIRECTORY: join(work, 'cache'), KOPIA_LOG_DIR: join(work, 'logs'), KOPIA_CHECK_FOR_UPDATES: 'false',
+    ...baseEnv(work),
+    KOPIA_PASSWORD: benchPassword,
+    KOPIA_CONFIG_PATH: join(work, 'kopia.config'),
+    KOPIA_CACHE_DIRECTORY: join(work, 'cache'),
+    KOPIA_LOG_DIR: join(work, 'logs'),
+    KOPIA_CHECK_FOR_UPDATES: 'false',
   };
   return place.kind === 's3' ? { ...e, AWS_ACCESS_KEY_ID: place.accessKey, AWS_SECRET_ACCESS_KEY: place.secretKey } : e;
 }
@@ -22,7 +26,14 @@ function env(place: Place, work: string): Record<string, string> {
 function storageArgs(place: Place): string[] {
   if (place.kind === 'local') return ['filesystem', '--path', place.dir];
   const url = new URL(place.endpoint);
-  return ['s3', '--bucket', place.bucket, '--endpoint', url.host, ...(url.protocol === 'http:' ? ['--disable-tls'] : [])];
+  return [
+    's3',
+    '--bucket',
+    place.bucket,
+    '--endpoint',
+    url.host,
+    ...(url.protocol === 'http:' ? ['--disable-tls'] : []),
+  ];
 }
 
 export async function kopiaPeer(): Promise<Peer> {
@@ -41,8 +52,12 @@ export async function kopiaPeer(): Promise<Peer> {
           run('policy', 'set', '--global', '--compression', 'zstd'),
         ],
         backup: (path) => run('snapshot', 'create', '--no-progress', path),
-        backupStream: (file, name) => ({ ...run('snapshot', 'create', '--no-progress', '--stdin-file', name, streamRoot), stdinFile: file }),
-        restore: (source, target) => run('restore', '--no-progress', '--write-sparse-files', 'path' in source ? source.path : streamRoot, target),
+        backupStream: (file, name) => ({
+          ...run('snapshot', 'create', '--no-progress', '--stdin-file', name, streamRoot),
+          stdinFile: file,
+        }),
+        restore: (source, target) =>
+          run('restore', '--no-progress', '--write-sparse-files', 'path' in source ? source.path : streamRoot, target),
         snapshots: () => run('snapshot', 'list', '--all', '--json'),
       };
     },

@@ -26,11 +26,15 @@ export async function resticPeer(): Promise<Peer> {
       return stdout.trim().split('\n')[0];
     },
     repo(place, work): RepoCommands {
-      const run = (...args: string[]): Command => ({ argv: [bin, '-r', location(place), '-q', ...args], env: env(place, work) });
+      const run = (...args: string[]): Command => ({
+        argv: [bin, '-r', location(place), '-q', ...args],
+        env: env(place, work),
+      });
       return {
         init: () => [run('init')],
         backup: (path) => run('backup', path),
-        backupStream: (file, name) => run('backup', '--stdin-filename', name, '--stdin-from-command', '--', 'cat', file),
+        backupStream: (file, name) =>
+          run('backup', '--stdin-filename', name, '--stdin-from-command', '--', 'cat', file),
         restore: (_source, target) => run('restore', 'latest', '--sparse', '--target', target),
         snapshots: () => run('snapshots', '--json'),
       };

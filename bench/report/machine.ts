@@ -35,7 +35,13 @@ async function cpuModel(): Promise<string> {
 
 export async function describeMachine(dir: string, versions: Record<string, string>): Promise<Machine> {
   return {
-    cpu: await cpuModel(), cores: availableParallelism(), memoryBytes: totalmem(), kernel: release(), node: process.version,
-    loadAtStart: loadavg().map((l) => Math.round(l * 100) / 100), disk: await diskOf(dir), versions,
+    cpu: await cpuModel(),
+    cores: availableParallelism(),
+    memoryBytes: totalmem(),
+    kernel: release(),
+    node: process.version,
+    loadAtStart: loadavg().map((l) => Math.round(l * 100) / 100),
+    disk: await diskOf(dir),
+    versions,
   };
 }

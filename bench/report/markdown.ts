@@ -36,16 +36,22 @@ function resultsTable(summaries: Summary[], target: string): string {
   const rows = summaries.filter((s) => s.target === target);
   if (rows.length === 0) return '';
   const peerOrder = ['ferry', 'restic', 'kopia'];
-  rows.sort((a, b) => a.dataset.localeCompare(b.dataset) || Object.keys(opTitles).indexOf(a.op) - Object.keys(opTitles).indexOf(b.op) ||
-    peerOrder.indexOf(a.peer) - peerOrder.indexOf(b.peer));
+  rows.sort(
+    (a, b) =>
+      a.dataset.localeCompare(b.dataset) ||
+      Object.keys(opTitles).indexOf(a.op) - Object.keys(opTitles).indexOf(b.op) ||
+      peerOrder.indexOf(a.peer) - peerOrder.indexOf(b.peer),
+  );
   const lines = [
     `| dataset | operation | peer | time s | MB/s | CPU s | peak RSS MiB | stored MiB | S3 requests | peer time / ferry time |`,
     `|---|---|---|--:|--:|--:|--:|--:|--:|--:|`,
   ];
   for (const s of rows) {
     const failed = s.failed > 0 ? ` (${s.failed}/${s.runs} failed)` : '';
-    lines.push(`| ${s.datasetID} | ${opTitles[s.op] ?? s.op} | ${s.peer}${failed} | ${num(s.wallSeconds)} | ${mbps(s.throughput)} | ` +
-      `${num(s.cpuSeconds)} | ${mib(s.maxRssBytes)} | ${mib(s.storedBytes)} | ${s.s3Requests === undefined ? '' : Math.round(s.s3Requests)} | ${num(s.ferrySpeedup)} |`);
+    lines.push(
+      `| ${s.datasetID} | ${opTitles[s.op] ?? s.op} | ${s.peer}${failed} | ${num(s.wallSeconds)} | ${mbps(s.throughput)} | ` +
+        `${num(s.cpuSeconds)} | ${mib(s.maxRssBytes)} | ${mib(s.storedBytes)} | ${s.s3Requests === undefined ? '' : Math.round(s.s3Requests)} | ${num(s.ferrySpeedup)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -65,19 +71,46 @@ function find(summaries: Summary[], target: string, datasetID: string, op: strin
 export function checkTargets(summaries: Summary[], imageDataBytes: number | undefined): Check[] {
   const checks: Check[] = [];
   const targets = [...new Set(summaries.map((s) => s.target))];
-  const speedup = (t: string, d: string, op: string, peer: string): number | undefined => find(summaries, t, d, op, peer)?.ferrySpeedup;
-  const judge = (v: number | undefined, ok: (v: number) => boolean): boolean | undefined => (v === undefined ? undefined : ok(v));
+  const speedup = (t: string, d: string, op: string, peer: string): number | undefined =>
+    find(summaries, t, d, op, peer)?.ferrySpeedup;
+  const judge = (v: number | undefined, ok: (v: number) => boolean): boolean | undefined =>
+    v === undefined ? undefined : ok(v);
   for (const t of targets) {
     const r = speedup(t, 'A', 'backup', 'restic');
     const k = speedup(t, 'A', 'backup', 'kopia');
-    checks.push({ target: t, goal: 'A full backup: >= 1.5x restic throughput', measured: times(r), met: judge(r, (v) => v >= 1.5) });
-    checks.push({ target: t, goal: 'A full backup: faster than kopia', measured: times(k), met: judge(k, (v) => v > 1) });
+    checks.push({
+      target: t,
+      goal: 'A full backup: >= 1.5x restic throughput',
+      measured: times(r),
+      met: judge(r, (v) => v >= 1.5),
+    });
+    checks.push({
+      target: t,
+      goal: 'A full backup: faster than kopia',
+      measured: times(k),
+      met: judge(k, (v) => v > 1),
+    });
     const u = speedup(t, 'A', 'backup-unchanged', 'restic');
-    checks.push({ target: t, goal: 'A unchanged incremental: <= half of restic time', measured: times(u), met: judge(u, (v) => v >= 2) });
+    checks.push({
+      target: t,
+      goal: 'A unchanged incremental: <= half of restic time',
+      measured: times(u),
+      met: judge(u, (v) => v >= 2),
+    });
     const c = speedup(t, 'A', 'backup-1pct-changed', 'restic');
-    checks.push({ target: t, goal: 'A 1% changed incremental: <= restic time', measured: times(c), met: judge(c, (v) => v >= 1) });
+    checks.push({
+      target: t,
+      goal: 'A 1% changed incremental: <= restic time',
+      measured: times(c),
+      met: judge(c, (v) => v >= 1),
+    });
     const rs = speedup(t, 'A', 'restore', 'restic');
-    checks.push({ target: t, goal: 'A restore: >= 1.5x restic throughput', measured: times(rs), met: judge(rs, (v) => v >= 1.5) });
+    checks.push({
+      target: t,
+      goal: 'A restore: >= 1.5x restic throughput',
+      measured: times(rs),
+      met: judge(rs, (v) => v >= 1.5),
+    });
     for (const op of ['backup', 'restore']) {
       const f = find(summaries, t, 'B', op, 'ferry');
       // only the peers that ran
@@ -85,16 +118,31 @@ export function checkTargets(summaries: Summary[], imageDataBytes: number | unde
         const rss = find(summaries, t, 'B', op, p)?.maxRssBytes;
         return rss === undefined ? [] : [`${p} ${mib(rss)}`];
       });
-      checks.push({ target: t, goal: `B ${op}: peak RSS < 256 MiB`, measured: f?.maxRssBytes === undefined ? '-' : `${mib(f.maxRssBytes)} MiB${peers.length > 0 ? ` (${peers.join(', ')})` : ''}`,
-        met: judge(f?.maxRssBytes, (v) => v < 256 * MiB) });
+      checks.push({
+        target: t,
+        goal: `B ${op}: peak RSS < 256 MiB`,
+        measured:
+          f?.maxRssBytes === undefined
+            ? '-'
+            : `${mib(f.maxRssBytes)} MiB${peers.length > 0 ? ` (${peers.join(', ')})` : ''}`,
+        met: judge(f?.maxRssBytes, (v) => v < 256 * MiB),
+      });
     }
     const cb = find(summaries, t, 'C', 'backup', 'ferry');
     if (imageDataBytes !== undefined) {
-      checks.push({ target: t, goal: 'C backup: holes not uploaded (stored <= data extents)', measured: `${mib(cb?.storedBytes)} MiB stored for ${mib(imageDataBytes)} MiB data, ${num(cb?.cpuSeconds)} CPU s`,
-        met: judge(cb?.storedBytes, (v) => v <= imageDataBytes * 1.05) });
+      checks.push({
+        target: t,
+        goal: 'C backup: holes not uploaded (stored <= data extents)',
+        measured: `${mib(cb?.storedBytes)} MiB stored for ${mib(imageDataBytes)} MiB data, ${num(cb?.cpuSeconds)} CPU s`,
+        met: judge(cb?.storedBytes, (v) => v <= imageDataBytes * 1.05),
+      });
       const cr = find(summaries, t, 'C', 'restore', 'ferry');
-      checks.push({ target: t, goal: 'C restore: image sparse again (allocated <= data extents)', measured: `${mib(cr?.restoredAllocated)} MiB allocated`,
-        met: judge(cr?.restoredAllocated, (v) => v <= imageDataBytes * 1.05) });
+      checks.push({
+        target: t,
+        goal: 'C restore: image sparse again (allocated <= data extents)',
+        measured: `${mib(cr?.restoredAllocated)} MiB allocated`,
+        met: judge(cr?.restoredAllocated, (v) => v <= imageDataBytes * 1.05),
+      });
     }
   }
   return checks;
@@ -111,7 +159,9 @@ export function openingCosts(summaries: Summary[]): string[] {
     const open = (peer: string): number | undefined => find(summaries, t, 'A', 'snapshots', peer)?.wallSeconds;
     const [ferry, restic] = [open('ferry'), open('restic')];
     if (ferry === undefined) continue;
-    const peers = ['ferry', 'restic', 'kopia'].flatMap((p) => (open(p) === undefined ? [] : [`${p} ${num(open(p))} s`]));
+    const peers = ['ferry', 'restic', 'kopia'].flatMap((p) =>
+      open(p) === undefined ? [] : [`${p} ${num(open(p))} s`],
+    );
     let line = `- ${t}: listing the snapshots took ${peers.join(', ')}.`;
     if (restic !== undefined) {
       const without = (op: string): string => {
@@ -130,10 +180,15 @@ export function openingCosts(summaries: Summary[]): string[] {
 function requestBreakdown(summaries: Summary[]): string {
   const rows = summaries.filter((s) => s.s3ByName && Object.keys(s.s3ByName).length > 0);
   if (rows.length === 0) return '';
-  return rows.map((s) => {
-    const calls = Object.entries(s.s3ByName!).sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${n}`).join(', ');
-    return `- ${s.datasetID} ${opTitles[s.op] ?? s.op}, ${s.peer}: ${calls}`;
-  }).join('\n');
+  return rows
+    .map((s) => {
+      const calls = Object.entries(s.s3ByName!)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, n]) => `${name} ${n}`)
+        .join(', ');
+      return `- ${s.datasetID} ${opTitles[s.op] ?? s.op}, ${s.peer}: ${calls}`;
+    })
+    .join('\n');
 }
 
 function kernelsTable(kernels: KernelResult[]): string {
@@ -147,10 +202,11 @@ function kernelsTable(kernels: KernelResult[]): string {
 export function restoresWentTo(results: OpResult[]): string {
   const kinds = new Set(results.flatMap((x) => (x.restoredOn === undefined ? [] : [x.restoredOn])));
   if (kinds.size === 0) return '';
-  if (kinds.size > 1) return 'Restores went to fresh filesystems for some repetitions and to a folder for others (see the JSON). ';
+  if (kinds.size > 1)
+    return 'Restores went to fresh filesystems for some repetitions and to a folder for others (see the JSON). ';
   return kinds.has('fresh ext4')
     ? 'Each restore wrote to a fresh ext4 filesystem of its own (a loop-mounted image sized for the data: a quarter ' +
-      'more than it and a block per file, plus 256 MiB, in whole GiB), as into a new volume made for it. '
+        'more than it and a block per file, plus 256 MiB, in whole GiB), as into a new volume made for it. '
     : 'Restores wrote to a folder of the work filesystem (no root or loop device here), so each paid for the files the previous one left. ';
 }
 
@@ -170,9 +226,11 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     `Machine: ${m.cpu}, ${m.cores} cores, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB memory, Linux ${m.kernel}, disk ${m.disk}. ` +
       `Load average at start ${m.loadAtStart.join(' / ')}, at end ${r.loadAtEnd.join(' / ')} (the machine is shared: a high load skews every figure, ratios less so).`,
     '',
-    `Versions: ${Object.entries(m.versions).map(([k, v]) => `${k}: ${v}`).join('; ')}.`,
+    `Versions: ${Object.entries(m.versions)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')}.`,
     '',
-    'Datasets (generated from the seed, read whole into the page cache before each target\'s repetitions):',
+    "Datasets (generated from the seed, read whole into the page cache before each target's repetitions):",
     ...r.datasets.map((d) => `- ${d.name}: ${d.describe}`),
     '',
     `Method: every tool runs as its own process under GNU time (wall, user+sys CPU, peak RSS of the process tree); ` +
@@ -187,8 +245,10 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     '|---|---|---|---|',
     ...checks.map((c) => `| ${c.target} | ${c.goal} | ${c.measured} | ${verdict(c)} |`),
     '',
-    ...withHeading('Every command first starts and opens the repository (start-up, key derivation); listing the snapshots measures that, and the ratios here leave it out of both sides:',
-      openingCosts(r.summaries)),
+    ...withHeading(
+      'Every command first starts and opens the repository (start-up, key derivation); listing the snapshots measures that, and the ratios here leave it out of both sides:',
+      openingCosts(r.summaries),
+    ),
     '## Local filesystem repository',
     '',
     resultsTable(r.summaries, 'local'),
@@ -205,6 +265,16 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
     '',
     kernelsTable(r.kernels),
     '',
-    ...(failures.length === 0 ? [] : ['## Failures', '', ...failures.map((f) => `- ${f.dataset} ${f.target} rep ${f.rep} ${f.peer} ${f.op}: ${(f.error ?? '').replace(/\s+/g, ' ').slice(0, 400)}`), '']),
+    ...(failures.length === 0
+      ? []
+      : [
+          '## Failures',
+          '',
+          ...failures.map(
+            (f) =>
+              `- ${f.dataset} ${f.target} rep ${f.rep} ${f.peer} ${f.op}: ${(f.error ?? '').replace(/\s+/g, ' ').slice(0, 400)}`,
+          ),
+          '',
+        ]),
   ].join('\n');
 }

@@ -87,7 +87,8 @@ export function categorize(profile: CpuProfile): Map<string, number> {
     const known = cache.get(id);
     if (known) return known;
     let cat: string | undefined;
-    for (let at: number | undefined = id; at !== undefined && cat === undefined; at = parent.get(at)) cat = ruleFor(byID.get(at)!.callFrame);
+    for (let at: number | undefined = id; at !== undefined && cat === undefined; at = parent.get(at))
+      cat = ruleFor(byID.get(at)!.callFrame);
     const frame = byID.get(id)!.callFrame;
     const result = cat ?? (frame.functionName === '(program)' ? 'native, unattributed' : 'other JS');
     cache.set(id, result);

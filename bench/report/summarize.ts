@@ -29,10 +29,20 @@ export function median(values: number[]): number | undefined {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-type Figure = 'wallSeconds' | 'throughput' | 'cpuSeconds' | 'maxRssBytes' | 'storedBytes' | 's3Requests' | 'restoredAllocated';
-const figures: Figure[] = ['wallSeconds', 'throughput', 'cpuSeconds', 'maxRssBytes', 'storedBytes', 's3Requests', 'restoredAllocated'];
+type Figure =
+  'wallSeconds' | 'throughput' | 'cpuSeconds' | 'maxRssBytes' | 'storedBytes' | 's3Requests' | 'restoredAllocated';
+const figures: Figure[] = [
+  'wallSeconds',
+  'throughput',
+  'cpuSeconds',
+  'maxRssBytes',
+  'storedBytes',
+  's3Requests',
+  'restoredAllocated',
+];
 
-const key = (r: { dataset: string; op: string; target: string; peer: string }): string => `${r.dataset}|${r.op}|${r.target}|${r.peer}`;
+const key = (r: { dataset: string; op: string; target: string; peer: string }): string =>
+  `${r.dataset}|${r.op}|${r.target}|${r.peer}`;
 
 export function summarize(results: OpResult[]): Summary[] {
   const groups = new Map<string, OpResult[]>();
@@ -46,15 +56,22 @@ export function summarize(results: OpResult[]): Summary[] {
     const first = list[0];
     const ok = list.filter((r) => r.ok);
     const s: Summary = {
-      dataset: first.dataset, datasetID: first.datasetID, op: first.op, target: first.target, peer: first.peer,
-      runs: list.length, failed: list.length - ok.length,
+      dataset: first.dataset,
+      datasetID: first.datasetID,
+      op: first.op,
+      target: first.target,
+      peer: first.peer,
+      runs: list.length,
+      failed: list.length - ok.length,
     };
     for (const f of figures) {
       const m = median(ok.map((r) => r[f]).filter((v): v is number => v !== undefined));
       if (m !== undefined) s[f] = m;
     }
     if (s.s3Requests !== undefined) {
-      const closest = ok.filter((r) => r.s3ByName).sort((a, b) => Math.abs(a.s3Requests! - s.s3Requests!) - Math.abs(b.s3Requests! - s.s3Requests!))[0];
+      const closest = ok
+        .filter((r) => r.s3ByName)
+        .sort((a, b) => Math.abs(a.s3Requests! - s.s3Requests!) - Math.abs(b.s3Requests! - s.s3Requests!))[0];
       s.s3ByName = closest?.s3ByName;
     }
     summaries.push(s);

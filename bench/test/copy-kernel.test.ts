@@ -13,7 +13,8 @@ test('copies a tree into a fresh ext4 when run as root, and removes the filesyst
     const path = join(root, 'data');
     await mkdir(join(path, 'a', 'b'), { recursive: true });
     const files = 50;
-    for (let i = 0; i < files; i++) await writeFile(join(path, i % 2 ? 'a' : join('a', 'b'), `f${i}`), Buffer.alloc(4096, i));
+    for (let i = 0; i < files; i++)
+      await writeFile(join(path, i % 2 ? 'a' : join('a', 'b'), `f${i}`), Buffer.alloc(4096, i));
     const work = join(root, 'work');
     const copied = await copyTreeRate({ path, bytes: files * 4096, files, work });
     assert.ok(Number.isFinite(copied.bytesPerSecond) && copied.bytesPerSecond > 0, `rate ${copied.bytesPerSecond}`);

@@ -36,8 +36,15 @@ test('text compresses like logs do and random data does not', () => {
 });
 
 test('dataset A plan: the requested byte totals, small files of 1-16 KiB in a tree at least 7 deep at full scale', () => {
-  const full = planMixed(1, { randomBytes: 1024 * MiB, randomFileMax: 64 * MiB, textBytes: 512 * MiB, textFileMax: 16 * MiB, smallFiles: 100_000 });
-  const sum = (c: string): number => full.filter((f) => f.content === c && !f.path.startsWith('small/')).reduce((n, f) => n + f.size, 0);
+  const full = planMixed(1, {
+    randomBytes: 1024 * MiB,
+    randomFileMax: 64 * MiB,
+    textBytes: 512 * MiB,
+    textFileMax: 16 * MiB,
+    smallFiles: 100_000,
+  });
+  const sum = (c: string): number =>
+    full.filter((f) => f.content === c && !f.path.startsWith('small/')).reduce((n, f) => n + f.size, 0);
   assert.equal(sum('random'), 1024 * MiB);
   assert.equal(sum('text'), 512 * MiB);
   const small = full.filter((f) => f.path.startsWith('small/'));
@@ -52,14 +59,22 @@ test('dataset B plan: a million 100-byte files, 1000 to a folder', () => {
   assert.equal(plan.length, 1_000_000);
   assert.ok(plan.every((f) => f.size === 100));
   const folders = new Map<string, number>();
-  for (const f of plan) folders.set(f.path.slice(0, f.path.lastIndexOf('/')), (folders.get(f.path.slice(0, f.path.lastIndexOf('/'))) ?? 0) + 1);
+  for (const f of plan)
+    folders.set(
+      f.path.slice(0, f.path.lastIndexOf('/')),
+      (folders.get(f.path.slice(0, f.path.lastIndexOf('/'))) ?? 0) + 1,
+    );
   assert.equal(folders.size, 1000);
 });
 
 test('dataset C plan: a quarter of the image in non-overlapping extents', () => {
   const extents = planImage(1, { size: 4096 * MiB, dataFraction: 0.25 });
-  assert.equal(extents.reduce((n, e) => n + e.length, 0), 1024 * MiB);
-  for (let i = 1; i < extents.length; i++) assert.ok(extents[i].offset > extents[i - 1].offset + extents[i - 1].length - 1);
+  assert.equal(
+    extents.reduce((n, e) => n + e.length, 0),
+    1024 * MiB,
+  );
+  for (let i = 1; i < extents.length; i++)
+    assert.ok(extents[i].offset > extents[i - 1].offset + extents[i - 1].length - 1);
 });
 
 async function digest(root: string, paths: string[]): Promise<string> {

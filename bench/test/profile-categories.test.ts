@@ -24,12 +24,32 @@ function profile(chains: { frames: [string, string][]; ms: number }[]): CpuProfi
 
 test('blob compression and the incompressible guess count as compression, the pack code around them as packs', () => {
   const src = 'file:///ferry/src/shared/';
-  const got = categorize(profile([
-    { frames: [['prepareBlob', `${src}pack/prepare.ts`], ['compressBlob', `${src}pack/blob-zstd.ts`]], ms: 5 },
-    { frames: [['blobBody', `${src}pack/prepare.ts`], ['looksIncompressible', `${src}pack/incompressible.ts`]], ms: 2 },
-    { frames: [['add', `${src}repository/pack-writer.ts`]], ms: 3 },
-    { frames: [['prepareBlob', `${src}pack/prepare.ts`], ['update', 'node:internal/crypto/hash']], ms: 4 },
-  ]));
+  const got = categorize(
+    profile([
+      {
+        frames: [
+          ['prepareBlob', `${src}pack/prepare.ts`],
+          ['compressBlob', `${src}pack/blob-zstd.ts`],
+        ],
+        ms: 5,
+      },
+      {
+        frames: [
+          ['blobBody', `${src}pack/prepare.ts`],
+          ['looksIncompressible', `${src}pack/incompressible.ts`],
+        ],
+        ms: 2,
+      },
+      { frames: [['add', `${src}repository/pack-writer.ts`]], ms: 3 },
+      {
+        frames: [
+          ['prepareBlob', `${src}pack/prepare.ts`],
+          ['update', 'node:internal/crypto/hash'],
+        ],
+        ms: 4,
+      },
+    ]),
+  );
   assert.equal(got.get('compression (zstd)'), 7);
   assert.equal(got.get('packs + index'), 3);
   assert.equal(got.get('SHA-256'), 4);

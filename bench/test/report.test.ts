@@ -17,13 +17,28 @@ test('median of odd and even counts, none for an empty list', () => {
 });
 
 function result(peer: string, rep: number, wallSeconds: number, extra: Partial<OpResult> = {}): OpResult {
-  return { dataset: 'A-x', datasetID: 'A', op: 'backup', peer, target: 'local', rep, ok: true, wallSeconds, throughput: 100 / wallSeconds, ...extra };
+  return {
+    dataset: 'A-x',
+    datasetID: 'A',
+    op: 'backup',
+    peer,
+    target: 'local',
+    rep,
+    ok: true,
+    wallSeconds,
+    throughput: 100 / wallSeconds,
+    ...extra,
+  };
 }
 
 test('summaries take medians over the successful repetitions and time ratios against ferry', () => {
   const s = summarize([
-    result('ferry', 1, 2), result('ferry', 2, 4), result('ferry', 3, 3),
-    result('restic', 1, 9), result('restic', 2, 6), result('restic', 3, 100, { ok: false }),
+    result('ferry', 1, 2),
+    result('ferry', 2, 4),
+    result('ferry', 3, 3),
+    result('restic', 1, 9),
+    result('restic', 2, 6),
+    result('restic', 3, 100, { ok: false }),
   ]);
   const ferry = s.find((x) => x.peer === 'ferry')!;
   const restic = s.find((x) => x.peer === 'restic')!;
@@ -36,8 +51,11 @@ test('summaries take medians over the successful repetitions and time ratios aga
 
 test('target verdicts follow the issue: 1.5x restic on full backup, half its time unchanged, RSS under 256 MiB', () => {
   const results: OpResult[] = [
-    result('ferry', 1, 2), result('restic', 1, 2.9), result('kopia', 1, 3),
-    { ...result('ferry', 1, 1), op: 'backup-unchanged' }, { ...result('restic', 1, 2), op: 'backup-unchanged' },
+    result('ferry', 1, 2),
+    result('restic', 1, 2.9),
+    result('kopia', 1, 3),
+    { ...result('ferry', 1, 1), op: 'backup-unchanged' },
+    { ...result('restic', 1, 2), op: 'backup-unchanged' },
     { ...result('ferry', 1, 1), datasetID: 'B', dataset: 'B-x', maxRssBytes: 300 * 2 ** 20 },
   ];
   const checks = checkTargets(summarize(results), undefined);
@@ -47,28 +65,48 @@ test('target verdicts follow the issue: 1.5x restic on full backup, half its tim
   assert.equal(verdict('A unchanged incremental'), true);
   assert.equal(verdict('A restore'), undefined);
   assert.equal(checks.find((c) => c.goal.startsWith('A restore'))!.measured, '-', 'no ratio without the peer');
-  assert.equal(checkTargets(summarize(results.slice(0, 5)), undefined).find((c) => c.goal.startsWith('B backup'))!.measured, '-', 'no B run');
+  assert.equal(
+    checkTargets(summarize(results.slice(0, 5)), undefined).find((c) => c.goal.startsWith('B backup'))!.measured,
+    '-',
+    'no B run',
+  );
   assert.equal(verdict('B backup'), false);
   // the B row names only the peers that ran
   assert.equal(checks.find((c) => c.goal.startsWith('B backup'))!.measured, '300 MiB');
 });
 
 test('the cost of opening a repository is reported, and the incremental ratios with it taken out of both peers', () => {
-  const op = (o: OpResult['op'], peer: string, wallSeconds: number): OpResult => ({ ...result(peer, 1, wallSeconds), op: o });
+  const op = (o: OpResult['op'], peer: string, wallSeconds: number): OpResult => ({
+    ...result(peer, 1, wallSeconds),
+    op: o,
+  });
   const results = [
-    op('snapshots', 'ferry', 0.2), op('snapshots', 'restic', 0.7),
-    op('backup-unchanged', 'ferry', 0.5), op('backup-unchanged', 'restic', 1.0),
-    op('backup-1pct-changed', 'ferry', 0.6), op('backup-1pct-changed', 'restic', 1.0),
+    op('snapshots', 'ferry', 0.2),
+    op('snapshots', 'restic', 0.7),
+    op('backup-unchanged', 'ferry', 0.5),
+    op('backup-unchanged', 'restic', 1.0),
+    op('backup-1pct-changed', 'ferry', 0.6),
+    op('backup-1pct-changed', 'restic', 1.0),
   ];
   assert.deepEqual(openingCosts(summarize(results)), [
     '- local: listing the snapshots took ferry 0.20 s, restic 0.70 s. Without it, restic time / ferry time: nothing changed 1.00x, 1% changed 0.75x.',
   ]);
-  assert.deepEqual(openingCosts(summarize(results.filter((r) => r.peer === 'ferry'))), ['- local: listing the snapshots took ferry 0.20 s.']);
-  assert.deepEqual(openingCosts(summarize(results.filter((r) => r.op !== 'snapshots'))), [], 'nothing said when it was not measured');
+  assert.deepEqual(openingCosts(summarize(results.filter((r) => r.peer === 'ferry'))), [
+    '- local: listing the snapshots took ferry 0.20 s.',
+  ]);
+  assert.deepEqual(
+    openingCosts(summarize(results.filter((r) => r.op !== 'snapshots'))),
+    [],
+    'nothing said when it was not measured',
+  );
 });
 
 test('the method says where the restores wrote', () => {
-  const restore = (restoredOn?: OpResult['restoredOn']): OpResult => ({ ...result('ferry', 1, 2), op: 'restore', restoredOn });
+  const restore = (restoredOn?: OpResult['restoredOn']): OpResult => ({
+    ...result('ferry', 1, 2),
+    op: 'restore',
+    restoredOn,
+  });
   assert.match(restoresWentTo([restore('fresh ext4'), restore('fresh ext4')]), /fresh ext4 filesystem of its own/);
   assert.match(restoresWentTo([restore('work folder')]), /folder of the work filesystem/);
   assert.match(restoresWentTo([restore('work folder'), restore('fresh ext4')]), /some repetitions/);
@@ -77,7 +115,10 @@ test('the method says where the restores wrote', () => {
 
 test('an image for a restore holds the data, a block per file and a margin, with an inode per file', () => {
   const quickA = imageSize(275 * 2 ** 20, 10_040);
-  assert.ok(quickA.bytes >= 1.25 * (275 * 2 ** 20 + 10_040 * 4096) && quickA.bytes % 2 ** 30 === 0, String(quickA.bytes));
+  assert.ok(
+    quickA.bytes >= 1.25 * (275 * 2 ** 20 + 10_040 * 4096) && quickA.bytes % 2 ** 30 === 0,
+    String(quickA.bytes),
+  );
   const fullB = imageSize(100e6, 1_000_000);
   assert.ok(fullB.bytes >= 1_000_000 * 4096 && fullB.inodes >= 1_100_000, JSON.stringify(fullB));
 });
@@ -97,13 +138,20 @@ test('MinIO per-bucket request counters are summed by S3 call name', () => {
     'minio_bucket_api_total{bucket="b",name="PutObject",server="y",type="s3"} 1',
     'minio_bucket_api_traffic_sent_bytes{bucket="b",server="x",type="s3"} 999',
   ].join('\n');
-  assert.deepEqual(parseRequestCounts(text, 'minio_bucket_api_total'), { total: 16, byName: { PutObject: 13, GetObject: 3 } });
+  assert.deepEqual(parseRequestCounts(text, 'minio_bucket_api_total'), {
+    total: 16,
+    byName: { PutObject: 13, GetObject: 3 },
+  });
 });
 
 test('the metrics token is an HS512 JWT for the access key, signed with the secret key', () => {
   const token = metricsToken('AKID', 'secret', 1000);
   const [header, claims, signature] = token.split('.');
   assert.deepEqual(JSON.parse(Buffer.from(header, 'base64url').toString()), { alg: 'HS512', typ: 'JWT' });
-  assert.deepEqual(JSON.parse(Buffer.from(claims, 'base64url').toString()), { exp: 4600, sub: 'AKID', iss: 'prometheus' });
+  assert.deepEqual(JSON.parse(Buffer.from(claims, 'base64url').toString()), {
+    exp: 4600,
+    sub: 'AKID',
+    iss: 'prometheus',
+  });
   assert.equal(signature, createHmac('sha512', 'secret').update(`${header}.${claims}`).digest('base64url'));
 });

@@ -3,4 +3,5 @@
 import type { CommandDef } from 'citty';
 
 // each command's own argument types are narrower than CommandDef's default; citty checks the arguments at run time
-export const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () => load().then((m) => m.default as CommandDef);
+export const lazy = (load: () => Promise<{ default: CommandDef<any> }>) => () =>
+  load().then((m) => m.default as CommandDef);

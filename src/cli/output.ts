@@ -26,7 +26,10 @@ export function formatDuration(ms: number): string {
  * worker's own whole percentage when it reports one (a transfer step keeps it below 100 while its scanner is only a
  * little ahead of the upload, when done/total would already read 100%).
  */
-export type ProgressFigures = Pick<Progress, 'bytesDone' | 'bytesTotal' | 'totalsFinal'> & { filesDone?: number; percent?: number };
+export type ProgressFigures = Pick<Progress, 'bytesDone' | 'bytesTotal' | 'totalsFinal'> & {
+  filesDone?: number;
+  percent?: number;
+};
 
 export interface ProgressView {
   /** bytes per second; default: the average since the start */
@@ -48,8 +51,12 @@ function bar(fraction: number): string {
 /** One line describing progress: phase, files, bytes, a bar, rate, and an estimate once totals are known. */
 export function progressLine(p: Readonly<ProgressFigures>, elapsedMs: number, view: ProgressView = {}): string {
   const rate = view.rate ?? (elapsedMs > 0 ? (p.bytesDone / elapsedMs) * 1000 : 0);
-  const fraction = p.percent !== undefined ? p.percent / 100 : p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
-  const eta = p.totalsFinal && rate > 0 && p.bytesTotal > p.bytesDone ? `, ETA ${formatDuration(((p.bytesTotal - p.bytesDone) / rate) * 1000)}` : '';
+  const fraction =
+    p.percent !== undefined ? p.percent / 100 : p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
+  const eta =
+    p.totalsFinal && rate > 0 && p.bytesTotal > p.bytesDone
+      ? `, ETA ${formatDuration(((p.bytesTotal - p.bytesDone) / rate) * 1000)}`
+      : '';
   const percent = p.percent !== undefined ? `${p.percent}%` : `${(fraction * 100).toFixed(1)}%`;
   const total = p.bytesTotal > 0 ? ` / ${formatBytes(p.bytesTotal)} (${percent})` : '';
   const files = p.filesDone === undefined ? '' : `${p.filesDone} files, `;

@@ -52,11 +52,13 @@ const operations: readonly string[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 export function parseReview(body: unknown): AdmissionRequest | string {
   if (typeof body !== 'object' || body === null) return 'the body is not a JSON object';
   const review = body as Partial<AdmissionReview>;
-  if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') return 'the body is not an admission.k8s.io/v1 AdmissionReview';
+  if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview')
+    return 'the body is not an admission.k8s.io/v1 AdmissionReview';
   const request = review.request as Partial<AdmissionRequest> | undefined;
   if (typeof request !== 'object' || request === null) return 'the AdmissionReview has no request';
   if (typeof request.uid !== 'string' || request.uid === '') return 'the AdmissionReview request has no uid';
-  if (typeof request.operation !== 'string' || !operations.includes(request.operation)) return `the AdmissionReview request has an unknown operation ${JSON.stringify(request.operation)}`;
+  if (typeof request.operation !== 'string' || !operations.includes(request.operation))
+    return `the AdmissionReview request has an unknown operation ${JSON.stringify(request.operation)}`;
   if (typeof request.kind?.kind !== 'string') return 'the AdmissionReview request names no kind';
   return request as AdmissionRequest;
 }

@@ -11,7 +11,13 @@ import type { Logger } from '../shared/kube/logger.ts';
 import { decide } from '../shared/dispatch/decide.ts';
 import type { DecideOptions, Decision } from '../shared/dispatch/decide.ts';
 import { exposedClaim, startStepJob, type StartResult } from '../shared/dispatch/start.ts';
-import { describe, moveToCanceling, writeResource, type Resource, type StatusWriter } from '../shared/dispatch/status.ts';
+import {
+  describe,
+  moveToCanceling,
+  writeResource,
+  type Resource,
+  type StatusWriter,
+} from '../shared/dispatch/status.ts';
 import { limited, placeTransfers } from './limits.ts';
 import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from './limits.ts';
 import type { DispatcherMetrics } from './metrics.ts';
@@ -53,11 +59,21 @@ const settleMs = 10_000;
 export function mayStartSomething(change: Change): boolean {
   const { old, resource } = change;
   if (!old) return true;
-  return old.status?.phase !== resource.status?.phase || old.spec.cancel !== resource.spec.cancel
-    || (old.metadata.deletionTimestamp === undefined) !== (resource.metadata.deletionTimestamp === undefined);
+  return (
+    old.status?.phase !== resource.status?.phase ||
+    old.spec.cancel !== resource.spec.cancel ||
+    (old.metadata.deletionTimestamp === undefined) !== (resource.metadata.deletionTimestamp === undefined)
+  );
 }
 
-const afterTransfer: readonly (Phase | undefined)[] = ['Finalizing', 'Completed', 'Failing', 'Failed', 'Canceling', 'Canceled'];
+const afterTransfer: readonly (Phase | undefined)[] = [
+  'Finalizing',
+  'Completed',
+  'Failing',
+  'Failed',
+  'Canceling',
+  'Canceled',
+];
 
 function pastTransfer(phase: Phase | undefined): boolean {
   return afterTransfer.includes(phase);
@@ -126,7 +142,11 @@ export class Dispatcher {
   async run(resource: Resource, step: StepName, attempt: number, node?: string): Promise<DispatchResult> {
     const { result, job } = await startStepJob(this.#d.kube, this.#d.namespace, { resource, step, attempt, node });
     this.#d.metrics?.dispatches.inc({ kind: resource.kind, step, result });
-    this.#d.log.info(result === 'created' ? 'step Job created' : 'step Job already there', { resource: describe(resource), job, node });
+    this.#d.log.info(result === 'created' ? 'step Job created' : 'step Job already there', {
+      resource: describe(resource),
+      job,
+      node,
+    });
     return result;
   }
 
@@ -135,17 +155,24 @@ export class Dispatcher {
     if (resource.status?.node) return { node: resource.status.node, pinnable: false };
     const claim = await exposedClaim(this.#d.kube, this.#d.namespace, resource);
     const volumeName = (claim?.spec as { volumeName?: string } | undefined)?.volumeName;
-    const pv = volumeName ? await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolume', name: volumeName }) : undefined;
+    const pv = volumeName
+      ? await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolume', name: volumeName })
+      : undefined;
     return volumePlacement(claim, pv);
   }
 
   async #jobsOf(uid: string): Promise<StepJob[]> {
-    return parseStepJobs(await this.#d.kube.list<KubeObject>('Job', { namespace: this.#d.namespace, labelSelector: uidSelector(uid) }));
+    return parseStepJobs(
+      await this.#d.kube.list<KubeObject>('Job', { namespace: this.#d.namespace, labelSelector: uidSelector(uid) }),
+    );
   }
 
   /** Every DataUpload and DataDownload in the cluster. */
   async resources(): Promise<Resource[]> {
-    const [uploads, downloads] = await Promise.all([this.#d.kube.list<Resource>('DataUpload'), this.#d.kube.list<Resource>('DataDownload')]);
+    const [uploads, downloads] = await Promise.all([
+      this.#d.kube.list<Resource>('DataUpload'),
+      this.#d.kube.list<Resource>('DataDownload'),
+    ]);
     return [...uploads, ...downloads];
   }
 
@@ -162,7 +189,9 @@ export class Dispatcher {
   async #place(mode: DecideOptions['mode']): Promise<{ started: string[]; waiting: string[] }> {
     const { kube, namespace } = this.#d;
     // fresh lists, Jobs first: a transfer started meanwhile shows as a Job even if its resource looks older
-    const jobs = parseStepJobs(await kube.list<KubeObject>('Job', { namespace, labelSelector: `${labels.step}=transfer` }));
+    const jobs = parseStepJobs(
+      await kube.list<KubeObject>('Job', { namespace, labelSelector: `${labels.step}=transfer` }),
+    );
     const resources = await this.resources();
     const holders: (SlotHolder & { resource: Resource })[] = [];
     const candidates: { resource: Resource; attempt: number; candidate: TransferCandidate }[] = [];
@@ -172,10 +201,15 @@ export class Dispatcher {
       const active = jobs.find((j) => j.uid === uid && j.step === 'transfer' && j.state === 'active');
       // a started transfer holds its slot even before its resource shows Prepared (that write may still be on its
       // way); a transfer Job still running past InProgress is only exiting, and its slot is free for the next one
-      if (r.status?.phase === 'InProgress' || (active && !pastTransfer(r.status?.phase))) holders.push({ uid, node: r.status?.node ?? active?.node, resource: r });
+      if (r.status?.phase === 'InProgress' || (active && !pastTransfer(r.status?.phase)))
+        holders.push({ uid, node: r.status?.node ?? active?.node, resource: r });
       const d = decide(r, jobs, options);
       if (d.action === 'run' && d.step === 'transfer') {
-        candidates.push({ resource: r, attempt: d.attempt, candidate: { uid, created: r.metadata.creationTimestamp ?? '' } });
+        candidates.push({
+          resource: r,
+          attempt: d.attempt,
+          candidate: { uid, created: r.metadata.creationTimestamp ?? '' },
+        });
       }
     }
     if (candidates.length === 0) {
@@ -187,7 +221,12 @@ export class Dispatcher {
       for (const c of candidates) Object.assign(c.candidate, await this.#placementOf(c.resource));
     }
     const nodes = this.#d.limits.perNode > 0 ? await this.#d.nodes() : [];
-    const placements = placeTransfers(holders, candidates.map((c) => c.candidate), this.#d.limits, nodes);
+    const placements = placeTransfers(
+      holders,
+      candidates.map((c) => c.candidate),
+      this.#d.limits,
+      nodes,
+    );
     const started: string[] = [];
     const waiting: string[] = [];
     for (const { resource, attempt, candidate } of candidates) {
@@ -213,18 +252,40 @@ export class Dispatcher {
 
   #queuedChanges(resource: Resource, reason: string | undefined): boolean {
     const current = findCondition(resource.status?.conditions, queuedCondition);
-    return reason ? current?.status !== 'True' || current.message !== `Waiting for a transfer slot: ${reason}.` : current?.status === 'True';
+    return reason
+      ? current?.status !== 'True' || current.message !== `Waiting for a transfer slot: ${reason}.`
+      : current?.status === 'True';
   }
 
   async #setQueued(resource: Resource, reason: string | undefined): Promise<void> {
-    await writeResource(this.#writer, resource, (fresh) => {
-      if (fresh.status?.phase !== 'Prepared' && fresh.status?.phase !== 'InProgress') return false;
-      if (!this.#queuedChanges(fresh, reason)) return false;
-      const condition = reason
-        ? { type: queuedCondition, status: 'True' as const, reason: 'ConcurrencyLimit', message: `Waiting for a transfer slot: ${reason}.` }
-        : { type: queuedCondition, status: 'False' as const, reason: 'Dispatched', message: 'A transfer slot was free; the transfer Job was created.' };
-      fresh.status = { ...fresh.status, conditions: setCondition(fresh.status?.conditions, condition, this.#d.now()) };
-    }, reason ? { type: 'Normal', reason: 'Queued', note: `Waiting for a transfer slot: ${reason}.`, action: 'Queue' } : undefined);
+    await writeResource(
+      this.#writer,
+      resource,
+      (fresh) => {
+        if (fresh.status?.phase !== 'Prepared' && fresh.status?.phase !== 'InProgress') return false;
+        if (!this.#queuedChanges(fresh, reason)) return false;
+        const condition = reason
+          ? {
+              type: queuedCondition,
+              status: 'True' as const,
+              reason: 'ConcurrencyLimit',
+              message: `Waiting for a transfer slot: ${reason}.`,
+            }
+          : {
+              type: queuedCondition,
+              status: 'False' as const,
+              reason: 'Dispatched',
+              message: 'A transfer slot was free; the transfer Job was created.',
+            };
+        fresh.status = {
+          ...fresh.status,
+          conditions: setCondition(fresh.status?.conditions, condition, this.#d.now()),
+        };
+      },
+      reason
+        ? { type: 'Normal', reason: 'Queued', note: `Waiting for a transfer slot: ${reason}.`, action: 'Queue' }
+        : undefined,
+    );
   }
 
   /** Moves the resource to Canceling, if it still asks for it and may still be canceled. */
@@ -235,11 +296,25 @@ export class Dispatcher {
   /** Failing (or Failed) with the reason, if the resource is still where the decision found it. */
   async giveUp(resource: Resource, decision: Extract<Decision, { action: 'fail' }>): Promise<void> {
     const phaseThen = resource.status?.phase;
-    await writeResource(this.#writer, resource, (fresh) => {
-      if (fresh.status?.phase !== phaseThen) return false;
-      fresh.status = { ...fresh.status, phase: decision.phase, message: decision.message };
-      if (decision.phase === 'Failed') fresh.status.completionTimestamp = this.#d.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    }, { type: 'Warning', reason: decision.phase === 'Failed' ? 'Failed' : 'Failing', note: decision.message, action: 'GiveUp' });
+    await writeResource(
+      this.#writer,
+      resource,
+      (fresh) => {
+        if (fresh.status?.phase !== phaseThen) return false;
+        fresh.status = { ...fresh.status, phase: decision.phase, message: decision.message };
+        if (decision.phase === 'Failed')
+          fresh.status.completionTimestamp = this.#d
+            .now()
+            .toISOString()
+            .replace(/\.\d{3}Z$/, 'Z');
+      },
+      {
+        type: 'Warning',
+        reason: decision.phase === 'Failed' ? 'Failed' : 'Failing',
+        note: decision.message,
+        action: 'GiveUp',
+      },
+    );
   }
 
   get #writer(): StatusWriter {

@@ -18,10 +18,12 @@ export function expiryVerdict(du: DataUpload, downloads: readonly DataDownload[]
   const due = Date.parse(du.metadata.creationTimestamp ?? '') + ttl;
   if (!(nowMs >= due)) return { expire: false, why: 'not expired yet' };
   if (du.metadata.deletionTimestamp) return { expire: false, why: 'already being deleted' };
-  if (du.metadata.annotations?.[scheduleAnnotations.retainIfExpired] === 'true') return { expire: false, why: `annotated ${scheduleAnnotations.retainIfExpired}` };
+  if (du.metadata.annotations?.[scheduleAnnotations.retainIfExpired] === 'true')
+    return { expire: false, why: `annotated ${scheduleAnnotations.retainIfExpired}` };
   if (!terminalPhases.includes(du.status?.phase ?? 'New')) return { expire: false, why: 'still running' };
   const reader = readerOf(du, downloads);
-  if (reader) return { expire: false, why: `DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading it` };
+  if (reader)
+    return { expire: false, why: `DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading it` };
   return { expire: true };
 }
 
@@ -34,7 +36,13 @@ export async function expireUploads(kube: Kube, nowMs: number): Promise<{ delete
     const what = `DataUpload ${du.metadata.namespace}/${du.metadata.name}`;
     try {
       if (!expiryVerdict(du, downloads, nowMs).expire) continue;
-      if (await kube.delete({ kind: 'DataUpload', namespace: du.metadata.namespace, name: du.metadata.name }, { uid: du.metadata.uid })) deleted.push(`${what}: expired (spec.expire ${du.spec.expire})`);
+      if (
+        await kube.delete(
+          { kind: 'DataUpload', namespace: du.metadata.namespace, name: du.metadata.name },
+          { uid: du.metadata.uid },
+        )
+      )
+        deleted.push(`${what}: expired (spec.expire ${du.spec.expire})`);
     } catch (err) {
       if (!isNotFound(err)) errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -46,7 +46,9 @@ class OutOfTime extends Error {}
 
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new OutOfTime()), Math.max(0, ms)); });
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new OutOfTime()), Math.max(0, ms));
+  });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
@@ -57,12 +59,19 @@ async function judge(req: AdmissionRequest, kind: ResourceKind, deps: HandlerDep
   const resource = asResource(kind, req.object);
   if (isDenial(resource)) return { denial: resource };
   if (req.operation === 'CREATE') {
-    const denial = checkCreate(resource) ?? (isOurs(resource) ? await checkReferences(deps.kube, deps.namespace, resource) : undefined);
+    const denial =
+      checkCreate(resource) ??
+      (isOurs(resource) ? await checkReferences(deps.kube, deps.namespace, resource) : undefined);
     return denial ? { denial } : { follow: true };
   }
   const old = asResource(kind, req.oldObject);
   if (isDenial(old)) return { denial: invalid(`oldObject: ${old.message}`) };
-  const denial = req.subResource === 'status' ? checkStatusUpdate(old, resource) : req.subResource ? undefined : checkSpecUpdate(old, resource);
+  const denial =
+    req.subResource === 'status'
+      ? checkStatusUpdate(old, resource)
+      : req.subResource
+        ? undefined
+        : checkSpecUpdate(old, resource);
   // a review can only spare work here: a progress update it claims is read back by nobody, and a real one starts nothing
   return denial ? { denial } : { follow: mayStartSomething({ resource: resource as Resource, old: old as Resource }) };
 }
@@ -76,13 +85,38 @@ function message(err: unknown): string {
  * what it read (after the answer: the change is not stored before). Nothing when the review matches no stored
  * object, when the change never gets stored, or on a dry run.
  */
-async function follow(req: AdmissionRequest, kind: KindName, deps: HandlerDeps, act: (change: StoredChange) => Promise<unknown>, whatFor: string, started = Date.now()): Promise<void> {
+async function follow(
+  req: AdmissionRequest,
+  kind: KindName,
+  deps: HandlerDeps,
+  act: (change: StoredChange) => Promise<unknown>,
+  whatFor: string,
+  started = Date.now(),
+): Promise<void> {
   if (req.dryRun) return;
-  const watched = await within(deps.changes.watch(req, kind), deps.budgetMs - (Date.now() - started))
-    .catch((err) => void deps.log.warn(`could not read the object of a review; ${whatFor}`, { kind, namespace: req.namespace, name: req.name, error: message(err) }));
+  const watched = await within(deps.changes.watch(req, kind), deps.budgetMs - (Date.now() - started)).catch(
+    (err) =>
+      void deps.log.warn(`could not read the object of a review; ${whatFor}`, {
+        kind,
+        namespace: req.namespace,
+        name: req.name,
+        error: message(err),
+      }),
+  );
   if (!watched) return;
-  const onError = (err: unknown): void => deps.log.warn(`could not act on a stored change; ${whatFor}`, { kind, namespace: req.namespace, name: req.name, error: message(err) });
-  if (!deps.changes.follow(watched, act, onError)) deps.log.warn(`too many changes are waiting to be stored; ${whatFor}`, { kind, namespace: req.namespace, name: req.name });
+  const onError = (err: unknown): void =>
+    deps.log.warn(`could not act on a stored change; ${whatFor}`, {
+      kind,
+      namespace: req.namespace,
+      name: req.name,
+      error: message(err),
+    });
+  if (!deps.changes.follow(watched, act, onError))
+    deps.log.warn(`too many changes are waiting to be stored; ${whatFor}`, {
+      kind,
+      namespace: req.namespace,
+      name: req.name,
+    });
 }
 
 /** A BackupSchedule has no phases: check it, and let a new generation (or a deletion) start what it needs. */
@@ -92,7 +126,8 @@ async function answerSchedule(req: AdmissionRequest, deps: HandlerDeps): Promise
     if (denial) return deny(req.uid, denial);
   }
   // a status write starts nothing
-  if (!req.subResource) await follow(req, 'BackupSchedule', deps, (change) => scheduleChanged(change, deps), 'the sweep will act on it');
+  if (!req.subResource)
+    await follow(req, 'BackupSchedule', deps, (change) => scheduleChanged(change, deps), 'the sweep will act on it');
   return allow(req.uid);
 }
 
@@ -100,7 +135,13 @@ async function answerSchedule(req: AdmissionRequest, deps: HandlerDeps): Promise
 async function answerLocation(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   // locations elsewhere are not ferry's, and a status write starts nothing
   if (req.namespace === deps.namespace && !req.subResource) {
-    await follow(req, 'BackupStorageLocation', deps, (change) => locationChanged(change, deps), 'the periodic maintenance reconcile will act on it');
+    await follow(
+      req,
+      'BackupStorageLocation',
+      deps,
+      (change) => locationChanged(change, deps),
+      'the periodic maintenance reconcile will act on it',
+    );
   }
   return allow(req.uid);
 }
@@ -117,12 +158,24 @@ async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<Admissi
   try {
     verdict = await within(judge(req, kind as ResourceKind, deps), deps.budgetMs);
   } catch (err) {
-    const why = err instanceof OutOfTime ? `the apiserver did not answer within ${deps.budgetMs} ms` : err instanceof Error ? err.message : String(err);
-    return deny(req.uid, { code: 422, reason: 'Invalid', message: `ferry could not check this ${kind} (${why}); try again` });
+    const why =
+      err instanceof OutOfTime
+        ? `the apiserver did not answer within ${deps.budgetMs} ms`
+        : err instanceof Error
+          ? err.message
+          : String(err);
+    return deny(req.uid, {
+      code: 422,
+      reason: 'Invalid',
+      message: `ferry could not check this ${kind} (${why}); try again`,
+    });
   }
   if (verdict.denial) return deny(req.uid, verdict.denial);
   if (verdict.follow) {
-    const act = ({ before, after }: StoredChange) => (after ? deps.dispatcher.admitted({ resource: after as Resource, old: before as Resource | undefined }) : Promise.resolve());
+    const act = ({ before, after }: StoredChange) =>
+      after
+        ? deps.dispatcher.admitted({ resource: after as Resource, old: before as Resource | undefined })
+        : Promise.resolve();
     await follow(req, kind as ResourceKind, deps, act, 'the sweep will act on it', started);
   }
   return allow(req.uid);
@@ -137,7 +190,10 @@ export async function handleReview(body: unknown, deps: HandlerDeps): Promise<Ha
   try {
     response = await answer(req, deps);
   } catch (err) {
-    response = deny(req.uid, invalid(`ferry's dispatcher failed on this request: ${err instanceof Error ? err.message : String(err)}`));
+    response = deny(
+      req.uid,
+      invalid(`ferry's dispatcher failed on this request: ${err instanceof Error ? err.message : String(err)}`),
+    );
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const labels = { kind, operation: req.subResource ? `${req.operation}/${req.subResource}` : req.operation };
@@ -145,7 +201,13 @@ export async function handleReview(body: unknown, deps: HandlerDeps): Promise<Ha
   deps.metrics.latency.observe({ kind }, seconds);
   if (!response.allowed) {
     deps.metrics.denials.inc({ kind, reason: response.status?.reason ?? 'Unknown' });
-    deps.log.info('denied', { kind, namespace: req.namespace, name: req.name, operation: labels.operation, message: response.status?.message });
+    deps.log.info('denied', {
+      kind,
+      namespace: req.namespace,
+      name: req.name,
+      operation: labels.operation,
+      message: response.status?.message,
+    });
   }
   return { status: 200, review: reviewResponse(response) };
 }

@@ -26,8 +26,7 @@ export interface TransferCandidate {
 }
 
 export type Placement =
-  | { go: true; /** pin the Job here: set when ferry chose the node */ node?: string }
-  | { go: false; reason: string };
+  { go: true; /** pin the Job here: set when ferry chose the node */ node?: string } | { go: false; reason: string };
 
 export function limited(limits: TransferLimits): boolean {
   return limits.cluster > 0 || limits.perNode > 0;
@@ -51,8 +50,12 @@ function roomiest(nodes: readonly string[], load: Map<string, number>, perNode: 
  * Where each candidate stands. A candidate that already holds a slot (a transfer being retried) keeps it.
  * `nodes` are the nodes a transfer may be pinned to when its own node is not known yet.
  */
-export function placeTransfers(holders: readonly SlotHolder[], candidates: readonly TransferCandidate[], limits: TransferLimits,
-  nodes: readonly string[]): Map<string, Placement> {
+export function placeTransfers(
+  holders: readonly SlotHolder[],
+  candidates: readonly TransferCandidate[],
+  limits: TransferLimits,
+  nodes: readonly string[],
+): Map<string, Placement> {
   const placements = new Map<string, Placement>();
   const holding = new Set(holders.map((h) => h.uid));
   const load = new Map<string, number>();
@@ -64,14 +67,20 @@ export function placeTransfers(holders: readonly SlotHolder[], candidates: reado
       continue;
     }
     if (limits.cluster > 0 && running >= limits.cluster) {
-      placements.set(c.uid, { go: false, reason: `${running} of ${limits.cluster} transfers allowed in the cluster are running` });
+      placements.set(c.uid, {
+        go: false,
+        reason: `${running} of ${limits.cluster} transfers allowed in the cluster are running`,
+      });
       continue;
     }
     let pin: string | undefined;
     if (limits.perNode > 0 && c.node) {
       const n = load.get(c.node) ?? 0;
       if (n >= limits.perNode) {
-        placements.set(c.uid, { go: false, reason: `${n} of ${limits.perNode} transfers allowed on node ${c.node} are running` });
+        placements.set(c.uid, {
+          go: false,
+          reason: `${n} of ${limits.perNode} transfers allowed on node ${c.node} are running`,
+        });
         continue;
       }
     } else if (limits.perNode > 0 && nodes.length > 0 && c.pinnable !== false) {

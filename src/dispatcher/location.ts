@@ -22,22 +22,41 @@ export function locationReconcileJobName(uid: string, generation: number): strin
 }
 
 /** What a stored change of a location sets off: a reconcile for a new spec, nothing otherwise. */
-export async function locationChanged(change: StoredChange, deps: LocationDeps): Promise<'created' | 'exists' | 'none'> {
+export async function locationChanged(
+  change: StoredChange,
+  deps: LocationDeps,
+): Promise<'created' | 'exists' | 'none'> {
   const { before, after } = change;
-  if (!after || after.metadata.deletionTimestamp || before?.metadata.generation === after.metadata.generation) return 'none';
+  if (!after || after.metadata.deletionTimestamp || before?.metadata.generation === after.metadata.generation)
+    return 'none';
   return startLocationReconcile(after, deps);
 }
 
 async function startLocationReconcile(location: KubeObject, deps: LocationDeps): Promise<'created' | 'exists'> {
   const { kube, namespace } = deps;
   const template = await kube.get<KubeObject>({ kind: 'CronJob', namespace, name: maintenanceReconcileTemplate });
-  if (!template) throw new Error(`The CronJob ${namespace}/${maintenanceReconcileTemplate} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
-  const jobTemplate = structuredClone((template.spec as { jobTemplate?: { metadata?: { labels?: Record<string, string> }; spec?: Record<string, unknown> } }).jobTemplate);
+  if (!template)
+    throw new Error(
+      `The CronJob ${namespace}/${maintenanceReconcileTemplate} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
+    );
+  const jobTemplate = structuredClone(
+    (
+      template.spec as {
+        jobTemplate?: { metadata?: { labels?: Record<string, string> }; spec?: Record<string, unknown> };
+      }
+    ).jobTemplate,
+  );
   if (!jobTemplate?.spec) throw new Error(`CronJob ${maintenanceReconcileTemplate} has no jobTemplate.`);
   const name = locationReconcileJobName(location.metadata.uid ?? '', location.metadata.generation ?? 1);
   const job: KubeObject = {
-    apiVersion: 'batch/v1', kind: 'Job',
-    metadata: { name, namespace, labels: jobTemplate.metadata?.labels, annotations: { 'ferry.dev/location': location.metadata.name } },
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      namespace,
+      labels: jobTemplate.metadata?.labels,
+      annotations: { 'ferry.dev/location': location.metadata.name },
+    },
     spec: jobTemplate.spec,
   };
   try {

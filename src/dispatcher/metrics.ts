@@ -6,7 +6,9 @@
 type Labels = Record<string, string>;
 
 function labelText(labels: Labels): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`);
+  const parts = Object.entries(labels).map(
+    ([k, v]) => `${k}="${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`,
+  );
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
@@ -74,7 +76,9 @@ class Histogram {
   observe(labels: Labels, value: number): void {
     const key = labelText(labels);
     const s = this.#series.get(key) ?? { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-    this.buckets.forEach((le, i) => { if (value <= le) s.counts[i]++; });
+    this.buckets.forEach((le, i) => {
+      if (value <= le) s.counts[i]++;
+    });
     s.sum += value;
     s.count++;
     this.#series.set(key, s);
@@ -83,9 +87,14 @@ class Histogram {
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const s of this.#series.values()) {
-      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`));
+      this.buckets.forEach((le, i) =>
+        lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.counts[i]}`),
+      );
       lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
-      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`, `${this.name}_count${labelText(s.labels)} ${s.count}`);
+      lines.push(
+        `${this.name}_sum${labelText(s.labels)} ${s.sum}`,
+        `${this.name}_count${labelText(s.labels)} ${s.count}`,
+      );
     }
     return lines;
   }
@@ -97,13 +106,28 @@ export interface MetricLines {
 }
 
 export class DispatcherMetrics {
-  readonly admissions = new Counter('ferry_dispatcher_admissions_total', 'Admission requests answered, by kind, operation and whether they were allowed.');
+  readonly admissions = new Counter(
+    'ferry_dispatcher_admissions_total',
+    'Admission requests answered, by kind, operation and whether they were allowed.',
+  );
   readonly denials = new Counter('ferry_dispatcher_denials_total', 'Admission requests denied, by kind and reason.');
-  readonly dispatches = new Counter('ferry_dispatcher_dispatches_total', 'Step Jobs dispatched, by kind, step and result (created, exists, waiting, failed).');
-  readonly latency = new Histogram('ferry_dispatcher_admission_duration_seconds', 'Time to answer an admission request, by kind.',
-    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
-  readonly waiting = new Gauge('ferry_dispatcher_waiting_transfers', 'Resources waiting for a transfer slot under the concurrency limits, as the last placement saw them.');
-  readonly transferring = new Gauge('ferry_dispatcher_running_transfers', 'Transfers holding a slot (running, or started and not yet InProgress), as the last placement saw them.');
+  readonly dispatches = new Counter(
+    'ferry_dispatcher_dispatches_total',
+    'Step Jobs dispatched, by kind, step and result (created, exists, waiting, failed).',
+  );
+  readonly latency = new Histogram(
+    'ferry_dispatcher_admission_duration_seconds',
+    'Time to answer an admission request, by kind.',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  );
+  readonly waiting = new Gauge(
+    'ferry_dispatcher_waiting_transfers',
+    'Resources waiting for a transfer slot under the concurrency limits, as the last placement saw them.',
+  );
+  readonly transferring = new Gauge(
+    'ferry_dispatcher_running_transfers',
+    'Transfers holding a slot (running, or started and not yet InProgress), as the last placement saw them.',
+  );
 
   readonly #schedules: MetricLines | undefined;
 
@@ -117,7 +141,7 @@ export class DispatcherMetrics {
 
   async render(): Promise<string> {
     const all = [this.admissions, this.denials, this.dispatches, this.latency, this.waiting, this.transferring];
-    const lines = [...all.flatMap((m) => m.render()), ...(await this.#schedules?.lines() ?? [])];
+    const lines = [...all.flatMap((m) => m.render()), ...((await this.#schedules?.lines()) ?? [])];
     return `${lines.join('\n')}\n`;
   }
 }

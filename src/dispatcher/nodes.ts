@@ -12,6 +12,9 @@ export function nodeLister(kc: KubeConfig): () => Promise<string[]> {
   const api = kc.makeApiClient(CoreV1Api);
   return async () => {
     const list = await api.listNode();
-    return list.items.filter(usable).map((n) => n.metadata?.name ?? '').filter(Boolean);
+    return list.items
+      .filter(usable)
+      .map((n) => n.metadata?.name ?? '')
+      .filter(Boolean);
   };
 }

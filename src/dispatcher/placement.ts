@@ -19,9 +19,13 @@ interface NodeSelectorTerm {
 
 /** The one node a PersistentVolume's node affinity allows, if it names exactly one by host name. */
 function affinityNode(pv: KubeObject): VolumePlacement {
-  const terms = (pv.spec as { nodeAffinity?: { required?: { nodeSelectorTerms?: NodeSelectorTerm[] } } } | undefined)?.nodeAffinity?.required?.nodeSelectorTerms;
+  const terms = (pv.spec as { nodeAffinity?: { required?: { nodeSelectorTerms?: NodeSelectorTerm[] } } } | undefined)
+    ?.nodeAffinity?.required?.nodeSelectorTerms;
   if (!terms?.length) return { pinnable: true };
-  const hosts = terms.flatMap((t) => t.matchExpressions ?? []).filter((e) => e.key === hostnameLabel && e.operator === 'In').flatMap((e) => e.values ?? []);
+  const hosts = terms
+    .flatMap((t) => t.matchExpressions ?? [])
+    .filter((e) => e.key === hostnameLabel && e.operator === 'In')
+    .flatMap((e) => e.values ?? []);
   return terms.length === 1 && hosts.length === 1 ? { node: hosts[0], pinnable: false } : { pinnable: false };
 }
 

@@ -12,11 +12,25 @@ interface Claim extends KubeObject {
 
 type Found<T> = T | Denial;
 
-async function location(kube: Kube, ferryNamespace: string, name: string, namespace: string): Promise<Found<BackupStorageLocation>> {
-  const found = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name });
-  if (!found) return invalid(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`);
+async function location(
+  kube: Kube,
+  ferryNamespace: string,
+  name: string,
+  namespace: string,
+): Promise<Found<BackupStorageLocation>> {
+  const found = await kube.get<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ferryNamespace,
+    name,
+  });
+  if (!found)
+    return invalid(
+      `spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`,
+    );
   if (!backupAllowed(found.spec, namespace)) {
-    return forbidden(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`);
+    return forbidden(
+      `spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`,
+    );
   }
   return found;
 }
@@ -26,9 +40,15 @@ async function checkUpload(kube: Kube, ferryNamespace: string, du: DataUpload): 
   const loc = await location(kube, ferryNamespace, du.spec.backupStorageLocation, namespace);
   if ('code' in loc) return loc;
   const claim = await kube.get<Claim>({ kind: 'PersistentVolumeClaim', namespace, name: du.spec.sourcePVC });
-  if (!claim) return invalid(`spec.sourcePVC: PersistentVolumeClaim "${du.spec.sourcePVC}" does not exist in namespace ${namespace}`);
+  if (!claim)
+    return invalid(
+      `spec.sourcePVC: PersistentVolumeClaim "${du.spec.sourcePVC}" does not exist in namespace ${namespace}`,
+    );
   const phase = claim.status?.phase ?? 'Pending';
-  if (phase !== 'Bound') return invalid(`spec.sourcePVC: PersistentVolumeClaim "${du.spec.sourcePVC}" is ${phase}, not Bound; back it up once it is bound`);
+  if (phase !== 'Bound')
+    return invalid(
+      `spec.sourcePVC: PersistentVolumeClaim "${du.spec.sourcePVC}" is ${phase}, not Bound; back it up once it is bound`,
+    );
   return undefined;
 }
 
@@ -38,7 +58,9 @@ function sourceNamespaceOf(dd: DataDownload): string | Denial {
   const fromUpload = dd.spec.source.dataUpload?.namespace;
   const named = dd.spec.sourceNamespace;
   if (named && fromUpload && named !== fromUpload) {
-    return invalid(`spec.sourceNamespace: must equal spec.source.dataUpload.namespace ("${fromUpload}") when both are set, not "${named}"`);
+    return invalid(
+      `spec.sourceNamespace: must equal spec.source.dataUpload.namespace ("${fromUpload}") when both are set, not "${named}"`,
+    );
   }
   return named ?? fromUpload ?? namespace;
 }
@@ -46,14 +68,26 @@ function sourceNamespaceOf(dd: DataDownload): string | Denial {
 async function checkSourceUpload(kube: Kube, dd: DataDownload, sourceNamespace: string): Promise<Denial | undefined> {
   const ref = dd.spec.source.dataUpload;
   if (!ref) return undefined;
-  const du = await kube.get<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: sourceNamespace, name: ref.name });
-  if (!du) return invalid(`spec.source.dataUpload: DataUpload "${ref.name}" does not exist in namespace ${sourceNamespace}`);
+  const du = await kube.get<DataUpload & KubeObject>({
+    kind: 'DataUpload',
+    namespace: sourceNamespace,
+    name: ref.name,
+  });
+  if (!du)
+    return invalid(`spec.source.dataUpload: DataUpload "${ref.name}" does not exist in namespace ${sourceNamespace}`);
   if (du.spec.backupStorageLocation !== dd.spec.backupStorageLocation) {
-    return invalid(`spec.backupStorageLocation: must be "${du.spec.backupStorageLocation}", where DataUpload "${ref.name}" stored its data, not "${dd.spec.backupStorageLocation}"`);
+    return invalid(
+      `spec.backupStorageLocation: must be "${du.spec.backupStorageLocation}", where DataUpload "${ref.name}" stored its data, not "${dd.spec.backupStorageLocation}"`,
+    );
   }
   if (du.status?.phase !== 'Completed' || du.spec.snapshotMoveData === false) {
-    const why = du.spec.snapshotMoveData === false ? 'moved no data (snapshotMoveData: false)' : `is ${du.status?.phase ?? 'New'}, not Completed`;
-    return invalid(`spec.source.dataUpload: DataUpload "${sourceNamespace}/${ref.name}" ${why}; restore from a completed DataUpload`);
+    const why =
+      du.spec.snapshotMoveData === false
+        ? 'moved no data (snapshotMoveData: false)'
+        : `is ${du.status?.phase ?? 'New'}, not Completed`;
+    return invalid(
+      `spec.source.dataUpload: DataUpload "${sourceNamespace}/${ref.name}" ${why}; restore from a completed DataUpload`,
+    );
   }
   return undefined;
 }
@@ -63,23 +97,42 @@ async function checkDownload(kube: Kube, ferryNamespace: string, dd: DataDownloa
   const source = sourceNamespaceOf(dd);
   if (typeof source !== 'string') return source;
   const name = dd.spec.backupStorageLocation;
-  const found = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name });
-  if (!found) return invalid(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`);
+  const found = await kube.get<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ferryNamespace,
+    name,
+  });
+  if (!found)
+    return invalid(
+      `spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`,
+    );
   if (!restoreAllowed(found.spec, source, namespace)) {
     return source === namespace
-      ? forbidden(`spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`)
-      : forbidden(`spec.sourceNamespace: BackupStorageLocation "${name}" does not allow restores from namespace ${source} into namespace ${namespace} (see its spec.crossNamespaceRestores)`);
+      ? forbidden(
+          `spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`,
+        )
+      : forbidden(
+          `spec.sourceNamespace: BackupStorageLocation "${name}" does not allow restores from namespace ${source} into namespace ${namespace} (see its spec.crossNamespaceRestores)`,
+        );
   }
   const upload = await checkSourceUpload(kube, dd, source);
   if (upload) return upload;
   const target = await kube.get<Claim>({ kind: 'PersistentVolumeClaim', namespace, name: dd.spec.targetPVC.name });
   if (target?.status?.phase === 'Bound') {
-    return invalid(`spec.targetPVC.name: PersistentVolumeClaim "${dd.spec.targetPVC.name}" is already bound to a volume; restore into a new or unbound PVC`);
+    return invalid(
+      `spec.targetPVC.name: PersistentVolumeClaim "${dd.spec.targetPVC.name}" is already bound to a volume; restore into a new or unbound PVC`,
+    );
   }
   return undefined;
 }
 
 /** A denial when something the new resource names is missing, unusable or off limits to its namespace. */
-export function checkReferences(kube: Kube, ferryNamespace: string, resource: FerryResource): Promise<Denial | undefined> {
-  return resource.kind === 'DataUpload' ? checkUpload(kube, ferryNamespace, resource) : checkDownload(kube, ferryNamespace, resource);
+export function checkReferences(
+  kube: Kube,
+  ferryNamespace: string,
+  resource: FerryResource,
+): Promise<Denial | undefined> {
+  return resource.kind === 'DataUpload'
+    ? checkUpload(kube, ferryNamespace, resource)
+    : checkDownload(kube, ferryNamespace, resource);
 }

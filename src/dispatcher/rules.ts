@@ -42,9 +42,13 @@ export function checkSpecUpdate(old: FerryResource, next: FerryResource): Denial
   if (fields) return fields;
   const before = fixedPart(old.spec);
   const after = fixedPart(next.spec);
-  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !isDeepStrictEqual(before[k], after[k])).sort();
+  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])]
+    .filter((k) => !isDeepStrictEqual(before[k], after[k]))
+    .sort();
   if (changed.length) {
-    return invalid(`${changed.map((k) => `spec.${k}`).join(', ')}: cannot change after creation; only spec.cancel may be set (create a new ${next.kind} instead)`);
+    return invalid(
+      `${changed.map((k) => `spec.${k}`).join(', ')}: cannot change after creation; only spec.cancel may be set (create a new ${next.kind} instead)`,
+    );
   }
   if (old.spec.cancel === true && next.spec.cancel !== true) return invalid('spec.cancel: cannot be unset once set');
   return undefined;

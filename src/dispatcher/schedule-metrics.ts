@@ -16,11 +16,26 @@ function seconds(time: string | undefined): number | undefined {
 
 /** The gauges for these schedules, as text lines; a time status does not hold yet has no sample. */
 export function scheduleMetricLines(schedules: readonly BackupSchedule[]): string[] {
-  const missed = new Gauge('ferry_schedule_missed_runs', 'Scheduled runs of a BackupSchedule that passed without starting, counted since its creation (status.missedRuns).');
-  const success = new Gauge('ferry_schedule_last_success_timestamp_seconds', 'When the last run of a BackupSchedule that backed up every PVC finished (status.lastSuccessfulTime), seconds since the epoch.');
-  const suspended = new Gauge('ferry_schedule_suspended', '1 when a BackupSchedule is suspended (spec.suspend), else 0.');
-  const lastRun = new Gauge('ferry_schedule_last_run_outcome', 'The outcome of the last run of a BackupSchedule: 1 for its outcome, 0 for the others (all 0 before a first run).');
-  const lastRunTime = new Gauge('ferry_schedule_last_run_timestamp_seconds', 'When the last run of a BackupSchedule was due (status.lastRun.scheduledTime), seconds since the epoch.');
+  const missed = new Gauge(
+    'ferry_schedule_missed_runs',
+    'Scheduled runs of a BackupSchedule that passed without starting, counted since its creation (status.missedRuns).',
+  );
+  const success = new Gauge(
+    'ferry_schedule_last_success_timestamp_seconds',
+    'When the last run of a BackupSchedule that backed up every PVC finished (status.lastSuccessfulTime), seconds since the epoch.',
+  );
+  const suspended = new Gauge(
+    'ferry_schedule_suspended',
+    '1 when a BackupSchedule is suspended (spec.suspend), else 0.',
+  );
+  const lastRun = new Gauge(
+    'ferry_schedule_last_run_outcome',
+    'The outcome of the last run of a BackupSchedule: 1 for its outcome, 0 for the others (all 0 before a first run).',
+  );
+  const lastRunTime = new Gauge(
+    'ferry_schedule_last_run_timestamp_seconds',
+    'When the last run of a BackupSchedule was due (status.lastRun.scheduledTime), seconds since the epoch.',
+  );
   for (const s of schedules) {
     const labels = { namespace: s.metadata.namespace ?? '', schedule: s.metadata.name };
     missed.set(labels, s.status?.missedRuns ?? 0);
@@ -47,7 +62,10 @@ export class ScheduleMetrics {
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #log: Logger | undefined;
-  readonly #errors = new Counter('ferry_schedule_list_errors_total', 'Scrapes that could not list the BackupSchedules and served the last values read (or none).');
+  readonly #errors = new Counter(
+    'ferry_schedule_list_errors_total',
+    'Scrapes that could not list the BackupSchedules and served the last values read (or none).',
+  );
   #cached: { at: number; lines: string[] } | undefined;
   #pending: Promise<string[]> | undefined;
 
@@ -62,7 +80,9 @@ export class ScheduleMetrics {
   async lines(): Promise<string[]> {
     const cached = this.#cached;
     if (cached && this.#now() - cached.at < this.#ttlMs) return [...cached.lines, ...this.#errors.render()];
-    this.#pending ??= this.#refresh().finally(() => { this.#pending = undefined; });
+    this.#pending ??= this.#refresh().finally(() => {
+      this.#pending = undefined;
+    });
     const fresh = await this.#pending;
     return [...fresh, ...this.#errors.render()];
   }
@@ -74,7 +94,9 @@ export class ScheduleMetrics {
       return this.#cached.lines;
     } catch (err) {
       this.#errors.inc({});
-      this.#log?.warn('could not list the BackupSchedules for /metrics', { error: err instanceof Error ? err.message : String(err) });
+      this.#log?.warn('could not list the BackupSchedules for /metrics', {
+        error: err instanceof Error ? err.message : String(err),
+      });
       return this.#cached?.lines ?? scheduleMetricLines([]);
     }
   }

@@ -9,7 +9,14 @@ import { isAlreadyExists } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { cronProblem } from '../shared/schedule/cron.ts';
-import { reconcileJobName, reconcileTemplate, scheduleAnnotations, scheduleLabel, scheduleLabels, scheduleSelector } from '../shared/schedule/names.ts';
+import {
+  reconcileJobName,
+  reconcileTemplate,
+  scheduleAnnotations,
+  scheduleLabel,
+  scheduleLabels,
+  scheduleSelector,
+} from '../shared/schedule/names.ts';
 import { selectsSomething } from '../shared/schedule/selector.ts';
 import { timeZoneProblem } from '../shared/schedule/zone.ts';
 import { invalid } from './admission.ts';
@@ -26,11 +33,14 @@ function meaningProblems(spec: BackupSchedule['spec']): string[] {
   if (cron) problems.push(`spec.schedule: ${cron}`);
   const zone = spec.timeZone === undefined ? undefined : timeZoneProblem(spec.timeZone);
   if (zone) problems.push(`spec.timeZone: ${zone}`);
-  if (!spec.pvcs?.length && !selectsSomething(spec.selector)) problems.push('spec: name PVCs in spec.pvcs or select them with spec.selector (or both)');
+  if (!spec.pvcs?.length && !selectsSomething(spec.selector))
+    problems.push('spec: name PVCs in spec.pvcs or select them with spec.selector (or both)');
   for (const [i, e] of (spec.selector?.matchExpressions ?? []).entries()) {
     const wantsValues = e.operator === 'In' || e.operator === 'NotIn';
     if (wantsValues !== Boolean(e.values?.length)) {
-      problems.push(`spec.selector.matchExpressions[${i}].values: ${wantsValues ? `must not be empty for ${e.operator}` : `must be empty for ${e.operator}`}`);
+      problems.push(
+        `spec.selector.matchExpressions[${i}].values: ${wantsValues ? `must not be empty for ${e.operator}` : `must be empty for ${e.operator}`}`,
+      );
     }
   }
   return problems;
@@ -62,12 +72,15 @@ export async function scheduleChanged(change: StoredChange, deps: ScheduleDeps):
   const before = change.before as Schedule | undefined;
   const after = change.after as Schedule | undefined;
   // gone: the annotation it had when last read decides; being deleted: the one it has now
-  const deleted = after ? after.metadata.deletionTimestamp !== undefined && asksToDeleteBackups(after) : asksToDeleteBackups(before);
+  const deleted = after
+    ? after.metadata.deletionTimestamp !== undefined && asksToDeleteBackups(after)
+    : asksToDeleteBackups(before);
   if (deleted) {
     await deleteBackups((after ?? before) as Schedule, deps);
     return;
   }
-  if (!after || after.metadata.deletionTimestamp || after.status?.observedGeneration === after.metadata.generation) return;
+  if (!after || after.metadata.deletionTimestamp || after.status?.observedGeneration === after.metadata.generation)
+    return;
   if (before?.metadata.generation === after.metadata.generation) return;
   await startReconcile(after, deps);
 }
@@ -76,17 +89,39 @@ export async function scheduleChanged(change: StoredChange, deps: ScheduleDeps):
 export async function startReconcile(schedule: Schedule, deps: ScheduleDeps): Promise<'created' | 'exists'> {
   const { kube, namespace } = deps;
   const template = await kube.get<KubeObject>({ kind: 'CronJob', namespace, name: reconcileTemplate });
-  if (!template) throw new Error(`The Job template CronJob ${namespace}/${reconcileTemplate} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
-  const jobTemplate = structuredClone((template.spec as { jobTemplate?: { metadata?: { labels?: Record<string, string> }; spec?: Record<string, unknown> } }).jobTemplate);
-  const pod = (jobTemplate?.spec?.template as { spec?: { containers?: { name: string; args?: string[] }[] } } | undefined)?.spec;
+  if (!template)
+    throw new Error(
+      `The Job template CronJob ${namespace}/${reconcileTemplate} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
+    );
+  const jobTemplate = structuredClone(
+    (
+      template.spec as {
+        jobTemplate?: { metadata?: { labels?: Record<string, string> }; spec?: Record<string, unknown> };
+      }
+    ).jobTemplate,
+  );
+  const pod = (
+    jobTemplate?.spec?.template as { spec?: { containers?: { name: string; args?: string[] }[] } } | undefined
+  )?.spec;
   const container = pod?.containers?.find((c) => c.name === stepContainer);
-  if (!jobTemplate?.spec || !container) throw new Error(`CronJob ${reconcileTemplate} has no jobTemplate with a container named "${stepContainer}".`);
+  if (!jobTemplate?.spec || !container)
+    throw new Error(`CronJob ${reconcileTemplate} has no jobTemplate with a container named "${stepContainer}".`);
   const ref = `BackupSchedule/${schedule.metadata.namespace}/${schedule.metadata.name}`;
   container.args = ['schedule', ref];
-  const labels = { ...jobTemplate.metadata?.labels, [scheduleLabels.schedule]: scheduleLabel(schedule.metadata.name), [resourceLabels.namespace]: schedule.metadata.namespace ?? '' };
+  const labels = {
+    ...jobTemplate.metadata?.labels,
+    [scheduleLabels.schedule]: scheduleLabel(schedule.metadata.name),
+    [resourceLabels.namespace]: schedule.metadata.namespace ?? '',
+  };
   const job: KubeObject = {
-    apiVersion: 'batch/v1', kind: 'Job',
-    metadata: { name: reconcileJobName(schedule.metadata.uid ?? '', schedule.metadata.generation ?? 1), namespace, labels, annotations: { [resourceAnnotation]: ref } },
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: reconcileJobName(schedule.metadata.uid ?? '', schedule.metadata.generation ?? 1),
+      namespace,
+      labels,
+      annotations: { [resourceAnnotation]: ref },
+    },
     spec: jobTemplate.spec,
   };
   try {
@@ -101,9 +136,16 @@ export async function startReconcile(schedule: Schedule, deps: ScheduleDeps): Pr
 
 async function deleteBackups(schedule: Schedule, deps: ScheduleDeps): Promise<void> {
   const namespace = schedule.metadata.namespace;
-  const uploads = await deps.kube.list<KubeObject>('DataUpload', { namespace, labelSelector: scheduleSelector(schedule.metadata.name) });
-  for (const du of uploads) await deps.kube.delete({ kind: 'DataUpload', namespace, name: du.metadata.name }, { uid: du.metadata.uid });
-  deps.log?.info('deleted the backups of a deleted schedule', { schedule: `${namespace}/${schedule.metadata.name}`, count: uploads.length });
+  const uploads = await deps.kube.list<KubeObject>('DataUpload', {
+    namespace,
+    labelSelector: scheduleSelector(schedule.metadata.name),
+  });
+  for (const du of uploads)
+    await deps.kube.delete({ kind: 'DataUpload', namespace, name: du.metadata.name }, { uid: du.metadata.uid });
+  deps.log?.info('deleted the backups of a deleted schedule', {
+    schedule: `${namespace}/${schedule.metadata.name}`,
+    count: uploads.length,
+  });
 }
 
 /** For the sweep: schedules whose generation no reconcile has seen get their reconcile Job (again). */
@@ -113,9 +155,12 @@ export async function sweepSchedules(deps: ScheduleDeps): Promise<{ started: str
   for (const s of await deps.kube.list<Schedule>('BackupSchedule')) {
     if (s.metadata.deletionTimestamp || s.status?.observedGeneration === s.metadata.generation) continue;
     try {
-      if (await startReconcile(s, deps) === 'created') started.push(`BackupSchedule ${s.metadata.namespace}/${s.metadata.name}`);
+      if ((await startReconcile(s, deps)) === 'created')
+        started.push(`BackupSchedule ${s.metadata.namespace}/${s.metadata.name}`);
     } catch (err) {
-      errors.push(`BackupSchedule ${s.metadata.namespace}/${s.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+      errors.push(
+        `BackupSchedule ${s.metadata.namespace}/${s.metadata.name}: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
   return { started, errors };

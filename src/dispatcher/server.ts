@@ -69,15 +69,23 @@ function refusedCaller(req: IncomingMessage, names: readonly string[] | undefine
   if (!names?.length) return undefined;
   const name = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
   const cn = Array.isArray(name) ? name.join(',') : name;
-  return cn && names.includes(cn) ? undefined : `The client certificate's common name ${JSON.stringify(cn ?? '')} is not one of FERRY_CLIENT_NAMES (${names.join(', ')}).`;
+  return cn && names.includes(cn)
+    ? undefined
+    : `The client certificate's common name ${JSON.stringify(cn ?? '')} is not one of FERRY_CLIENT_NAMES (${names.join(', ')}).`;
 }
 
-async function serveReview(req: IncomingMessage, res: ServerResponse, opts: ServerOptions, deps: HandlerDeps): Promise<void> {
+async function serveReview(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: ServerOptions,
+  deps: HandlerDeps,
+): Promise<void> {
   const refused = refusedCaller(req, opts.clientNames);
   if (refused) return send(res, 403, `${refused}\n`);
   const path = opts.path;
   const url = new URL(req.url ?? '/', 'https://webhook');
-  if (url.pathname !== path) return send(res, 404, `Nothing is served at ${url.pathname}; admission reviews go to ${path}.\n`);
+  if (url.pathname !== path)
+    return send(res, 404, `Nothing is served at ${url.pathname}; admission reviews go to ${path}.\n`);
   if (req.method !== 'POST') return send(res, 405, 'Admission reviews are POSTed.\n');
   const body = await readBody(req);
   if (!body) return send(res, 413, `The review is larger than ${maxBodyBytes} bytes.\n`);
@@ -103,9 +111,16 @@ function tlsFiles(opts: ServerOptions): TlsFiles {
   const files = [opts.tlsCert, opts.tlsKey, ...(opts.clientCA ? [opts.clientCA] : [])];
   try {
     const stamp = files.map((f) => statSync(f).mtimeMs).join(':');
-    return { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey), ca: opts.clientCA ? readFileSync(opts.clientCA) : undefined, stamp };
+    return {
+      cert: readFileSync(opts.tlsCert),
+      key: readFileSync(opts.tlsKey),
+      ca: opts.clientCA ? readFileSync(opts.clientCA) : undefined,
+      stamp,
+    };
   } catch (err) {
-    throw new Error(`Cannot read the webhook certificate ${opts.tlsCert}, its key ${opts.tlsKey}${opts.clientCA ? ` or the client CA ${opts.clientCA}` : ''}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `Cannot read the webhook certificate ${opts.tlsCert}, its key ${opts.tlsKey}${opts.clientCA ? ` or the client CA ${opts.clientCA}` : ''}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -134,12 +149,15 @@ export async function startServers(opts: ServerOptions, deps: HandlerDeps, log: 
   let tls = tlsFiles(opts);
   let ready = false;
   const callers = opts.clientCA ? { requestCert: true, rejectUnauthorized: true } : {};
-  const webhook = createHttpsServer({ ...secureContext(tls), ...callers, requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 30_000 }, (req, res) => {
-    serveReview(req, res, opts, deps).catch((err) => {
-      log.error('could not answer a review', { error: err instanceof Error ? err.message : String(err) });
-      send(res, 400, 'The review could not be read.\n');
-    });
-  });
+  const webhook = createHttpsServer(
+    { ...secureContext(tls), ...callers, requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 30_000 },
+    (req, res) => {
+      serveReview(req, res, opts, deps).catch((err) => {
+        log.error('could not answer a review', { error: err instanceof Error ? err.message : String(err) });
+        send(res, 400, 'The review could not be read.\n');
+      });
+    },
+  );
   const certCheck = setInterval(() => {
     try {
       const next = tlsFiles(opts);
@@ -148,16 +166,22 @@ export async function startServers(opts: ServerOptions, deps: HandlerDeps, log: 
       tls = next;
       log.info('loaded a new webhook certificate');
     } catch (err) {
-      log.warn('could not reload the webhook certificate; keeping the old one', { error: err instanceof Error ? err.message : String(err) });
+      log.warn('could not reload the webhook certificate; keeping the old one', {
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }, opts.certCheckMs ?? 60_000);
   certCheck.unref();
   const health = createHttpServer({ requestTimeout: 5_000, headersTimeout: 5_000 }, (req, res) => {
     const path = new URL(req.url ?? '/', 'http://health').pathname;
     if (path === '/healthz') return send(res, 200, 'ok\n');
-    if (path === '/readyz') return ready ? send(res, 200, 'ready\n') : send(res, 503, 'the webhook is not listening yet\n');
+    if (path === '/readyz')
+      return ready ? send(res, 200, 'ready\n') : send(res, 503, 'the webhook is not listening yet\n');
     if (path === '/metrics') {
-      deps.metrics.render().then((text) => send(res, 200, text, 'text/plain; version=0.0.4; charset=utf-8'), (err: Error) => send(res, 500, `The metrics could not be rendered: ${err.message}\n`));
+      deps.metrics.render().then(
+        (text) => send(res, 200, text, 'text/plain; version=0.0.4; charset=utf-8'),
+        (err: Error) => send(res, 500, `The metrics could not be rendered: ${err.message}\n`),
+      );
       return;
     }
     send(res, 404, 'Served here: /healthz, /readyz, /metrics.\n');
@@ -165,7 +189,12 @@ export async function startServers(opts: ServerOptions, deps: HandlerDeps, log: 
   const metricsPort = await listen(health, opts.metricsPort, opts.host);
   const webhookPort = await listen(webhook, opts.port, opts.host);
   ready = true;
-  log.info('dispatcher listening', { webhookPort, path: opts.path, metricsPort, clientCertificates: opts.clientCA ? `required, signed by ${opts.clientCA}` : 'not asked for' });
+  log.info('dispatcher listening', {
+    webhookPort,
+    path: opts.path,
+    metricsPort,
+    clientCertificates: opts.clientCA ? `required, signed by ${opts.clientCA}` : 'not asked for',
+  });
   return {
     webhookPort,
     metricsPort,

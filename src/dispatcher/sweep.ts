@@ -64,7 +64,7 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
     report.dispatched.push(...placed.started.map((s) => `${s}: transfer`));
     report.waiting.push(...placed.waiting);
   }
-  report.deleted.push(...await removeOrphans(dispatcher, jobObjects, resources, report));
+  report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, resources, report)));
   await sweepSchedulesAndExpiry(dispatcher, report);
   return report;
 }
@@ -88,7 +88,12 @@ async function sweepSchedulesAndExpiry(dispatcher: Dispatcher, report: SweepRepo
  * Starts a step, or gives the resource up when the apiserver refuses its Job as invalid: that will not change on
  * a retry (e.g. a name too long for a label, on a resource made while the webhook was not installed).
  */
-async function runOrRefused(dispatcher: Dispatcher, r: Resource, step: StepName, attempt: number): Promise<string | undefined> {
+async function runOrRefused(
+  dispatcher: Dispatcher,
+  r: Resource,
+  step: StepName,
+  attempt: number,
+): Promise<string | undefined> {
   try {
     await dispatcher.run(r, step, attempt);
     return undefined;
@@ -101,13 +106,18 @@ async function runOrRefused(dispatcher: Dispatcher, r: Resource, step: StepName,
 }
 
 /** Jobs and exposure objects in ferry's namespace whose resource no longer exists. */
-async function removeOrphans(dispatcher: Dispatcher, jobs: KubeObject[], resources: Resource[], report: SweepReport): Promise<string[]> {
+async function removeOrphans(
+  dispatcher: Dispatcher,
+  jobs: KubeObject[],
+  resources: Resource[],
+  report: SweepReport,
+): Promise<string[]> {
   const { kube, namespace, now } = dispatcher.context;
   const living = new Set(resources.map((r) => r.metadata.uid));
   const candidates = [...jobs];
   for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot'] as const) {
     try {
-      candidates.push(...await kube.list<KubeObject>(kind, { namespace, labelSelector: labels.uid }));
+      candidates.push(...(await kube.list<KubeObject>(kind, { namespace, labelSelector: labels.uid })));
     } catch (err) {
       report.errors.push(`could not list ${kind}s: ${message(err)}`);
     }
@@ -119,7 +129,8 @@ async function removeOrphans(dispatcher: Dispatcher, jobs: KubeObject[], resourc
     if (!uid || living.has(uid) || !(age > orphanAgeMs)) continue;
     const key = { kind: obj.kind as KindName, namespace, name: obj.metadata.name };
     try {
-      if (await kube.delete(key, { propagationPolicy: 'Background', uid: obj.metadata.uid })) deleted.push(`${obj.kind} ${obj.metadata.name}`);
+      if (await kube.delete(key, { propagationPolicy: 'Background', uid: obj.metadata.uid }))
+        deleted.push(`${obj.kind} ${obj.metadata.name}`);
     } catch (err) {
       if (!isNotFound(err)) report.errors.push(`${obj.kind} ${obj.metadata.name}: ${message(err)}`);
     }

@@ -9,7 +9,11 @@ import { runCli } from '../cli/run.ts';
 enableCompileCache();
 
 const main = defineCommand({
-  meta: { name: 'ferry', version: '0.1.0', description: 'Back up Kubernetes volumes into restic-compatible repositories' },
+  meta: {
+    name: 'ferry',
+    version: '0.1.0',
+    description: 'Back up Kubernetes volumes into restic-compatible repositories',
+  },
   subCommands: {
     backup: lazy(() => import('../cli/kube/backup.ts')),
     restore: lazy(() => import('../cli/kube/restore.ts')),

@@ -21,7 +21,9 @@ import { nodeLister } from '../dispatcher/nodes.ts';
 import { startServers } from '../dispatcher/server.ts';
 import { StoredChanges } from '../dispatcher/stored.ts';
 
-const args: ArgsDef = Object.fromEntries(settings.map((s) => [s.flag, { type: 'string', description: `${s.description} (${s.env}, default ${s.default})` }]));
+const args: ArgsDef = Object.fromEntries(
+  settings.map((s) => [s.flag, { type: 'string', description: `${s.description} (${s.env}, default ${s.default})` }]),
+);
 
 function parts(config: DispatcherConfig, component: string): { deps: Omit<DispatcherDeps, 'kube'>; http: HttpKube } {
   const kc = loadKubeConfig();
@@ -48,7 +50,19 @@ const serve = defineCommand({
     // no retries on the admission path: the answer is due within seconds, and the sweep covers a lost dispatch
     const dispatcher = new Dispatcher({ ...deps, kube: http, metrics });
     const changes = new StoredChanges(http);
-    const servers = await startServers(config, { kube: http, namespace: config.namespace, dispatcher, changes, metrics, log: deps.log, budgetMs: config.budgetMs }, deps.log);
+    const servers = await startServers(
+      config,
+      {
+        kube: http,
+        namespace: config.namespace,
+        dispatcher,
+        changes,
+        metrics,
+        log: deps.log,
+        budgetMs: config.budgetMs,
+      },
+      deps.log,
+    );
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', resolve);
       process.once('SIGINT', resolve);
@@ -62,7 +76,10 @@ const serve = defineCommand({
 });
 
 const sweep = defineCommand({
-  meta: { name: 'sweep', description: 'One pass over every DataUpload and DataDownload: dispatch, retry, give up, tidy up' },
+  meta: {
+    name: 'sweep',
+    description: 'One pass over every DataUpload and DataDownload: dispatch, retry, give up, tidy up',
+  },
   args,
   async run({ args: flags }) {
     const config = loadConfig(flags);
@@ -71,7 +88,8 @@ const sweep = defineCommand({
     try {
       const report = await sweepOnce(new Dispatcher({ ...deps, kube }));
       deps.log.info('sweep done', { ...report });
-      if (report.errors.length) throw new Error(`The sweep finished with ${report.errors.length} errors; the first: ${report.errors[0]}`);
+      if (report.errors.length)
+        throw new Error(`The sweep finished with ${report.errors.length} errors; the first: ${report.errors[0]}`);
     } finally {
       http.close();
     }

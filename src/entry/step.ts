@@ -31,12 +31,14 @@ async function main(argv: string[]): Promise<number> {
   }
   const log = createLogger(invocation.logFields);
   const aborter = new AbortController();
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => aborter.abort(Object.assign(new Error(`stopped by ${sig}`), { name: 'AbortError' })));
+  for (const sig of ['SIGTERM', 'SIGINT'] as const)
+    process.once(sig, () => aborter.abort(Object.assign(new Error(`stopped by ${sig}`), { name: 'AbortError' })));
   let connection: ReturnType<typeof connect> | undefined;
   try {
     connection = connect(log, { signal: aborter.signal });
     const env: StepEnvironment = {
-      kube: connection.kube, log,
+      kube: connection.kube,
+      log,
       ferryNamespace: process.env.FERRY_NAMESPACE || 'ferry-system',
       settings: settingsFromEnv(),
       engine: { openBackend },

@@ -8,7 +8,8 @@ function attempt(env: NodeJS.ProcessEnv): number | undefined {
   const raw = env[stepEnv.attempt];
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${stepEnv.attempt}="${raw}" is not an attempt number (1, 2, ...).`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${stepEnv.attempt}="${raw}" is not an attempt number (1, 2, ...).`);
   return n;
 }
 

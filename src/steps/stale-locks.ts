@@ -26,7 +26,8 @@ const ferryPodSelector = 'app.kubernetes.io/name=ferry';
  * (steps/maintenance/cronjobs.ts), plus the Job controller's 5-character suffix. Only such a name may be judged
  * when its pod is gone; any other hostname might be a machine outside the cluster.
  */
-const stepPodName = /^ferry-((up|down)-[0-9a-f]{1,32}-[a-z]+-\d+|maint-(prune|check|check-data)-[a-z0-9.-]+)-[a-z0-9]{5}$/;
+const stepPodName =
+  /^ferry-((up|down)-[0-9a-f]{1,32}-[a-z]+-\d+|maint-(prune|check|check-data)-[a-z0-9.-]+)-[a-z0-9]{5}$/;
 
 /** Kubernetes cuts a pod's hostname to 63 characters, dropping trailing dashes and dots. */
 function hostnameOf(podName: string): string {
@@ -37,12 +38,19 @@ export function deadStepReason(hostname: string, pods: readonly KubeObject[]): s
   const pod = pods.find((p) => hostnameOf(p.metadata.name) === hostname);
   if (pod) {
     const phase = (pod.status as { phase?: string } | undefined)?.phase;
-    return phase === 'Succeeded' || phase === 'Failed' ? `its holder, step pod ${pod.metadata.name}, has ${phase === 'Failed' ? 'failed' : 'ended'}` : '';
+    return phase === 'Succeeded' || phase === 'Failed'
+      ? `its holder, step pod ${pod.metadata.name}, has ${phase === 'Failed' ? 'failed' : 'ended'}`
+      : '';
   }
   return stepPodName.test(hostname) ? `its holder, step pod ${hostname}, no longer exists` : '';
 }
 
-export async function removeDeadStepLocks(kube: Kube, ferryNamespace: string, store: LockStore, log?: Logger): Promise<RemovedLock[]> {
+export async function removeDeadStepLocks(
+  kube: Kube,
+  ferryNamespace: string,
+  store: LockStore,
+  log?: Logger,
+): Promise<RemovedLock[]> {
   let pods: Promise<KubeObject[] | undefined> | undefined;
   // listed once, and only when there is a lock to judge: most of the time there is none
   const ferryPods = (): Promise<KubeObject[] | undefined> => {
@@ -56,6 +64,7 @@ export async function removeDeadStepLocks(kube: Kube, ferryNamespace: string, st
     const listed = await ferryPods();
     return listed ? deadStepReason(info.hostname, listed) : '';
   });
-  for (const r of removed) log?.info('removed the repository lock of a dead step', { lock: r.id.slice(0, 8), reason: r.reason });
+  for (const r of removed)
+    log?.info('removed the repository lock of a dead step', { lock: r.id.slice(0, 8), reason: r.reason });
   return removed;
 }

@@ -28,4 +28,6 @@ export function findStep(name: string): StepDescription | undefined {
 }
 
 /** Every step's usage line, in the shared list's order. */
-export const stepUsage = stepCommands.map((name, i) => `${i === 0 ? 'usage:' : '   or:'} ${stepTable[name].usage}`).join('\n');
+export const stepUsage = stepCommands
+  .map((name, i) => `${i === 0 ? 'usage:' : '   or:'} ${stepTable[name].usage}`)
+  .join('\n');

@@ -11,12 +11,17 @@ import { ferry, hasStackTrace } from '../support/ferry-cli.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'ferry-kube-usage-'));
 const kubeconfig = join(work, 'config');
-await writeFile(kubeconfig, JSON.stringify({
-  apiVersion: 'v1', kind: 'Config', 'current-context': 'box',
-  clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:9' } }],
-  users: [{ name: 'u', user: { token: 't' } }],
-  contexts: [{ name: 'box', context: { cluster: 'c', user: 'u' } }],
-}));
+await writeFile(
+  kubeconfig,
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'box',
+    clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:9' } }],
+    users: [{ name: 'u', user: { token: 't' } }],
+    contexts: [{ name: 'box', context: { cluster: 'c', user: 'u' } }],
+  }),
+);
 test.after(() => rm(work, { recursive: true, force: true }));
 
 const k = ['--kubeconfig', kubeconfig];
@@ -24,18 +29,58 @@ const k = ['--kubeconfig', kubeconfig];
 const cases: { name: string; args: string[]; says: RegExp }[] = [
   { name: 'backup create without NAME', args: ['backup', 'create', '--pvc', 'data', ...k], says: /NAME is required/ },
   { name: 'backup create without --pvc', args: ['backup', 'create', 'b1', ...k], says: /--pvc is required/ },
-  { name: 'backup create with an invalid name', args: ['backup', 'create', 'Nightly_1', '--pvc', 'data', ...k], says: /NAME "Nightly_1" is not a valid object name: lower-case letters/ },
-  { name: 'backup create with a bad --timeout', args: ['backup', 'create', 'b1', '--pvc', 'data', '--timeout', '10 minutes', ...k], says: /--timeout "10 minutes" is not a duration above zero/ },
-  { name: 'backup get -o xml', args: ['backup', 'get', '-o', 'xml', ...k], says: /-o xml is not an output format; use json, yaml or wide/ },
+  {
+    name: 'backup create with an invalid name',
+    args: ['backup', 'create', 'Nightly_1', '--pvc', 'data', ...k],
+    says: /NAME "Nightly_1" is not a valid object name: lower-case letters/,
+  },
+  {
+    name: 'backup create with a bad --timeout',
+    args: ['backup', 'create', 'b1', '--pvc', 'data', '--timeout', '10 minutes', ...k],
+    says: /--timeout "10 minutes" is not a duration above zero/,
+  },
+  {
+    name: 'backup get -o xml',
+    args: ['backup', 'get', '-o', 'xml', ...k],
+    says: /-o xml is not an output format; use json, yaml or wide/,
+  },
   { name: 'backup describe without NAME', args: ['backup', 'describe', ...k], says: /NAME is required/ },
-  { name: 'backup logs --step bogus', args: ['backup', 'logs', 'b1', '--step', 'bogus', ...k], says: /--step bogus is not a step; use one of: snapshot, expose, transfer, finalize, delete/ },
-  { name: 'backup create with a misspelt flag', args: ['backup', 'create', 'b1', '--pvc', 'data', '--wiat', ...k], says: /unknown flag --wiat/ },
+  {
+    name: 'backup logs --step bogus',
+    args: ['backup', 'logs', 'b1', '--step', 'bogus', ...k],
+    says: /--step bogus is not a step; use one of: snapshot, expose, transfer, finalize, delete/,
+  },
+  {
+    name: 'backup create with a misspelt flag',
+    args: ['backup', 'create', 'b1', '--pvc', 'data', '--wiat', ...k],
+    says: /unknown flag --wiat/,
+  },
   { name: 'restore create without --from', args: ['restore', 'create', 'r1', ...k], says: /--from is required/ },
-  { name: 'rerun without KIND/NAME', args: ['rerun', ...k], says: /KIND\/NAME is required and must be KIND\/NAME with KIND one of: dataupload/ },
-  { name: 'rerun NAME without a kind', args: ['rerun', 'nightly', ...k], says: /KIND\/NAME "nightly" must be KIND\/NAME/ },
-  { name: 'cancel of a kind it does not handle', args: ['cancel', 'pod/x', ...k], says: /"pod" is not a kind this command handles; use one of: dataupload, datauploads, du, backup, datadownload/ },
-  { name: 'a --context the kubeconfig lacks', args: ['backup', 'get', '--context', 'prod', ...k], says: /--context prod is not in the kubeconfig, which has: box/ },
-  { name: 'an unreadable --kubeconfig', args: ['backup', 'get', '--kubeconfig', join(work, 'missing')], says: /cannot read --kubeconfig/ },
+  {
+    name: 'rerun without KIND/NAME',
+    args: ['rerun', ...k],
+    says: /KIND\/NAME is required and must be KIND\/NAME with KIND one of: dataupload/,
+  },
+  {
+    name: 'rerun NAME without a kind',
+    args: ['rerun', 'nightly', ...k],
+    says: /KIND\/NAME "nightly" must be KIND\/NAME/,
+  },
+  {
+    name: 'cancel of a kind it does not handle',
+    args: ['cancel', 'pod/x', ...k],
+    says: /"pod" is not a kind this command handles; use one of: dataupload, datauploads, du, backup, datadownload/,
+  },
+  {
+    name: 'a --context the kubeconfig lacks',
+    args: ['backup', 'get', '--context', 'prod', ...k],
+    says: /--context prod is not in the kubeconfig, which has: box/,
+  },
+  {
+    name: 'an unreadable --kubeconfig',
+    args: ['backup', 'get', '--kubeconfig', join(work, 'missing')],
+    says: /cannot read --kubeconfig/,
+  },
 ];
 
 // each case is a process that mostly starts up: a few at a time

@@ -8,24 +8,39 @@ import { phaseHistory } from '../../src/cli/kube/history.ts';
 import type { Resource } from '../../src/cli/kube/kinds.ts';
 
 test('a progress line shows the phase, a bar of the done fraction, bytes, rate and ETA', () => {
-  const line = progressLine({ bytesDone: 32 * 1024 * 1024, bytesTotal: 128 * 1024 * 1024, totalsFinal: true }, 65_000, { phase: 'InProgress', bar: true, rate: 4 * 1024 * 1024 });
+  const line = progressLine({ bytesDone: 32 * 1024 * 1024, bytesTotal: 128 * 1024 * 1024, totalsFinal: true }, 65_000, {
+    phase: 'InProgress',
+    bar: true,
+    rate: 4 * 1024 * 1024,
+  });
   assert.equal(line, '[1m05s] InProgress [######..................] 32.0 MiB / 128.0 MiB (25.0%), 4.0 MiB/s, ETA 24s');
-  assert.equal(progressLine({ bytesDone: 0, bytesTotal: 0, totalsFinal: false, filesDone: 3 }, 2000), '[2s] 3 files, 0 B, 0 B/s');
+  assert.equal(
+    progressLine({ bytesDone: 0, bytesTotal: 0, totalsFinal: false, filesDone: 3 }, 2000),
+    '[2s] 3 files, 0 B, 0 B/s',
+  );
 });
 
-test('a progress line shows the worker\'s own percent, when it reports one, instead of done over total', () => {
+test("a progress line shows the worker's own percent, when it reports one, instead of done over total", () => {
   // a backup whose scanner is just ahead of the upload: done equals the total so far, the step says 99%
   const ahead = { bytesDone: 64 * 1024 * 1024, bytesTotal: 64 * 1024 * 1024, totalsFinal: true };
-  assert.equal(progressLine({ ...ahead, percent: 99 }, 10_000, { bar: true, rate: 1024 * 1024 }), '[10s] [#######################.] 64.0 MiB / 64.0 MiB (99%), 1.0 MiB/s');
+  assert.equal(
+    progressLine({ ...ahead, percent: 99 }, 10_000, { bar: true, rate: 1024 * 1024 }),
+    '[10s] [#######################.] 64.0 MiB / 64.0 MiB (99%), 1.0 MiB/s',
+  );
   assert.equal(progressLine(ahead, 10_000, { rate: 1024 * 1024 }), '[10s] 64.0 MiB / 64.0 MiB (100.0%), 1.0 MiB/s');
   // the bar follows the reported percent too
-  assert.match(progressLine({ bytesDone: 3, bytesTotal: 4, totalsFinal: true, percent: 50 }, 1000, { bar: true }), /^\[1s\] \[#{12}\.{12}\] 3 B \/ 4 B \(50%\)/);
+  assert.match(
+    progressLine({ bytesDone: 3, bytesTotal: 4, totalsFinal: true, percent: 50 }, 1000, { bar: true }),
+    /^\[1s\] \[#{12}\.{12}\] 3 B \/ 4 B \(50%\)/,
+  );
 });
 
 function fakeStream(tty: boolean): PassThrough & { isTTY: boolean; text(): string } {
   const s = Object.assign(new PassThrough(), { isTTY: tty });
   let out = '';
-  s.on('data', (b: Buffer) => { out += b.toString(); });
+  s.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
   return Object.assign(s, { text: () => out });
 }
 
@@ -75,32 +90,84 @@ test('quiet (a document goes to stdout) the reporter writes nothing', () => {
 });
 
 function resource(status: Record<string, unknown>): Resource {
-  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', metadata: { name: 'b', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { sourcePVC: 'data', backupStorageLocation: 'l' }, status } as Resource;
+  return {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataUpload',
+    metadata: { name: 'b', creationTimestamp: '2026-01-01T00:00:00Z' },
+    spec: { sourcePVC: 'data', backupStorageLocation: 'l' },
+    status,
+  } as Resource;
 }
 
 test('phase history follows the step records, with the transfer start as InProgress', () => {
   const r = resource({
     phase: 'Completed',
     steps: {
-      snapshot: { attempts: 1, startTime: '2026-01-01T00:00:01Z', endTime: '2026-01-01T00:00:05Z', outcome: 'Succeeded', message: 'ready' },
+      snapshot: {
+        attempts: 1,
+        startTime: '2026-01-01T00:00:01Z',
+        endTime: '2026-01-01T00:00:05Z',
+        outcome: 'Succeeded',
+        message: 'ready',
+      },
       expose: { attempts: 2, startTime: '2026-01-01T00:00:06Z', endTime: '2026-01-01T00:00:09Z', outcome: 'Succeeded' },
-      transfer: { attempts: 1, startTime: '2026-01-01T00:00:10Z', endTime: '2026-01-01T00:00:30Z', outcome: 'Succeeded' },
-      finalize: { attempts: 1, startTime: '2026-01-01T00:00:31Z', endTime: '2026-01-01T00:00:33Z', outcome: 'Succeeded' },
+      transfer: {
+        attempts: 1,
+        startTime: '2026-01-01T00:00:10Z',
+        endTime: '2026-01-01T00:00:30Z',
+        outcome: 'Succeeded',
+      },
+      finalize: {
+        attempts: 1,
+        startTime: '2026-01-01T00:00:31Z',
+        endTime: '2026-01-01T00:00:33Z',
+        outcome: 'Succeeded',
+      },
     },
   });
-  assert.deepEqual(phaseHistory(r).map((h) => [h.time.slice(17), h.phase, h.step ?? '', h.attempts ?? 0]), [
-    ['00Z', 'New', '', 0], ['05Z', 'Accepted', 'snapshot', 1], ['09Z', 'Prepared', 'expose', 2], ['10Z', 'InProgress', 'transfer', 1],
-    ['30Z', 'Finalizing', 'transfer', 1], ['33Z', 'Completed', 'finalize', 1],
-  ]);
+  assert.deepEqual(
+    phaseHistory(r).map((h) => [h.time.slice(17), h.phase, h.step ?? '', h.attempts ?? 0]),
+    [
+      ['00Z', 'New', '', 0],
+      ['05Z', 'Accepted', 'snapshot', 1],
+      ['09Z', 'Prepared', 'expose', 2],
+      ['10Z', 'InProgress', 'transfer', 1],
+      ['30Z', 'Finalizing', 'transfer', 1],
+      ['33Z', 'Completed', 'finalize', 1],
+    ],
+  );
 });
 
 test('phase history ends with phases no step wrote: Canceling from the dispatcher, a failure given up', () => {
-  const canceling = phaseHistory(resource({ phase: 'Canceling', message: 'Canceling from phase New: spec.cancel is set.' }));
-  assert.deepEqual(canceling.map((h) => h.phase), ['New', 'Canceling']);
+  const canceling = phaseHistory(
+    resource({ phase: 'Canceling', message: 'Canceling from phase New: spec.cancel is set.' }),
+  );
+  assert.deepEqual(
+    canceling.map((h) => h.phase),
+    ['New', 'Canceling'],
+  );
   assert.equal(canceling[1].note, 'Canceling from phase New: spec.cancel is set.');
-  const failed = phaseHistory(resource({
-    phase: 'Failed', completionTimestamp: '2026-01-01T00:01:00Z',
-    steps: { snapshot: { attempts: 1, startTime: '2026-01-01T00:00:01Z', endTime: '2026-01-01T00:00:04Z', outcome: 'Failed', message: 'not ready' } },
-  }));
-  assert.deepEqual(failed.map((h) => [h.phase, h.time]), [['New', '2026-01-01T00:00:00Z'], ['Failing', '2026-01-01T00:00:04Z'], ['Failed', '2026-01-01T00:01:00Z']]);
+  const failed = phaseHistory(
+    resource({
+      phase: 'Failed',
+      completionTimestamp: '2026-01-01T00:01:00Z',
+      steps: {
+        snapshot: {
+          attempts: 1,
+          startTime: '2026-01-01T00:00:01Z',
+          endTime: '2026-01-01T00:00:04Z',
+          outcome: 'Failed',
+          message: 'not ready',
+        },
+      },
+    }),
+  );
+  assert.deepEqual(
+    failed.map((h) => [h.phase, h.time]),
+    [
+      ['New', '2026-01-01T00:00:00Z'],
+      ['Failing', '2026-01-01T00:00:04Z'],
+      ['Failed', '2026-01-01T00:01:00Z'],
+    ],
+  );
 });

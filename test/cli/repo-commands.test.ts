@@ -23,7 +23,8 @@ await writeFile(join(source, 'sub', 'b.txt'), 'hello ferry\n'.repeat(1000));
 await writeFile(passwordFile, `${password}\n`);
 
 const common = ['-r', repo, '--password-file', passwordFile, '--json'];
-const run = async <T>(...args: string[]): Promise<T> => parseJSON<T>(await ferryOK(['repo', ...args, ...common], { password: null }));
+const run = async <T>(...args: string[]): Promise<T> =>
+  parseJSON<T>(await ferryOK(['repo', ...args, ...common], { password: null }));
 
 interface BackupJSON {
   message_type: string;
@@ -74,10 +75,19 @@ test('backup --json reports what was stored; a second run reuses the first as pa
 
 test('snapshots --json lists both, oldest first, with tags, host and paths', async () => {
   const list = await run<SnapshotJSON[]>('snapshots');
-  assert.deepEqual(list.map((s) => s.id), [first.snapshot_id, second.snapshot_id]);
+  assert.deepEqual(
+    list.map((s) => s.id),
+    [first.snapshot_id, second.snapshot_id],
+  );
   assert.deepEqual(list[0].tags, ['one', 'two']);
   assert.equal(list[0].short_id, first.snapshot_id.slice(0, 8));
-  assert.deepEqual(list.map((s) => [s.hostname, s.paths]), [['cli-host', [source]], ['cli-host', [source]]]);
+  assert.deepEqual(
+    list.map((s) => [s.hostname, s.paths]),
+    [
+      ['cli-host', [source]],
+      ['cli-host', [source]],
+    ],
+  );
 });
 
 test('check --json, with --read-data and with --read-data-subset, finds no errors', async () => {
@@ -92,7 +102,12 @@ test('check --json, with --read-data and with --read-data-subset, finds no error
 
 test('restore --json restores the snapshot (and a path inside it) byte for byte', async () => {
   const target = join(work, 'restored');
-  const r = await run<{ snapshot_id: string; files_restored: number; bytes_restored: number }>('restore', first.snapshot_id.slice(0, 8), '--target', target);
+  const r = await run<{ snapshot_id: string; files_restored: number; bytes_restored: number }>(
+    'restore',
+    first.snapshot_id.slice(0, 8),
+    '--target',
+    target,
+  );
   assert.equal(r.snapshot_id, first.snapshot_id);
   assert.equal(r.bytes_restored, 712_000);
   assert.deepEqual(await readFile(join(target, source, 'a.bin')), await readFile(join(source, 'a.bin')));
@@ -106,7 +121,9 @@ test('key add --json adds a password that opens the repository', async () => {
   await writeFile(newFile, 'second password\n');
   const r = await run<{ message_type: string; id: string }>('key', 'add', '--new-password-file', newFile);
   assert.equal(r.message_type, 'key_added');
-  const list = parseJSON<SnapshotJSON[]>(await ferryOK(['repo', 'snapshots', '-r', repo, '--json'], { password: 'second password' }));
+  const list = parseJSON<SnapshotJSON[]>(
+    await ferryOK(['repo', 'snapshots', '-r', repo, '--json'], { password: 'second password' }),
+  );
   assert.equal(list.length, 2);
 });
 
@@ -121,7 +138,10 @@ test('forget --json removes one snapshot; prune --json then frees its data only 
   const p = await run<{ packsDeleted: number; plan: { remove: unknown[] } }>('prune');
   assert.equal(p.packsDeleted, p.plan.remove.length);
   const list = await run<SnapshotJSON[]>('snapshots');
-  assert.deepEqual(list.map((s) => s.id), [first.snapshot_id]);
+  assert.deepEqual(
+    list.map((s) => s.id),
+    [first.snapshot_id],
+  );
   await restic({ repo, password }, ['check', '--read-data']);
 });
 

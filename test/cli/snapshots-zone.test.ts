@@ -16,7 +16,11 @@ test('snapshot times are listed in the zone TZ names', async () => {
     const w = new RawTreeWriter(repo);
     // recorded as 2023-11-14 22:13:20 UTC
     await w.snapshot(await w.tree([]));
-    for (const [zone, shown] of [['Asia/Tokyo', '2023-11-15 07:13:20'], ['America/New_York', '2023-11-14 17:13:20'], ['UTC', '2023-11-14 22:13:20']]) {
+    for (const [zone, shown] of [
+      ['Asia/Tokyo', '2023-11-15 07:13:20'],
+      ['America/New_York', '2023-11-14 17:13:20'],
+      ['UTC', '2023-11-14 22:13:20'],
+    ]) {
       const r = await ferryOK(['repo', 'snapshots', '-r', work], { env: { TZ: zone } });
       assert.match(r.stdout, new RegExp(shown), `${zone}: ${r.stdout}`);
     }

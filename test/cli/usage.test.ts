@@ -28,22 +28,84 @@ interface Case {
 const cases: Case[] = [
   { name: 'no arguments', args: [], code: 2, says: /USAGE/ },
   { name: 'missing --repo', args: ['repo', 'snapshots'], code: 2, says: /--repo/ },
-  { name: 'missing --repo, even without a password', args: ['repo', 'check'], env: { password: null }, code: 2, says: /--repo/ },
-  { name: 'missing password', args: ['repo', 'snapshots', '-r', repo], env: { password: null }, code: 2, says: /--password-file/ },
-  { name: 'unreadable --password-file', args: ['repo', 'snapshots', '-r', repo, '--password-file', join(work, 'nope')], code: 2, says: /--password-file/ },
-  { name: '--read-data-subset 200%', args: ['repo', 'check', '-r', repo, '--read-data-subset', '200%'], code: 2, says: /--read-data-subset/ },
-  { name: '--read-data-subset without %', args: ['repo', 'check', '-r', repo, '--read-data-subset', '10'], code: 2, says: /--read-data-subset/ },
-  { name: '--pack-size 0', args: ['repo', 'backup', '-r', repo, '--pack-size', '0', work], code: 2, says: /--pack-size/ },
-  { name: '--repack-unused 0%', args: ['repo', 'prune', '-r', repo, '--repack-unused', '0%'], code: 2, says: /--repack-unused/ },
-  { name: 'a misspelt flag', args: ['repo', 'check', '-r', repo, '--read-dat'], code: 2, says: /unknown flag --read-dat/ },
+  {
+    name: 'missing --repo, even without a password',
+    args: ['repo', 'check'],
+    env: { password: null },
+    code: 2,
+    says: /--repo/,
+  },
+  {
+    name: 'missing password',
+    args: ['repo', 'snapshots', '-r', repo],
+    env: { password: null },
+    code: 2,
+    says: /--password-file/,
+  },
+  {
+    name: 'unreadable --password-file',
+    args: ['repo', 'snapshots', '-r', repo, '--password-file', join(work, 'nope')],
+    code: 2,
+    says: /--password-file/,
+  },
+  {
+    name: '--read-data-subset 200%',
+    args: ['repo', 'check', '-r', repo, '--read-data-subset', '200%'],
+    code: 2,
+    says: /--read-data-subset/,
+  },
+  {
+    name: '--read-data-subset without %',
+    args: ['repo', 'check', '-r', repo, '--read-data-subset', '10'],
+    code: 2,
+    says: /--read-data-subset/,
+  },
+  {
+    name: '--pack-size 0',
+    args: ['repo', 'backup', '-r', repo, '--pack-size', '0', work],
+    code: 2,
+    says: /--pack-size/,
+  },
+  {
+    name: '--repack-unused 0%',
+    args: ['repo', 'prune', '-r', repo, '--repack-unused', '0%'],
+    code: 2,
+    says: /--repack-unused/,
+  },
+  {
+    name: 'a misspelt flag',
+    args: ['repo', 'check', '-r', repo, '--read-dat'],
+    code: 2,
+    says: /unknown flag --read-dat/,
+  },
   { name: 'an unknown command', args: ['repo', 'frobnicate', '-r', repo], code: 2, says: /frobnicate/ },
   { name: 'backup without a path', args: ['repo', 'backup', '-r', repo], code: 2, says: /PATH/ },
   { name: 'restore without --target', args: ['repo', 'restore', '-r', repo, 'latest'], code: 2, says: /--target/ },
   { name: 'forget without an id', args: ['repo', 'forget', '-r', repo], code: 2, says: /snapshot id/ },
-  { name: 'key add without a new password file', args: ['repo', 'key', 'add', '-r', repo], code: 2, says: /new-password-file/ },
-  { name: 'an invalid S3 location', args: ['repo', 'snapshots', '-r', 's3:http://'], code: 1, says: /S3 repository location/ },
-  { name: 'restore of a snapshot that does not exist', args: ['repo', 'restore', '-r', repo, 'deadbeef', '--target', join(work, 't')], code: 1, says: /deadbeef/ },
-  { name: 'forget of a snapshot that does not exist', args: ['repo', 'forget', '-r', repo, 'deadbeef'], code: 1, says: /deadbeef/ },
+  {
+    name: 'key add without a new password file',
+    args: ['repo', 'key', 'add', '-r', repo],
+    code: 2,
+    says: /new-password-file/,
+  },
+  {
+    name: 'an invalid S3 location',
+    args: ['repo', 'snapshots', '-r', 's3:http://'],
+    code: 1,
+    says: /S3 repository location/,
+  },
+  {
+    name: 'restore of a snapshot that does not exist',
+    args: ['repo', 'restore', '-r', repo, 'deadbeef', '--target', join(work, 't')],
+    code: 1,
+    says: /deadbeef/,
+  },
+  {
+    name: 'forget of a snapshot that does not exist',
+    args: ['repo', 'forget', '-r', repo, 'deadbeef'],
+    code: 1,
+    says: /deadbeef/,
+  },
 ];
 
 for (const c of cases) {
@@ -62,13 +124,16 @@ test('--help exits 0 and lists the flags of the command', async () => {
   const r = await ferry(['repo', 'backup', '--help']);
   assert.equal(r.code, 0);
   const text = stripVTControlCharacters(r.stdout + r.stderr);
-  for (const flag of ['--repo', '--password-file', '--pack-size', '--json']) assert.ok(text.includes(flag), `help lacks ${flag}`);
+  for (const flag of ['--repo', '--password-file', '--pack-size', '--json'])
+    assert.ok(text.includes(flag), `help lacks ${flag}`);
 });
 
 test('--version prints the version of package.json and exits 0', async () => {
   const r = await ferry(['--version']);
   assert.equal(r.code, 0, r.stderr);
-  const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   assert.equal(r.stdout.trim(), version);
 });
 

@@ -10,7 +10,13 @@ import { promisify } from 'node:util';
 import { ensureBinaries, kubernetesVersion } from './build.ts';
 import type { Binaries } from './build.ts';
 import {
-  apiserverSpec, controllerManagerSpec, etcdSpec, minioSpec, nodeAgentSpec, schedulerSpec, snapshotControllerSpec,
+  apiserverSpec,
+  controllerManagerSpec,
+  etcdSpec,
+  minioSpec,
+  nodeAgentSpec,
+  schedulerSpec,
+  snapshotControllerSpec,
   storageDriverSpec,
 } from './components.ts';
 import type { BoxSettings } from './components.ts';
@@ -66,7 +72,7 @@ const startTimeoutMs = 90_000;
 
 export async function readRecord(paths: StatePaths = statePaths()): Promise<BoxRecord | undefined> {
   const raw = await readFile(paths.record, 'utf8').catch(() => undefined);
-  return raw === undefined ? undefined : JSON.parse(raw) as BoxRecord;
+  return raw === undefined ? undefined : (JSON.parse(raw) as BoxRecord);
 }
 
 /** What is wrong with a recorded box; empty when every process runs and the apiserver is ready. */
@@ -81,7 +87,8 @@ export async function problems(record: BoxRecord, paths: StatePaths = statePaths
   } catch {
     return [...out, `the box's certificates are missing from ${paths.pki}`];
   }
-  if ((await httpStatus(`${record.server}/readyz`, access)) !== 200) out.push(`the apiserver at ${record.server} is not ready`);
+  if ((await httpStatus(`${record.server}/readyz`, access)) !== 200)
+    out.push(`the apiserver at ${record.server} is not ready`);
   return out;
 }
 
@@ -100,8 +107,11 @@ export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; 
     const started = performance.now();
     const binaries = await ensureBinaries(log);
     const record = await start(paths, binaries, settingsFrom(options), options.owner, log);
-    record.timings = { build: Math.round(binaries.seconds * 10) / 10, ...record.timings,
-      total: Math.round((performance.now() - started) / 100) / 10 };
+    record.timings = {
+      build: Math.round(binaries.seconds * 10) / 10,
+      ...record.timings,
+      total: Math.round((performance.now() - started) / 100) / 10,
+    };
     await writeFile(paths.record, JSON.stringify(record, null, 2));
     if (options.owner !== undefined) spawnOwnerWatch(options.owner);
     return { record, reused: false };
@@ -116,17 +126,30 @@ function settingsFrom(options: UpOptions): BoxSettings {
   };
 }
 
-async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owner: number | undefined,
-  log: (line: string) => void): Promise<BoxRecord> {
+async function start(
+  paths: StatePaths,
+  b: Binaries,
+  settings: BoxSettings,
+  owner: number | undefined,
+  log: (line: string) => void,
+): Promise<BoxRecord> {
   await wipeState(paths);
   const ports = await allocatePorts(settings.nodes);
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const timings: Record<string, number> = {};
   const record: BoxRecord = {
-    kubernetesVersion, startedAt: new Date().toISOString(), owner, server, kubeconfig: paths.kubeconfig, pki: paths.pki,
-    nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`), ports,
+    kubernetesVersion,
+    startedAt: new Date().toISOString(),
+    owner,
+    server,
+    kubeconfig: paths.kubeconfig,
+    pki: paths.pki,
+    nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`),
+    ports,
     s3: { endpoint: `http://127.0.0.1:${ports.minio}`, region: 'us-east-1', bucket: testBucket, ...settings.s3 },
-    daemons: [], ferrybox: b.ferrybox, timings,
+    daemons: [],
+    ferrybox: b.ferrybox,
+    timings,
   };
   const phase = async (name: string, fn: () => Promise<void>): Promise<void> => {
     const t0 = performance.now();
@@ -158,7 +181,9 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
     const scheduler = await launch(schedulerSpec(b, paths, ports));
     const minio = await launch(minioSpec(b, paths, ports, settings));
     await phase('manifests', async () => {
-      const own = (await readdir(join(moduleDir, 'manifests'))).filter((n) => n.endsWith('.yaml')).sort()
+      const own = (await readdir(join(moduleDir, 'manifests')))
+        .filter((n) => n.endsWith('.yaml'))
+        .sort()
         .map((n) => join(moduleDir, 'manifests', n));
       await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own]);
     });
@@ -182,8 +207,12 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
 }
 
 async function createBucket(s3: S3Settings): Promise<void> {
-  const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true,
-    credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey } });
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
+  });
   try {
     await client.send(new CreateBucketCommand({ Bucket: s3.bucket }));
   } finally {
@@ -196,13 +225,23 @@ async function createBucket(s3: S3Settings): Promise<void> {
 async function waitNodesReady(kube: Kube, nodes: string[]): Promise<void> {
   try {
     for (const name of nodes) {
-      await kube.waitFor(`/api/v1/nodes/${name}`, `node ${name} to be Ready and untainted`, (node) => {
-        const ready = (node.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
-        const tainted = (node.spec?.taints ?? []).some((t: any) => t.key === 'node.kubernetes.io/not-ready');
-        return ready && !tainted ? true : undefined;
-      }, startTimeoutMs);
+      await kube.waitFor(
+        `/api/v1/nodes/${name}`,
+        `node ${name} to be Ready and untainted`,
+        (node) => {
+          const ready = (node.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+          const tainted = (node.spec?.taints ?? []).some((t: any) => t.key === 'node.kubernetes.io/not-ready');
+          return ready && !tainted ? true : undefined;
+        },
+        startTimeoutMs,
+      );
     }
-    await kube.waitFor('/api/v1/namespaces/default/serviceaccounts/default', 'the default ServiceAccount', () => true, startTimeoutMs);
+    await kube.waitFor(
+      '/api/v1/namespaces/default/serviceaccounts/default',
+      'the default ServiceAccount',
+      () => true,
+      startTimeoutMs,
+    );
   } finally {
     kube.close();
   }
@@ -221,7 +260,9 @@ async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<
 /** A detached `cli.ts watch-owner PID`: it stops the box when the test run that started it has exited. */
 function spawnOwnerWatch(owner: number): void {
   const child = spawn(nodeBinary, [join(moduleDir, 'cli.ts'), 'watch-owner', String(owner)], {
-    detached: true, stdio: 'ignore', env: process.env,
+    detached: true,
+    stdio: 'ignore',
+    env: process.env,
   });
   child.unref();
 }
@@ -260,7 +301,9 @@ async function wipeState(paths: StatePaths): Promise<void> {
 }
 
 async function detachLoops(root: string): Promise<void> {
-  const { stdout } = await run('losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE']).catch(() => ({ stdout: '' }));
+  const { stdout } = await run('losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE']).catch(() => ({
+    stdout: '',
+  }));
   if (!stdout.trim()) return;
   const devices = (JSON.parse(stdout) as { loopdevices: { name: string; 'back-file': string | null }[] }).loopdevices;
   for (const d of devices) {

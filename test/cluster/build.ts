@@ -28,11 +28,14 @@ const upstream = {
 export type UpstreamBinary = keyof typeof upstream;
 
 // The version the components report, as Kubernetes' own build stamps it.
-const ldflags = ['-s', '-w',
+const ldflags = [
+  '-s',
+  '-w',
   `-X k8s.io/component-base/version.gitVersion=${kubernetesVersion}`,
   `-X k8s.io/component-base/version.gitMajor=1`,
   `-X k8s.io/component-base/version.gitMinor=${kubernetesVersion.split('.')[1]}`,
-  '-X k8s.io/component-base/version.gitTreeState=clean'].join(' ');
+  '-X k8s.io/component-base/version.gitTreeState=clean',
+].join(' ');
 
 export interface Binaries {
   bin: Record<UpstreamBinary, string>;
@@ -46,7 +49,12 @@ export interface Binaries {
 }
 
 function goEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, PATH: `${process.env.PATH}:/usr/local/go/bin`, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly -buildvcs=false' };
+  return {
+    ...process.env,
+    PATH: `${process.env.PATH}:/usr/local/go/bin`,
+    GOTOOLCHAIN: 'local',
+    GOFLAGS: '-mod=readonly -buildvcs=false',
+  };
 }
 
 function run(cmd: string, args: string[], log: (line: string) => void): Promise<string> {
@@ -54,12 +62,16 @@ function run(cmd: string, args: string[], log: (line: string) => void): Promise<
     const child = spawn(cmd, args, { cwd: moduleDir, env: goEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
     child.stderr.on('data', (b: Buffer) => {
       err = (err + b.toString()).slice(-8000);
       for (const line of b.toString().split('\n')) if (line.trim()) log(line);
     });
-    child.on('error', (e) => reject(new Error(`Cannot run ${cmd} (is Go installed in /usr/local/go or on PATH?): ${e.message}`)));
+    child.on('error', (e) =>
+      reject(new Error(`Cannot run ${cmd} (is Go installed in /usr/local/go or on PATH?): ${e.message}`)),
+    );
     child.on('exit', (code) => {
       if (code === 0) resolve(out);
       else reject(new Error(`${cmd} ${args.join(' ')} failed with exit code ${code}:\n${err}`));
@@ -82,7 +94,10 @@ async function goSources(dir: string): Promise<string[]> {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return access(path, constants.X_OK).then(() => true, () => false);
+  return access(path, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The cache folder of this module's pinned versions and the ferrybox build of the current sources. */
@@ -91,16 +106,28 @@ export async function cacheDirs(): Promise<{ upstreamDir: string; ferryboxDir: s
   const [mod, sum] = await Promise.all([readFile(join(moduleDir, 'go.mod')), readFile(join(moduleDir, 'go.sum'))]);
   const key = sha([mod, sum, goVersion, ldflags]);
   const upstreamDir = join(cacheRoot(), 'cluster', `${kubernetesVersion}-${key}`);
-  const sources = [...await goSources(join(moduleDir, 'cmd')), ...await goSources(join(moduleDir, 'internal'))];
+  const sources = [...(await goSources(join(moduleDir, 'cmd'))), ...(await goSources(join(moduleDir, 'internal')))];
   const contents = await Promise.all(sources.map(async (f) => [relative(moduleDir, f), await readFile(f)] as const));
   const ferryboxDir = join(upstreamDir, `ferrybox-${sha([key, ...contents.flat()])}`);
   return { upstreamDir, ferryboxDir };
 }
 
 async function copyManifests(target: string, log: (line: string) => void): Promise<void> {
-  const raw = await run('go', ['mod', 'download', '-json',
-    'github.com/kubernetes-csi/external-snapshotter/client/v8', 'github.com/kubernetes-csi/external-snapshotter/v8'], log);
-  const dirs = raw.split(/\n}\n?/).filter((s) => s.trim()).map((s) => (JSON.parse(`${s}}`) as { Dir: string }).Dir);
+  const raw = await run(
+    'go',
+    [
+      'mod',
+      'download',
+      '-json',
+      'github.com/kubernetes-csi/external-snapshotter/client/v8',
+      'github.com/kubernetes-csi/external-snapshotter/v8',
+    ],
+    log,
+  );
+  const dirs = raw
+    .split(/\n}\n?/)
+    .filter((s) => s.trim())
+    .map((s) => (JSON.parse(`${s}}`) as { Dir: string }).Dir);
   const [clientDir, controllerDir] = dirs;
   await mkdir(target, { recursive: true });
   const crdDir = join(clientDir, 'config', 'crd');
@@ -119,14 +146,20 @@ async function buildInto(staging: string, packages: string[], log: (line: string
 }
 
 async function manifestList(dir: string): Promise<string[]> {
-  return (await readdir(dir)).filter((n) => n.endsWith('.yaml')).sort().map((n) => join(dir, n));
+  return (await readdir(dir))
+    .filter((n) => n.endsWith('.yaml'))
+    .sort()
+    .map((n) => join(dir, n));
 }
 
 /** Returns the binaries, building what the cache lacks. Safe to call from several processes at once. */
 export async function ensureBinaries(log: (line: string) => void = () => {}): Promise<Binaries> {
   const started = performance.now();
   const { upstreamDir, ferryboxDir } = await cacheDirs();
-  const bin = Object.fromEntries(Object.keys(upstream).map((n) => [n, join(upstreamDir, 'bin', n)])) as Record<UpstreamBinary, string>;
+  const bin = Object.fromEntries(Object.keys(upstream).map((n) => [n, join(upstreamDir, 'bin', n)])) as Record<
+    UpstreamBinary,
+    string
+  >;
   const ferrybox = join(ferryboxDir, 'ferrybox');
   const ready = async (): Promise<boolean> =>
     (await Promise.all([...Object.values(bin), ferrybox].map(exists))).every(Boolean);
@@ -163,8 +196,12 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
   }
   const minio = await installTool(tools.minio);
   return {
-    bin, ferrybox, minio: minio.path, manifests: await manifestList(join(upstreamDir, 'manifests')),
-    built: built || minio.built, seconds: (performance.now() - started) / 1000,
+    bin,
+    ferrybox,
+    minio: minio.path,
+    manifests: await manifestList(join(upstreamDir, 'manifests')),
+    built: built || minio.built,
+    seconds: (performance.now() - started) / 1000,
   };
 }
 

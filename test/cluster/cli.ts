@@ -20,10 +20,16 @@ function exports(record: BoxRecord): string[] {
 }
 
 const upCommand = defineCommand({
-  meta: { name: 'up', description: 'Build what is missing, start the box (or reuse the running one) and print how to use it' },
+  meta: {
+    name: 'up',
+    description: 'Build what is missing, start the box (or reuse the running one) and print how to use it',
+  },
   args: {
     nodes: { type: 'string', description: 'number of emulated nodes (default 2, or FERRYBOX_NODES)' },
-    'snapshot-ready-delay': { type: 'string', description: 'time before a new snapshot is readyToUse, e.g. 3s (default 0s)' },
+    'snapshot-ready-delay': {
+      type: 'string',
+      description: 'time before a new snapshot is readyToUse, e.g. 3s (default 0s)',
+    },
   },
   async run({ args }) {
     const { record, reused } = await up({
@@ -33,10 +39,13 @@ const upCommand = defineCommand({
     });
     if (reused) consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
     if (reused && dirname(record.ferrybox ?? '') !== (await cacheDirs()).ferryboxDir) {
-      consola.warn('The box runs an older build of test/cluster\'s Go code; `npm run cluster -- down` and `up` to use the current one.');
-    }
-    else consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
-    console.log(['', ...exports(record), '', 'kubectl get nodes   # kubectl from Debian\'s kubernetes-client works'].join('\n'));
+      consola.warn(
+        "The box runs an older build of test/cluster's Go code; `npm run cluster -- down` and `up` to use the current one.",
+      );
+    } else consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
+    console.log(
+      ['', ...exports(record), '', "kubectl get nodes   # kubectl from Debian's kubernetes-client works"].join('\n'),
+    );
   },
 });
 
@@ -44,18 +53,25 @@ const buildCommand = defineCommand({
   meta: { name: 'build', description: 'Only build what the cache lacks (for CI, before the tests)' },
   async run() {
     const b = await ensureBinaries((line) => consola.info(line));
-    consola.success(`${b.built ? 'Built' : 'Cached'} in ${b.seconds.toFixed(1)} s: ${dirname(b.bin['kube-apiserver'])}, ${b.ferrybox}`);
+    consola.success(
+      `${b.built ? 'Built' : 'Cached'} in ${b.seconds.toFixed(1)} s: ${dirname(b.bin['kube-apiserver'])}, ${b.ferrybox}`,
+    );
   },
 });
 
 const imageCommand = defineCommand({
-  meta: { name: 'image', description: 'Build ferry\'s image (docker.io/library/ferry:dev) with podman on a base made without any registry' },
+  meta: {
+    name: 'image',
+    description: "Build ferry's image (docker.io/library/ferry:dev) with podman on a base made without any registry",
+  },
   args: {
     export: { type: 'string', description: 'also write it to this archive, for `ctr -n k8s.io images import`' },
   },
   async run({ args }) {
     const image = await buildImage({ log: (line) => consola.info(line) });
-    consola.success(`Built ${image.tag} on ${image.base} in ${image.seconds.toFixed(1)} s: ${(image.size / 2 ** 20).toFixed(0)} MiB`);
+    consola.success(
+      `Built ${image.tag} on ${image.base} in ${image.seconds.toFixed(1)} s: ${(image.size / 2 ** 20).toFixed(0)} MiB`,
+    );
     if (args.export) {
       await exportImage(args.export, image.tag);
       consola.success(`Wrote ${args.export}`);
@@ -64,7 +80,10 @@ const imageCommand = defineCommand({
 });
 
 const downCommand = defineCommand({
-  meta: { name: 'down', description: 'Stop every process of the box (its state stays in test/cluster/.state until the next up)' },
+  meta: {
+    name: 'down',
+    description: 'Stop every process of the box (its state stays in test/cluster/.state until the next up)',
+  },
   async run() {
     consola.success((await down((line) => consola.info(line))) ? 'The box is stopped.' : 'No box was running.');
   },
@@ -82,7 +101,10 @@ const statusCommand = defineCommand({
     const issues = await problems(record);
     for (const issue of issues) consola.warn(issue);
     if (issues.length) process.exitCode = 1;
-    else consola.success(`Running since ${record.startedAt}: apiserver ${record.server}, nodes ${record.nodes.join(', ')}, S3 ${record.s3.endpoint}.`);
+    else
+      consola.success(
+        `Running since ${record.startedAt}: apiserver ${record.server}, nodes ${record.nodes.join(', ')}, S3 ${record.s3.endpoint}.`,
+      );
   },
 });
 
@@ -103,7 +125,20 @@ const watchOwnerCommand = defineCommand({
   },
 });
 
-await runMain(defineCommand({
-  meta: { name: 'cluster', description: 'The cluster in a box: a real Kubernetes control plane, S3 and emulated nodes' },
-  subCommands: { up: upCommand, build: buildCommand, image: imageCommand, down: downCommand, status: statusCommand, env: envCommand, 'watch-owner': watchOwnerCommand },
-}));
+await runMain(
+  defineCommand({
+    meta: {
+      name: 'cluster',
+      description: 'The cluster in a box: a real Kubernetes control plane, S3 and emulated nodes',
+    },
+    subCommands: {
+      up: upCommand,
+      build: buildCommand,
+      image: imageCommand,
+      down: downCommand,
+      status: statusCommand,
+      env: envCommand,
+      'watch-owner': watchOwnerCommand,
+    },
+  }),
+);

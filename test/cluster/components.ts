@@ -22,22 +22,35 @@ export function etcdSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
   const client = `http://127.0.0.1:${p.etcd}`;
   const peer = `http://127.0.0.1:${p.etcdPeer}`;
   return {
-    name: 'etcd', binary: b.bin.etcd,
-    args: ['--name=box', `--data-dir=${s.etcd}`, `--listen-client-urls=${client}`, `--advertise-client-urls=${client}`,
-      `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, `--initial-cluster=box=${peer}`,
+    name: 'etcd',
+    binary: b.bin.etcd,
+    args: [
+      '--name=box',
+      `--data-dir=${s.etcd}`,
+      `--listen-client-urls=${client}`,
+      `--advertise-client-urls=${client}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=box=${peer}`,
       // test data: durability across power loss is not worth the fsync latency
-      '--unsafe-no-fsync', '--log-level=warn'],
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
   };
 }
 
 export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
   const pki = (f: string): string => join(s.pki, f);
   return {
-    name: 'kube-apiserver', binary: b.bin['kube-apiserver'],
+    name: 'kube-apiserver',
+    binary: b.bin['kube-apiserver'],
     args: [
       `--etcd-servers=http://127.0.0.1:${p.etcd}`,
-      '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${p.apiserver}`,
-      `--tls-cert-file=${pki('apiserver.crt')}`, `--tls-private-key-file=${pki('apiserver.key')}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${p.apiserver}`,
+      `--tls-cert-file=${pki('apiserver.crt')}`,
+      `--tls-private-key-file=${pki('apiserver.key')}`,
       `--client-ca-file=${pki('ca.crt')}`,
       '--authorization-mode=Node,RBAC',
       // the defaults already hold most plugins a real cluster runs; these are named so a regression is loud
@@ -46,75 +59,128 @@ export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec 
       // webhook, as an operator sets it up for webhooks that serve only the apiserver (ferry's dispatcher does)
       `--admission-control-config-file=${pki('admission.yaml')}`,
       `--service-account-issuer=${serviceAccountIssuer}`,
-      `--service-account-key-file=${pki('sa.pub')}`, `--service-account-signing-key-file=${pki('sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+      `--service-account-key-file=${pki('sa.pub')}`,
+      `--service-account-signing-key-file=${pki('sa.key')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
       `--kubelet-client-certificate=${pki('apiserver-kubelet-client.crt')}`,
       `--kubelet-client-key=${pki('apiserver-kubelet-client.key')}`,
-      `--kubelet-certificate-authority=${pki('ca.crt')}`, '--kubelet-preferred-address-types=InternalIP',
+      `--kubelet-certificate-authority=${pki('ca.crt')}`,
+      '--kubelet-preferred-address-types=InternalIP',
       // the kubernetes Service cannot have a loopback endpoint, and nothing routes ClusterIPs here
       '--endpoint-reconciler-type=none',
-      '--profiling=false', '--v=1',
+      '--profiling=false',
+      '--v=1',
     ],
   };
 }
 
 function controlPlaneClient(s: StatePaths, identity: string, port: number): string[] {
   const kubeconfig = join(s.pki, `${identity}.kubeconfig`);
-  return [`--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1', `--secure-port=${port}`, '--leader-elect=false', '--v=1'];
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    '--leader-elect=false',
+    '--v=1',
+  ];
 }
 
 export function controllerManagerSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
   const pki = (f: string): string => join(s.pki, f);
   return {
-    name: 'kube-controller-manager', binary: b.bin['kube-controller-manager'],
-    args: [...controlPlaneClient(s, 'controller-manager', p.controllerManager),
+    name: 'kube-controller-manager',
+    binary: b.bin['kube-controller-manager'],
+    args: [
+      ...controlPlaneClient(s, 'controller-manager', p.controllerManager),
       // every default controller: job, cronjob, ttl-after-finished, garbage collector, namespace, serviceaccount,
       // persistentvolume-binder, pv/pvc-protection, pod-gc, node lifecycle, ephemeral volumes, ...
-      '--controllers=*', '--use-service-account-credentials=true',
-      `--root-ca-file=${pki('ca.crt')}`, `--service-account-private-key-file=${pki('sa.key')}`,
-      `--cluster-signing-cert-file=${pki('ca.crt')}`, `--cluster-signing-key-file=${pki('ca.key')}`],
+      '--controllers=*',
+      '--use-service-account-credentials=true',
+      `--root-ca-file=${pki('ca.crt')}`,
+      `--service-account-private-key-file=${pki('sa.key')}`,
+      `--cluster-signing-cert-file=${pki('ca.crt')}`,
+      `--cluster-signing-key-file=${pki('ca.key')}`,
+    ],
   };
 }
 
 export function schedulerSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
-  return { name: 'kube-scheduler', binary: b.bin['kube-scheduler'], args: controlPlaneClient(s, 'scheduler', p.scheduler) };
+  return {
+    name: 'kube-scheduler',
+    binary: b.bin['kube-scheduler'],
+    args: controlPlaneClient(s, 'scheduler', p.scheduler),
+  };
 }
 
 export function minioSpec(b: Binaries, s: StatePaths, p: Ports, settings: BoxSettings): DaemonSpec {
   return {
-    name: 'minio', binary: b.minio,
-    args: ['server', '--quiet', `--address=127.0.0.1:${p.minio}`, `--console-address=127.0.0.1:${p.minioConsole}`,
-      `--certs-dir=${join(s.minio, 'certs')}`, join(s.minio, 'data')],
-    env: { HOME: s.minio, MINIO_ROOT_USER: settings.s3.accessKey, MINIO_ROOT_PASSWORD: settings.s3.secretKey,
-      MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
+    name: 'minio',
+    binary: b.minio,
+    args: [
+      'server',
+      '--quiet',
+      `--address=127.0.0.1:${p.minio}`,
+      `--console-address=127.0.0.1:${p.minioConsole}`,
+      `--certs-dir=${join(s.minio, 'certs')}`,
+      join(s.minio, 'data'),
+    ],
+    env: {
+      HOME: s.minio,
+      MINIO_ROOT_USER: settings.s3.accessKey,
+      MINIO_ROOT_PASSWORD: settings.s3.secretKey,
+      MINIO_BROWSER: 'off',
+      MINIO_UPDATE: 'off',
+    },
   };
 }
 
 export function snapshotControllerSpec(b: Binaries, s: StatePaths): DaemonSpec {
   return {
-    name: 'snapshot-controller', binary: b.bin['snapshot-controller'],
-    args: [`--kubeconfig=${join(s.pki, 'snapshot-controller.kubeconfig')}`, '--leader-election=false',
+    name: 'snapshot-controller',
+    binary: b.bin['snapshot-controller'],
+    args: [
+      `--kubeconfig=${join(s.pki, 'snapshot-controller.kubeconfig')}`,
+      '--leader-election=false',
       // a test waits seconds, not the default 5 minutes, for a retried snapshot
-      '--retry-interval-max=5s', '--resync-period=1m', '--v=2'],
+      '--retry-interval-max=5s',
+      '--resync-period=1m',
+      '--v=2',
+    ],
   };
 }
 
 export function storageDriverSpec(b: Binaries, s: StatePaths, settings: BoxSettings): DaemonSpec {
   return {
-    name: 'storage-driver', binary: b.ferrybox,
-    args: ['storage-driver', `--kubeconfig=${join(s.pki, 'storage-driver.kubeconfig')}`, `--storage-root=${s.storage}`,
-      `--snapshot-ready-delay=${settings.snapshotReadyDelay}`],
+    name: 'storage-driver',
+    binary: b.ferrybox,
+    args: [
+      'storage-driver',
+      `--kubeconfig=${join(s.pki, 'storage-driver.kubeconfig')}`,
+      `--storage-root=${s.storage}`,
+      `--snapshot-ready-delay=${settings.snapshotReadyDelay}`,
+    ],
   };
 }
 
 export function nodeAgentSpec(b: Binaries, s: StatePaths, p: Ports, settings: BoxSettings): DaemonSpec {
   return {
-    name: 'node-agent', binary: b.ferrybox,
-    args: ['node-agent', `--kubeconfig=${join(s.pki, 'node-agent.kubeconfig')}`, `--nodes=${settings.nodes}`,
-      `--state-dir=${s.nodes}`, `--storage-root=${s.storage}`, `--checkout=${checkoutDir}`,
-      `--apiserver-port=${p.apiserver}`, `--kubelet-port-base=${p.kubeletBase}`,
-      `--tls-cert=${join(s.pki, 'kubelet.crt')}`, `--tls-key=${join(s.pki, 'kubelet.key')}`,
-      `--client-ca=${join(s.pki, 'ca.crt')}`],
+    name: 'node-agent',
+    binary: b.ferrybox,
+    args: [
+      'node-agent',
+      `--kubeconfig=${join(s.pki, 'node-agent.kubeconfig')}`,
+      `--nodes=${settings.nodes}`,
+      `--state-dir=${s.nodes}`,
+      `--storage-root=${s.storage}`,
+      `--checkout=${checkoutDir}`,
+      `--apiserver-port=${p.apiserver}`,
+      `--kubelet-port-base=${p.kubeletBase}`,
+      `--tls-cert=${join(s.pki, 'kubelet.crt')}`,
+      `--tls-key=${join(s.pki, 'kubelet.key')}`,
+      `--client-ca=${join(s.pki, 'ca.crt')}`,
+    ],
   };
 }

@@ -15,9 +15,8 @@ export interface TlsOptions {
 export function httpStatus(url: string, tls: TlsOptions = {}): Promise<number> {
   return new Promise((resolve) => {
     const u = new URL(url);
-    const options = u.protocol === 'https:'
-      ? { ...tls, rejectUnauthorized: tls.ca !== undefined, timeout: 2000 }
-      : { timeout: 2000 };
+    const options =
+      u.protocol === 'https:' ? { ...tls, rejectUnauthorized: tls.ca !== undefined, timeout: 2000 } : { timeout: 2000 };
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(u, options, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
@@ -36,7 +35,9 @@ export async function waitHealthy(d: Daemon, url: string, timeoutMs: number, tls
       throw new Error(`${d.name} exited while starting; the end of ${d.log}:\n${await logTail(d)}`);
     }
     if (Date.now() > deadline) {
-      throw new Error(`${d.name} was not healthy at ${url} within ${timeoutMs / 1000} s; the end of ${d.log}:\n${await logTail(d)}`);
+      throw new Error(
+        `${d.name} was not healthy at ${url} within ${timeoutMs / 1000} s; the end of ${d.log}:\n${await logTail(d)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -50,7 +50,12 @@ export class Kube {
     this.server = access.server;
     this.access = access;
     this.bearer = bearer;
-    this.agent = new Agent({ ca: access.ca, cert: bearer ? undefined : access.cert, key: bearer ? undefined : access.key, keepAlive: true });
+    this.agent = new Agent({
+      ca: access.ca,
+      cert: bearer ? undefined : access.cert,
+      key: bearer ? undefined : access.key,
+      keepAlive: true,
+    });
   }
 
   /** Another client on the same server authenticating with a token. */
@@ -64,13 +69,16 @@ export class Kube {
     const headers: Record<string, string> = { Accept: 'application/json' };
     // an explicit length: a chunked body on DELETE left the kept-alive connection out of step, so the next
     // request on it was answered 400
-    if (payload !== undefined) Object.assign(headers, { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) });
+    if (payload !== undefined)
+      Object.assign(headers, { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) });
     if (this.bearer) headers.Authorization = `Bearer ${this.bearer}`;
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(url, { method, agent: this.agent, headers }, (res) => {
         let data = '';
         res.setEncoding('utf8');
-        res.on('data', (chunk: string) => { data += chunk; });
+        res.on('data', (chunk: string) => {
+          data += chunk;
+        });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: data }));
         res.on('error', reject);
       });
@@ -118,7 +126,12 @@ export class Kube {
   }
 
   /** Polls the object until check returns a value other than undefined, or fails after timeoutMs naming what. */
-  async waitFor<T>(path: string, what: string, check: (obj: KubeObject) => T | undefined, timeoutMs = 60_000): Promise<T> {
+  async waitFor<T>(
+    path: string,
+    what: string,
+    check: (obj: KubeObject) => T | undefined,
+    timeoutMs = 60_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let last: KubeObject | undefined;
     for (;;) {
@@ -126,7 +139,8 @@ export class Kube {
       const value = last === undefined ? undefined : check(last);
       if (value !== undefined) return value;
       if (Date.now() > deadline) {
-        const seen = last === undefined ? 'it does not exist' : `last seen: ${JSON.stringify(last.status ?? last).slice(0, 1500)}`;
+        const seen =
+          last === undefined ? 'it does not exist' : `last seen: ${JSON.stringify(last.status ?? last).slice(0, 1500)}`;
         throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what} (${path}); ${seen}`);
       }
       await new Promise((r) => setTimeout(r, 250));

@@ -30,7 +30,10 @@ export async function podLogs(nodesDir: string, namespace: string, pod: string, 
   }
   const runs = (await readdir(join(nsDir, podDir, container))).map((n) => Number.parseInt(n, 10)).sort((a, b) => a - b);
   const run = runs[runs.length - (query.previous ? 2 : 1)];
-  if (run === undefined) throw new Error(`Container ${container} of pod ${namespace}/${pod} has no ${query.previous ? 'previous ' : ''}run.`);
+  if (run === undefined)
+    throw new Error(
+      `Container ${container} of pod ${namespace}/${pod} has no ${query.previous ? 'previous ' : ''}run.`,
+    );
   const raw = await readFile(join(nsDir, podDir, container, `${run}.log`), 'utf8');
   let text = '';
   for (const line of raw.split('\n')) {

@@ -55,7 +55,13 @@ export async function allocatePorts(nodes: number): Promise<Ports> {
   const kubeletBase = await freePortRange(nodes);
   for (let i = 0; i < nodes; i++) taken.add(kubeletBase + i);
   return {
-    apiserver: await next(), etcd: await next(), etcdPeer: await next(), controllerManager: await next(),
-    scheduler: await next(), minio: await next(), minioConsole: await next(), kubeletBase,
+    apiserver: await next(),
+    etcd: await next(),
+    etcdPeer: await next(),
+    controllerManager: await next(),
+    scheduler: await next(),
+    minio: await next(),
+    minioConsole: await next(),
+    kubeletBase,
   };
 }

@@ -23,13 +23,21 @@ before(async () => {
   cluster = await useCluster('security');
   ns = await cluster.namespace();
   const { kube } = cluster;
-  await kube.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader' } });
+  await kube.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'reader' },
+  });
   await kube.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'read-configmaps' },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'read-configmaps' },
     rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
   });
   await kube.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'reader' },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'reader' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-configmaps' },
     subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace: ns }],
   });
@@ -39,16 +47,22 @@ after(() => cluster.cleanup());
 describe('service accounts and RBAC', () => {
   it('denies a ServiceAccount what its Role does not grant', async () => {
     const res = await cluster.kube.create(`/api/v1/namespaces/${ns}/serviceaccounts/reader/token`, {
-      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 },
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 600 },
     });
     const asReader = cluster.kube.withToken(res.status.token);
     try {
       const list = await asReader.get(`/api/v1/namespaces/${ns}/configmaps`);
       assert.ok(Array.isArray(list.items));
-      await assert.rejects(asReader.get(`/api/v1/namespaces/${ns}/secrets`),
-        (err: unknown) => err instanceof KubeError && err.status === 403);
-      await assert.rejects(asReader.get('/api/v1/namespaces/default/configmaps'),
-        (err: unknown) => err instanceof KubeError && err.status === 403);
+      await assert.rejects(
+        asReader.get(`/api/v1/namespaces/${ns}/secrets`),
+        (err: unknown) => err instanceof KubeError && err.status === 403,
+      );
+      await assert.rejects(
+        asReader.get('/api/v1/namespaces/default/configmaps'),
+        (err: unknown) => err instanceof KubeError && err.status === 403,
+      );
     } finally {
       asReader.close();
     }
@@ -73,9 +87,13 @@ describe('service accounts and RBAC', () => {
         console.log('configmaps=' + (await call('GET', '/api/v1/namespaces/${ns}/configmaps'))[0]);
         console.log('secrets=' + (await call('GET', '/api/v1/namespaces/${ns}/secrets'))[0]);
       })();`;
-    await cluster.kube.create(podsPath(ns), podObject('whoami', {
-      serviceAccountName: 'reader', containers: [{ name: 'main', image: ferryImage, command: ['node', '-e', script] }],
-    }));
+    await cluster.kube.create(
+      podsPath(ns),
+      podObject('whoami', {
+        serviceAccountName: 'reader',
+        containers: [{ name: 'main', image: ferryImage, command: ['node', '-e', script] }],
+      }),
+    );
     const pod = await podFinished(cluster.kube, ns, 'whoami');
     const logs = await cluster.podLogs(ns, 'whoami');
     assert.equal(pod.status.phase, 'Succeeded', logs);
@@ -92,11 +110,18 @@ describe('admission', () => {
   before(async () => {
     // a serving certificate from a CA of its own, not the cluster's
     pki = await mkdtemp(join(tmpdir(), 'ferrybox-webhook-'));
-    await promisify(execFile)((await ensureBinaries()).ferrybox, ['pki', `--dir=${pki}`, '--server=https://127.0.0.1:1']);
-    server = createServer({ cert: await readFile(join(pki, 'apiserver.crt')), key: await readFile(join(pki, 'apiserver.key')) },
+    await promisify(execFile)((await ensureBinaries()).ferrybox, [
+      'pki',
+      `--dir=${pki}`,
+      '--server=https://127.0.0.1:1',
+    ]);
+    server = createServer(
+      { cert: await readFile(join(pki, 'apiserver.crt')), key: await readFile(join(pki, 'apiserver.key')) },
       (req, res) => {
         let body = '';
-        req.on('data', (c: Buffer) => { body += c.toString(); });
+        req.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
         req.on('end', () => {
           const review = JSON.parse(body) as KubeObject;
           const path = new URL(req.url ?? '/', 'https://127.0.0.1').pathname; // the apiserver adds ?timeout=5s
@@ -104,16 +129,23 @@ describe('admission', () => {
           const obj = review.request.object;
           const response: KubeObject = { uid: review.request.uid, allowed: true };
           if (path === '/validate' && obj.spec?.size > 10) {
-            Object.assign(response, { allowed: false, status: { code: 403, message: `size ${obj.spec.size} is more than 10` } });
+            Object.assign(response, {
+              allowed: false,
+              status: { code: 403, message: `size ${obj.spec.size} is more than 10` },
+            });
           }
           if (path === '/mutate') {
             const patch = [{ op: 'add', path: '/metadata/labels', value: { ...obj.metadata.labels, mutated: 'yes' } }];
-            Object.assign(response, { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') });
+            Object.assign(response, {
+              patchType: 'JSONPatch',
+              patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+            });
           }
           res.setHeader('Content-Type', 'application/json');
           res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
         });
-      });
+      },
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
   after(async () => {
@@ -128,33 +160,76 @@ describe('admission', () => {
   it('calls webhooks served on 127.0.0.1 with their own CA for a custom resource', async () => {
     const { kube } = cluster;
     await kube.create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `widgets.${group()}` },
-      spec: { group: group(), scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object',
-          properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }] },
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `widgets.${group()}` },
+      spec: {
+        group: group(),
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+              },
+            },
+          },
+        ],
+      },
     });
-    await kube.waitFor(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group()}`, 'the CRD to be established',
-      (crd) => ((crd.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True') ? true : undefined));
+    await kube.waitFor(
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.${group()}`,
+      'the CRD to be established',
+      (crd) =>
+        (crd.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True')
+          ? true
+          : undefined,
+    );
     const port = (server.address() as { port: number }).port;
     const caBundle = (await readFile(join(pki, 'ca.crt'))).toString('base64');
     const webhook = (path: string): KubeObject => ({
-      name: `${path}.${group()}`, clientConfig: { url: `https://127.0.0.1:${port}/${path}`, caBundle },
+      name: `${path}.${group()}`,
+      clientConfig: { url: `https://127.0.0.1:${port}/${path}`, caBundle },
       rules: [{ apiGroups: [group()], apiVersions: ['v1'], resources: ['widgets'], operations: ['CREATE'] }],
-      admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 5,
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      failurePolicy: 'Fail',
+      timeoutSeconds: 5,
     });
     await kube.create('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: ns }, webhooks: [webhook('validate')],
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: ns },
+      webhooks: [webhook('validate')],
     });
     await kube.create('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: ns }, webhooks: [webhook('mutate')],
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: ns },
+      webhooks: [webhook('mutate')],
     });
     const widgets = `/apis/${group()}/v1/namespaces/${ns}/widgets`;
-    const widget = (name: string, size: number): KubeObject => ({ apiVersion: `${group()}/v1`, kind: 'Widget', metadata: { name }, spec: { size } });
+    const widget = (name: string, size: number): KubeObject => ({
+      apiVersion: `${group()}/v1`,
+      kind: 'Widget',
+      metadata: { name },
+      spec: { size },
+    });
     // webhook configurations reach the apiserver's admission chain within a moment
-    const created = await retryUntil(() => kube.create(widgets, widget(`small-${Date.now()}`, 3)), (w) => w.metadata.labels?.mutated === 'yes');
+    const created = await retryUntil(
+      () => kube.create(widgets, widget(`small-${Date.now()}`, 3)),
+      (w) => w.metadata.labels?.mutated === 'yes',
+    );
     assert.equal(created.metadata.labels.mutated, 'yes');
-    await assert.rejects(kube.create(widgets, widget('big', 50)),
-      (err: unknown) => err instanceof KubeError && err.status === 403 && /size 50 is more than 10/.test(err.message));
+    await assert.rejects(
+      kube.create(widgets, widget('big', 50)),
+      (err: unknown) => err instanceof KubeError && err.status === 403 && /size 50 is more than 10/.test(err.message),
+    );
     assert.ok(calls.some((c) => c.path === '/validate' && c.review.request.name === created.metadata.name));
     assert.ok(calls.some((c) => c.path === '/mutate' && c.review.request.kind.kind === 'Widget'));
   });
@@ -163,21 +238,47 @@ describe('admission', () => {
     const { kube } = cluster;
     const base = '/apis/admissionregistration.k8s.io/v1';
     await kube.create(`${base}/validatingadmissionpolicies`, {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: ns },
-      spec: { failurePolicy: 'Fail',
-        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE'] }] },
-        validations: [{ expression: "!has(object.data) || !('forbidden' in object.data)", message: 'the key forbidden is not allowed' }] },
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: ns },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], operations: ['CREATE'] }],
+        },
+        validations: [
+          {
+            expression: "!has(object.data) || !('forbidden' in object.data)",
+            message: 'the key forbidden is not allowed',
+          },
+        ],
+      },
     });
     await kube.create(`${base}/validatingadmissionpolicybindings`, {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: ns },
-      spec: { policyName: ns, validationActions: ['Deny'],
-        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: ns },
+      spec: {
+        policyName: ns,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+      },
     });
     try {
-      const configmap = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+      const configmap = (name: string, data: Record<string, string>): KubeObject => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name },
+        data,
+      });
       const denial = await retryUntil(
-        () => kube.create(`/api/v1/namespaces/${ns}/configmaps`, configmap(`probe-${Date.now()}`, { forbidden: 'x' })).then(() => undefined, (e: unknown) => e),
-        (e) => e instanceof KubeError);
+        () =>
+          kube.create(`/api/v1/namespaces/${ns}/configmaps`, configmap(`probe-${Date.now()}`, { forbidden: 'x' })).then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        (e) => e instanceof KubeError,
+      );
       assert.ok(denial instanceof KubeError && /the key forbidden is not allowed/.test(denial.message), String(denial));
       await kube.create(`/api/v1/namespaces/${ns}/configmaps`, configmap('fine', { allowed: 'x' }));
     } finally {

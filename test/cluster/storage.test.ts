@@ -11,7 +11,15 @@ import type { TestCluster } from '../support/cluster.ts';
 import type { KubeObject } from './kube.ts';
 import { statePaths } from './paths.ts';
 import {
-  claimObject, claimsPath, contentsPath, podFinished, podObject, podsPath, shellContainer, snapshotReady, snapshotsPath,
+  claimObject,
+  claimsPath,
+  contentsPath,
+  podFinished,
+  podObject,
+  podsPath,
+  shellContainer,
+  snapshotReady,
+  snapshotsPath,
 } from './testing.ts';
 
 let cluster: TestCluster;
@@ -28,10 +36,13 @@ async function runWith(namespace: string, name: string, claim: string, script: s
   const attach = block
     ? { volumeDevices: [{ name: 'data', devicePath: '/dev/xvda' }] }
     : { volumeMounts: [{ name: 'data', mountPath: '/data' }] };
-  await cluster.kube.create(podsPath(namespace), podObject(name, {
-    containers: [shellContainer('main', script, attach)],
-    volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
-  }));
+  await cluster.kube.create(
+    podsPath(namespace),
+    podObject(name, {
+      containers: [shellContainer('main', script, attach)],
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }],
+    }),
+  );
   const pod = await podFinished(cluster.kube, namespace, name);
   const logs = await cluster.podLogs(namespace, name);
   assert.equal(pod.status.phase, 'Succeeded', `pod ${name} failed: ${logs}`);
@@ -39,11 +50,17 @@ async function runWith(namespace: string, name: string, claim: string, script: s
 }
 
 function snapshotObject(name: string, source: KubeObject, className?: string): KubeObject {
-  return { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name },
-    spec: { source, ...(className ? { volumeSnapshotClassName: className } : {}) } };
+  return {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name },
+    spec: { source, ...(className ? { volumeSnapshotClassName: className } : {}) },
+  };
 }
 
-const fromSnapshot = (name: string): KubeObject => ({ dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name } });
+const fromSnapshot = (name: string): KubeObject => ({
+  dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name },
+});
 
 describe('volume snapshots', () => {
   it('snapshots a PVC, restores it into a new PVC, and a later change does not leak into the snapshot', async () => {
@@ -62,16 +79,29 @@ describe('volume snapshots', () => {
   it('keeps a new snapshot not ready for the class readyDelay', async () => {
     const { kube } = cluster;
     await kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
-      apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name: `${ns}-slow` },
-      driver: 'local.csi.ferry.dev', deletionPolicy: 'Delete', parameters: { readyDelay: '3s' },
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotClass',
+      metadata: { name: `${ns}-slow` },
+      driver: 'local.csi.ferry.dev',
+      deletionPolicy: 'Delete',
+      parameters: { readyDelay: '3s' },
     });
     await kube.create(claimsPath(ns), claimObject('slow', { storageClassName: 'ferry-local-immediate' }));
-    await kube.waitFor(`${claimsPath(ns)}/slow`, 'the immediate claim to bind', (c) => (c.status?.phase === 'Bound' ? true : undefined));
-    await kube.create(snapshotsPath(ns), snapshotObject('slow-snap', { persistentVolumeClaimName: 'slow' }, `${ns}-slow`));
-    const content = await kube.waitFor(`${snapshotsPath(ns)}/slow-snap`, 'a bound content',
-      (vs) => vs.status?.boundVolumeSnapshotContentName);
-    const notYet = await kube.waitFor(`${contentsPath}/${content}`, 'the snapshot to be taken',
-      (c) => (c.status?.snapshotHandle ? c : undefined));
+    await kube.waitFor(`${claimsPath(ns)}/slow`, 'the immediate claim to bind', (c) =>
+      c.status?.phase === 'Bound' ? true : undefined,
+    );
+    await kube.create(
+      snapshotsPath(ns),
+      snapshotObject('slow-snap', { persistentVolumeClaimName: 'slow' }, `${ns}-slow`),
+    );
+    const content = await kube.waitFor(
+      `${snapshotsPath(ns)}/slow-snap`,
+      'a bound content',
+      (vs) => vs.status?.boundVolumeSnapshotContentName,
+    );
+    const notYet = await kube.waitFor(`${contentsPath}/${content}`, 'the snapshot to be taken', (c) =>
+      c.status?.snapshotHandle ? c : undefined,
+    );
     assert.equal(notYet.status.readyToUse, false);
     const t0 = Date.now();
     await snapshotReady(kube, ns, 'slow-snap');
@@ -89,10 +119,16 @@ describe('volume snapshots', () => {
     const other = await cluster.namespace('other');
     const staticName = `${other}-clone`;
     await kube.create(contentsPath, {
-      apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotContent', metadata: { name: staticName },
-      spec: { driver: 'local.csi.ferry.dev', deletionPolicy: 'Retain', volumeSnapshotClassName: 'ferry-local',
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotContent',
+      metadata: { name: staticName },
+      spec: {
+        driver: 'local.csi.ferry.dev',
+        deletionPolicy: 'Retain',
+        volumeSnapshotClassName: 'ferry-local',
         source: { snapshotHandle: content.status.snapshotHandle },
-        volumeSnapshotRef: { name: 'clone', namespace: other } },
+        volumeSnapshotRef: { name: 'clone', namespace: other },
+      },
     });
     await kube.create(snapshotsPath(other), snapshotObject('clone', { volumeSnapshotContentName: staticName }));
     const clone = await snapshotReady(kube, other, 'clone');
@@ -101,22 +137,32 @@ describe('volume snapshots', () => {
     assert.equal(await runWith(other, 'read', 'restored', 'cat /data/note'), 'cross-namespace\n');
     // deletionPolicy Retain: the snapshot outlives the namespace's VolumeSnapshot and its content object
     await kube.delete(`${snapshotsPath(other)}/clone`);
-    await kube.waitFor(`${snapshotsPath(other)}`, 'the clone VolumeSnapshot to go', (list) => (list.items.length === 0 ? true : undefined));
+    await kube.waitFor(`${snapshotsPath(other)}`, 'the clone VolumeSnapshot to go', (list) =>
+      list.items.length === 0 ? true : undefined,
+    );
     await kube.delete(`${contentsPath}/${staticName}`);
     await kube.waitFor(contentsPath, 'the static content to go', (list) =>
-      (list.items.some((c: any) => c.metadata.name === staticName) ? undefined : true));
+      list.items.some((c: any) => c.metadata.name === staticName) ? undefined : true,
+    );
     await access(join(statePaths().storage, 'snapshots', content.status.snapshotHandle, 'data', 'note'));
   });
 
   it('round-trips a block volume through a snapshot', async () => {
     const { kube } = cluster;
     await kube.create(claimsPath(ns), claimObject('disk', { volumeMode: 'Block' }));
-    const write = 'test -b /dev/xvda && dd if=/dev/urandom of=/dev/xvda bs=1M count=8 conv=fsync 2>/dev/null && head -c 8388608 /dev/xvda | sha256sum';
+    const write =
+      'test -b /dev/xvda && dd if=/dev/urandom of=/dev/xvda bs=1M count=8 conv=fsync 2>/dev/null && head -c 8388608 /dev/xvda | sha256sum';
     const written = await runWith(ns, 'write-disk', 'disk', write, true);
     await kube.create(snapshotsPath(ns), snapshotObject('disk-snap', { persistentVolumeClaimName: 'disk' }));
     await snapshotReady(kube, ns, 'disk-snap');
     await kube.create(claimsPath(ns), claimObject('disk-copy', { volumeMode: 'Block', ...fromSnapshot('disk-snap') }));
-    const read = await runWith(ns, 'read-disk', 'disk-copy', 'test -b /dev/xvda && head -c 8388608 /dev/xvda | sha256sum', true);
+    const read = await runWith(
+      ns,
+      'read-disk',
+      'disk-copy',
+      'test -b /dev/xvda && head -c 8388608 /dev/xvda | sha256sum',
+      true,
+    );
     assert.match(written, /^[0-9a-f]{64} {2}-\n$/);
     assert.equal(read, written);
     const size = await runWith(ns, 'size-disk', 'disk-copy', 'blockdev --getsize64 /dev/xvda', true);
@@ -129,20 +175,26 @@ describe('provisioning', () => {
     const { kube } = cluster;
     await kube.create(claimsPath(ns), claimObject('clone-source'));
     await runWith(ns, 'fill-clone-source', 'clone-source', 'echo original > /data/f');
-    await kube.create(claimsPath(ns), claimObject('clone', { dataSource: { kind: 'PersistentVolumeClaim', name: 'clone-source' } }));
+    await kube.create(
+      claimsPath(ns),
+      claimObject('clone', { dataSource: { kind: 'PersistentVolumeClaim', name: 'clone-source' } }),
+    );
     assert.equal(await runWith(ns, 'read-clone', 'clone', 'cat /data/f'), 'original\n');
   });
 
   it('deletes the volume and its data when the claim goes (reclaimPolicy Delete)', async () => {
     const { kube } = cluster;
     await kube.create(claimsPath(ns), claimObject('temp', { storageClassName: 'ferry-local-immediate' }));
-    const claim = await kube.waitFor(`${claimsPath(ns)}/temp`, 'the claim to bind', (c) => (c.status?.phase === 'Bound' ? c : undefined));
+    const claim = await kube.waitFor(`${claimsPath(ns)}/temp`, 'the claim to bind', (c) =>
+      c.status?.phase === 'Bound' ? c : undefined,
+    );
     const pvName: string = claim.spec.volumeName;
     const dataDir = join(statePaths().storage, 'volumes', pvName);
     await access(dataDir);
     await kube.delete(`${claimsPath(ns)}/temp`);
     await kube.waitFor('/api/v1/persistentvolumes', `PV ${pvName} to be deleted`, (list) =>
-      (list.items.some((pv: any) => pv.metadata.name === pvName) ? undefined : true));
+      list.items.some((pv: any) => pv.metadata.name === pvName) ? undefined : true,
+    );
     await assert.rejects(access(dataDir), /ENOENT/);
   });
 });

@@ -15,14 +15,18 @@ export function podObject(name: string, spec: KubeObject, metadata: KubeObject =
 
 export function claimObject(name: string, spec: KubeObject = {}): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } }, ...spec },
   };
 }
 
 export function jobObject(name: string, podSpec: KubeObject, spec: KubeObject = {}): KubeObject {
   return {
-    apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name },
     spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', ...podSpec } }, ...spec },
   };
 }
@@ -30,23 +34,42 @@ export function jobObject(name: string, podSpec: KubeObject, spec: KubeObject = 
 export const podsPath = (ns: string): string => `/api/v1/namespaces/${ns}/pods`;
 export const claimsPath = (ns: string): string => `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
 export const jobsPath = (ns: string): string => `/apis/batch/v1/namespaces/${ns}/jobs`;
-export const snapshotsPath = (ns: string): string => `/apis/snapshot.storage.k8s.io/v1/namespaces/${ns}/volumesnapshots`;
+export const snapshotsPath = (ns: string): string =>
+  `/apis/snapshot.storage.k8s.io/v1/namespaces/${ns}/volumesnapshots`;
 export const contentsPath = '/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents';
 
 /** Waits for the pod to reach a terminal phase and returns it. */
 export function podFinished(kube: Kube, ns: string, name: string, timeoutMs = 90_000): Promise<KubeObject> {
-  return kube.waitFor(`${podsPath(ns)}/${name}`, `pod ${ns}/${name} to finish`,
-    (pod) => (['Succeeded', 'Failed'].includes(pod.status?.phase) ? pod : undefined), timeoutMs);
+  return kube.waitFor(
+    `${podsPath(ns)}/${name}`,
+    `pod ${ns}/${name} to finish`,
+    (pod) => (['Succeeded', 'Failed'].includes(pod.status?.phase) ? pod : undefined),
+    timeoutMs,
+  );
 }
 
-export function jobCondition(kube: Kube, ns: string, name: string, type: string, timeoutMs = 120_000): Promise<KubeObject> {
-  return kube.waitFor(`${jobsPath(ns)}/${name}`, `job ${ns}/${name} to be ${type}`,
-    (job) => (job.status?.conditions ?? []).find((c: KubeObject) => c.type === type && c.status === 'True'), timeoutMs);
+export function jobCondition(
+  kube: Kube,
+  ns: string,
+  name: string,
+  type: string,
+  timeoutMs = 120_000,
+): Promise<KubeObject> {
+  return kube.waitFor(
+    `${jobsPath(ns)}/${name}`,
+    `job ${ns}/${name} to be ${type}`,
+    (job) => (job.status?.conditions ?? []).find((c: KubeObject) => c.type === type && c.status === 'True'),
+    timeoutMs,
+  );
 }
 
 export function snapshotReady(kube: Kube, ns: string, name: string, timeoutMs = 60_000): Promise<KubeObject> {
-  return kube.waitFor(`${snapshotsPath(ns)}/${name}`, `snapshot ${ns}/${name} to be readyToUse`,
-    (vs) => (vs.status?.readyToUse === true ? vs : undefined), timeoutMs);
+  return kube.waitFor(
+    `${snapshotsPath(ns)}/${name}`,
+    `snapshot ${ns}/${name} to be readyToUse`,
+    (vs) => (vs.status?.readyToUse === true ? vs : undefined),
+    timeoutMs,
+  );
 }
 
 /** The terminated state of a pod's (first) container. */

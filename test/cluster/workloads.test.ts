@@ -9,8 +9,17 @@ import { useCluster } from '../support/cluster.ts';
 import type { TestCluster } from '../support/cluster.ts';
 import { statePaths } from './paths.ts';
 import {
-  claimObject, claimsPath, ferryImage, jobCondition, jobObject, jobsPath, podFinished, podObject, podsPath,
-  shellContainer, terminated,
+  claimObject,
+  claimsPath,
+  ferryImage,
+  jobCondition,
+  jobObject,
+  jobsPath,
+  podFinished,
+  podObject,
+  podsPath,
+  shellContainer,
+  terminated,
 } from './testing.ts';
 
 let cluster: TestCluster;
@@ -34,12 +43,17 @@ describe('jobs', () => {
   it('runs a job whose pod writes to a PVC to Succeeded, and the data is on the volume', async () => {
     const { kube } = cluster;
     await kube.create(claimsPath(ns), claimObject('data'));
-    await kube.create(jobsPath(ns), jobObject('writer', {
-      containers: [shellContainer('write', 'echo "written by $HOSTNAME" > /data/out.txt', {
-        volumeMounts: [{ name: 'data', mountPath: '/data' }],
-      })],
-      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
-    }));
+    await kube.create(
+      jobsPath(ns),
+      jobObject('writer', {
+        containers: [
+          shellContainer('write', 'echo "written by $HOSTNAME" > /data/out.txt', {
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          }),
+        ],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+      }),
+    );
     await jobCondition(kube, ns, 'writer', 'Complete');
     const claim = await kube.get(`${claimsPath(ns)}/data`);
     assert.equal(claim.status.phase, 'Bound');
@@ -55,8 +69,10 @@ describe('jobs', () => {
 
   it('retries a failing container and fails the job after backoffLimit', async () => {
     const { kube } = cluster;
-    await kube.create(jobsPath(ns), jobObject('failing', { containers: [shellContainer('fail', 'echo attempt; exit 3')] },
-      { backoffLimit: 2 }));
+    await kube.create(
+      jobsPath(ns),
+      jobObject('failing', { containers: [shellContainer('fail', 'echo attempt; exit 3')] }, { backoffLimit: 2 }),
+    );
     const failed = await jobCondition(kube, ns, 'failing', 'Failed', 180_000);
     assert.equal(failed.reason, 'BackoffLimitExceeded');
     const pods = await kube.get(`${podsPath(ns)}?labelSelector=job-name=failing`);
@@ -71,12 +87,30 @@ describe('jobs', () => {
   it('fires a CronJob', async () => {
     const { kube } = cluster;
     await kube.create(`/apis/batch/v1/namespaces/${ns}/cronjobs`, {
-      apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'tick' },
-      spec: { schedule: '* * * * *', jobTemplate: { spec: { backoffLimit: 0, template: { spec: {
-        restartPolicy: 'Never', containers: [shellContainer('tick', 'echo tick')] } } } } },
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'tick' },
+      spec: {
+        schedule: '* * * * *',
+        jobTemplate: {
+          spec: {
+            backoffLimit: 0,
+            template: {
+              spec: {
+                restartPolicy: 'Never',
+                containers: [shellContainer('tick', 'echo tick')],
+              },
+            },
+          },
+        },
+      },
     });
-    const job = await kube.waitFor(`${jobsPath(ns)}`, 'a Job made by the CronJob', (list) =>
-      list.items.find((j: any) => j.metadata.ownerReferences?.[0]?.name === 'tick'), 75_000);
+    const job = await kube.waitFor(
+      `${jobsPath(ns)}`,
+      'a Job made by the CronJob',
+      (list) => list.items.find((j: any) => j.metadata.ownerReferences?.[0]?.name === 'tick'),
+      75_000,
+    );
     await jobCondition(kube, ns, job.metadata.name, 'Complete');
   });
 });
@@ -84,11 +118,19 @@ describe('jobs', () => {
 describe('pods', () => {
   it('reports a container over its memory limit as OOMKilled', async () => {
     const { kube } = cluster;
-    await kube.create(podsPath(ns), podObject('hog', { containers: [{
-      name: 'hog', image: ferryImage,
-      command: ['node', '-e', 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))'],
-      resources: { limits: { memory: '64Mi' } },
-    }] }));
+    await kube.create(
+      podsPath(ns),
+      podObject('hog', {
+        containers: [
+          {
+            name: 'hog',
+            image: ferryImage,
+            command: ['node', '-e', 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))'],
+            resources: { limits: { memory: '64Mi' } },
+          },
+        ],
+      }),
+    );
     const pod = await podFinished(kube, ns, 'hog');
     assert.equal(pod.status.phase, 'Failed');
     assert.equal(terminated(pod).reason, 'OOMKilled');
@@ -97,9 +139,14 @@ describe('pods', () => {
 
   it('fails a pod past activeDeadlineSeconds with DeadlineExceeded', async () => {
     const { kube } = cluster;
-    await kube.create(podsPath(ns), podObject('slow', {
-      activeDeadlineSeconds: 2, terminationGracePeriodSeconds: 1, containers: [shellContainer('slow', 'sleep 60')],
-    }));
+    await kube.create(
+      podsPath(ns),
+      podObject('slow', {
+        activeDeadlineSeconds: 2,
+        terminationGracePeriodSeconds: 1,
+        containers: [shellContainer('slow', 'sleep 60')],
+      }),
+    );
     const pod = await podFinished(kube, ns, 'slow', 30_000);
     assert.equal(pod.status.phase, 'Failed');
     assert.equal(pod.status.reason, 'DeadlineExceeded');
@@ -109,17 +156,30 @@ describe('pods', () => {
     const { kube } = cluster;
     const polite = 'trap "echo got TERM; exit 0" TERM; echo started; while true; do sleep 0.1; done';
     const stubborn = 'trap "echo ignoring TERM" TERM; echo started; while true; do sleep 0.1; done';
-    for (const [name, script] of [['polite', polite], ['stubborn', stubborn]]) {
-      await kube.create(podsPath(ns), podObject(name, { terminationGracePeriodSeconds: 2, containers: [shellContainer('main', script)] }));
+    for (const [name, script] of [
+      ['polite', polite],
+      ['stubborn', stubborn],
+    ]) {
+      await kube.create(
+        podsPath(ns),
+        podObject(name, { terminationGracePeriodSeconds: 2, containers: [shellContainer('main', script)] }),
+      );
     }
     for (const name of ['polite', 'stubborn']) {
-      await kube.waitFor(`${podsPath(ns)}/${name}`, `${name} to run`, (p) => (p.status?.phase === 'Running' ? true : undefined));
+      await kube.waitFor(`${podsPath(ns)}/${name}`, `${name} to run`, (p) =>
+        p.status?.phase === 'Running' ? true : undefined,
+      );
       await waitLogged(name, /started/);
     }
     const t0 = Date.now();
     await Promise.all(['polite', 'stubborn'].map((n) => kube.delete(`${podsPath(ns)}/${n}`)));
     for (const name of ['polite', 'stubborn']) {
-      await kube.waitFor(podsPath(ns), `${name} to be gone`, (list) => (list.items.some((p: any) => p.metadata.name === name) ? undefined : true), 30_000);
+      await kube.waitFor(
+        podsPath(ns),
+        `${name} to be gone`,
+        (list) => (list.items.some((p: any) => p.metadata.name === name) ? undefined : true),
+        30_000,
+      );
     }
     assert.ok(Date.now() - t0 >= 1500, 'the stubborn pod was kept until its grace period ran out');
     // the shell also reports its killed `sleep` on stderr, in either order with the trap's line
@@ -129,10 +189,18 @@ describe('pods', () => {
 
   it('gives containers their env, downward API, secrets, config maps and files at the pod paths', async () => {
     const { kube } = cluster;
-    await kube.create(`/api/v1/namespaces/${ns}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' },
-      stringData: { password: 's3cret', 'access-key': 'AK' } });
-    await kube.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' },
-      data: { mode: 'fast', 'app.conf': 'level=3\n' } });
+    await kube.create(`/api/v1/namespaces/${ns}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds' },
+      stringData: { password: 's3cret', 'access-key': 'AK' },
+    });
+    await kube.create(`/api/v1/namespaces/${ns}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings' },
+      data: { mode: 'fast', 'app.conf': 'level=3\n' },
+    });
     const script = [
       'echo "POD=$POD_NAME NS=$POD_NS NODE=$NODE MEM=$MEM PASS=$PASSWORD MODE=$MODE GREETING=$GREETING"',
       'echo "SERVICE=$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"',
@@ -145,32 +213,47 @@ describe('pods', () => {
       'touch /etc/app/x 2>/dev/null && echo config-writable || echo config-read-only',
       'printf done > /dev/termination-log',
     ].join('\n');
-    await kube.create(podsPath(ns), podObject('env', {
-      securityContext: { runAsUser: 1000, runAsGroup: 3000 },
-      initContainers: [shellContainer('prepare', 'echo hello > /work/from-init', { volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
-      containers: [shellContainer('main', script, {
-        env: [
-          { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-          { name: 'POD_NS', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-          { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-          { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
-          { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
-          { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'settings', key: 'mode' } } },
-          { name: 'GREETING', value: 'hi $(POD_NAME)' },
-        ],
-        resources: { limits: { memory: '100Mi' } },
-        volumeMounts: [
-          { name: 'work', mountPath: '/work' }, { name: 'config', mountPath: '/etc/app' },
-          { name: 'creds', mountPath: '/etc/creds' }, { name: 'info', mountPath: '/etc/info' },
-        ],
-      })],
-      volumes: [
-        { name: 'work', emptyDir: {} },
-        { name: 'config', configMap: { name: 'settings' } },
-        { name: 'creds', secret: { secretName: 'creds' } },
-        { name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
-      ],
-    }, { labels: { app: 'probe' } }));
+    await kube.create(
+      podsPath(ns),
+      podObject(
+        'env',
+        {
+          securityContext: { runAsUser: 1000, runAsGroup: 3000 },
+          initContainers: [
+            shellContainer('prepare', 'echo hello > /work/from-init', {
+              volumeMounts: [{ name: 'work', mountPath: '/work' }],
+            }),
+          ],
+          containers: [
+            shellContainer('main', script, {
+              env: [
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_NS', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
+                { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
+                { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'settings', key: 'mode' } } },
+                { name: 'GREETING', value: 'hi $(POD_NAME)' },
+              ],
+              resources: { limits: { memory: '100Mi' } },
+              volumeMounts: [
+                { name: 'work', mountPath: '/work' },
+                { name: 'config', mountPath: '/etc/app' },
+                { name: 'creds', mountPath: '/etc/creds' },
+                { name: 'info', mountPath: '/etc/info' },
+              ],
+            }),
+          ],
+          volumes: [
+            { name: 'work', emptyDir: {} },
+            { name: 'config', configMap: { name: 'settings' } },
+            { name: 'creds', secret: { secretName: 'creds' } },
+            { name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+          ],
+        },
+        { labels: { app: 'probe' } },
+      ),
+    );
     const pod = await podFinished(kube, ns, 'env');
     const logs = await cluster.podLogs(ns, 'env', { container: 'main' });
     assert.equal(pod.status.phase, 'Succeeded', logs);
@@ -189,11 +272,14 @@ describe('pods', () => {
   it('restarts a failing container under restartPolicy OnFailure and keeps the previous run', async () => {
     const { kube } = cluster;
     const script = 'n=$(cat /state/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /state/n; echo run $n; [ $n -ge 3 ]';
-    await kube.create(podsPath(ns), podObject('flaky', {
-      restartPolicy: 'OnFailure',
-      containers: [shellContainer('main', script, { volumeMounts: [{ name: 'state', mountPath: '/state' }] })],
-      volumes: [{ name: 'state', emptyDir: {} }],
-    }));
+    await kube.create(
+      podsPath(ns),
+      podObject('flaky', {
+        restartPolicy: 'OnFailure',
+        containers: [shellContainer('main', script, { volumeMounts: [{ name: 'state', mountPath: '/state' }] })],
+        volumes: [{ name: 'state', emptyDir: {} }],
+      }),
+    );
     const pod = await podFinished(kube, ns, 'flaky');
     const status = pod.status.containerStatuses[0];
     assert.equal(pod.status.phase, 'Succeeded');
@@ -205,7 +291,10 @@ describe('pods', () => {
 
   it('serves container logs through the apiserver (kubectl logs)', async () => {
     const { kube } = cluster;
-    await kube.create(podsPath(ns), podObject('talker', { containers: [shellContainer('talk', 'echo one; echo two; echo three')] }));
+    await kube.create(
+      podsPath(ns),
+      podObject('talker', { containers: [shellContainer('talk', 'echo one; echo two; echo three')] }),
+    );
     await podFinished(kube, ns, 'talker');
     const res = await kube.request('GET', `${podsPath(ns)}/talker/log`);
     assert.equal(res.text, 'one\ntwo\nthree\n');

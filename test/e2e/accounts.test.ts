@@ -15,17 +15,29 @@ import type { Obj, World } from './world.ts';
 const run = promisify(execFile);
 let w: World & { app: string; other: string };
 
-before(async () => {
-  w = await world('accounts', ({ app }) => ({ allowedNamespaces: [app] }));
-  const { path } = await boundClaim(w.cluster, w.app, 'data', '64Mi');
-  await writeFile(join(path, 'file.txt'), 'data moved by least-privilege steps\n');
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('accounts', ({ app }) => ({ allowedNamespaces: [app] }));
+    const { path } = await boundClaim(w.cluster, w.app, 'data', '64Mi');
+    await writeFile(join(path, 'file.txt'), 'data moved by least-privilege steps\n');
+  },
+  { timeout: 30 * 60_000 },
+);
 after(() => w?.cluster.cleanup());
 
 const account = (step: string): string => `system:serviceaccount:${ferryNamespace}:ferry-step-${step}`;
 
 async function canI(step: string, verb: string, resource: string, namespace?: string): Promise<boolean> {
-  const args = ['--kubeconfig', w.cluster.kubeconfig, 'auth', 'can-i', verb, resource, `--as=${account(step)}`, ...(namespace ? ['-n', namespace] : [])];
+  const args = [
+    '--kubeconfig',
+    w.cluster.kubeconfig,
+    'auth',
+    'can-i',
+    verb,
+    resource,
+    `--as=${account(step)}`,
+    ...(namespace ? ['-n', namespace] : []),
+  ];
   try {
     await run('kubectl', args);
     return true;
@@ -48,16 +60,26 @@ describe('step accounts', { timeout: 20 * 60_000 }, () => {
         if (j.metadata.labels[labels.step] === 'transfer') transferPod = j.spec.template.spec;
       }
     };
-    const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/least`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000, look);
+    const { final } = await watchUntil(
+      w.cluster,
+      `${uploads(w.app)}/least`,
+      ['Completed', 'Failed', 'Canceled'],
+      10 * 60_000,
+      look,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     await look();
-    for (const step of ['snapshot', 'expose', 'transfer', 'finalize']) assert.equal(byStep.get(step), `ferry-step-${step}`, `the ${step} Job`);
+    for (const step of ['snapshot', 'expose', 'transfer', 'finalize'])
+      assert.equal(byStep.get(step), `ferry-step-${step}`, `the ${step} Job`);
     // a backup's transfer reads: the volume read-only, no capability that writes owners, modes or devices, and the
     // location's Secrets as volumes (its account reads none)
     const [step] = transferPod!.containers;
     assert.deepEqual(step.securityContext.capabilities.add, ['DAC_OVERRIDE']);
     assert.equal(transferPod!.volumes.find((v: Obj) => v.name === 'ferry-volume').persistentVolumeClaim.readOnly, true);
-    const mounted = transferPod!.volumes.filter((v: Obj) => v.secret).map((v: Obj) => v.secret.secretName).sort();
+    const mounted = transferPod!.volumes
+      .filter((v: Obj) => v.secret)
+      .map((v: Obj) => v.secret.secretName)
+      .sort();
     assert.deepEqual(mounted, [w.spec.credential.name, w.passwordSecret].sort());
   });
 
@@ -78,12 +100,16 @@ describe('step accounts', { timeout: 20 * 60_000 }, () => {
     ];
     const wrong: string[] = [];
     for (const [step, verb, resource, ns, allowed] of table) {
-      if ((await canI(step, verb, resource, ns)) !== allowed) wrong.push(`${step} ${allowed ? 'cannot' : 'can'} ${verb} ${resource}${ns ? ` in ${ns}` : ''}`);
+      if ((await canI(step, verb, resource, ns)) !== allowed)
+        wrong.push(`${step} ${allowed ? 'cannot' : 'can'} ${verb} ${resource}${ns ? ` in ${ns}` : ''}`);
     }
     assert.deepEqual(wrong, []);
 
     // and the apiserver says so to the account's own token
-    const token = await w.cluster.kube.create(`/api/v1/namespaces/${ferryNamespace}/serviceaccounts/ferry-step-snapshot/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+    const token = await w.cluster.kube.create(
+      `/api/v1/namespaces/${ferryNamespace}/serviceaccounts/ferry-step-snapshot/token`,
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
+    );
     const asSnapshot = w.cluster.kube.withToken(token.status.token);
     try {
       await asSnapshot.get(`/api/v1/namespaces/${ferryNamespace}/secrets/${w.passwordSecret}`);

@@ -12,7 +12,19 @@ import { makeFixtureTree } from '../support/fixture-tree.ts';
 import { KubeError } from '../support/cluster.ts';
 import { randomBytes } from '../support/repo.ts';
 import {
-  boundClaim, claims, dataDownload, dataUpload, downloads, reportProgressEvery, settledLeftovers, snapshots, summary, uploads, volumePath, watchUntil, world,
+  boundClaim,
+  claims,
+  dataDownload,
+  dataUpload,
+  downloads,
+  reportProgressEvery,
+  settledLeftovers,
+  snapshots,
+  summary,
+  uploads,
+  volumePath,
+  watchUntil,
+  world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -23,28 +35,50 @@ let first: Obj;
 const mib = 1024 * 1024;
 const phaseTimeoutMs = 10 * 60_000;
 
-before(async () => {
-  w = await world('backup', ({ app, other }) => ({ allowedNamespaces: [app, other], crossNamespaceRestores: [{ from: app, to: [other] }] }));
-  denied = await w.namespace('denied');
-  source = await boundClaim(w.cluster, w.app, 'data', '512Mi');
-  await makeFixtureTree(source.path, { smallFiles: 3000, bigFile: 64 * mib, seed: 7 });
-  // the transfer of this data takes about a second: reports a fifth of a second apart see it rise several times
-  await reportProgressEvery(w.cluster, 200);
-}, { timeout: 60 * 60_000 });
+before(
+  async () => {
+    w = await world('backup', ({ app, other }) => ({
+      allowedNamespaces: [app, other],
+      crossNamespaceRestores: [{ from: app, to: [other] }],
+    }));
+    denied = await w.namespace('denied');
+    source = await boundClaim(w.cluster, w.app, 'data', '512Mi');
+    await makeFixtureTree(source.path, { smallFiles: 3000, bigFile: 64 * mib, seed: 7 });
+    // the transfer of this data takes about a second: reports a fifth of a second apart see it rise several times
+    await reportProgressEvery(w.cluster, 200);
+  },
+  { timeout: 60 * 60_000 },
+);
 after(() => w?.cluster.cleanup());
 
 describe('backup of a filesystem PVC', { timeout: 30 * 60_000 }, () => {
   it('reaches Completed with progress seen rising, a clean repository and nothing left behind', async (t) => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('full', w.location));
-    const { final, seen } = await watchUntil(w.cluster, `${uploads(w.app)}/full`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
+    const { final, seen } = await watchUntil(
+      w.cluster,
+      `${uploads(w.app)}/full`,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     t.diagnostic(summary(final));
     first = final;
     const phases = [...new Set(seen.map((s) => s.phase))];
-    assert.deepEqual(phases.filter((p) => p !== 'New'), ['Accepted', 'Prepared', 'InProgress', 'Finalizing', 'Completed'].filter((p) => phases.includes(p)));
-    const rising = [...new Set(seen.filter((s) => s.phase === 'InProgress' && (s.bytesDone ?? 0) > 0).map((s) => s.bytesDone))];
-    assert.ok(rising.length >= 2, `progress seen during the transfer: ${JSON.stringify(seen.filter((s) => s.phase === 'InProgress'))}`);
-    assert.ok(rising.every((v, i) => i === 0 || v! > rising[i - 1]!), 'progress only rises');
+    assert.deepEqual(
+      phases.filter((p) => p !== 'New'),
+      ['Accepted', 'Prepared', 'InProgress', 'Finalizing', 'Completed'].filter((p) => phases.includes(p)),
+    );
+    const rising = [
+      ...new Set(seen.filter((s) => s.phase === 'InProgress' && (s.bytesDone ?? 0) > 0).map((s) => s.bytesDone)),
+    ];
+    assert.ok(
+      rising.length >= 2,
+      `progress seen during the transfer: ${JSON.stringify(seen.filter((s) => s.phase === 'InProgress'))}`,
+    );
+    assert.ok(
+      rising.every((v, i) => i === 0 || v! > rising[i - 1]!),
+      'progress only rises',
+    );
     assert.ok(final.status.stats.files > 3000, JSON.stringify(final.status.stats));
     assert.match(final.status.snapshotID, /^[0-9a-f]{64}$/);
 
@@ -54,19 +88,35 @@ describe('backup of a filesystem PVC', { timeout: 30 * 60_000 }, () => {
     await w.resticCheck(w.app, true);
 
     assert.deepEqual(await settledLeftovers(w.cluster, final.metadata.uid), []);
-    assert.equal(await w.cluster.kube.find(`${snapshots(w.app)}/ferry-${final.metadata.uid}`), undefined, 'the native snapshot is deleted once the data moved');
-    const reasons = (await w.cluster.kube.get(`/apis/events.k8s.io/v1/namespaces/${w.app}/events?fieldSelector=${encodeURIComponent(`regarding.uid=${final.metadata.uid}`)}`)).items.map((e: Obj) => e.reason);
-    for (const r of ['SnapshotReady', 'Exposed', 'TransferStarted', 'DataMoved', 'Completed']) assert.ok(reasons.includes(r), `event ${r} among ${reasons.join(', ')}`);
+    assert.equal(
+      await w.cluster.kube.find(`${snapshots(w.app)}/ferry-${final.metadata.uid}`),
+      undefined,
+      'the native snapshot is deleted once the data moved',
+    );
+    const reasons = (
+      await w.cluster.kube.get(
+        `/apis/events.k8s.io/v1/namespaces/${w.app}/events?fieldSelector=${encodeURIComponent(`regarding.uid=${final.metadata.uid}`)}`,
+      )
+    ).items.map((e: Obj) => e.reason);
+    for (const r of ['SnapshotReady', 'Exposed', 'TransferStarted', 'DataMoved', 'Completed'])
+      assert.ok(reasons.includes(r), `event ${r} among ${reasons.join(', ')}`);
   });
 
   it('with snapshotMoveData false keeps the native snapshot as the backup and writes nothing to the repository', async () => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('snapshot-only', w.location, { snapshotMoveData: false }));
-    const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/snapshot-only`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
+    const { final } = await watchUntil(
+      w.cluster,
+      `${uploads(w.app)}/snapshot-only`,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     assert.equal(final.status.snapshotID, undefined);
     const vs = await w.cluster.kube.get(`${snapshots(w.app)}/${final.status.volumeSnapshot}`);
     assert.equal(vs.status.readyToUse, true);
-    assert.ok(!(await w.snapshotsOf(w.app)).some((e) => e.snapshot.tags.includes(`ferry.dev/uid=${final.metadata.uid}`)));
+    assert.ok(
+      !(await w.snapshotsOf(w.app)).some((e) => e.snapshot.tags.includes(`ferry.dev/uid=${final.metadata.uid}`)),
+    );
     assert.deepEqual(await settledLeftovers(w.cluster, final.metadata.uid), []);
   });
 });
@@ -74,14 +124,29 @@ describe('backup of a filesystem PVC', { timeout: 30 * 60_000 }, () => {
 describe('restore into another namespace', { timeout: 30 * 60_000 }, () => {
   it('gives identical content and metadata, and the PVC binds only once the data is complete', async (t) => {
     assert.ok(first, 'needs the backup of the first test');
-    await w.cluster.kube.create(downloads(w.other), dataDownload('copy', w.location, { targetPVC: { name: 'restored' }, source: { dataUpload: { name: 'full', namespace: w.app } } }));
+    await w.cluster.kube.create(
+      downloads(w.other),
+      dataDownload('copy', w.location, {
+        targetPVC: { name: 'restored' },
+        source: { dataUpload: { name: 'full', namespace: w.app } },
+      }),
+    );
     const target = async () => (await w.cluster.kube.find(`${claims(w.other)}/restored`))?.status?.phase ?? 'absent';
-    const { final, seen } = await watchUntil(w.cluster, `${downloads(w.other)}/copy`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs, target);
+    const { final, seen } = await watchUntil(
+      w.cluster,
+      `${downloads(w.other)}/copy`,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+      target,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     t.diagnostic(summary(final));
     const early = seen.filter((s) => ['New', 'Prepared', 'InProgress'].includes(s.phase) && s.extra === 'Bound');
     assert.deepEqual(early, [], 'the target PVC was bound before the data was complete');
-    assert.ok(seen.some((s) => s.phase === 'InProgress'), 'the restore was watched while it ran');
+    assert.ok(
+      seen.some((s) => s.phase === 'InProgress'),
+      'the restore was watched while it ran',
+    );
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/restored`);
     assert.equal(pvc.status.phase, 'Bound');
     assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName)), []);
@@ -90,7 +155,10 @@ describe('restore into another namespace', { timeout: 30 * 60_000 }, () => {
 
   it('is refused where the location does not allow the namespace to read the backup', async () => {
     try {
-      await w.cluster.kube.create(downloads(denied), dataDownload('not-allowed', w.location, { source: { dataUpload: { name: 'full', namespace: w.app } } }));
+      await w.cluster.kube.create(
+        downloads(denied),
+        dataDownload('not-allowed', w.location, { source: { dataUpload: { name: 'full', namespace: w.app } } }),
+      );
       assert.fail('a DataDownload into a namespace the location does not allow was accepted');
     } catch (err) {
       assert.ok(err instanceof KubeError && err.status >= 400 && err.status < 500, String(err));
@@ -108,7 +176,12 @@ describe('incremental backup', { timeout: 30 * 60_000 }, () => {
     await fh.write(randomBytes(changed, 99), 0, changed, 20 * mib);
     await fh.close();
     await w.cluster.kube.create(uploads(w.app), dataUpload('second', w.location));
-    const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/second`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
+    const { final } = await watchUntil(
+      w.cluster,
+      `${uploads(w.app)}/second`,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     t.diagnostic(summary(final));
     assert.equal(final.status.parentSnapshotID, first.status.snapshotID);
@@ -117,7 +190,10 @@ describe('incremental backup', { timeout: 30 * 60_000 }, () => {
     // data_added on the same repositories was identical), so 4 MiB failed now and then. Re-uploading the file
     // would add 64 MiB.
     const added: number = final.status.stats.bytesAdded;
-    assert.ok(added >= changed && added <= changed + 12 * mib, `added ${added} bytes after changing ${changed} of ${total}`);
+    assert.ok(
+      added >= changed && added <= changed + 12 * mib,
+      `added ${added} bytes after changing ${changed} of ${total}`,
+    );
     await w.resticCheck(w.app, false);
   });
 });

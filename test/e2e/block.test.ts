@@ -5,7 +5,19 @@ import assert from 'node:assert/strict';
 import { open, readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { randomBytes } from '../support/repo.ts';
-import { boundClaim, claims, dataDownload, dataUpload, downloads, settledLeftovers, summary, uploads, volumePath, watchUntil, world } from './world.ts';
+import {
+  boundClaim,
+  claims,
+  dataDownload,
+  dataUpload,
+  downloads,
+  settledLeftovers,
+  summary,
+  uploads,
+  volumePath,
+  watchUntil,
+  world,
+} from './world.ts';
 import type { World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -15,33 +27,54 @@ const size = 256 * mib;
 /** data at these MiB offsets, zeros everywhere else */
 const dataAt = [0, 1, 37, 128, 200, 255];
 
-before(async () => {
-  w = await world('block', ({ app, other }) => ({ allowedNamespaces: [app, other], crossNamespaceRestores: [{ from: app, to: [other] }] }));
-  ({ path: device } = await boundClaim(w.cluster, w.app, 'data', `${size / mib}Mi`, true));
-  const fh = await open(device, 'r+');
-  for (const at of dataAt) await fh.write(randomBytes(mib, at + 1), 0, mib, at * mib);
-  await fh.close();
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('block', ({ app, other }) => ({
+      allowedNamespaces: [app, other],
+      crossNamespaceRestores: [{ from: app, to: [other] }],
+    }));
+    ({ path: device } = await boundClaim(w.cluster, w.app, 'data', `${size / mib}Mi`, true));
+    const fh = await open(device, 'r+');
+    for (const at of dataAt) await fh.write(randomBytes(mib, at + 1), 0, mib, at * mib);
+    await fh.close();
+  },
+  { timeout: 30 * 60_000 },
+);
 after(() => w?.cluster.cleanup());
 
-const sha = async (path: string): Promise<string> => createHash('sha256').update(await readFile(path)).digest('hex');
+const sha = async (path: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
 
 describe('block volume', { timeout: 30 * 60_000 }, () => {
   it('backs up as one stream whose zero ranges cost nothing, and restores identical bytes', async (t) => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('disk', w.location));
-    const up = (await watchUntil(w.cluster, `${uploads(w.app)}/disk`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000)).final;
+    const up = (await watchUntil(w.cluster, `${uploads(w.app)}/disk`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000))
+      .final;
     assert.equal(up.status.phase, 'Completed', up.status.message);
     t.diagnostic(summary(up));
     assert.equal(up.status.volumeMode, 'Block');
     assert.equal(up.status.stats.bytes, size);
     const dataBytes = dataAt.length * mib;
-    assert.ok(up.status.stats.bytesStored < dataBytes + 2 * mib, `stored ${up.status.stats.bytesStored} bytes for ${dataBytes} bytes of data in a ${size}-byte volume`);
+    assert.ok(
+      up.status.stats.bytesStored < dataBytes + 2 * mib,
+      `stored ${up.status.stats.bytesStored} bytes for ${dataBytes} bytes of data in a ${size}-byte volume`,
+    );
     const [entry] = (await w.snapshotsOf(w.app)).filter((e) => e.id === up.status.snapshotID);
     assert.deepEqual(entry.snapshot.paths, ['/data.img']);
     await w.resticCheck(w.app, true);
 
-    await w.cluster.kube.create(downloads(w.other), dataDownload('disk-copy', w.location, { targetPVC: { name: 'restored' }, source: { dataUpload: { name: 'disk', namespace: w.app } } }));
-    const down = (await watchUntil(w.cluster, `${downloads(w.other)}/disk-copy`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000)).final;
+    await w.cluster.kube.create(
+      downloads(w.other),
+      dataDownload('disk-copy', w.location, {
+        targetPVC: { name: 'restored' },
+        source: { dataUpload: { name: 'disk', namespace: w.app } },
+      }),
+    );
+    const down = (
+      await watchUntil(w.cluster, `${downloads(w.other)}/disk-copy`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000)
+    ).final;
     assert.equal(down.status.phase, 'Completed', down.status.message);
     t.diagnostic(summary(down));
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/restored`);

@@ -20,18 +20,24 @@ let source: { pv: string; path: string };
 const mib = 1024 * 1024;
 const waitMs = 15 * 60_000;
 
-before(async () => {
-  w = await world('cli', ({ app, other }) => ({ allowedNamespaces: [app, other], crossNamespaceRestores: [{ from: app, to: [other] }] }));
-  source = await boundClaim(w.cluster, w.app, 'data', '1Gi');
-  // incompressible data, and progress every 200 ms, so that the transfer reports bytes moving more than once (a
-  // 128 MiB transfer can end within the default 3 s); 512 MiB, so that it lasts across more than one of the CLI's
-  // one-second looks (at 128 MiB ferry's transfer took about a second, and --wait once saw it only at 0 B)
-  await reportProgressEvery(w.cluster, 200);
-  for (let i = 0; i < 8; i++) {
-    await mkdir(join(source.path, `d${i % 2}`), { recursive: true });
-    await writeFile(join(source.path, `d${i % 2}`, `f${i}.bin`), randomBytes(64 * mib, 600 + i));
-  }
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('cli', ({ app, other }) => ({
+      allowedNamespaces: [app, other],
+      crossNamespaceRestores: [{ from: app, to: [other] }],
+    }));
+    source = await boundClaim(w.cluster, w.app, 'data', '1Gi');
+    // incompressible data, and progress every 200 ms, so that the transfer reports bytes moving more than once (a
+    // 128 MiB transfer can end within the default 3 s); 512 MiB, so that it lasts across more than one of the CLI's
+    // one-second looks (at 128 MiB ferry's transfer took about a second, and --wait once saw it only at 0 B)
+    await reportProgressEvery(w.cluster, 200);
+    for (let i = 0; i < 8; i++) {
+      await mkdir(join(source.path, `d${i % 2}`), { recursive: true });
+      await writeFile(join(source.path, `d${i % 2}`, `f${i}.bin`), randomBytes(64 * mib, 600 + i));
+    }
+  },
+  { timeout: 30 * 60_000 },
+);
 after(() => w?.cluster.cleanup());
 
 /** ferry with the box's kubeconfig through KUBECONFIG, as a user's shell would have it. */
@@ -48,24 +54,55 @@ async function cliOK(args: string[]): Promise<string> {
 describe('ferry backup', { timeout: 30 * 60_000 }, () => {
   it('create --wait on a terminal draws a bar with phase, bytes and rate, then says how it ended (exit 0)', async (t) => {
     const started = Date.now();
-    const run = await runInTerminal([nodeBin, cliEntry, 'backup', 'create', 'full', '--pvc', 'data', '-n', w.app, '--location', w.location, '--wait', '--kubeconfig', w.cluster.kubeconfig], { timeoutMs: waitMs });
-    t.diagnostic(`backup create --wait took ${((Date.now() - started) / 1000).toFixed(1)} s; ${run.screens.length} screens seen`);
+    const run = await runInTerminal(
+      [
+        nodeBin,
+        cliEntry,
+        'backup',
+        'create',
+        'full',
+        '--pvc',
+        'data',
+        '-n',
+        w.app,
+        '--location',
+        w.location,
+        '--wait',
+        '--kubeconfig',
+        w.cluster.kubeconfig,
+      ],
+      { timeoutMs: waitMs },
+    );
+    t.diagnostic(
+      `backup create --wait took ${((Date.now() - started) / 1000).toFixed(1)} s; ${run.screens.length} screens seen`,
+    );
     const final = stripVTControlCharacters(run.final);
     assert.equal(run.code, 0, final);
     const bars = run.screens.flatMap((s) => s.split('\n')).filter((l) => /\] InProgress \[[#.]{24}\] /.test(l));
     assert.ok(bars.length > 0, `no progress bar during InProgress on any screen:\n${run.screens.join('\n----\n')}`);
     // a bar with bytes moved, the total, a percentage and a rate
-    const moving = bars.find((l) => /\[#*\.*\] (?!0 B)[\d.]+ (B|KiB|MiB) \/ 512\.0 MiB \([\d.]+%\), [\d.]+ (B|KiB|MiB)\/s/.test(l));
+    const moving = bars.find((l) =>
+      /\[#*\.*\] (?!0 B)[\d.]+ (B|KiB|MiB) \/ 512\.0 MiB \([\d.]+%\), [\d.]+ (B|KiB|MiB)\/s/.test(l),
+    );
     assert.ok(moving, `no bar showed bytes moving:\n${bars.join('\n')}`);
     t.diagnostic(`a bar seen: ${moving.trim()}`);
-    assert.ok(run.screens.some((s) => /\] (New|Accepted|Prepared) /.test(s)), 'the phases before the transfer were shown');
-    assert.match(final, /backup full Completed: snapshot [0-9a-f]{8}, 512\.0 MiB in 8 files, [\d.]+ (B|KiB|MiB) added, took \d+/);
+    assert.ok(
+      run.screens.some((s) => /\] (New|Accepted|Prepared) /.test(s)),
+      'the phases before the transfer were shown',
+    );
+    assert.match(
+      final,
+      /backup full Completed: snapshot [0-9a-f]{8}, 512\.0 MiB in 8 files, [\d.]+ (B|KiB|MiB) added, took \d+/,
+    );
   });
 
   it('get lists it as a table, -o wide adds the snapshot, -o json and -o yaml give the object', async () => {
     const table = await cliOK(['backup', 'get', '-n', w.app]);
     assert.match(table, /^NAME\s+PHASE\s+PROGRESS\s+BYTES\s+LOCATION\s+AGE\n/);
-    assert.match(table, new RegExp(`^full\\s+Completed\\s+100%\\s+512\\.0 MiB/512\\.0 MiB\\s+${w.location}\\s+\\d+`, 'm'));
+    assert.match(
+      table,
+      new RegExp(`^full\\s+Completed\\s+100%\\s+512\\.0 MiB/512\\.0 MiB\\s+${w.location}\\s+\\d+`, 'm'),
+    );
     const obj = JSON.parse(await cliOK(['backup', 'get', 'full', '-n', w.app, '-o', 'json'])) as Obj;
     assert.equal(obj.kind, 'DataUpload');
     assert.equal(obj.status.phase, 'Completed');
@@ -78,7 +115,10 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     assert.match(yaml, new RegExp(`^  snapshotID: "?${obj.status.snapshotID}"?$`, 'm'));
     const list = JSON.parse(await cliOK(['backup', 'get', '-n', w.app, '-o', 'json'])) as Obj;
     assert.equal(list.kind, 'List');
-    assert.deepEqual(list.items.map((i: Obj) => i.metadata.name), ['full']);
+    assert.deepEqual(
+      list.items.map((i: Obj) => i.metadata.name),
+      ['full'],
+    );
     const none = await cli(['backup', 'get', '-n', w.other]);
     assert.equal(none.code, 0);
     assert.equal(none.stdout, '');
@@ -91,7 +131,9 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     assert.match(text, /^Phase:\s+Completed$/m);
     assert.match(text, new RegExp(`^Snapshot ID:\\s+${obj.status.snapshotID}$`, 'm'));
     const history = text.slice(text.indexOf('Phase history:'), text.indexOf('Conditions:'));
-    const phases = [...history.matchAll(/^  \S+\s+(New|Accepted|Prepared|InProgress|Finalizing|Completed)\b/gm)].map((m) => m[1]);
+    const phases = [...history.matchAll(/^  \S+\s+(New|Accepted|Prepared|InProgress|Finalizing|Completed)\b/gm)].map(
+      (m) => m[1],
+    );
     assert.deepEqual(phases, ['New', 'Accepted', 'Prepared', 'InProgress', 'Finalizing', 'Completed'], history);
     assert.match(text, /^  Total:\s+512\.0 MiB in 8 files$/m);
     assert.match(text, /^  Added:\s+[\d.]+ (KiB|MiB)$/m);
@@ -102,10 +144,14 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     assert.match(text, /^    pod ferry-up-[0-9a-f]{16}-snapshot-1-\w+: exit 0 \(Completed\)/m);
     assert.match(text, /^      termination message: \{"outcome":"Advanced","reason":"snapshot ferry-/m);
     const events = text.slice(text.indexOf('Events:'));
-    for (const reason of ['SnapshotReady', 'Exposed', 'TransferStarted', 'DataMoved', 'Completed']) assert.match(events, new RegExp(`\\b${reason}\\b`));
+    for (const reason of ['SnapshotReady', 'Exposed', 'TransferStarted', 'DataMoved', 'Completed'])
+      assert.match(events, new RegExp(`\\b${reason}\\b`));
     const doc = JSON.parse(await cliOK(['backup', 'describe', 'full', '-n', w.app, '-o', 'json'])) as Obj;
     assert.equal(doc.object.metadata.uid, obj.metadata.uid);
-    assert.deepEqual(doc.phaseHistory.map((h: Obj) => h.phase), phases);
+    assert.deepEqual(
+      doc.phaseHistory.map((h: Obj) => h.phase),
+      phases,
+    );
     assert.ok(doc.jobs.some((j: Obj) => j.step === 'snapshot' && j.state === 'succeeded' && j.pods[0].exitCode === 0));
     assert.ok(doc.events.some((e: Obj) => e.reason === 'DataMoved'));
   });
@@ -116,16 +162,24 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     const steps = headers.map((h) => h[1]);
     assert.ok(steps.includes('snapshot') && steps.includes('finalize'), text.slice(0, 2000));
     const order = ['snapshot', 'expose', 'transfer', 'finalize'];
-    assert.deepEqual(steps, [...steps].sort((a, b) => order.indexOf(a) - order.indexOf(b)), 'in step order');
+    assert.deepEqual(
+      steps,
+      [...steps].sort((a, b) => order.indexOf(a) - order.indexOf(b)),
+      'in step order',
+    );
     // the steps log JSON lines naming the resource
     const snapshotLog = text.slice(headers[0].index, headers[1]?.index);
     assert.match(snapshotLog, new RegExp(`"resource":"DataUpload/${w.app}/full"`));
     const only = await cliOK(['backup', 'logs', 'full', '-n', w.app, '--step', 'snapshot']);
-    assert.deepEqual([...only.matchAll(/^==> (\w+) attempt/gm)].map((m) => m[1]), steps.filter((s) => s === 'snapshot'));
+    assert.deepEqual(
+      [...only.matchAll(/^==> (\w+) attempt/gm)].map((m) => m[1]),
+      steps.filter((s) => s === 'snapshot'),
+    );
     // finalize removed the transfer Job (its pod held the exposed PVC): logs says so, between expose and finalize,
     // with what status kept of it
     assert.ok(!steps.includes('transfer'), 'the transfer pod is gone');
-    const removed = /^==> transfer attempt 1: Job ferry-up-[0-9a-f]{16}-transfer-1 removed after completion \(its pod held the exposed volume\) <==\nits summary: ended at \S+Z after \d+(s|m\d*s?): Backed up 8 file\(s\), 536870912 bytes, into snapshot [0-9a-f]{8}; \d+ bytes were new; 8 files, 512\.0 MiB read, [\d.]+ (B|KiB|MiB) new, [\d.]+ (B|KiB|MiB) stored, in [\d.]+s on node \S+$/m;
+    const removed =
+      /^==> transfer attempt 1: Job ferry-up-[0-9a-f]{16}-transfer-1 removed after completion \(its pod held the exposed volume\) <==\nits summary: ended at \S+Z after \d+(s|m\d*s?): Backed up 8 file\(s\), 536870912 bytes, into snapshot [0-9a-f]{8}; \d+ bytes were new; 8 files, 512\.0 MiB read, [\d.]+ (B|KiB|MiB) new, [\d.]+ (B|KiB|MiB) stored, in [\d.]+s on node \S+$/m;
     const at = text.search(removed);
     assert.ok(at > 0, text.slice(-3000));
     assert.ok(at > text.indexOf('==> expose attempt') && at < text.indexOf('==> finalize attempt'), 'in step order');
@@ -136,7 +190,18 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
 describe('ferry restore', { timeout: 30 * 60_000 }, () => {
   it('create --wait without a terminal prints plain progress lines and restores the same files (exit 0)', async (t) => {
     const started = Date.now();
-    const r = await cli(['restore', 'create', 'copy', '--from', 'full', '-n', w.app, '--to-namespace', w.other, '--wait']);
+    const r = await cli([
+      'restore',
+      'create',
+      'copy',
+      '--from',
+      'full',
+      '-n',
+      w.app,
+      '--to-namespace',
+      w.other,
+      '--wait',
+    ]);
     t.diagnostic(`restore create --wait took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const out = stripVTControlCharacters(r.stdout + r.stderr);
     assert.equal(r.code, 0, out);
@@ -169,7 +234,10 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
     const out = await cliOK(['backup', 'delete', 'full', '-n', w.app, '--wait']);
     assert.match(out, /dataupload\/full deleted/);
     assert.equal(await w.cluster.kube.find(`${uploads(w.app)}/full`), undefined);
-    assert.ok(!(await w.snapshotsOf(w.app)).some((e) => e.snapshot.tags.includes(`ferry.dev/uid=${uid}`)), 'its repository snapshot is forgotten');
+    assert.ok(
+      !(await w.snapshotsOf(w.app)).some((e) => e.snapshot.tags.includes(`ferry.dev/uid=${uid}`)),
+      'its repository snapshot is forgotten',
+    );
     const again = await cli(['backup', 'delete', 'full', '-n', w.app]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, new RegExp(`DataUpload "full" not found in namespace ${w.app}`));

@@ -48,16 +48,19 @@ function findings(r: FerryRun): Obj[] {
   return parseJSON<{ findings: Obj[] }>(r).findings;
 }
 
-before(async () => {
-  cluster = await useCluster('cli-ops');
-  await installFerry(cluster);
-  app = await cluster.namespace('app');
-  dir = await mkdtemp(join(tmpdir(), 'ferry-cli-ops-'));
-  await writeFile(join(dir, 'secret-key'), `${cluster.s3.secretKey}\n`);
-  await writeFile(join(dir, 'wrong-key'), 'not-the-secret-key\n');
-  await writeFile(join(dir, 'password'), `${locationPassword}\n`);
-  env = { KUBECONFIG: cluster.kubeconfig, AWS_ACCESS_KEY_ID: cluster.s3.accessKey };
-}, { timeout: 20 * 60_000 });
+before(
+  async () => {
+    cluster = await useCluster('cli-ops');
+    await installFerry(cluster);
+    app = await cluster.namespace('app');
+    dir = await mkdtemp(join(tmpdir(), 'ferry-cli-ops-'));
+    await writeFile(join(dir, 'secret-key'), `${cluster.s3.secretKey}\n`);
+    await writeFile(join(dir, 'wrong-key'), 'not-the-secret-key\n');
+    await writeFile(join(dir, 'password'), `${locationPassword}\n`);
+    env = { KUBECONFIG: cluster.kubeconfig, AWS_ACCESS_KEY_ID: cluster.s3.accessKey };
+  },
+  { timeout: 20 * 60_000 },
+);
 
 after(async () => {
   for (const name of [good, broken]) await cluster?.kube.delete(bsl(name));
@@ -69,11 +72,31 @@ after(async () => {
 describe('ferry location', { timeout: 10 * 60_000 }, () => {
   it('creates a location and its Secrets from files and the environment, after the bucket answered, and never prints them', async () => {
     madeSecrets.push(`${good}-s3-credentials`, `${good}-repository-password`);
-    const args = ['location', 'create', good, '--endpoint', cluster.s3.endpoint, '--bucket', cluster.s3.bucket, '--prefix', `e2e/${good}`,
-      '--region', cluster.s3.region, '--allowed-namespaces', app, '--secret-key-file', join(dir, 'secret-key'), '--password-file', join(dir, 'password')];
+    const args = [
+      'location',
+      'create',
+      good,
+      '--endpoint',
+      cluster.s3.endpoint,
+      '--bucket',
+      cluster.s3.bucket,
+      '--prefix',
+      `e2e/${good}`,
+      '--region',
+      cluster.s3.region,
+      '--allowed-namespaces',
+      app,
+      '--secret-key-file',
+      join(dir, 'secret-key'),
+      '--password-file',
+      join(dir, 'password'),
+    ];
     const r = await run(args);
     expectExit(r, 0, 'location create');
-    assert.match(r.stderr + r.stdout, new RegExp(`BackupStorageLocation ${good} created in ${ferryNamespace}: .* is reachable and listable`));
+    assert.match(
+      r.stderr + r.stdout,
+      new RegExp(`BackupStorageLocation ${good} created in ${ferryNamespace}: .* is reachable and listable`),
+    );
     const created = await cluster.kube.get(bsl(good));
     assert.equal(created.status.phase, 'Available');
     assert.deepEqual(created.spec.allowedNamespaces, [app]);
@@ -93,7 +116,10 @@ describe('ferry location', { timeout: 10 * 60_000 }, () => {
     const wide = await run(['location', 'get', good, '-o', 'wide']);
     expectExit(wide, 0, 'location get -o wide');
     assert.match(wide.stdout, /^NAME\s+PHASE\s+ENDPOINT\s+BUCKET\s+PREFIX\s+AGE\s+REGION\s+NAMESPACES\s+CREDENTIALS/);
-    assert.match(wide.stdout, new RegExp(`${good}\\s+Available\\s+${cluster.s3.endpoint.replace(/[./]/g, '\\$&')}\\s+${cluster.s3.bucket}`));
+    assert.match(
+      wide.stdout,
+      new RegExp(`${good}\\s+Available\\s+${cluster.s3.endpoint.replace(/[./]/g, '\\$&')}\\s+${cluster.s3.bucket}`),
+    );
 
     const described = await run(['location', 'describe', good]);
     expectExit(described, 0, 'location describe');
@@ -112,9 +138,24 @@ describe('ferry location', { timeout: 10 * 60_000 }, () => {
   });
 
   it('refuses, creating nothing, when the bucket does not answer with the credentials, naming what failed', async () => {
-    const base = ['location', 'create', broken, '--endpoint', cluster.s3.endpoint, '--bucket', cluster.s3.bucket, '--allowed-namespaces', app, '--password-file', join(dir, 'password')];
+    const base = [
+      'location',
+      'create',
+      broken,
+      '--endpoint',
+      cluster.s3.endpoint,
+      '--bucket',
+      cluster.s3.bucket,
+      '--allowed-namespaces',
+      app,
+      '--password-file',
+      join(dir, 'password'),
+    ];
     const cases: [string[], RegExp][] = [
-      [['--secret-key-file', join(dir, 'wrong-key')], /rejected the credentials \(SignatureDoesNotMatch\)\. Put the right access key ID and secret key/],
+      [
+        ['--secret-key-file', join(dir, 'wrong-key')],
+        /rejected the credentials \(SignatureDoesNotMatch\)\. Put the right access key ID and secret key/,
+      ],
       [['--bucket', `no-such-bucket-${id}`], new RegExp(`Bucket "no-such-bucket-${id}" does not exist`)],
       [['--endpoint', 'http://127.0.0.1:1'], /Nothing answers at http:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\)/],
     ];
@@ -132,14 +173,42 @@ describe('ferry location', { timeout: 10 * 60_000 }, () => {
 
 describe('ferry schedule', { timeout: 10 * 60_000 }, () => {
   it('creates, lists, describes, suspends, resumes and deletes a schedule', async () => {
-    const created = await run(['schedule', 'create', 'nightly', '-n', app, '--schedule', '30 2 * * *', '--time-zone', 'Europe/Paris', '--pvc', 'data,logs',
-      '--location', good, '--expire', '720h', '--keep-daily', '7', '--keep-weekly', '4', '-o', 'json']);
+    const created = await run([
+      'schedule',
+      'create',
+      'nightly',
+      '-n',
+      app,
+      '--schedule',
+      '30 2 * * *',
+      '--time-zone',
+      'Europe/Paris',
+      '--pvc',
+      'data,logs',
+      '--location',
+      good,
+      '--expire',
+      '720h',
+      '--keep-daily',
+      '7',
+      '--keep-weekly',
+      '4',
+      '-o',
+      'json',
+    ]);
     expectExit(created, 0, 'schedule create');
     const obj = parseJSON<Obj>(created);
     // what the flags said, and the CRD's defaults for the rest
     assert.deepEqual(obj.spec, {
-      schedule: '30 2 * * *', timeZone: 'Europe/Paris', pvcs: ['data', 'logs'], backupStorageLocation: good, expire: '720h', retention: { keepDaily: 7, keepWeekly: 4 },
-      concurrencyPolicy: 'Forbid', snapshotMoveData: true, suspend: false,
+      schedule: '30 2 * * *',
+      timeZone: 'Europe/Paris',
+      pvcs: ['data', 'logs'],
+      backupStorageLocation: good,
+      expire: '720h',
+      retention: { keepDaily: 7, keepWeekly: 4 },
+      concurrencyPolicy: 'Forbid',
+      snapshotMoveData: true,
+      suspend: false,
     });
 
     const table = await run(['schedule', 'get', '-n', app]);
@@ -149,11 +218,17 @@ describe('ferry schedule', { timeout: 10 * 60_000 }, () => {
     const wide = await run(['schedule', 'get', 'nightly', '-n', app, '-o', 'wide']);
     assert.match(wide.stdout, /Europe\/Paris\s+data,logs/);
     const listed = yaml.load((await run(['schedule', 'get', '-n', app, '-o', 'yaml'])).stdout) as Obj;
-    assert.deepEqual(listed.items.map((s: Obj) => s.metadata.name), ['nightly']);
+    assert.deepEqual(
+      listed.items.map((s: Obj) => s.metadata.name),
+      ['nightly'],
+    );
 
     const suspended = await run(['schedule', 'suspend', 'nightly', '-n', app]);
     expectExit(suspended, 0, 'schedule suspend');
-    assert.equal((await cluster.kube.get(`/apis/ferry.dev/v1alpha1/namespaces/${app}/backupschedules/nightly`)).spec.suspend, true);
+    assert.equal(
+      (await cluster.kube.get(`/apis/ferry.dev/v1alpha1/namespaces/${app}/backupschedules/nightly`)).spec.suspend,
+      true,
+    );
     const described = await run(['schedule', 'describe', 'nightly', '-n', app]);
     expectExit(described, 0, 'schedule describe');
     assert.match(described.stdout, /Cron:\s+30 2 \* \* \*\n\s+Time zone:\s+Europe\/Paris\n\s+Suspended:\s+true/);
@@ -165,7 +240,11 @@ describe('ferry schedule', { timeout: 10 * 60_000 }, () => {
     const deleted = await run(['schedule', 'delete', 'nightly', '-n', app]);
     expectExit(deleted, 0, 'schedule delete');
     assert.match(deleted.stderr + deleted.stdout, /deleted; its backups stay/);
-    await cluster.kube.waitFor(`/apis/ferry.dev/v1alpha1/namespaces/${app}/backupschedules`, 'the schedule to go', (l) => (l.items.length === 0 ? true : undefined));
+    await cluster.kube.waitFor(
+      `/apis/ferry.dev/v1alpha1/namespaces/${app}/backupschedules`,
+      'the schedule to go',
+      (l) => (l.items.length === 0 ? true : undefined),
+    );
     const missing = await run(['schedule', 'describe', 'nightly', '-n', app]);
     expectExit(missing, 1, 'schedule describe (deleted)');
     assert.match(missing.stderr, new RegExp(`BackupSchedule "nightly" not found in namespace ${app}`));
@@ -174,14 +253,29 @@ describe('ferry schedule', { timeout: 10 * 60_000 }, () => {
 
 describe('ferry install', { timeout: 10 * 60_000 }, () => {
   it('prints deploy/ moved to the chosen namespace and image', async () => {
-    const r = await run(['install', '--dry-run', '--namespace', 'backup-ops', '--image', 'registry.example:5000/ferry:1.2']);
+    const r = await run([
+      'install',
+      '--dry-run',
+      '--namespace',
+      'backup-ops',
+      '--image',
+      'registry.example:5000/ferry:1.2',
+    ]);
     expectExit(r, 0, 'install --dry-run');
     const printed = (yaml.loadAll(r.stdout) as Obj[]).filter(Boolean);
-    assert.deepEqual(printed, JSON.parse(JSON.stringify(await renderInstall({ namespace: 'backup-ops', image: 'registry.example:5000/ferry:1.2' }))));
+    assert.deepEqual(
+      printed,
+      JSON.parse(
+        JSON.stringify(await renderInstall({ namespace: 'backup-ops', image: 'registry.example:5000/ferry:1.2' })),
+      ),
+    );
     assert.ok(printed.some((o) => o.kind === 'Namespace' && o.metadata.name === 'backup-ops'));
     assert.ok(printed.every((o) => o.metadata.namespace === undefined || o.metadata.namespace === 'backup-ops'));
     const images = JSON.stringify(printed).match(/"image":"[^"]+"/g) ?? [];
-    assert.ok(images.length >= 7 && images.every((i) => i === '"image":"registry.example:5000/ferry:1.2"'), images.join(' '));
+    assert.ok(
+      images.length >= 7 && images.every((i) => i === '"image":"registry.example:5000/ferry:1.2"'),
+      images.join(' '),
+    );
     const json = await run(['install', '--dry-run', '-o', 'json']);
     assert.equal(parseJSON<Obj>(json).kind, 'List');
   });
@@ -191,9 +285,16 @@ describe('ferry install', { timeout: 10 * 60_000 }, () => {
     const r = await run(['install', '--server-dry-run', '--namespace', target]);
     expectExit(r, 0, 'install --server-dry-run');
     const count = (await renderInstall({ namespace: target })).length;
-    assert.match(r.stderr + r.stdout, new RegExp(`${count} objects accepted by the apiserver \\(dry run, nothing stored\\)`));
+    assert.match(
+      r.stderr + r.stdout,
+      new RegExp(`${count} objects accepted by the apiserver \\(dry run, nothing stored\\)`),
+    );
     assert.deepEqual((await cluster.kube.get(`/apis/apps/v1/namespaces/${target}/deployments`)).items, []);
-    assert.deepEqual((await cluster.kube.get(`/api/v1/namespaces/${target}/configmaps?labelSelector=app.kubernetes.io%2Fname%3Dferry`)).items, []);
+    assert.deepEqual(
+      (await cluster.kube.get(`/api/v1/namespaces/${target}/configmaps?labelSelector=app.kubernetes.io%2Fname%3Dferry`))
+        .items,
+      [],
+    );
   });
 });
 
@@ -207,21 +308,40 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
     const doc = await run(['doctor', '--location', good, '-o', 'json']);
     expectExit(doc, 0, 'doctor -o json');
     const all = findings(doc);
-    assert.deepEqual([...new Set(all.map((f) => f.area))], ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations']);
-    assert.deepEqual(all.filter((f) => f.severity !== 'ok'), []);
+    assert.deepEqual(
+      [...new Set(all.map((f) => f.area))],
+      ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations'],
+    );
+    assert.deepEqual(
+      all.filter((f) => f.severity !== 'ok'),
+      [],
+    );
     assert.ok(all.some((f) => f.area === 'dispatcher' && /judged a dry-run DataUpload/.test(f.message)));
     assert.ok(all.some((f) => f.area === 'snapshots' && f.subject === 'local.csi.ferry.dev'));
   });
 
   it('reports a location with wrong credentials, with the fix', async () => {
     madeSecrets.push(`${broken}-creds`);
-    await cluster.kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${broken}-creds` }, stringData: { AWS_ACCESS_KEY_ID: cluster.s3.accessKey, AWS_SECRET_ACCESS_KEY: 'wrong' } });
+    await cluster.kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${broken}-creds` },
+      stringData: { AWS_ACCESS_KEY_ID: cluster.s3.accessKey, AWS_SECRET_ACCESS_KEY: 'wrong' },
+    });
     const spec = { ...(await cluster.kube.get(bsl(good))).spec, credential: { name: `${broken}-creds` } };
-    await cluster.kube.create(`/apis/ferry.dev/v1alpha1/namespaces/${ferryNamespace}/backupstoragelocations`, { apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: broken }, spec });
+    await cluster.kube.create(`/apis/ferry.dev/v1alpha1/namespaces/${ferryNamespace}/backupstoragelocations`, {
+      apiVersion: 'ferry.dev/v1alpha1',
+      kind: 'BackupStorageLocation',
+      metadata: { name: broken },
+      spec,
+    });
     const r = await run(['doctor', '--location', `${good},${broken}`, '-o', 'json']);
     expectExit(r, 1, 'doctor (wrong credentials)');
     const bad = findings(r).filter((f) => f.severity === 'problem');
-    assert.deepEqual(bad.map((f) => `${f.area}/${f.subject}`), [`locations/${broken}`]);
+    assert.deepEqual(
+      bad.map((f) => `${f.area}/${f.subject}`),
+      [`locations/${broken}`],
+    );
     assert.match(bad[0].message, /rejected the credentials \(SignatureDoesNotMatch\)/);
     assert.match(bad[0].fix, /right access key ID and secret key/);
     const text = await run(['doctor', '--location', broken]);
@@ -233,14 +353,22 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
   it('reports a webhook whose caBundle does not match the serving certificate', async () => {
     const other = await makeTestCertificates(dir, 'other.crt', 'other.key');
     const wrongCa = await readFile(other.caFile);
-    const live = await cluster.kube.get('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/ferry-dispatcher');
+    const live = await cluster.kube.get(
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/ferry-dispatcher',
+    );
     const copy = `cli-ops-webhook-${id}`;
     // a copy that can never intercept anything: its namespaceSelector matches no namespace
     const webhooks = live.webhooks.map((h: Obj) => ({
-      ...h, clientConfig: { ...h.clientConfig, caBundle: wrongCa.toString('base64') },
+      ...h,
+      clientConfig: { ...h.clientConfig, caBundle: wrongCa.toString('base64') },
       namespaceSelector: { matchLabels: { 'ferry.dev/doctor-test': copy } },
     }));
-    await cluster.kube.create('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: copy }, webhooks });
+    await cluster.kube.create('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: copy },
+      webhooks,
+    });
     try {
       const r = await run(['doctor', '--webhook', copy, '--location', good, '-o', 'json']);
       expectExit(r, 1, 'doctor (wrong caBundle)');
@@ -257,15 +385,32 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
     const driver = `cli-ops-${id}.csi.ferry.dev`;
     const storageClass = `cli-ops-${id}`;
     // cluster-wide, but unused by anyone and gone within seconds
-    await cluster.kube.create('/apis/storage.k8s.io/v1/csidrivers', { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: driver }, spec: { attachRequired: false } });
+    await cluster.kube.create('/apis/storage.k8s.io/v1/csidrivers', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: driver },
+      spec: { attachRequired: false },
+    });
     try {
-      await cluster.kube.create('/apis/storage.k8s.io/v1/storageclasses', { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: storageClass }, provisioner: driver, volumeBindingMode: 'WaitForFirstConsumer' });
+      await cluster.kube.create('/apis/storage.k8s.io/v1/storageclasses', {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: storageClass },
+        provisioner: driver,
+        volumeBindingMode: 'WaitForFirstConsumer',
+      });
       const r = await run(['doctor', '--location', good, '-o', 'json']);
       expectExit(r, 1, 'doctor (no VolumeSnapshotClass)');
       const bad = findings(r).filter((f) => f.severity === 'problem');
-      assert.deepEqual(bad.map((f) => `${f.area}/${f.subject}`), [`snapshots/${driver}`]);
+      assert.deepEqual(
+        bad.map((f) => `${f.area}/${f.subject}`),
+        [`snapshots/${driver}`],
+      );
       assert.match(bad[0].message, new RegExp(`used by StorageClass ${storageClass}\\) has no VolumeSnapshotClass`));
-      assert.match(bad[0].fix, new RegExp(`Create one: .*kind: VolumeSnapshotClass, driver: ${driver.replace(/\./g, '\\.')}`));
+      assert.match(
+        bad[0].fix,
+        new RegExp(`Create one: .*kind: VolumeSnapshotClass, driver: ${driver.replace(/\./g, '\\.')}`),
+      );
     } finally {
       await cluster.kube.delete(`/apis/storage.k8s.io/v1/storageclasses/${storageClass}`);
       await cluster.kube.delete(`/apis/storage.k8s.io/v1/csidrivers/${driver}`);
@@ -273,19 +418,43 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
   });
 
   it('says what it could not check when the user lacks the rights, with the fix', async () => {
-    await cluster.kube.create(`/api/v1/namespaces/${app}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'no-rights' } });
-    const token = await cluster.kube.create(`/api/v1/namespaces/${app}/serviceaccounts/no-rights/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+    await cluster.kube.create(`/api/v1/namespaces/${app}/serviceaccounts`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'no-rights' },
+    });
+    const token = await cluster.kube.create(`/api/v1/namespaces/${app}/serviceaccounts/no-rights/token`, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 600 },
+    });
     const kubeconfig = join(dir, 'no-rights.kubeconfig');
-    await writeFile(kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'box',
-      clusters: [{ name: 'box', cluster: { server: cluster.server, 'certificate-authority-data': Buffer.from(cluster.access.ca).toString('base64') } }],
-      users: [{ name: 'no-rights', user: { token: token.status.token } }],
-      contexts: [{ name: 'box', context: { cluster: 'box', user: 'no-rights' } }],
-    }));
+    await writeFile(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'box',
+        clusters: [
+          {
+            name: 'box',
+            cluster: {
+              server: cluster.server,
+              'certificate-authority-data': Buffer.from(cluster.access.ca).toString('base64'),
+            },
+          },
+        ],
+        users: [{ name: 'no-rights', user: { token: token.status.token } }],
+        contexts: [{ name: 'box', context: { cluster: 'box', user: 'no-rights' } }],
+      }),
+    );
     const r = await run(['doctor', '-o', 'json'], { KUBECONFIG: kubeconfig });
     expectExit(r, 1, 'doctor (no rights)');
     const all = findings(r);
-    assert.deepEqual(all.map((f) => `${f.area}/${f.severity}`), ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations'].map((a) => `${a}/problem`));
+    assert.deepEqual(
+      all.map((f) => `${f.area}/${f.severity}`),
+      ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations'].map((a) => `${a}/problem`),
+    );
     for (const f of all) {
       assert.match(f.message, new RegExp(`^Could not check ${f.area}: .*forbidden`));
       assert.match(f.fix, /with rights to read what it checks/);
@@ -299,8 +468,16 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
     const report = yaml.load(r.stdout) as Obj;
     assert.equal(report.healthy, false);
     const messages = report.findings.filter((f: Obj) => f.severity !== 'ok').map((f: Obj) => `${f.area}: ${f.message}`);
-    assert.ok(messages.includes(`dispatcher: No dispatcher Deployment (label app.kubernetes.io/component=dispatcher) in namespace ${empty}.`), messages.join('\n'));
-    assert.ok(messages.includes(`locations: There is no BackupStorageLocation in ${empty}, so nothing can be backed up.`), messages.join('\n'));
+    assert.ok(
+      messages.includes(
+        `dispatcher: No dispatcher Deployment (label app.kubernetes.io/component=dispatcher) in namespace ${empty}.`,
+      ),
+      messages.join('\n'),
+    );
+    assert.ok(
+      messages.includes(`locations: There is no BackupStorageLocation in ${empty}, so nothing can be backed up.`),
+      messages.join('\n'),
+    );
   });
 });
 
@@ -308,16 +485,67 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
 describe('bad usage', { timeout: 5 * 60_000, concurrency: 4 }, () => {
   const cases: [string[], RegExp][] = [
     [['location', 'create', 'x'], /--endpoint is required/],
-    [['location', 'create', 'x', '--endpoint', 'ftp://s3', '--bucket', 'b', '--allowed-namespaces', '*'], /--endpoint "ftp:\/\/s3" must be http\(s\):\/\/HOST\[:PORT\]/],
+    [
+      ['location', 'create', 'x', '--endpoint', 'ftp://s3', '--bucket', 'b', '--allowed-namespaces', '*'],
+      /--endpoint "ftp:\/\/s3" must be http\(s\):\/\/HOST\[:PORT\]/,
+    ],
     [['location', 'create', 'x', '--endpoint', 'http://s3', '--bucket', 'b'], /--allowed-namespaces is required/],
-    [['location', 'create', 'x', '--endpoint', 'http://s3', '--bucket', 'b', '--allowed-namespaces', '*', '--password-file', '/nonexistent'], /cannot read --password-file \/nonexistent: ENOENT/],
+    [
+      [
+        'location',
+        'create',
+        'x',
+        '--endpoint',
+        'http://s3',
+        '--bucket',
+        'b',
+        '--allowed-namespaces',
+        '*',
+        '--password-file',
+        '/nonexistent',
+      ],
+      /cannot read --password-file \/nonexistent: ENOENT/,
+    ],
     [['location', 'get', 'Bad_Name'], /NAME "Bad_Name" is not a valid object name/],
     [['location', 'describe'], /NAME|name/],
     [['schedule', 'create', 's', '--schedule', '* * *', '--pvc', 'a', '--location', 'l'], /--schedule "\* \* \*"/],
     [['schedule', 'create', 's', '--schedule', '@daily', '--location', 'l'], /--pvc or --selector is required/],
-    [['schedule', 'create', 's', '--schedule', '@daily', '--pvc', 'a', '--location', 'l', '--time-zone', 'Mars/Olympus'], /--time-zone "Mars\/Olympus"/],
-    [['schedule', 'create', 's', '--schedule', '@daily', '--pvc', 'a', '--location', 'l', '--concurrency-policy', 'Sometimes'], /--concurrency-policy "Sometimes" must be one of Allow, Forbid, Replace/],
-    [['schedule', 'create', 's', '--schedule', '@daily', '--pvc', 'a', '--location', 'l', '--jitter', 'soon'], /--jitter: must be a duration/],
+    [
+      [
+        'schedule',
+        'create',
+        's',
+        '--schedule',
+        '@daily',
+        '--pvc',
+        'a',
+        '--location',
+        'l',
+        '--time-zone',
+        'Mars/Olympus',
+      ],
+      /--time-zone "Mars\/Olympus"/,
+    ],
+    [
+      [
+        'schedule',
+        'create',
+        's',
+        '--schedule',
+        '@daily',
+        '--pvc',
+        'a',
+        '--location',
+        'l',
+        '--concurrency-policy',
+        'Sometimes',
+      ],
+      /--concurrency-policy "Sometimes" must be one of Allow, Forbid, Replace/,
+    ],
+    [
+      ['schedule', 'create', 's', '--schedule', '@daily', '--pvc', 'a', '--location', 'l', '--jitter', 'soon'],
+      /--jitter: must be a duration/,
+    ],
     [['schedule', 'suspend'], /NAME|name/],
     [['schedule', 'get', '-o', 'toml'], /-o toml is not an output format; use json, yaml or wide/],
     [['install', '--namespace', 'Ops'], /--namespace "Ops" is not a namespace name/],

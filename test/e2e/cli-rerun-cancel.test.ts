@@ -14,18 +14,27 @@ let w: World & { app: string; other: string };
 let slowClass: string;
 const jobsPath = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs`;
 
-before(async () => {
-  w = await world('cli-rerun', ({ app }) => ({ allowedNamespaces: [app] }));
-  await boundClaim(w.cluster, w.app, 'data', '64Mi');
-  // a snapshot class whose snapshots become ready only after half an hour
-  slowClass = `slow-${w.app}`;
-  await w.cluster.kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
-    apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshotClass', metadata: { name: slowClass },
-    driver: 'local.csi.ferry.dev', deletionPolicy: 'Delete', parameters: { readyDelay: '30m' },
-  });
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('cli-rerun', ({ app }) => ({ allowedNamespaces: [app] }));
+    await boundClaim(w.cluster, w.app, 'data', '64Mi');
+    // a snapshot class whose snapshots become ready only after half an hour
+    slowClass = `slow-${w.app}`;
+    await w.cluster.kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotClass',
+      metadata: { name: slowClass },
+      driver: 'local.csi.ferry.dev',
+      deletionPolicy: 'Delete',
+      parameters: { readyDelay: '30m' },
+    });
+  },
+  { timeout: 30 * 60_000 },
+);
 after(async () => {
-  await w?.cluster.kube.delete(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/${slowClass}`).catch(() => undefined);
+  await w?.cluster.kube
+    .delete(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/${slowClass}`)
+    .catch(() => undefined);
   await w?.cluster.cleanup();
 });
 
@@ -38,13 +47,40 @@ describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => 
     const denied = await cli(['backup', 'create', 'bad-pvc', '--pvc', 'nope', '-n', w.app, '--location', w.location]);
     assert.equal(denied.code, 2, text(denied));
     assert.match(stripVTControlCharacters(denied.stderr), /--pvc: PersistentVolumeClaim "nope"/);
-    const created = await cli(['backup', 'create', 'snap', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-only', '-o', 'json']);
+    const created = await cli([
+      'backup',
+      'create',
+      'snap',
+      '--pvc',
+      'data',
+      '-n',
+      w.app,
+      '--location',
+      w.location,
+      '--snapshot-only',
+      '-o',
+      'json',
+    ]);
     assert.equal(created.code, 0, text(created));
     const obj = JSON.parse(created.stdout) as Obj;
     assert.equal(obj.kind, 'DataUpload');
     assert.equal(obj.spec.snapshotMoveData, false);
     assert.ok(obj.metadata.uid);
-    const waited = await cli(['backup', 'create', 'snap-waited', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-only', '--wait', '-o', 'yaml']);
+    const waited = await cli([
+      'backup',
+      'create',
+      'snap-waited',
+      '--pvc',
+      'data',
+      '-n',
+      w.app,
+      '--location',
+      w.location,
+      '--snapshot-only',
+      '--wait',
+      '-o',
+      'yaml',
+    ]);
     assert.equal(waited.code, 0, text(waited));
     assert.match(waited.stdout, /^apiVersion: ferry\.dev\/v1alpha1\nkind: DataUpload\n/);
     assert.match(waited.stdout, /^  phase: Completed$/m);
@@ -52,13 +88,49 @@ describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => 
   });
 
   it('a backup that fails: create --wait exits 1 saying why', async () => {
-    const r = await cli(['backup', 'create', 'times-out', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-class', slowClass, '--timeout', '3s', '--wait']);
+    const r = await cli([
+      'backup',
+      'create',
+      'times-out',
+      '--pvc',
+      'data',
+      '-n',
+      w.app,
+      '--location',
+      w.location,
+      '--snapshot-class',
+      slowClass,
+      '--timeout',
+      '3s',
+      '--wait',
+    ]);
     assert.equal(r.code, 1, text(r));
-    assert.match(stripVTControlCharacters(r.stderr), new RegExp(`DataUpload ${w.app}/times-out failed: .*not ready within 3s`));
+    assert.match(
+      stripVTControlCharacters(r.stderr),
+      new RegExp(`DataUpload ${w.app}/times-out failed: .*not ready within 3s`),
+    );
   });
 
   it('rerun refuses while the step Job runs, starts the next attempt once it failed; cancel ends it and create --wait exits 3', async (t) => {
-    const waiting = spawnFerry(['backup', 'create', 'stuck', '--pvc', 'data', '-n', w.app, '--location', w.location, '--snapshot-class', slowClass, '--timeout', '30m', '--wait'], env());
+    const waiting = spawnFerry(
+      [
+        'backup',
+        'create',
+        'stuck',
+        '--pvc',
+        'data',
+        '-n',
+        w.app,
+        '--location',
+        w.location,
+        '--snapshot-class',
+        slowClass,
+        '--timeout',
+        '30m',
+        '--wait',
+      ],
+      env(),
+    );
     try {
       const du = await w.cluster.kube.waitFor(`${uploads(w.app)}/stuck`, 'the DataUpload', (o) => o, 120_000);
       const first = jobName('DataUpload', du.metadata.uid, 'snapshot', 1);
@@ -66,15 +138,27 @@ describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => 
 
       const busy = await cli(['rerun', 'backup/stuck', '-n', w.app]);
       assert.equal(busy.code, 1, text(busy));
-      assert.match(stripVTControlCharacters(busy.stderr), new RegExp(`dataupload/stuck has no step to run again: Job ${first} is running`));
+      assert.match(
+        stripVTControlCharacters(busy.stderr),
+        new RegExp(`dataupload/stuck has no step to run again: Job ${first} is running`),
+      );
 
       // the Job runs out of time: it fails as a stuck step would
       await w.cluster.kube.patch(`${jobsPath}/${first}`, { spec: { activeDeadlineSeconds: 1 } });
-      await w.cluster.kube.waitFor(`${jobsPath}/${first}`, 'the first snapshot Job to fail', (j) => ((j.status?.conditions ?? []).some((c: Obj) => c.type === 'Failed' && c.status === 'True') ? j : undefined), 120_000);
+      await w.cluster.kube.waitFor(
+        `${jobsPath}/${first}`,
+        'the first snapshot Job to fail',
+        (j) =>
+          (j.status?.conditions ?? []).some((c: Obj) => c.type === 'Failed' && c.status === 'True') ? j : undefined,
+        120_000,
+      );
       const rerun = await cli(['rerun', 'dataupload/stuck', '-n', w.app]);
       assert.equal(rerun.code, 0, text(rerun));
       const second = jobName('DataUpload', du.metadata.uid, 'snapshot', 2);
-      assert.match(text(rerun), new RegExp(`dataupload/stuck: snapshot step attempt 2 started \\(Job ${ferryNamespace}/${second}\\)`));
+      assert.match(
+        text(rerun),
+        new RegExp(`dataupload/stuck: snapshot step attempt 2 started \\(Job ${ferryNamespace}/${second}\\)`),
+      );
       const job = await w.cluster.kube.get(`${jobsPath}/${second}`);
       assert.equal(job.metadata.labels[labels.uid], du.metadata.uid);
       assert.deepEqual(job.spec.template.spec.containers[0].args, ['snapshot', `DataUpload/${w.app}/stuck`]);
@@ -94,7 +178,10 @@ describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => 
 
       const again = await cli(['cancel', 'backup/stuck', '-n', w.app]);
       assert.equal(again.code, 1, text(again));
-      assert.match(stripVTControlCharacters(again.stderr), /dataupload\/stuck is Canceled; only a backup or restore still running can be canceled/);
+      assert.match(
+        stripVTControlCharacters(again.stderr),
+        /dataupload\/stuck is Canceled; only a backup or restore still running can be canceled/,
+      );
       const done = await cli(['rerun', 'backup/stuck', '-n', w.app]);
       assert.equal(done.code, 1, text(done));
       assert.match(stripVTControlCharacters(done.stderr), /has no step to run again: phase Canceled needs no step/);

@@ -17,7 +17,18 @@ import { compareTrees } from '../support/compare-tree.ts';
 import { makeFixtureTree } from '../support/fixture-tree.ts';
 import { seededInt, seededRandom } from '../support/seeded.ts';
 import {
-  boundClaim, claims, dataDownload, dataUpload, downloads, ferryNamespace, settledLeftovers, summary, uploads, volumePath, watchUntil, world,
+  boundClaim,
+  claims,
+  dataDownload,
+  dataUpload,
+  downloads,
+  ferryNamespace,
+  settledLeftovers,
+  summary,
+  uploads,
+  volumePath,
+  watchUntil,
+  world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -33,7 +44,13 @@ const stepsOf: Record<ResourceKind, StepName[]> = {
   DataDownload: ['expose', 'transfer', 'finalize'],
 };
 /** the longest wait before a kill: a transfer runs longer than the other steps */
-const maxDelayMs: Record<StepName, number> = { snapshot: 2500, expose: 2500, transfer: 5000, finalize: 2500, delete: 2500 };
+const maxDelayMs: Record<StepName, number> = {
+  snapshot: 2500,
+  expose: 2500,
+  transfer: 5000,
+  finalize: 2500,
+  delete: 2500,
+};
 
 interface PlannedKill {
   step: StepName;
@@ -47,19 +64,29 @@ interface Kill extends PlannedKill {
 
 let w: World & { app: string; other: string };
 
-before(async () => {
-  w = await world('crash', ({ app }) => ({ allowedNamespaces: [app] }));
-  const { path } = await boundClaim(w.cluster, w.app, 'first', '16Mi');
-  await makeFixtureTree(path, { smallFiles: 10, bigFile: mib, seed: 1 });
-  // one backup first makes the repository: many first backups racing to create it is not what this suite is about
-  await w.cluster.kube.create(uploads(w.app), dataUpload('first', w.location, { sourcePVC: 'first' }));
-  const first = await watchUntil(w.cluster, `${uploads(w.app)}/first`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
-  assert.equal(first.final.status.phase, 'Completed', first.final.status.message);
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('crash', ({ app }) => ({ allowedNamespaces: [app] }));
+    const { path } = await boundClaim(w.cluster, w.app, 'first', '16Mi');
+    await makeFixtureTree(path, { smallFiles: 10, bigFile: mib, seed: 1 });
+    // one backup first makes the repository: many first backups racing to create it is not what this suite is about
+    await w.cluster.kube.create(uploads(w.app), dataUpload('first', w.location, { sourcePVC: 'first' }));
+    const first = await watchUntil(
+      w.cluster,
+      `${uploads(w.app)}/first`,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+    );
+    assert.equal(first.final.status.phase, 'Completed', first.final.status.message);
+  },
+  { timeout: 30 * 60_000 },
+);
 
 after(async () => {
   // without its location the delete step lets the namespace's DataUploads go at once
-  await w?.cluster.kube.delete(`/apis/ferry.dev/v1alpha1/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`);
+  await w?.cluster.kube.delete(
+    `/apis/ferry.dev/v1alpha1/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`,
+  );
   await w?.cluster.cleanup();
 });
 
@@ -68,7 +95,10 @@ async function scanStepProcesses(): Promise<{ pid: number; argv: string[] }[]> {
   const found: { pid: number; argv: string[] }[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    const argv = await readFile(`/proc/${entry}/cmdline`, 'utf8').then((s) => s.split('\0').filter((a) => a !== ''), () => []);
+    const argv = await readFile(`/proc/${entry}/cmdline`, 'utf8').then(
+      (s) => s.split('\0').filter((a) => a !== ''),
+      () => [],
+    );
     if (argv.some((a) => a.endsWith('src/entry/step.ts'))) found.push({ pid: Number(entry), argv });
   }
   return found;
@@ -90,7 +120,14 @@ async function stepProcess(step: StepName, ref: string): Promise<number | undefi
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits for the first Job of `step`, then `delayMs`, then SIGKILLs the step's process if it still runs. */
-async function crashStep(kind: ResourceKind, ns: string, name: string, uid: string, plan: PlannedKill, done: () => boolean): Promise<Kill> {
+async function crashStep(
+  kind: ResourceKind,
+  ns: string,
+  name: string,
+  uid: string,
+  plan: PlannedKill,
+  done: () => boolean,
+): Promise<Kill> {
   const job = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs/${jobName(kind, uid, plan.step, 1)}`;
   while (!(await w.cluster.kube.find(job))) {
     if (done()) return { ...plan, hit: false };
@@ -99,7 +136,7 @@ async function crashStep(kind: ResourceKind, ns: string, name: string, uid: stri
   await sleep(plan.delayMs);
   const ref = `${kind}/${ns}/${name}`;
   // the pod may still be starting: keep looking until its process runs or its Job has finished
-  for (let looks = 0; ; ) {
+  for (let looks = 0; ;) {
     const pid = await stepProcess(plan.step, ref);
     if (pid !== undefined) {
       try {
@@ -124,9 +161,16 @@ async function crashed(kind: ResourceKind, obj: Obj, plans: PlannedKill[]): Prom
   const path = kind === 'DataUpload' ? uploads(w.app) : downloads(w.app);
   const created = await w.cluster.kube.create(path, obj);
   let finished = false;
-  const killing = Promise.all(plans.map((p) => crashStep(kind, w.app, obj.metadata.name, created.metadata.uid, p, () => finished)));
+  const killing = Promise.all(
+    plans.map((p) => crashStep(kind, w.app, obj.metadata.name, created.metadata.uid, p, () => finished)),
+  );
   try {
-    const { final } = await watchUntil(w.cluster, `${path}/${obj.metadata.name}`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
+    const { final } = await watchUntil(
+      w.cluster,
+      `${path}/${obj.metadata.name}`,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+    );
     return { final, kills: await killing };
   } finally {
     finished = true;
@@ -141,9 +185,14 @@ interface PairResult {
 }
 
 /** One DataUpload and (when `restore`) a DataDownload of it, both crashed; checks their outcome and data. */
-async function pair(i: number, uploadPlan: PlannedKill[], downloadPlan: PlannedKill[] | undefined): Promise<PairResult> {
+async function pair(
+  i: number,
+  uploadPlan: PlannedKill[],
+  downloadPlan: PlannedKill[] | undefined,
+): Promise<PairResult> {
   const result: PairResult = { lines: [], hits: [], kills: [], failures: [] };
-  const describeKills = (kills: Kill[]) => kills.map((k) => `${k.step}@${k.delayMs}ms${k.hit ? '' : ' (missed)'}`).join(', ');
+  const describeKills = (kills: Kill[]) =>
+    kills.map((k) => `${k.step}@${k.delayMs}ms${k.hit ? '' : ' (missed)'}`).join(', ');
   const name = `du-${String(i).padStart(2, '0')}`;
   // a volume of its own, so every backup moves new data and every restore has exactly one right answer
   const source = (await boundClaim(w.cluster, w.app, `data-${i}`, '64Mi')).path;
@@ -159,7 +208,14 @@ async function pair(i: number, uploadPlan: PlannedKill[], downloadPlan: PlannedK
   result.failures.push(...(await settledLeftovers(w.cluster, up.final.metadata.uid)).map((l) => `${name} left ${l}`));
   if (!downloadPlan) return result;
   const target = `restored-${i}`;
-  const down = await crashed('DataDownload', dataDownload(`dd-${String(i).padStart(2, '0')}`, w.location, { targetPVC: { name: target }, source: { dataUpload: { name, namespace: w.app } } }), downloadPlan);
+  const down = await crashed(
+    'DataDownload',
+    dataDownload(`dd-${String(i).padStart(2, '0')}`, w.location, {
+      targetPVC: { name: target },
+      source: { dataUpload: { name, namespace: w.app } },
+    }),
+    downloadPlan,
+  );
   result.lines.push(`${summary(down.final)}; kills ${describeKills(down.kills)}`);
   result.hits.push(down.kills.filter((k) => k.hit).length);
   result.kills.push(...down.kills);
@@ -170,56 +226,82 @@ async function pair(i: number, uploadPlan: PlannedKill[], downloadPlan: PlannedK
   const pvc = await w.cluster.kube.get(`${claims(w.app)}/${target}`);
   const diffs = await compareTrees(source, await volumePath(w.cluster, pvc.spec.volumeName));
   result.failures.push(...diffs.slice(0, 5).map((d) => `${down.final.metadata.name}: ${d}`));
-  result.failures.push(...(await settledLeftovers(w.cluster, down.final.metadata.uid)).map((l) => `${down.final.metadata.name} left ${l}`));
+  result.failures.push(
+    ...(await settledLeftovers(w.cluster, down.final.metadata.uid)).map((l) => `${down.final.metadata.name} left ${l}`),
+  );
   return result;
 }
 
 /** Every kill of every run, drawn from the seed before anything runs, so a seed always means the same plan. */
 function plan(): { upload: PlannedKill[]; download?: PlannedKill[] }[] {
   const random = seededRandom(seed);
-  const draw = (kind: ResourceKind) => stepsOf[kind].map((step) => ({ step, delayMs: seededInt(random, 0, maxDelayMs[step]) }));
-  return Array.from({ length: Math.ceil(runs / 2) }, (_, i) => ({ upload: draw('DataUpload'), download: 2 * i + 1 < runs ? draw('DataDownload') : undefined }));
+  const draw = (kind: ResourceKind) =>
+    stepsOf[kind].map((step) => ({ step, delayMs: seededInt(random, 0, maxDelayMs[step]) }));
+  return Array.from({ length: Math.ceil(runs / 2) }, (_, i) => ({
+    upload: draw('DataUpload'),
+    download: 2 * i + 1 < runs ? draw('DataDownload') : undefined,
+  }));
 }
 
-describe(`crash and resume (seed ${seed}, ${runs} runs; FERRY_CRASH_SEED=${seed} replays it)`, { timeout: 60 * 60_000 }, () => {
-  it('every step SIGKILLed at a random moment: all Completed with correct data, nothing left, the repository clean', async (t) => {
-    const started = Date.now();
-    const plans = plan();
-    const results: PairResult[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < plans.length) {
-        const i = next++;
-        results[i] = await pair(i, plans[i]!.upload, plans[i]!.download);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, plans.length) }, worker));
-    for (const line of results.flatMap((r) => r.lines)) t.diagnostic(line);
-    const hits = results.flatMap((r) => r.hits);
-    t.diagnostic(`${hits.reduce((a, b) => a + b, 0)} processes killed over ${hits.length} runs in ${((Date.now() - started) / 1000).toFixed(0)} s (seed ${seed})`);
-    assert.deepEqual(results.flatMap((r) => r.failures), []);
-    assert.equal(hits.length, runs);
-    // a kill misses when its step finished first; over the runs, every kind of step must have been hit
-    const kills = results.flatMap((r) => r.kills);
-    assert.ok(kills.filter((k) => k.hit).length >= runs, `fewer processes killed than runs (kills per run: ${hits.join(' ')})`);
-    for (const step of new Set(kills.map((k) => k.step))) assert.ok(kills.some((k) => k.step === step && k.hit), `no ${step} step was ever killed`);
+describe(
+  `crash and resume (seed ${seed}, ${runs} runs; FERRY_CRASH_SEED=${seed} replays it)`,
+  { timeout: 60 * 60_000 },
+  () => {
+    it('every step SIGKILLed at a random moment: all Completed with correct data, nothing left, the repository clean', async (t) => {
+      const started = Date.now();
+      const plans = plan();
+      const results: PairResult[] = [];
+      let next = 0;
+      const worker = async () => {
+        while (next < plans.length) {
+          const i = next++;
+          results[i] = await pair(i, plans[i]!.upload, plans[i]!.download);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, plans.length) }, worker));
+      for (const line of results.flatMap((r) => r.lines)) t.diagnostic(line);
+      const hits = results.flatMap((r) => r.hits);
+      t.diagnostic(
+        `${hits.reduce((a, b) => a + b, 0)} processes killed over ${hits.length} runs in ${((Date.now() - started) / 1000).toFixed(0)} s (seed ${seed})`,
+      );
+      assert.deepEqual(
+        results.flatMap((r) => r.failures),
+        [],
+      );
+      assert.equal(hits.length, runs);
+      // a kill misses when its step finished first; over the runs, every kind of step must have been hit
+      const kills = results.flatMap((r) => r.kills);
+      assert.ok(
+        kills.filter((k) => k.hit).length >= runs,
+        `fewer processes killed than runs (kills per run: ${hits.join(' ')})`,
+      );
+      for (const step of new Set(kills.map((k) => k.step)))
+        assert.ok(
+          kills.some((k) => k.step === step && k.hit),
+          `no ${step} step was ever killed`,
+        );
 
-    // what the killed steps left in the repository: locks, all of dead step pods, which the steps' rule removes
-    const pods = (await w.cluster.kube.get(`/api/v1/namespaces/${ferryNamespace}/pods?labelSelector=${encodeURIComponent('app.kubernetes.io/name=ferry')}`)).items as KubeObject[];
-    const repo = await w.repository(w.app);
-    try {
-      const kept: string[] = [];
-      const removed = await removeLocksWhere(lockStore(repo), (info) => {
-        const reason = deadStepReason(info.hostname, pods);
-        if (!reason) kept.push(info.hostname);
-        return reason;
-      });
-      t.diagnostic(`${removed.length} lock(s) of killed steps removed`);
-      assert.deepEqual(kept, [], 'every lock left in the repository belongs to a dead step pod');
-    } finally {
-      await repo.close();
-    }
-    await w.resticCheck(w.app, true);
-    t.diagnostic(`wall time ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  });
-});
+      // what the killed steps left in the repository: locks, all of dead step pods, which the steps' rule removes
+      const pods = (
+        await w.cluster.kube.get(
+          `/api/v1/namespaces/${ferryNamespace}/pods?labelSelector=${encodeURIComponent('app.kubernetes.io/name=ferry')}`,
+        )
+      ).items as KubeObject[];
+      const repo = await w.repository(w.app);
+      try {
+        const kept: string[] = [];
+        const removed = await removeLocksWhere(lockStore(repo), (info) => {
+          const reason = deadStepReason(info.hostname, pods);
+          if (!reason) kept.push(info.hostname);
+          return reason;
+        });
+        t.diagnostic(`${removed.length} lock(s) of killed steps removed`);
+        assert.deepEqual(kept, [], 'every lock left in the repository belongs to a dead step pod');
+      } finally {
+        await repo.close();
+      }
+      await w.resticCheck(w.app, true);
+      t.diagnostic(`wall time ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    });
+  },
+);

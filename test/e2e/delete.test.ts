@@ -9,7 +9,19 @@ import { labels } from '../../src/shared/step-job/contract.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import { randomBytes } from '../support/repo.ts';
 import {
-  boundClaim, claims, completedBackup, dataDownload, downloads, ferryNamespace, packBytes, pauseTransfer, reportProgressEvery, uploads, volumePath, watchUntil, world,
+  boundClaim,
+  claims,
+  completedBackup,
+  dataDownload,
+  downloads,
+  ferryNamespace,
+  packBytes,
+  pauseTransfer,
+  reportProgressEvery,
+  uploads,
+  volumePath,
+  watchUntil,
+  world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -17,11 +29,14 @@ let w: World & { app: string; other: string };
 let volume: string;
 const mib = 1024 * 1024;
 
-before(async () => {
-  w = await world('delete', ({ app }) => ({ allowedNamespaces: [app] }));
-  ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '256Mi'));
-  await writeFile(join(volume, 'shared.bin'), randomBytes(8 * mib, 1));
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('delete', ({ app }) => ({ allowedNamespaces: [app] }));
+    ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '256Mi'));
+    await writeFile(join(volume, 'shared.bin'), randomBytes(8 * mib, 1));
+  },
+  { timeout: 30 * 60_000 },
+);
 after(() => w?.cluster.cleanup());
 
 const backup = (name: string): Promise<Obj> => completedBackup(w, w.app, name, 10 * 60_000);
@@ -32,7 +47,9 @@ async function deleteStepWaited(uid: string): Promise<string> {
   for (const deadline = Date.now() + 5 * 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
     if ((await w.snapshotsOf(w.app)).every((e) => !e.snapshot.tags.includes(`ferry.dev/uid=${uid}`))) return 'gone';
     for (const pod of (await w.cluster.kube.get(pods)).items) {
-      const line = (await w.cluster.podLogs(ferryNamespace, pod.metadata.name).catch(() => '')).split('\n').find((l) => l.includes('the repository is locked by'));
+      const line = (await w.cluster.podLogs(ferryNamespace, pod.metadata.name).catch(() => ''))
+        .split('\n')
+        .find((l) => l.includes('the repository is locked by'));
       if (line) return line;
     }
   }
@@ -48,7 +65,12 @@ describe('deleting a DataUpload', { timeout: 30 * 60_000 }, () => {
     const before = await packBytes(repo);
 
     await w.cluster.kube.delete(`${uploads(w.app)}/doomed`);
-    await w.cluster.kube.waitFor(`${uploads(w.app)}?fieldSelector=metadata.name=doomed`, 'the DataUpload to be gone', (list) => (list.items.length === 0 ? true : undefined), 5 * 60_000);
+    await w.cluster.kube.waitFor(
+      `${uploads(w.app)}?fieldSelector=metadata.name=doomed`,
+      'the DataUpload to be gone',
+      (list) => (list.items.length === 0 ? true : undefined),
+      5 * 60_000,
+    );
 
     const ids = (await w.snapshotsOf(w.app)).map((e) => e.id);
     assert.deepEqual(ids, [kept.status.snapshotID], 'only the kept snapshot remains');
@@ -57,7 +79,11 @@ describe('deleting a DataUpload', { timeout: 30 * 60_000 }, () => {
     t.diagnostic(`deleting freed ${freed} bytes of packs (the unique file: ${6 * mib} random bytes)`);
     assert.ok(freed >= 5.5 * mib && freed <= 7 * mib, `freed ${freed} bytes`);
     await w.resticCheck(w.app, true);
-    assert.equal(doomed.metadata.finalizers?.includes('ferry.dev/delete-repository-data'), true, 'the deletion was held by ferry\'s finalizer');
+    assert.equal(
+      doomed.metadata.finalizers?.includes('ferry.dev/delete-repository-data'),
+      true,
+      "the deletion was held by ferry's finalizer",
+    );
   });
 
   it('waits with its prune while a DataDownload reads another backup of the namespace; the restore gets the right bytes', async (t) => {
@@ -75,7 +101,13 @@ describe('deleting a DataUpload', { timeout: 30 * 60_000 }, () => {
 
     // restores that take no lock are caught by their progress: reported often, it shows one that has begun
     await reportProgressEvery(w.cluster, 200);
-    await w.cluster.kube.create(downloads(w.app), dataDownload('narrow-copy', w.location, { targetPVC: { name: 'restored-narrow' }, source: { dataUpload: { name: 'narrow', namespace: w.app } } }));
+    await w.cluster.kube.create(
+      downloads(w.app),
+      dataDownload('narrow-copy', w.location, {
+        targetPVC: { name: 'restored-narrow' },
+        source: { dataUpload: { name: 'narrow', namespace: w.app } },
+      }),
+    );
     const resume = await pauseTransfer(w, 'DataDownload', w.app, 'narrow-copy', w.app);
     try {
       await w.cluster.kube.delete(`${uploads(w.app)}/wide`);
@@ -85,13 +117,26 @@ describe('deleting a DataUpload', { timeout: 30 * 60_000 }, () => {
     } finally {
       resume();
     }
-    const { final } = await watchUntil(w.cluster, `${downloads(w.app)}/narrow-copy`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000);
+    const { final } = await watchUntil(
+      w.cluster,
+      `${downloads(w.app)}/narrow-copy`,
+      ['Completed', 'Failed', 'Canceled'],
+      10 * 60_000,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     const pvc = await w.cluster.kube.get(`${claims(w.app)}/restored-narrow`);
     assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName)), []);
 
-    await w.cluster.kube.waitFor(`${uploads(w.app)}?fieldSelector=metadata.name=wide`, 'the DataUpload to be gone', (list) => (list.items.length === 0 ? true : undefined), 10 * 60_000);
-    assert.ok(!(await w.snapshotsOf(w.app)).some((e) => e.id === wide.status.snapshotID), 'once the restore ended, the deletion went through');
+    await w.cluster.kube.waitFor(
+      `${uploads(w.app)}?fieldSelector=metadata.name=wide`,
+      'the DataUpload to be gone',
+      (list) => (list.items.length === 0 ? true : undefined),
+      10 * 60_000,
+    );
+    assert.ok(
+      !(await w.snapshotsOf(w.app)).some((e) => e.id === wide.status.snapshotID),
+      'once the restore ended, the deletion went through',
+    );
     assert.ok((await w.snapshotsOf(w.app)).some((e) => e.id === narrow.status.snapshotID));
     await w.resticCheck(w.app, true);
   });

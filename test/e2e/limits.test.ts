@@ -26,12 +26,19 @@ before(async () => {
   }
   // one backup first makes the repository: twenty transfers racing to create it is the engine's business, not this test's
   await w.cluster.kube.create(uploads(w.app), dataUpload('first', w.location));
-  const first = await watchUntil(w.cluster, `${uploads(w.app)}/first`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000);
+  const first = await watchUntil(
+    w.cluster,
+    `${uploads(w.app)}/first`,
+    ['Completed', 'Failed', 'Canceled'],
+    10 * 60_000,
+  );
   assert.equal(first.final.status.phase, 'Completed', first.final.status.message);
 });
 
 after(async () => {
-  await w?.cluster.kube.delete(`/apis/ferry.dev/v1alpha1/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`);
+  await w?.cluster.kube.delete(
+    `/apis/ferry.dev/v1alpha1/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`,
+  );
   await w?.cluster.cleanup();
 });
 
@@ -43,19 +50,33 @@ describe('twenty DataUploads at once', () => {
     let peak = 0;
     let queuedSeen = '';
     for (;;) {
-      const items: Obj[] = (await w.cluster.kube.get(uploads(w.app))).items.filter((d: Obj) => d.metadata.name !== 'first');
+      const items: Obj[] = (await w.cluster.kube.get(uploads(w.app))).items.filter(
+        (d: Obj) => d.metadata.name !== 'first',
+      );
       const running = items.filter((d) => d.status?.phase === 'InProgress');
       const byNode = new Map<string, number>();
       for (const d of running) byNode.set(d.status.node ?? '?', (byNode.get(d.status.node ?? '?') ?? 0) + 1);
       for (const [node, n] of byNode) {
-        if (node !== '?') assert.ok(n <= perNode, `${n} transfers in progress on ${node}, limit ${perNode}: ${running.map((d) => `${d.metadata.name}@${d.status.node}`).join(', ')}`);
+        if (node !== '?')
+          assert.ok(
+            n <= perNode,
+            `${n} transfers in progress on ${node}, limit ${perNode}: ${running.map((d) => `${d.metadata.name}@${d.status.node}`).join(', ')}`,
+          );
         peak = Math.max(peak, n);
       }
-      assert.ok(running.length <= perNode * w.cluster.nodes.length, `${running.length} transfers in progress on ${w.cluster.nodes.length} nodes`);
-      queuedSeen ||= items.map((d) => d.status?.conditions?.find((c: Obj) => c.type === 'Queued' && c.status === 'True')?.message).find(Boolean) ?? '';
+      assert.ok(
+        running.length <= perNode * w.cluster.nodes.length,
+        `${running.length} transfers in progress on ${w.cluster.nodes.length} nodes`,
+      );
+      queuedSeen ||=
+        items
+          .map((d) => d.status?.conditions?.find((c: Obj) => c.type === 'Queued' && c.status === 'True')?.message)
+          .find(Boolean) ?? '';
       const done = items.filter((d) => ['Completed', 'Failed', 'Canceled'].includes(d.status?.phase));
       if (done.length === count) {
-        const failed = done.filter((d) => d.status.phase !== 'Completed').map((d) => `${d.metadata.name}: ${d.status.phase} ${d.status.message ?? ''}`);
+        const failed = done
+          .filter((d) => d.status.phase !== 'Completed')
+          .map((d) => `${d.metadata.name}: ${d.status.phase} ${d.status.message ?? ''}`);
         assert.deepEqual(failed, []);
         break;
       }

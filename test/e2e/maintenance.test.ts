@@ -20,7 +20,21 @@ import { cronJobName } from '../../src/steps/maintenance/cronjobs.ts';
 import { KubeError } from '../support/cluster.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import {
-  api, boundClaim, claims, completedBackup, dataDownload, dataUpload, downloads, ferryNamespace, packBytes, pauseTransfer, stepPids, uploads, volumePath, watchUntil, world,
+  api,
+  boundClaim,
+  claims,
+  completedBackup,
+  dataDownload,
+  dataUpload,
+  downloads,
+  ferryNamespace,
+  packBytes,
+  pauseTransfer,
+  stepPids,
+  uploads,
+  volumePath,
+  watchUntil,
+  world,
 } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -38,12 +52,18 @@ async function writeRandom(path: string, size: number): Promise<void> {
   await writeFile(path, cryptoBytes(size));
 }
 
-before(async () => {
-  w = await world('maint', ({ app }) => ({ allowedNamespaces: [app], maintenance: { check: { readDataSubset: '100%' } } }));
-  locationPath = `${api}/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`;
-  ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '512Mi'));
-  await writeRandom(join(volume, 'shared.bin'), 8 * mib);
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('maint', ({ app }) => ({
+      allowedNamespaces: [app],
+      maintenance: { check: { readDataSubset: '100%' } },
+    }));
+    locationPath = `${api}/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`;
+    ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '512Mi'));
+    await writeRandom(join(volume, 'shared.bin'), 8 * mib);
+  },
+  { timeout: 30 * 60_000 },
+);
 
 after(async () => {
   // the location owns its maintenance CronJobs: deleting it removes them
@@ -56,26 +76,49 @@ async function runFrom(cronJob: string, env: Record<string, string> = {}): Promi
   const cron = await w.cluster.kube.get(`${cronJobs}/${cronJob}`);
   const template = structuredClone(cron.spec.jobTemplate);
   const container = template.spec.template.spec.containers[0];
-  container.env = [...(container.env ?? []).filter((e: Obj) => !(e.name in env)), ...Object.entries(env).map(([name, value]) => ({ name, value }))];
+  container.env = [
+    ...(container.env ?? []).filter((e: Obj) => !(e.name in env)),
+    ...Object.entries(env).map(([name, value]) => ({ name, value })),
+  ];
   const name = `${cronJob.slice(0, 44)}-${runId}e${++made}`;
-  await w.cluster.kube.create(jobs, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, labels: template.metadata?.labels, annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' } }, spec: template.spec });
+  await w.cluster.kube.create(jobs, {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      labels: template.metadata?.labels,
+      annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
+    },
+    spec: template.spec,
+  });
   return finished(name);
 }
 
 function jobEnded(job: Obj): boolean {
-  return (job.status?.conditions ?? []).some((c: Obj) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+  return (job.status?.conditions ?? []).some(
+    (c: Obj) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
 }
 
 async function finished(name: string): Promise<Obj> {
-  return w.cluster.kube.waitFor(`${jobs}/${name}`, `Job ${name} to finish`, (j) => (jobEnded(j) ? j : undefined), 10 * 60_000);
+  return w.cluster.kube.waitFor(
+    `${jobs}/${name}`,
+    `Job ${name} to finish`,
+    (j) => (jobEnded(j) ? j : undefined),
+    10 * 60_000,
+  );
 }
 
-const succeeded = (job: Obj): boolean => (job.status?.conditions ?? []).some((c: Obj) => c.type === 'Complete' && c.status === 'True');
+const succeeded = (job: Obj): boolean =>
+  (job.status?.conditions ?? []).some((c: Obj) => c.type === 'Complete' && c.status === 'True');
 
 /** Runs a maintenance Job of `task` and reads the run it recorded (found by its Job: several may run at once). */
-async function maintain(task: MaintenanceTask, env: Record<string, string> = {}): Promise<{ job: Obj; run: MaintenanceRun }> {
+async function maintain(
+  task: MaintenanceTask,
+  env: Record<string, string> = {},
+): Promise<{ job: Obj; run: MaintenanceRun }> {
   const job = await runFrom(cronJobName(w.location, task), env);
-  const bsl = await w.cluster.kube.get(locationPath) as unknown as BackupStorageLocation;
+  const bsl = (await w.cluster.kube.get(locationPath)) as unknown as BackupStorageLocation;
   const runs = bsl.status?.maintenance?.repositories?.find((r) => r.namespace === w.app)?.runs ?? [];
   const run = runs.find((r) => r.job === job.metadata.name);
   assert.ok(run, `Job ${job.metadata.name} recorded no run: ${JSON.stringify(bsl.status?.maintenance)}`);
@@ -102,24 +145,52 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
   it('creating a location makes its three maintenance CronJobs within a minute (the dispatcher starts the reconcile); a spec change reaches them', async (t) => {
     let bsl = await w.cluster.kube.get(locationPath);
     const created = Date.parse(bsl.metadata.creationTimestamp);
-    const crons = await Promise.all((['prune', 'check', 'check-data'] as const).map((task) =>
-      w.cluster.kube.waitFor(`${cronJobs}/${cronJobName(w.location, task)}`, `the ${task} CronJob`, (c) => c, 3 * 60_000)));
+    const crons = await Promise.all(
+      (['prune', 'check', 'check-data'] as const).map((task) =>
+        w.cluster.kube.waitFor(
+          `${cronJobs}/${cronJobName(w.location, task)}`,
+          `the ${task} CronJob`,
+          (c) => c,
+          3 * 60_000,
+        ),
+      ),
+    );
     const seconds = (Date.now() - created) / 1000;
     t.diagnostic(`maintenance CronJobs there ${seconds.toFixed(1)} s after the location was created`);
     // seconds resolution of creationTimestamp, a slow shared box: "within a minute" with room, far below the 5-minute period
     assert.ok(seconds < 90, `the CronJobs took ${seconds} s`);
     // made by the Job the dispatcher started at admission, not by the periodic reconcile
-    const first = await w.cluster.kube.get(`${jobs}/${locationReconcileJobName(bsl.metadata.uid, bsl.metadata.generation)}`);
-    assert.ok(succeeded(await finished(first.metadata.name)), `the location's reconcile Job failed: ${JSON.stringify(first.status)}`);
+    const first = await w.cluster.kube.get(
+      `${jobs}/${locationReconcileJobName(bsl.metadata.uid, bsl.metadata.generation)}`,
+    );
+    assert.ok(
+      succeeded(await finished(first.metadata.name)),
+      `the location's reconcile Job failed: ${JSON.stringify(first.status)}`,
+    );
     for (const [i, task] of (['prune', 'check', 'check-data'] as const).entries()) {
-      assert.deepEqual(crons[i].spec.jobTemplate.spec.template.spec.containers[0].args, ['maintenance', w.location, task]);
+      assert.deepEqual(crons[i].spec.jobTemplate.spec.template.spec.containers[0].args, [
+        'maintenance',
+        w.location,
+        task,
+      ]);
       assert.equal(crons[i].metadata.ownerReferences?.[0]?.uid, bsl.metadata.uid);
     }
 
     const changedAt = Date.now();
-    bsl = await w.cluster.kube.patch(locationPath, { spec: { maintenance: { ...bsl.spec.maintenance, prune: { schedule: '17 2 * * *' } } } }, 'merge');
-    await w.cluster.kube.waitFor(`${cronJobs}/${cronJobName(w.location, 'prune')}`, 'the new prune schedule', (c) => (c.spec.schedule === '17 2 * * *' ? c : undefined), 3 * 60_000);
-    t.diagnostic(`the prune CronJob had the new schedule ${((Date.now() - changedAt) / 1000).toFixed(1)} s after the change`);
+    bsl = await w.cluster.kube.patch(
+      locationPath,
+      { spec: { maintenance: { ...bsl.spec.maintenance, prune: { schedule: '17 2 * * *' } } } },
+      'merge',
+    );
+    await w.cluster.kube.waitFor(
+      `${cronJobs}/${cronJobName(w.location, 'prune')}`,
+      'the new prune schedule',
+      (c) => (c.spec.schedule === '17 2 * * *' ? c : undefined),
+      3 * 60_000,
+    );
+    t.diagnostic(
+      `the prune CronJob had the new schedule ${((Date.now() - changedAt) / 1000).toFixed(1)} s after the change`,
+    );
     await w.cluster.kube.get(`${jobs}/${locationReconcileJobName(bsl.metadata.uid, bsl.metadata.generation)}`);
 
     // the periodic reconcile (the safety net) still runs cleanly beside it
@@ -128,16 +199,27 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
   });
 
   it('the reconcile account may write only ferry-maint-* CronJobs running as ferry-step-maintenance', async () => {
-    const { status } = await w.cluster.kube.create(`/api/v1/namespaces/${ferryNamespace}/serviceaccounts/ferry-maintenance-reconcile/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+    const { status } = await w.cluster.kube.create(
+      `/api/v1/namespaces/${ferryNamespace}/serviceaccounts/ferry-maintenance-reconcile/token`,
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } },
+    );
     const asReconcile = w.cluster.kube.withToken(status.token);
     const template = (await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, 'check')}`)).spec.jobTemplate;
     const cronJob = (name: string, serviceAccountName = 'ferry-step-maintenance'): Obj => {
       const jobTemplate = structuredClone(template);
       jobTemplate.spec.template.spec.serviceAccountName = serviceAccountName;
-      return { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name }, spec: { schedule: '0 0 1 1 *', suspend: true, jobTemplate } };
+      return {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        metadata: { name },
+        spec: { schedule: '0 0 1 1 *', suspend: true, jobTemplate },
+      };
     };
     const refusal = async (obj: Obj): Promise<string> => {
-      const err = await asReconcile.create(cronJobs, obj).then(() => undefined, (e: unknown) => e);
+      const err = await asReconcile.create(cronJobs, obj).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       if (err === undefined) await w.cluster.kube.delete(`${cronJobs}/${obj.metadata.name}`);
       return err instanceof KubeError ? err.message : `allowed (${String(err ?? 'created')})`;
     };
@@ -148,14 +230,29 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
       message = await refusal(cronJob(name));
       if (!/may only create or update/.test(message)) await new Promise((r) => setTimeout(r, 1000));
     }
-    assert.match(message, new RegExp(`the maintenance reconcile account may only create or update CronJobs named ferry-maint-\\*, not ${name}`));
-    assert.match(await refusal(cronJob(`ferry-maint-probe-${runId}`, 'ferry-dispatcher')), /must run its pods as ferry-step-maintenance, not ferry-dispatcher/);
+    assert.match(
+      message,
+      new RegExp(
+        `the maintenance reconcile account may only create or update CronJobs named ferry-maint-\\*, not ${name}`,
+      ),
+    );
+    assert.match(
+      await refusal(cronJob(`ferry-maint-probe-${runId}`, 'ferry-dispatcher')),
+      /must run its pods as ferry-step-maintenance, not ferry-dispatcher/,
+    );
     // within the policy: created (and deleted again by the admin)
     assert.equal(await refusal(cronJob(`ferry-maint-probe-${runId}`)), 'allowed (created)');
     // updating another CronJob is refused too, with the same message
     const periodic = await w.cluster.kube.get(`${cronJobs}/ferry-maintenance-reconcile`);
-    const err = await asReconcile.request('PUT', `${cronJobs}/ferry-maintenance-reconcile`, periodic).then(() => undefined, (e: unknown) => e);
-    assert.ok(err instanceof KubeError && /may only create or update CronJobs named ferry-maint-\*, not ferry-maintenance-reconcile/.test(err.message), String(err));
+    const err = await asReconcile.request('PUT', `${cronJobs}/ferry-maintenance-reconcile`, periodic).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(
+      err instanceof KubeError &&
+        /may only create or update CronJobs named ferry-maint-\*, not ferry-maintenance-reconcile/.test(err.message),
+      String(err),
+    );
   });
 
   it('skips pruning and checking a repository a backup is writing, and the backup completes', async (t) => {
@@ -166,10 +263,19 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     const resume = await pauseTransfer(w, 'DataUpload', w.app, 'during', w.app);
     try {
       const started = Date.now();
-      const [prune, check] = await Promise.all([maintain('prune', { FERRY_LOCK_WAIT_MS: '0' }), maintain('check', { FERRY_LOCK_WAIT_MS: '0' })]);
-      t.diagnostic(`prune: ${prune.run.outcome} (${prune.run.message}); check: ${check.run.outcome} (${check.run.message}); both done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const [prune, check] = await Promise.all([
+        maintain('prune', { FERRY_LOCK_WAIT_MS: '0' }),
+        maintain('check', { FERRY_LOCK_WAIT_MS: '0' }),
+      ]);
+      t.diagnostic(
+        `prune: ${prune.run.outcome} (${prune.run.message}); check: ${check.run.outcome} (${check.run.message}); both done in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       const during = await w.cluster.kube.get(`${uploads(w.app)}/during`);
-      assert.notEqual(during.status?.phase, 'Completed', 'the backup was still running when maintenance ended, so the test proves something');
+      assert.notEqual(
+        during.status?.phase,
+        'Completed',
+        'the backup was still running when maintenance ended, so the test proves something',
+      );
       assert.equal(prune.run.outcome, 'Skipped');
       assert.match(prune.run.message ?? '', /backup or restore is in progress/);
       assert.ok(succeeded(prune.job), 'a skip is not a failed Job');
@@ -180,16 +286,29 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     } finally {
       resume();
     }
-    await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000).then(({ final }) => {
-      assert.equal(final.status.phase, 'Completed', final.status.message);
-    });
+    await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000).then(
+      ({ final }) => {
+        assert.equal(final.status.phase, 'Completed', final.status.message);
+      },
+    );
   });
 
   it('skips pruning a repository a restore is reading, and the restore completes with the right bytes', async (t) => {
     // the backup of the test before: 200 MiB, a restore long enough to be caught reading
-    const { final: during } = await watchUntil(w.cluster, `${uploads(w.app)}/during`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
+    const { final: during } = await watchUntil(
+      w.cluster,
+      `${uploads(w.app)}/during`,
+      ['Completed', 'Failed', 'Canceled'],
+      15 * 60_000,
+    );
     assert.equal(during.status.phase, 'Completed', during.status.message);
-    await w.cluster.kube.create(downloads(w.app), dataDownload('reading', w.location, { targetPVC: { name: 'restored-reading' }, source: { dataUpload: { name: 'during', namespace: w.app } } }));
+    await w.cluster.kube.create(
+      downloads(w.app),
+      dataDownload('reading', w.location, {
+        targetPVC: { name: 'restored-reading' },
+        source: { dataUpload: { name: 'during', namespace: w.app } },
+      }),
+    );
     const resume = await pauseTransfer(w, 'DataDownload', w.app, 'reading', w.app);
     let prune;
     try {
@@ -200,7 +319,12 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     t.diagnostic(`prune beside the restore: ${prune.run.outcome} (${prune.run.message})`);
     assert.equal(prune.run.outcome, 'Skipped');
     assert.match(prune.run.message ?? '', /backup or restore is in progress/);
-    const { final } = await watchUntil(w.cluster, `${downloads(w.app)}/reading`, ['Completed', 'Failed', 'Canceled'], 15 * 60_000);
+    const { final } = await watchUntil(
+      w.cluster,
+      `${downloads(w.app)}/reading`,
+      ['Completed', 'Failed', 'Canceled'],
+      15 * 60_000,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     const pvc = await w.cluster.kube.get(`${claims(w.app)}/restored-reading`);
     assert.deepEqual(await compareTrees(volume, await volumePath(w.cluster, pvc.spec.volumeName)), []);
@@ -233,12 +357,22 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
 
   it('finds a repository only the bucket knows (no DataUpload, not allowed any more) and checks it', async () => {
     const gone = `${w.app}-gone`;
-    const repo = await Repository.init(openBackend(repositoryLocation(w.spec, gone), { s3: { region: w.cluster.s3.region, credentials: { accessKeyId: w.cluster.s3.accessKey, secretAccessKey: w.cluster.s3.secretKey } } }), repositoryPassword(`secret of ${w.location}`, gone));
+    const repo = await Repository.init(
+      openBackend(repositoryLocation(w.spec, gone), {
+        s3: {
+          region: w.cluster.s3.region,
+          credentials: { accessKeyId: w.cluster.s3.accessKey, secretAccessKey: w.cluster.s3.secretKey },
+        },
+      }),
+      repositoryPassword(`secret of ${w.location}`, gone),
+    );
     await repo.close();
     const job = await runFrom(cronJobName(w.location, 'check'), { FERRY_LOCK_WAIT_MS: '0' });
     assert.ok(succeeded(job));
-    const bsl = await w.cluster.kube.get(locationPath) as unknown as BackupStorageLocation;
-    const run = bsl.status?.maintenance?.repositories?.find((r) => r.namespace === gone)?.runs.find((r) => r.job === job.metadata.name);
+    const bsl = (await w.cluster.kube.get(locationPath)) as unknown as BackupStorageLocation;
+    const run = bsl.status?.maintenance?.repositories
+      ?.find((r) => r.namespace === gone)
+      ?.runs.find((r) => r.job === job.metadata.name);
     assert.ok(run, `Job ${job.metadata.name} recorded no run for ${gone}: ${JSON.stringify(bsl.status?.maintenance)}`);
     assert.deepEqual([run.task, run.outcome, run.errorsFound], ['check', 'Succeeded', 0]);
   });
@@ -273,7 +407,12 @@ async function killWhileLocked(repo: Repository, t: { diagnostic(s: string): voi
     const cron = await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, 'check-data')}`);
     const template = structuredClone(cron.spec.jobTemplate);
     const name = `${cronJobName(w.location, 'check-data').slice(0, 44)}-${runId}k${attempt}`;
-    await w.cluster.kube.create(jobs, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, labels: template.metadata?.labels }, spec: template.spec });
+    await w.cluster.kube.create(jobs, {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name, labels: template.metadata?.labels },
+      spec: template.spec,
+    });
     let killed = false;
     const deadline = Date.now() + 10 * 60_000;
     while (!killed && Date.now() < deadline) {
@@ -282,7 +421,8 @@ async function killWhileLocked(repo: Repository, t: { diagnostic(s: string): voi
         const pids = await stepPids('maintenance', w.location, 'check-data');
         for (const pid of pids) process.kill(pid, 'SIGKILL');
         killed = pids.length > 0;
-        if (killed) t.diagnostic(`attempt ${attempt}: SIGKILLed pid(s) ${pids.join(', ')} of Job ${name} while it held its lock`);
+        if (killed)
+          t.diagnostic(`attempt ${attempt}: SIGKILLed pid(s) ${pids.join(', ')} of Job ${name} while it held its lock`);
       }
       const job = await w.cluster.kube.get(`${jobs}/${name}`);
       if (!killed && jobEnded(job)) break;

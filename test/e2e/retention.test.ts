@@ -23,22 +23,35 @@ const hour = 60 * minute;
 const zone = 'Europe/Berlin';
 const schedules = (ns: string): string => `${api}/namespaces/${ns}/backupschedules`;
 
-before(async () => {
-  w = await world('retention', ({ app }) => ({ allowedNamespaces: [app] }));
-  ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '64Mi'));
-  await writeFile(join(volume, 'base.bin'), randomBytes(mib, 11));
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('retention', ({ app }) => ({ allowedNamespaces: [app] }));
+    ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '64Mi'));
+    await writeFile(join(volume, 'base.bin'), randomBytes(mib, 11));
+  },
+  { timeout: 30 * 60_000 },
+);
 after(() => w?.cluster.cleanup());
 
 async function backup(obj: Obj): Promise<Obj> {
   await w.cluster.kube.create(uploads(w.app), obj);
-  const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/${obj.metadata.name}`, ['Completed', 'Failed', 'Canceled'], 15 * minute);
+  const { final } = await watchUntil(
+    w.cluster,
+    `${uploads(w.app)}/${obj.metadata.name}`,
+    ['Completed', 'Failed', 'Canceled'],
+    15 * minute,
+  );
   assert.equal(final.status.phase, 'Completed', `${obj.metadata.name}: ${final.status.message}`);
   return final;
 }
 
 async function gone(name: string, timeoutMs: number): Promise<void> {
-  await w.cluster.kube.waitFor(`${uploads(w.app)}?fieldSelector=metadata.name=${name}`, `DataUpload ${name} to be gone`, (l) => (l.items.length === 0 ? true : undefined), timeoutMs);
+  await w.cluster.kube.waitFor(
+    `${uploads(w.app)}?fieldSelector=metadata.name=${name}`,
+    `DataUpload ${name} to be gone`,
+    (l) => (l.items.length === 0 ? true : undefined),
+    timeoutMs,
+  );
 }
 
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -54,19 +67,31 @@ describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
     await writeFile(join(volume, 'unique.bin'), randomBytes(3 * mib, 12));
     const expiring = await backup(dataUpload('expiring', w.location, { expire: '5m' }));
     await unlink(join(volume, 'unique.bin'));
-    const retained = await backup({ ...dataUpload('retained', w.location, { expire: '1m' }), metadata: { name: 'retained', annotations: { 'ferry.dev/retain-if-expired': 'true' } } });
+    const retained = await backup({
+      ...dataUpload('retained', w.location, { expire: '1m' }),
+      metadata: { name: 'retained', annotations: { 'ferry.dev/retain-if-expired': 'true' } },
+    });
     const repo = await w.repository(w.app);
-    assert.ok(await w.cluster.kube.find(`${uploads(w.app)}/expiring`), 'the expiring backup outlived the others\' backups, so the size before its expiry is measured');
+    assert.ok(
+      await w.cluster.kube.find(`${uploads(w.app)}/expiring`),
+      "the expiring backup outlived the others' backups, so the size before its expiry is measured",
+    );
     const before = await packBytes(repo);
     const started = Date.now();
     await gone('expiring', 12 * minute);
-    t.diagnostic(`expired DataUpload gone ${((Date.now() - Date.parse(expiring.metadata.creationTimestamp)) / 1000).toFixed(0)} s after creation (expire 5m; the sweep runs every minute); waited ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    t.diagnostic(
+      `expired DataUpload gone ${((Date.now() - Date.parse(expiring.metadata.creationTimestamp)) / 1000).toFixed(0)} s after creation (expire 5m; the sweep runs every minute); waited ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
     const freed = before - (await packBytes(repo));
     await repo.close();
     t.diagnostic(`expiry freed ${freed} bytes of packs (the expired backup's unique file: ${3 * mib} random bytes)`);
     assert.ok(freed >= 2.5 * mib, `freed ${freed} bytes`);
     const left = (await w.cluster.kube.get(uploads(w.app))).items.map((d: Obj) => d.metadata.name).sort();
-    assert.deepEqual(left, ['keep', 'retained'], 'the retained backup stays although expired; the one without expire stays');
+    assert.deepEqual(
+      left,
+      ['keep', 'retained'],
+      'the retained backup stays although expired; the one without expire stays',
+    );
     const ids = (await w.snapshotsOf(w.app)).map((e) => e.id).sort();
     assert.deepEqual(ids, [keep.status.snapshotID, retained.status.snapshotID].sort());
     await w.resticCheck(w.app, true);
@@ -77,12 +102,25 @@ describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
     const anchor = Math.floor(Date.now() / minute) * minute;
     const agesH = [1, 5, 26, 74, 200, 1000, 9000];
     const history = agesH.map((h, i) => ({ name: `hist-${i}`, at: anchor - h * hour }));
-    await Promise.all(history.map((b) => w.cluster.kube.create(uploads(w.app), {
-      ...dataUpload(b.name, w.location),
-      metadata: { name: b.name, labels: { 'ferry.dev/schedule': scheduleName, 'ferry.dev/run': runID(b.at) }, annotations: { 'ferry.dev/scheduled-time': new Date(b.at).toISOString().replace('.000Z', 'Z') } },
-    })));
+    await Promise.all(
+      history.map((b) =>
+        w.cluster.kube.create(uploads(w.app), {
+          ...dataUpload(b.name, w.location),
+          metadata: {
+            name: b.name,
+            labels: { 'ferry.dev/schedule': scheduleName, 'ferry.dev/run': runID(b.at) },
+            annotations: { 'ferry.dev/scheduled-time': new Date(b.at).toISOString().replace('.000Z', 'Z') },
+          },
+        }),
+      ),
+    );
     for (const b of history) {
-      const { final } = await watchUntil(w.cluster, `${uploads(w.app)}/${b.name}`, ['Completed', 'Failed', 'Canceled'], 20 * minute);
+      const { final } = await watchUntil(
+        w.cluster,
+        `${uploads(w.app)}/${b.name}`,
+        ['Completed', 'Failed', 'Canceled'],
+        20 * minute,
+      );
       assert.equal(final.status.phase, 'Completed', `${b.name}: ${final.status.message}`);
     }
     // the run's minute, far enough ahead for the reconcile to make the CronJob first; it fires once a year
@@ -90,12 +128,24 @@ describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
     const rules = { keepLast: 1, keepHourly: 1, keepDaily: 2, keepWeekly: 1, keepMonthly: 1 };
     const local = wallClock(due, zone);
     await w.cluster.kube.create(schedules(w.app), {
-      apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupSchedule', metadata: { name: scheduleName },
-      spec: { schedule: `${local.minute} ${local.hour} ${local.day} ${local.month} *`, timeZone: zone, pvcs: ['data'], backupStorageLocation: w.location, retention: rules },
+      apiVersion: 'ferry.dev/v1alpha1',
+      kind: 'BackupSchedule',
+      metadata: { name: scheduleName },
+      spec: {
+        schedule: `${local.minute} ${local.hour} ${local.day} ${local.month} *`,
+        timeZone: zone,
+        pvcs: ['data'],
+        backupStorageLocation: w.location,
+        retention: rules,
+      },
     });
     const run = runID(due);
-    const status = await w.cluster.kube.waitFor(`${schedules(w.app)}/${scheduleName}`, 'the scheduled run to end',
-      (s) => (s.status?.lastRun?.run === run && s.status.lastRun.outcome !== 'Running' ? s.status : undefined), 25 * minute);
+    const status = await w.cluster.kube.waitFor(
+      `${schedules(w.app)}/${scheduleName}`,
+      'the scheduled run to end',
+      (s) => (s.status?.lastRun?.run === run && s.status.lastRun.outcome !== 'Running' ? s.status : undefined),
+      25 * minute,
+    );
     assert.equal(status.lastRun.outcome, 'Succeeded', status.lastRun.message);
     t.diagnostic(status.lastRun.message);
 
@@ -113,11 +163,23 @@ describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
       const flags = Object.entries(rules).flatMap(([k, n]) => [`--keep-${k.slice(4).toLowerCase()}`, String(n)]);
       const [group] = await resticJSON<{ keep: { id: string }[] }[]>(repo, ['forget', '--dry-run', ...flags]);
       const expected = group.keep.map((s) => nameOf.get(s.id)).sort();
-      const deleted = all.map((b) => b.name).filter((n) => !expected.includes(n)).sort();
-      assert.ok(deleted.length >= 2, `the rules must delete something to prove anything (restic keeps ${expected.join(', ')})`);
+      const deleted = all
+        .map((b) => b.name)
+        .filter((n) => !expected.includes(n))
+        .sort();
+      assert.ok(
+        deleted.length >= 2,
+        `the rules must delete something to prove anything (restic keeps ${expected.join(', ')})`,
+      );
       assert.deepEqual([...(status.lastRun.deleted ?? [])].sort(), deleted, 'the run deleted what restic forgets');
       for (const n of deleted) await gone(n, 15 * minute);
-      const remaining = (await w.cluster.kube.get(`${uploads(w.app)}?labelSelector=${encodeURIComponent(`ferry.dev/schedule=${scheduleName}`)}`)).items.map((d: Obj) => d.metadata.name).sort();
+      const remaining = (
+        await w.cluster.kube.get(
+          `${uploads(w.app)}?labelSelector=${encodeURIComponent(`ferry.dev/schedule=${scheduleName}`)}`,
+        )
+      ).items
+        .map((d: Obj) => d.metadata.name)
+        .sort();
       assert.deepEqual(remaining, expected, 'the DataUploads left are those restic keeps');
       t.diagnostic(`kept ${expected.join(', ')}; deleted ${deleted.join(', ')}`);
     } finally {

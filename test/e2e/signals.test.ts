@@ -13,28 +13,50 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { labels } from '../../src/shared/step-job/contract.ts';
 import { installFerry } from '../support/ferry-install.ts';
-import { api, boundClaim, dataDownload, dataUpload, downloads, ferryNamespace, summary, uploads, watchUntil, world } from './world.ts';
+import {
+  api,
+  boundClaim,
+  dataDownload,
+  dataUpload,
+  downloads,
+  ferryNamespace,
+  summary,
+  uploads,
+  watchUntil,
+  world,
+} from './world.ts';
 import type { Obj, World } from './world.ts';
 
 const run = promisify(execFile);
 const phaseTimeoutMs = 10 * 60_000;
 let w: World & { app: string; other: string };
 
-before(async () => {
-  w = await world('signals', ({ app, other }) => ({ allowedNamespaces: [app, other], crossNamespaceRestores: [{ from: app, to: [other] }] }));
-  const { path } = await boundClaim(w.cluster, w.app, 'data', '256Mi');
-  await writeFile(join(path, 'random.bin'), randomBytes(24 << 20));
-  for (let i = 0; i < 200; i++) await writeFile(join(path, `note-${i}.txt`), `note ${i}\n`.repeat(i + 1));
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    w = await world('signals', ({ app, other }) => ({
+      allowedNamespaces: [app, other],
+      crossNamespaceRestores: [{ from: app, to: [other] }],
+    }));
+    const { path } = await boundClaim(w.cluster, w.app, 'data', '256Mi');
+    await writeFile(join(path, 'random.bin'), randomBytes(24 << 20));
+    for (let i = 0; i < 200; i++) await writeFile(join(path, `note-${i}.txt`), `note ${i}\n`.repeat(i + 1));
+  },
+  { timeout: 30 * 60_000 },
+);
 after(() => w?.cluster.cleanup());
 
 /** The dispatcher's metrics as sample name (with labels) -> value. */
 async function scrape(port: number): Promise<Map<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
-  return new Map(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => {
-    const at = l.lastIndexOf(' ');
-    return [l.slice(0, at), Number(l.slice(at + 1))];
-  }));
+  return new Map(
+    text
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => {
+        const at = l.lastIndexOf(' ');
+        return [l.slice(0, at), Number(l.slice(at + 1))];
+      }),
+  );
 }
 
 interface Ended {
@@ -56,10 +78,18 @@ function samplePods(uid: string): Sampler {
   const loop = (async () => {
     while (running) {
       // a slow apiserver answer is skipped; the next sample comes 300 ms later
-      const pods = await w.cluster.kube.get(`/api/v1/namespaces/${ferryNamespace}/pods?labelSelector=${encodeURIComponent(`${labels.uid}=${uid}`)}`).catch(() => ({ items: [] }));
+      const pods = await w.cluster.kube
+        .get(`/api/v1/namespaces/${ferryNamespace}/pods?labelSelector=${encodeURIComponent(`${labels.uid}=${uid}`)}`)
+        .catch(() => ({ items: [] }));
       for (const pod of pods.items as Obj[]) {
         const t = pod.status?.containerStatuses?.find((c: Obj) => c.name === 'step')?.state?.terminated;
-        if (t) ended.set(pod.metadata.name, { pod: pod.metadata.name, step: pod.metadata.labels[labels.step], exitCode: t.exitCode, message: t.message ?? '' });
+        if (t)
+          ended.set(pod.metadata.name, {
+            pod: pod.metadata.name,
+            step: pod.metadata.labels[labels.step],
+            exitCode: t.exitCode,
+            message: t.message ?? '',
+          });
       }
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -79,20 +109,31 @@ async function untilSteps(sampler: Sampler, steps: string[]): Promise<Ended[]> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const got = sampler.ended();
-    if (steps.every((s) => got.some((e) => e.step === s && e.exitCode === 0)) || Date.now() > deadline) return sampler.stop();
+    if (steps.every((s) => got.some((e) => e.step === s && e.exitCode === 0)) || Date.now() > deadline)
+      return sampler.stop();
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
 async function eventsOf(ns: string, uid: string): Promise<Obj[]> {
-  const list = await w.cluster.kube.get(`/apis/events.k8s.io/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(`regarding.uid=${uid}`)}`);
-  return (list.items as Obj[]).sort((a, b) => Date.parse(a.eventTime ?? a.metadata.creationTimestamp) - Date.parse(b.eventTime ?? b.metadata.creationTimestamp));
+  const list = await w.cluster.kube.get(
+    `/apis/events.k8s.io/v1/namespaces/${ns}/events?fieldSelector=${encodeURIComponent(`regarding.uid=${uid}`)}`,
+  );
+  return (list.items as Obj[]).sort(
+    (a, b) =>
+      Date.parse(a.eventTime ?? a.metadata.creationTimestamp) - Date.parse(b.eventTime ?? b.metadata.creationTimestamp),
+  );
 }
 
 /** The Progress% cell `kubectl get` prints for one resource. */
 async function progressColumn(resource: string, ns: string, name: string): Promise<string> {
-  const { stdout } = await run('kubectl', ['--kubeconfig', w.cluster.kubeconfig, 'get', resource, name, '-n', ns], { encoding: 'utf8' });
-  const [header, row] = stdout.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
+  const { stdout } = await run('kubectl', ['--kubeconfig', w.cluster.kubeconfig, 'get', resource, name, '-n', ns], {
+    encoding: 'utf8',
+  });
+  const [header, row] = stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s{2,}/));
   return row[header.indexOf('PROGRESS%')];
 }
 
@@ -100,7 +141,9 @@ function checkTerminations(ended: Ended[], steps: string[]): void {
   for (const step of steps) {
     const mine = ended.filter((e) => e.step === step && e.exitCode === 0);
     assert.ok(mine.length > 0, `a finished ${step} pod among ${JSON.stringify(ended)}`);
-    const parsed = mine.map((e) => JSON.parse(e.message) as { outcome: string; reason: string; counters?: Record<string, number> });
+    const parsed = mine.map(
+      (e) => JSON.parse(e.message) as { outcome: string; reason: string; counters?: Record<string, number> },
+    );
     const advanced = parsed.find((m) => m.outcome === 'Advanced');
     assert.ok(advanced, `the ${step} pod's termination message says it advanced: ${JSON.stringify(parsed)}`);
     assert.ok(advanced.reason.length > 0);
@@ -141,22 +184,35 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
 
     const path = `${uploads(w.app)}/signals`;
     const percent = async () => (await w.cluster.kube.get(path)).status?.progress?.percent;
-    const { final, seen } = await watchUntil(w.cluster, path, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs, percent);
+    const { final, seen } = await watchUntil(
+      w.cluster,
+      path,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+      percent,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     t.diagnostic(summary(final));
     upload = final;
     const during = seen.filter((s) => s.phase === 'InProgress').map((s) => s.extra);
-    assert.ok(during.length > 0 && during.every((p) => typeof p === 'number' && p >= 0 && p <= 100), `percent during the transfer: ${JSON.stringify(during)}`);
+    assert.ok(
+      during.length > 0 && during.every((p) => typeof p === 'number' && p >= 0 && p <= 100),
+      `percent during the transfer: ${JSON.stringify(during)}`,
+    );
     assert.equal(await progressColumn('datauploads', w.app, 'signals'), '100');
 
     const stats = final.status.stats;
     assert.ok(stats.files >= 200 && stats.bytes >= 24 << 20, JSON.stringify(stats));
-    assert.ok(stats.bytesAdded >= 24 << 20 && stats.bytesStored > 0 && stats.durationSeconds > 0, JSON.stringify(stats));
+    assert.ok(
+      stats.bytesAdded >= 24 << 20 && stats.bytesStored > 0 && stats.durationSeconds > 0,
+      JSON.stringify(stats),
+    );
 
     const events = await eventsOf(w.app, final.metadata.uid);
     const reasons = events.map((e) => e.reason);
     // New > Accepted > Prepared > InProgress > Finalizing > Completed
-    for (const r of ['SnapshotReady', 'Exposed', 'TransferStarted', 'DataMoved', 'Completed']) assert.ok(reasons.includes(r), `Event ${r} among ${reasons.join(', ')}`);
+    for (const r of ['SnapshotReady', 'Exposed', 'TransferStarted', 'DataMoved', 'Completed'])
+      assert.ok(reasons.includes(r), `Event ${r} among ${reasons.join(', ')}`);
     for (const e of events) {
       assert.match(e.reportingController, /^ferry\.dev\/(step-[a-z]+|dispatcher)$/);
       assert.ok(e.note.length > 10, `a note a person can read: ${e.note}`);
@@ -173,26 +229,37 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
 
   it('a restore: Events for each transition and termination messages of its steps', async (t) => {
     assert.ok(upload, 'needs the backup of the first test');
-    const created = await w.cluster.kube.create(downloads(w.other), dataDownload('signals', w.location, { source: { dataUpload: { name: 'signals', namespace: w.app } } }));
+    const created = await w.cluster.kube.create(
+      downloads(w.other),
+      dataDownload('signals', w.location, { source: { dataUpload: { name: 'signals', namespace: w.app } } }),
+    );
     const sampler = samplePods(created.metadata.uid);
     t.after(() => sampler.stop());
-    const { final } = await watchUntil(w.cluster, `${downloads(w.other)}/signals`, ['Completed', 'Failed', 'Canceled'], phaseTimeoutMs);
+    const { final } = await watchUntil(
+      w.cluster,
+      `${downloads(w.other)}/signals`,
+      ['Completed', 'Failed', 'Canceled'],
+      phaseTimeoutMs,
+    );
     assert.equal(final.status.phase, 'Completed', final.status.message);
     t.diagnostic(summary(final));
     assert.equal(await progressColumn('datadownloads', w.other, 'signals'), '100');
     assert.ok(final.status.stats.files >= 200, JSON.stringify(final.status.stats));
     const reasons = (await eventsOf(w.other, final.metadata.uid)).map((e) => e.reason);
     // New > Prepared > InProgress > Finalizing > Completed
-    for (const r of ['Exposed', 'TransferStarted', 'DataMoved', 'Completed']) assert.ok(reasons.includes(r), `Event ${r} among ${reasons.join(', ')}`);
+    for (const r of ['Exposed', 'TransferStarted', 'DataMoved', 'Completed'])
+      assert.ok(reasons.includes(r), `Event ${r} among ${reasons.join(', ')}`);
     const steps = ['expose', 'transfer', 'finalize'];
     const ended = await untilSteps(sampler, steps);
     checkTerminations(ended, steps);
   });
 
-  it('a BackupSchedule\'s health in /metrics, read from its status across namespaces', async () => {
+  it("a BackupSchedule's health in /metrics, read from its status across namespaces", async () => {
     const { metricsPort } = await installFerry(w.cluster);
     await w.cluster.kube.create(`${api}/namespaces/${w.app}/backupschedules`, {
-      apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupSchedule', metadata: { name: 'paused' },
+      apiVersion: 'ferry.dev/v1alpha1',
+      kind: 'BackupSchedule',
+      metadata: { name: 'paused' },
       spec: { schedule: '0 3 * * *', pvcs: ['data'], backupStorageLocation: w.location, suspend: true },
     });
     const labelText = `{namespace="${w.app}",schedule="paused"}`;
@@ -205,6 +272,9 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
     }
     assert.equal(samples.get(`ferry_schedule_suspended${labelText}`), 1);
     assert.equal(samples.get(`ferry_schedule_missed_runs${labelText}`), 0);
-    assert.equal(samples.get(`ferry_schedule_last_run_outcome{namespace="${w.app}",schedule="paused",outcome="Succeeded"}`), 0);
+    assert.equal(
+      samples.get(`ferry_schedule_last_run_outcome{namespace="${w.app}",schedule="paused",outcome="Succeeded"}`),
+      0,
+    );
   });
 });

@@ -40,7 +40,10 @@ export interface World {
 }
 
 /** Installs ferry and a storage location allowing `allowed(app)` namespaces; cleanup is the caller's `after`. */
-export async function world(suite: string, allowedFor: (ns: { app: string; other: string }) => Partial<BackupStorageLocationSpec>): Promise<World & { app: string; other: string }> {
+export async function world(
+  suite: string,
+  allowedFor: (ns: { app: string; other: string }) => Partial<BackupStorageLocationSpec>,
+): Promise<World & { app: string; other: string }> {
   const cluster = await useCluster(suite);
   await installFerry(cluster);
   const app = await cluster.namespace('app');
@@ -49,20 +52,49 @@ export async function world(suite: string, allowedFor: (ns: { app: string; other
   const location = `${suite}-${id}`;
   const passwordSecret = `ferry-password-${id}`;
   const spec: BackupStorageLocationSpec = {
-    s3: { endpoint: cluster.s3.endpoint, bucket: cluster.s3.bucket, prefix: `e2e/${suite}-${id}`, region: cluster.s3.region },
+    s3: {
+      endpoint: cluster.s3.endpoint,
+      bucket: cluster.s3.bucket,
+      prefix: `e2e/${suite}-${id}`,
+      region: cluster.s3.region,
+    },
     credential: { name: `ferry-s3-${id}` },
     repositoryPassword: { name: passwordSecret, key: 'password' },
     allowedNamespaces: [app],
     ...allowedFor({ app, other }),
   };
   const { kube } = cluster;
-  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: spec.credential.name }, stringData: { AWS_ACCESS_KEY_ID: cluster.s3.accessKey, AWS_SECRET_ACCESS_KEY: cluster.s3.secretKey } });
-  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: passwordSecret }, stringData: { password: `secret of ${location}` } });
-  await kube.create(`${api}/namespaces/${ferryNamespace}/backupstoragelocations`, { apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: location }, spec });
-  const s3 = { region: cluster.s3.region, credentials: { accessKeyId: cluster.s3.accessKey, secretAccessKey: cluster.s3.secretKey } };
-  const repository = (ns: string) => Repository.open(openBackend(repositoryLocation(spec, ns), { s3 }), repositoryPassword(`secret of ${location}`, ns));
+  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: spec.credential.name },
+    stringData: { AWS_ACCESS_KEY_ID: cluster.s3.accessKey, AWS_SECRET_ACCESS_KEY: cluster.s3.secretKey },
+  });
+  await kube.create(`/api/v1/namespaces/${ferryNamespace}/secrets`, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: passwordSecret },
+    stringData: { password: `secret of ${location}` },
+  });
+  await kube.create(`${api}/namespaces/${ferryNamespace}/backupstoragelocations`, {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupStorageLocation',
+    metadata: { name: location },
+    spec,
+  });
+  const s3 = {
+    region: cluster.s3.region,
+    credentials: { accessKeyId: cluster.s3.accessKey, secretAccessKey: cluster.s3.secretKey },
+  };
+  const repository = (ns: string) =>
+    Repository.open(openBackend(repositoryLocation(spec, ns), { s3 }), repositoryPassword(`secret of ${location}`, ns));
   return {
-    cluster, location, spec, passwordSecret, app, other,
+    cluster,
+    location,
+    spec,
+    passwordSecret,
+    app,
+    other,
     namespace: (prefix) => cluster.namespace(prefix),
     repository,
     async snapshotsOf(ns) {
@@ -73,10 +105,19 @@ export async function world(suite: string, allowedFor: (ns: { app: string; other
         await repo.close();
       }
     },
-    resticCheck: (ns, readData) => restic({
-      repo: repositoryLocation(spec, ns), password: repositoryPassword(`secret of ${location}`, ns),
-      env: { AWS_ACCESS_KEY_ID: cluster.s3.accessKey, AWS_SECRET_ACCESS_KEY: cluster.s3.secretKey, AWS_DEFAULT_REGION: cluster.s3.region },
-    }, ['check', ...(readData ? ['--read-data'] : [])]),
+    resticCheck: (ns, readData) =>
+      restic(
+        {
+          repo: repositoryLocation(spec, ns),
+          password: repositoryPassword(`secret of ${location}`, ns),
+          env: {
+            AWS_ACCESS_KEY_ID: cluster.s3.accessKey,
+            AWS_SECRET_ACCESS_KEY: cluster.s3.secretKey,
+            AWS_DEFAULT_REGION: cluster.s3.region,
+          },
+        },
+        ['check', ...(readData ? ['--read-data'] : [])],
+      ),
   };
 }
 
@@ -84,19 +125,46 @@ export async function world(suite: string, allowedFor: (ns: { app: string; other
  * time, as a GitOps edit would): the default 3 s can outlast a whole transfer of the test's data. */
 export async function reportProgressEvery(cluster: TestCluster, ms: number): Promise<void> {
   for (const template of ['ferry-step-transfer-backup', 'ferry-step-transfer-restore']) {
-    await cluster.kube.patch(`/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/${template}`, {
-      spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'step', env: [{ name: 'FERRY_PROGRESS_MS', value: String(ms) }] }] } } } } },
-    }, 'strategic');
+    await cluster.kube.patch(
+      `/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/${template}`,
+      {
+        spec: {
+          jobTemplate: {
+            spec: {
+              template: {
+                spec: { containers: [{ name: 'step', env: [{ name: 'FERRY_PROGRESS_MS', value: String(ms) }] }] },
+              },
+            },
+          },
+        },
+      },
+      'strategic',
+    );
   }
 }
 
 /** A bound PVC on the immediate-binding class, and where its data lives on the host. */
-export async function boundClaim(cluster: TestCluster, ns: string, name: string, size: string, block = false): Promise<{ pv: string; path: string }> {
+export async function boundClaim(
+  cluster: TestCluster,
+  ns: string,
+  name: string,
+  size: string,
+  block = false,
+): Promise<{ pv: string; path: string }> {
   await cluster.kube.create(claims(ns), {
-    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'ferry-local-immediate', volumeMode: block ? 'Block' : 'Filesystem', resources: { requests: { storage: size } } },
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'ferry-local-immediate',
+      volumeMode: block ? 'Block' : 'Filesystem',
+      resources: { requests: { storage: size } },
+    },
   });
-  const pvc = await cluster.kube.waitFor(`${claims(ns)}/${name}`, `PVC ${ns}/${name} to bind`, (c) => (c.status?.phase === 'Bound' ? c : undefined));
+  const pvc = await cluster.kube.waitFor(`${claims(ns)}/${name}`, `PVC ${ns}/${name} to bind`, (c) =>
+    c.status?.phase === 'Bound' ? c : undefined,
+  );
   return { pv: pvc.spec.volumeName, path: await volumePath(cluster, pvc.spec.volumeName) };
 }
 
@@ -108,11 +176,21 @@ export async function volumePath(cluster: TestCluster, pv: string): Promise<stri
 }
 
 export function dataUpload(name: string, location: string, spec: Partial<DataUpload['spec']> = {}): Obj {
-  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', metadata: { name }, spec: { sourcePVC: 'data', backupStorageLocation: location, ...spec } };
+  return {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataUpload',
+    metadata: { name },
+    spec: { sourcePVC: 'data', backupStorageLocation: location, ...spec },
+  };
 }
 
 export function dataDownload(name: string, location: string, spec: Partial<DataDownload['spec']>): Obj {
-  return { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload', metadata: { name }, spec: { targetPVC: { name: 'restored' }, backupStorageLocation: location, source: {}, ...spec } };
+  return {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataDownload',
+    metadata: { name },
+    spec: { targetPVC: { name: 'restored' }, backupStorageLocation: location, source: {}, ...spec },
+  };
 }
 
 export interface Watched {
@@ -125,7 +203,13 @@ export interface Watched {
  * Polls a resource until it reaches one of `phases`, recording what it showed on the way; `look` adds whatever
  * else the test wants sampled at the same moments (e.g. the target PVC's phase).
  */
-export async function watchUntil(cluster: TestCluster, path: string, phases: string[], timeoutMs: number, look?: () => Promise<unknown>): Promise<Watched> {
+export async function watchUntil(
+  cluster: TestCluster,
+  path: string,
+  phases: string[],
+  timeoutMs: number,
+  look?: () => Promise<unknown>,
+): Promise<Watched> {
   const deadline = Date.now() + timeoutMs;
   const seen: Watched['seen'] = [];
   for (;;) {
@@ -133,19 +217,45 @@ export async function watchUntil(cluster: TestCluster, path: string, phases: str
     const phase = obj.status?.phase ?? 'New';
     const extra = look ? await look() : undefined;
     const last = seen.at(-1);
-    const entry = { at: Date.now(), phase, bytesDone: obj.status?.progress?.bytesDone, totalBytes: obj.status?.progress?.totalBytes, extra };
-    if (!last || last.phase !== entry.phase || last.bytesDone !== entry.bytesDone || JSON.stringify(last.extra) !== JSON.stringify(extra)) seen.push(entry);
+    const entry = {
+      at: Date.now(),
+      phase,
+      bytesDone: obj.status?.progress?.bytesDone,
+      totalBytes: obj.status?.progress?.totalBytes,
+      extra,
+    };
+    if (
+      !last ||
+      last.phase !== entry.phase ||
+      last.bytesDone !== entry.bytesDone ||
+      JSON.stringify(last.extra) !== JSON.stringify(extra)
+    )
+      seen.push(entry);
     if (phases.includes(phase)) return { final: obj, seen };
-    if (Date.now() > deadline) throw new Error(`${path} did not reach ${phases.join('/')} within ${timeoutMs / 1000} s; it went through ${seen.map((s) => s.phase).join(' > ')}; last status: ${JSON.stringify(obj.status).slice(0, 1500)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${path} did not reach ${phases.join('/')} within ${timeoutMs / 1000} s; it went through ${seen.map((s) => s.phase).join(' > ')}; last status: ${JSON.stringify(obj.status).slice(0, 1500)}`,
+      );
     await new Promise((r) => setTimeout(r, 150));
   }
 }
 
 /** Creates DataUpload `name` of PVC `data` in `namespace` and waits for its end; throws unless it Completed. */
-export async function completedBackup(w: Pick<World, 'cluster' | 'location'>, namespace: string, name: string, timeoutMs = 15 * 60_000): Promise<Obj> {
+export async function completedBackup(
+  w: Pick<World, 'cluster' | 'location'>,
+  namespace: string,
+  name: string,
+  timeoutMs = 15 * 60_000,
+): Promise<Obj> {
   await w.cluster.kube.create(uploads(namespace), dataUpload(name, w.location));
-  const { final } = await watchUntil(w.cluster, `${uploads(namespace)}/${name}`, ['Completed', 'Failed', 'Canceled'], timeoutMs);
-  if (final.status.phase !== 'Completed') throw new Error(`DataUpload ${namespace}/${name} ended ${final.status.phase}: ${final.status.message}`);
+  const { final } = await watchUntil(
+    w.cluster,
+    `${uploads(namespace)}/${name}`,
+    ['Completed', 'Failed', 'Canceled'],
+    timeoutMs,
+  );
+  if (final.status.phase !== 'Completed')
+    throw new Error(`DataUpload ${namespace}/${name} ended ${final.status.phase}: ${final.status.message}`);
   return final;
 }
 
@@ -161,14 +271,20 @@ export async function leftovers(cluster: TestCluster, uid: string): Promise<stri
   const selector = `?labelSelector=${encodeURIComponent(`${labels.uid}=${uid}`)}`;
   const found: string[] = [];
   const paths = [
-    `${claims(ferryNamespace)}${selector}`, `${snapshots(ferryNamespace)}${selector}`,
+    `${claims(ferryNamespace)}${selector}`,
+    `${snapshots(ferryNamespace)}${selector}`,
     `/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents${selector}`,
   ];
   for (const path of paths) {
-    for (const o of (await cluster.kube.get(path)).items) found.push(`${o.kind ?? path.split('?')[0].split('/').at(-1)} ${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    for (const o of (await cluster.kube.get(path)).items)
+      found.push(`${o.kind ?? path.split('?')[0].split('/').at(-1)} ${o.metadata.namespace ?? ''}/${o.metadata.name}`);
   }
   for (const job of (await cluster.kube.get(`/apis/batch/v1/namespaces/${ferryNamespace}/jobs${selector}`)).items) {
-    if (!job.status?.completionTime && !(job.status?.conditions ?? []).some((c: Obj) => c.type === 'Failed' && c.status === 'True')) found.push(`running Job ${job.metadata.name}`);
+    if (
+      !job.status?.completionTime &&
+      !(job.status?.conditions ?? []).some((c: Obj) => c.type === 'Failed' && c.status === 'True')
+    )
+      found.push(`running Job ${job.metadata.name}`);
   }
   return found;
 }
@@ -185,8 +301,12 @@ export async function settledLeftovers(cluster: TestCluster, uid: string, timeou
 
 /** One line on how a finished resource went: its steps' durations and its transfer stats, for test diagnostics. */
 export function summary(obj: Obj): string {
-  const steps = Object.entries(obj.status?.steps ?? {}).map(([name, r]: [string, any]) => `${name} ${((Date.parse(r.endTime) - Date.parse(r.startTime)) / 1000).toFixed(0)} s`);
-  const total = obj.status?.completionTimestamp ? ` in ${((Date.parse(obj.status.completionTimestamp) - Date.parse(obj.metadata.creationTimestamp)) / 1000).toFixed(0)} s` : '';
+  const steps = Object.entries(obj.status?.steps ?? {}).map(
+    ([name, r]: [string, any]) => `${name} ${((Date.parse(r.endTime) - Date.parse(r.startTime)) / 1000).toFixed(0)} s`,
+  );
+  const total = obj.status?.completionTimestamp
+    ? ` in ${((Date.parse(obj.status.completionTimestamp) - Date.parse(obj.metadata.creationTimestamp)) / 1000).toFixed(0)} s`
+    : '';
   return `${obj.kind} ${obj.metadata.name} ${obj.status?.phase}${total} (${steps.join(', ')}); stats ${JSON.stringify(obj.status?.stats ?? {})}`;
 }
 
@@ -207,14 +327,21 @@ export async function stepPids(...tail: string[]): Promise<number[]> {
  * work: once a lock is in that repository (a backup or restore takes one before it reads or writes), or, where it
  * takes none, once it reports bytes moved. Returns what resumes it (SIGCONT).
  */
-export async function pauseTransfer(w: Pick<World, 'cluster' | 'repository'>, kind: 'DataUpload' | 'DataDownload', namespace: string, name: string, source: string): Promise<() => void> {
+export async function pauseTransfer(
+  w: Pick<World, 'cluster' | 'repository'>,
+  kind: 'DataUpload' | 'DataDownload',
+  namespace: string,
+  name: string,
+  source: string,
+): Promise<() => void> {
   const repo = await w.repository(source);
   const path = `${kind === 'DataUpload' ? uploads(namespace) : downloads(namespace)}/${name}`;
   try {
     for (const deadline = Date.now() + 10 * 60_000; Date.now() < deadline;) {
       const [pid] = await stepPids('transfer', `${kind}/${namespace}/${name}`);
       const obj = await w.cluster.kube.get(path);
-      if (['Finalizing', 'Completed', 'Failed'].includes(obj.status?.phase)) throw new Error(`the transfer of ${path} ended (${obj.status.phase}) before it could be paused`);
+      if (['Finalizing', 'Completed', 'Failed'].includes(obj.status?.phase))
+        throw new Error(`the transfer of ${path} ended (${obj.status.phase}) before it could be paused`);
       let locked = false;
       for await (const _ of lockStore(repo).list()) locked = true;
       if (pid !== undefined && (locked || (obj.status?.progress?.bytesDone ?? 0) > 0)) {

@@ -58,7 +58,18 @@ interface Summary {
   packs_adopted: number;
 }
 
-const backupArgs = (repo: string) => ['repo', 'backup', '-r', repo, '--json', '--pack-size', String(packSizeMiB), '--host', 'kill-test', source];
+const backupArgs = (repo: string) => [
+  'repo',
+  'backup',
+  '-r',
+  repo,
+  '--json',
+  '--pack-size',
+  String(packSizeMiB),
+  '--host',
+  'kill-test',
+  source,
+];
 
 // the uninterrupted run, on a repository with the same chunker polynomial: what storing the dataset costs
 const reference = parseJSON<Summary>(await ferryOK(backupArgs(await newRepo('reference'))));
@@ -71,9 +82,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 async function killWhen(repo: string, point: string): Promise<FerryRun> {
   const mark = join(work, `pause-${randomUUID()}`);
-  const { child, done } = spawnFerry(backupArgs(repo), { entry: killDriver, env: { FERRY_TEST_KILL: `${point}:pause`, FERRY_TEST_PAUSE_MARK: mark } });
+  const { child, done } = spawnFerry(backupArgs(repo), {
+    entry: killDriver,
+    env: { FERRY_TEST_KILL: `${point}:pause`, FERRY_TEST_PAUSE_MARK: mark },
+  });
   let exited = false;
-  void done.then(() => { exited = true; });
+  void done.then(() => {
+    exited = true;
+  });
   while (!exited && !existsSync(mark)) await sleep(10);
   if (!exited) {
     await sleep(seededInt(random, 0, 40));
@@ -121,7 +137,11 @@ async function blobsStoredTwice(path: string): Promise<string[]> {
 async function resumeAndVerify(repo: string, killed: AfterKill): Promise<Summary> {
   const second = parseJSON<Summary>(await ferryOK(backupArgs(repo)));
   const after = await packFiles(repo);
-  assert.equal(totalSize(after) - killed.stored, second.pack_bytes_written, 'the stats count exactly the pack bytes that reached storage');
+  assert.equal(
+    totalSize(after) - killed.stored,
+    second.pack_bytes_written,
+    'the stats count exactly the pack bytes that reached storage',
+  );
   assert.deepEqual(await blobsStoredTwice(repo), [], 'no blob is stored twice');
   const notStored = reference.pack_bytes_written - killed.stored;
   assert.ok(
@@ -129,13 +149,18 @@ async function resumeAndVerify(repo: string, killed: AfterKill): Promise<Summary
     `the rerun uploaded ${second.pack_bytes_written} bytes where only ${notStored} were not stored yet (${JSON.stringify({ killed, second })})`,
   );
   assert.ok(second.data_added_packed <= second.pack_bytes_written);
-  if (killed.indexFiles === 0) assert.equal(second.packs_adopted, killed.packs, 'every pack of the killed run is adopted');
+  if (killed.indexFiles === 0)
+    assert.equal(second.packs_adopted, killed.packs, 'every pack of the killed run is adopted');
 
   // like restic, ferry leaves a dead process's lock for `unlock` to remove; restic refuses an exclusive lock until then
   const unlocked = parseJSON<{ removed: { id: string }[] }>(await ferryOK(['repo', 'unlock', '-r', repo, '--json']));
   assert.equal(unlocked.removed.length, 1, 'the killed run left its lock, and only that one');
   const snaps = await resticJSON<{ id: string }[]>({ repo }, ['snapshots']);
-  assert.deepEqual(snaps.map((s) => s.id), [second.snapshot_id], 'exactly one snapshot');
+  assert.deepEqual(
+    snaps.map((s) => s.id),
+    [second.snapshot_id],
+    'exactly one snapshot',
+  );
   await restic({ repo }, ['check', '--read-data']);
   const target = join(work, `${repo.split('/').pop()}-restored`);
   await restic({ repo }, ['restore', second.snapshot_id, '--target', target]);
@@ -156,7 +181,10 @@ test('killed while taking the lock, before any data moved', async () => {
   await resumeAndVerify(repo, killed);
 });
 
-for (const [name, lo, hi] of [['early', 2, 5], ['late', 8, 11]] as const) {
+for (const [name, lo, hi] of [
+  ['early', 2, 5],
+  ['late', 8, 11],
+] as const) {
   const k = seededInt(random, lo, hi);
   test(`killed ${name}, after ${k} packs reached storage (seed ${seed})`, async () => {
     const repo = await newRepo(`kill-${name}`);
@@ -182,7 +210,10 @@ test('killed right after a pack was stored, before any index names it: the rerun
 test('killed half-way through writing a pack: the partial file is ignored by ferry and restic', async () => {
   const repo = await newRepo('kill-pack-during');
   await killAt(repo, 'pack:5:during');
-  assert.ok((await tempFiles(repo)).some((f) => f.endsWith('-tmp-killeddriver')), 'the partial pack is on disk');
+  assert.ok(
+    (await tempFiles(repo)).some((f) => f.endsWith('-tmp-killeddriver')),
+    'the partial pack is on disk',
+  );
   await resumeAndVerify(repo, await afterKill(repo));
 });
 

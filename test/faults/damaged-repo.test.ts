@@ -100,16 +100,29 @@ test('a flipped byte inside a data blob: check --read-data names the pack and th
 
   const { run, errors } = await check(repo, '--read-data');
   assert.equal(run.code, 1);
-  assert.ok(errors.some((e) => e.includes(victim.pack) && e.includes(victim.id)), `no error names pack and blob: ${errors.join('\n')}`);
-  assert.ok(errors.every((e) => e.includes(victim.pack)), 'only the damaged pack is reported');
+  assert.ok(
+    errors.some((e) => e.includes(victim.pack) && e.includes(victim.id)),
+    `no error names pack and blob: ${errors.join('\n')}`,
+  );
+  assert.ok(
+    errors.every((e) => e.includes(victim.pack)),
+    'only the damaged pack is reported',
+  );
   assertFailsClearly(await ferry(['repo', 'check', '-r', repo, '--read-data']), victim.pack, victim.id);
 
   const target = join(work, 'flipped-restore');
-  assertFailsClearly(await ferry(['repo', 'restore', '-r', repo, snapshotID, '--target', target]), victim.pack, victim.id);
+  assertFailsClearly(
+    await ferry(['repo', 'restore', '-r', repo, snapshotID, '--target', target]),
+    victim.pack,
+    victim.id,
+  );
   // no file may be left looking complete while it holds anything but the original bytes
   const original = await readFile(join(source, victim.file!));
   const restored = await readFile(join(target, source, victim.file!)).catch(() => undefined);
-  assert.ok(restored === undefined || restored.equals(original), `the failed restore left ${victim.file} with wrong content`);
+  assert.ok(
+    restored === undefined || restored.equals(original),
+    `the failed restore left ${victim.file} with wrong content`,
+  );
   await resticFails(repo);
 });
 
@@ -122,7 +135,10 @@ test('a truncated pack: check names it (with and without --read-data), restore f
   for (const flags of [[], ['--read-data']]) {
     const { run, errors } = await check(repo, ...flags);
     assert.equal(run.code, 1, `check ${flags.join(' ')}: ${run.stderr}`);
-    assert.ok(errors.some((e) => e.includes(victim.pack)), `check ${flags.join(' ')} does not name the pack: ${errors.join('\n')}`);
+    assert.ok(
+      errors.some((e) => e.includes(victim.pack)),
+      `check ${flags.join(' ')} does not name the pack: ${errors.join('\n')}`,
+    );
   }
   const target = join(work, 'truncated-restore');
   assertFailsClearly(await ferry(['repo', 'restore', '-r', repo, snapshotID, '--target', target]), victim.pack);
@@ -135,7 +151,10 @@ test('a deleted pack: check names it as missing, restore fails naming it', async
   await unlink(packPath(repo, victim.pack));
   const { run, errors } = await check(repo);
   assert.equal(run.code, 1);
-  assert.ok(errors.some((e) => e.includes(victim.pack) && e.includes('missing')), errors.join('\n'));
+  assert.ok(
+    errors.some((e) => e.includes(victim.pack) && e.includes('missing')),
+    errors.join('\n'),
+  );
   const target = join(work, 'missing-restore');
   assertFailsClearly(await ferry(['repo', 'restore', '-r', repo, snapshotID, '--target', target]), victim.pack);
 });
@@ -156,5 +175,8 @@ test('a truncated snapshot file: check reports it by name, exit 1', async () => 
   const { run, errors } = await check(repo);
   assert.equal(run.code, 1, run.stderr);
   assert.ok(!hasStackTrace(run.stderr));
-  assert.ok(errors.some((e) => e.includes(snap.id.slice(0, 8))), errors.join('\n'));
+  assert.ok(
+    errors.some((e) => e.includes(snap.id.slice(0, 8))),
+    errors.join('\n'),
+  );
 });

@@ -56,9 +56,17 @@ const cases: Hostile[] = [
   { name: 'the name ".."', entry: '".."', nodes: ({ data }) => [file('..', [data])] },
   { name: 'a name holding a slash', entry: '"etc/passwd"', nodes: ({ data }) => [file('etc/passwd', [data])] },
   { name: 'a name holding a NUL byte', entry: '"x\\u0000y"', nodes: ({ data }) => [file('x\0y', [data])] },
-  { name: 'a directory without a subtree', entry: '"d"', nodes: () => [newNode(Buffer.from('d'), 'dir', { mode: dirMode })] },
+  {
+    name: 'a directory without a subtree',
+    entry: '"d"',
+    nodes: () => [newNode(Buffer.from('d'), 'dir', { mode: dirMode })],
+  },
   { name: 'a file without a blob list', entry: '"f"', nodes: () => [file('f', null)] },
-  { name: 'a file whose blob no index has', entry: '"f"', nodes: () => [file('f', [createHash('sha256').update('absent').digest('hex')])] },
+  {
+    name: 'a file whose blob no index has',
+    entry: '"f"',
+    nodes: () => [file('f', [createHash('sha256').update('absent').digest('hex')])],
+  },
 ];
 
 /** A repository whose one snapshot holds `ok.txt` and folder `sub` at its root; `sub`'s tree is the hostile one. */
@@ -67,12 +75,17 @@ async function hostileRepo(c: Hostile, dir: string): Promise<{ hostile: ID; snap
   const writer = repo.writer();
   const data = await save(writer, repo, 'data', Buffer.from('hello\n'));
   const hostile = await save(writer, repo, 'tree', treeBytes(c.nodes({ data })));
-  const root = await save(writer, repo, 'tree', treeBytes([
-    file('ok.txt', [data]),
-    newNode(Buffer.from('sub'), 'dir', { mode: dirMode, subtree: hostile }),
-  ]));
+  const root = await save(
+    writer,
+    repo,
+    'tree',
+    treeBytes([file('ok.txt', [data]), newNode(Buffer.from('sub'), 'dir', { mode: dirMode, subtree: hostile })]),
+  );
   await writer.flush();
-  const snapshot = await saveSnapshot(repo, newSnapshot(root, utcTime(1_700_000_000_000_000_000n), { paths: ['/'], hostname: 'test' }));
+  const snapshot = await saveSnapshot(
+    repo,
+    newSnapshot(root, utcTime(1_700_000_000_000_000_000n), { paths: ['/'], hostname: 'test' }),
+  );
   await repo.close();
   return { hostile, snapshot };
 }
@@ -86,13 +99,19 @@ for (const [i, c] of cases.entries()) {
     assert.equal(checked.code, 1, `check passed a tree with ${c.name}:\n${checked.stdout}${checked.stderr}`);
     assert.ok(!hasStackTrace(checked.stderr), checked.stderr);
     const { errors } = parseJSON<{ errors: string[] }>(checked);
-    assert.ok(errors.some((e) => e.includes(hostile) && e.includes(`entry ${c.entry}`)), `no error names tree ${hostile} and entry ${c.entry}:\n${errors.join('\n')}`);
+    assert.ok(
+      errors.some((e) => e.includes(hostile) && e.includes(`entry ${c.entry}`)),
+      `no error names tree ${hostile} and entry ${c.entry}:\n${errors.join('\n')}`,
+    );
 
     const target = join(work, `restored-${i}`);
     const restored = await ferry(['repo', 'restore', '-r', dir, snapshot, '--target', target]);
     assert.equal(restored.code, 1, `restore succeeded:\n${restored.stdout}${restored.stderr}`);
     assert.ok(!hasStackTrace(restored.stderr), restored.stderr);
-    assert.ok(restored.stderr.includes(hostile) && restored.stderr.includes(c.entry), `the message does not name tree ${hostile} and entry ${c.entry}:\n${restored.stderr}`);
+    assert.ok(
+      restored.stderr.includes(hostile) && restored.stderr.includes(c.entry),
+      `the message does not name tree ${hostile} and entry ${c.entry}:\n${restored.stderr}`,
+    );
     assert.deepEqual(await readdir(target).catch(() => []), [], 'the restore wrote nothing');
   });
 }

@@ -24,7 +24,12 @@ function die(): never {
 }
 
 const save = FsBackend.prototype.save;
-FsBackend.prototype.save = async function (this: FsBackend, h: Handle, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+FsBackend.prototype.save = async function (
+  this: FsBackend,
+  h: Handle,
+  data: Uint8Array,
+  signal?: AbortSignal,
+): Promise<void> {
   if (h.type !== type || ++seen !== Number(nth)) return save.call(this, h, data, signal);
   if (when === 'before') die();
   if (when === 'during') {

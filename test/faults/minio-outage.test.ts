@@ -58,7 +58,9 @@ test('MinIO killed mid-backup and restarted: the backup completes, or fails clea
   const args = ['repo', 'backup', '-r', location, '--json', '--pack-size', '1', source];
   const { done } = spawnFerry(args, { env: awsEnv });
   let finished = false;
-  void done.then(() => { finished = true; });
+  void done.then(() => {
+    finished = true;
+  });
 
   const probe = new S3Backend({ endpoint: minio.endpoint, bucket, prefix: 'repo', credentials });
   while (!finished && (await countPacks(probe)) < 3) await sleep(50);
@@ -83,12 +85,17 @@ test('MinIO killed mid-backup and restarted: the backup completes, or fails clea
     await ferryOK(['repo', 'unlock', '-r', location], { env: awsEnv });
   }
 
-  const check = parseJSON<{ errors: string[] }>(await ferryOK(['repo', 'check', '-r', location, '--read-data', '--json'], { env: awsEnv }));
+  const check = parseJSON<{ errors: string[] }>(
+    await ferryOK(['repo', 'check', '-r', location, '--read-data', '--json'], { env: awsEnv }),
+  );
   assert.deepEqual(check.errors, []);
   const resticEnv = { repo: location, env: awsEnv };
   await restic(resticEnv, ['check', '--read-data']);
   const snaps = await resticJSON<{ id: string }[]>(resticEnv, ['snapshots']);
-  assert.deepEqual(snaps.map((s) => s.id), [snapshotID]);
+  assert.deepEqual(
+    snaps.map((s) => s.id),
+    [snapshotID],
+  );
   const target = join(work, 'restored');
   await restic(resticEnv, ['restore', snapshotID, '--target', target]);
   assert.deepEqual(await compareTrees(source, join(target, source), { sparse: false }), []);

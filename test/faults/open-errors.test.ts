@@ -22,8 +22,13 @@ test.after(() => rm(work, { recursive: true, force: true }));
 
 /** Commands that open an existing repository, with the arguments each needs besides -r. */
 const commands: string[][] = [
-  ['snapshots'], ['check'], ['backup', work], ['restore', 'latest', '--target', join(work, 'target')],
-  ['forget', 'abcdef12'], ['prune'], ['unlock'],
+  ['snapshots'],
+  ['check'],
+  ['backup', work],
+  ['restore', 'latest', '--target', join(work, 'target')],
+  ['forget', 'abcdef12'],
+  ['prune'],
+  ['unlock'],
 ];
 
 function assertOneLineFailure(run: FerryRun, pattern: RegExp, what: string): void {
@@ -69,7 +74,9 @@ test('an S3 prefix with no repository is "no repository"; a missing bucket is na
     assertOneLineFailure(run, /no repository/, 'empty prefix');
     const noBucket = await ferry(['repo', 'snapshots', '-r', `s3:${minio.endpoint}/no-such-bucket`], { env });
     assertOneLineFailure(noBucket, /no-such-bucket/, 'missing bucket');
-    const badKey = await ferry(['repo', 'snapshots', '-r', `s3:${minio.endpoint}/${bucket}`], { env: { ...env, AWS_SECRET_ACCESS_KEY: 'wrong' } });
+    const badKey = await ferry(['repo', 'snapshots', '-r', `s3:${minio.endpoint}/${bucket}`], {
+      env: { ...env, AWS_SECRET_ACCESS_KEY: 'wrong' },
+    });
     assertOneLineFailure(badKey, /credential|access|denied|signature/i, 'wrong secret key');
   } finally {
     await minio.destroy();

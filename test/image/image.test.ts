@@ -25,13 +25,16 @@ const work = await mkdtemp(join(tmpdir(), 'ferry-image-'));
 after(() => rm(work, { recursive: true, force: true }));
 
 let built: BuiltImage;
-before(async () => {
-  const clone = join(work, 'clone');
-  const { stdout: head } = await run('git', ['-C', checkoutDir, 'rev-parse', 'HEAD']);
-  await run('git', ['clone', '--quiet', '--no-checkout', checkoutDir, clone]);
-  await run('git', ['-C', clone, 'checkout', '--quiet', '--detach', head.trim()]);
-  built = await buildImage({ context: clone, tag });
-}, { timeout: 30 * 60_000 });
+before(
+  async () => {
+    const clone = join(work, 'clone');
+    const { stdout: head } = await run('git', ['-C', checkoutDir, 'rev-parse', 'HEAD']);
+    await run('git', ['clone', '--quiet', '--no-checkout', checkoutDir, clone]);
+    await run('git', ['-C', clone, 'checkout', '--quiet', '--detach', head.trim()]);
+    built = await buildImage({ context: clone, tag });
+  },
+  { timeout: 30 * 60_000 },
+);
 
 /** A folder the image's user owns, for what it writes. */
 async function ownedFolder(name: string, uid = imageUser): Promise<string> {
@@ -57,7 +60,9 @@ function ok(r: { code: number | null; stdout: string; stderr: string }, what: st
 }
 
 test('the image builds from a clean clone without npm in it, and its size is reported', async (t) => {
-  t.diagnostic(`built in ${built.seconds.toFixed(1)} s (debootstrap ${built.debootstrapped ? 'ran' : 'cached'}), ${(built.size / 2 ** 20).toFixed(1)} MiB`);
+  t.diagnostic(
+    `built in ${built.seconds.toFixed(1)} s (debootstrap ${built.debootstrapped ? 'ran' : 'cached'}), ${(built.size / 2 ** 20).toFixed(1)} MiB`,
+  );
   // Node (about 120 MiB) and a Debian minbase are most of it; production dependencies are pruned to about 45 MiB
   assert.ok(built.size < 260 * 2 ** 20, `the image grew to ${(built.size / 2 ** 20).toFixed(1)} MiB`);
   const r = await inImage(tag, ['-c', 'command -v npm npx corepack yarn; true'], { entrypoint: 'sh' });
@@ -69,7 +74,10 @@ test('the cached archive holds the one image under its name, as `ctr -n k8s.io i
   assert.equal(await imageArchive(tag), file, 'an unchanged image is exported again');
   const { stdout } = await run('tar', ['-xOf', file, 'manifest.json']);
   const manifest = JSON.parse(stdout) as { RepoTags: string[] }[];
-  assert.deepEqual(manifest.map((m) => m.RepoTags), [[tag]]);
+  assert.deepEqual(
+    manifest.map((m) => m.RepoTags),
+    [[tag]],
+  );
 });
 
 test('ferry --version, ferry-step and ferry-dispatcher run as the non-root default user', async () => {
@@ -84,42 +92,81 @@ test('ferry --version, ferry-step and ferry-dispatcher run as the non-root defau
 
 test('ferry install from the image renders the same manifests as the checkout it was built from', async () => {
   const fromImage = ok(await inImage(tag, ['install', '--dry-run', '-o', 'json']), 'ferry install --dry-run');
-  const { stdout: fromCheckout } = await run(process.execPath, [join(checkoutDir, 'src/entry/ferry.mjs'), 'install', '--dry-run', '-o', 'json'], { maxBuffer: 64 << 20 });
-  const kinds = (text: string) => (JSON.parse(text) as { items: { kind: string; metadata: { name: string } }[] }).items.map((o) => `${o.kind}/${o.metadata.name}`);
-  assert.ok(kinds(fromImage).includes('Deployment/ferry-dispatcher'), 'the dispatcher is among what the image installs');
+  const { stdout: fromCheckout } = await run(
+    process.execPath,
+    [join(checkoutDir, 'src/entry/ferry.mjs'), 'install', '--dry-run', '-o', 'json'],
+    { maxBuffer: 64 << 20 },
+  );
+  const kinds = (text: string) =>
+    (JSON.parse(text) as { items: { kind: string; metadata: { name: string } }[] }).items.map(
+      (o) => `${o.kind}/${o.metadata.name}`,
+    );
+  assert.ok(
+    kinds(fromImage).includes('Deployment/ferry-dispatcher'),
+    'the dispatcher is among what the image installs',
+  );
   assert.deepEqual(kinds(fromImage), kinds(fromCheckout));
 });
 
 test('getfattr and setfattr are in the image and work on a mounted folder', async () => {
   const dir = await ownedFolder('xattr');
   const mounts = [{ host: dir, at: '/x' }];
-  ok(await inImage(tag, ['-c', 'echo a > /x/f && setfattr -n user.ferry -v kept /x/f'], { entrypoint: 'sh', mounts }), 'setfattr');
-  assert.match(ok(await inImage(tag, ['--only-values', '-n', 'user.ferry', '/x/f'], { entrypoint: 'getfattr', mounts }), 'getfattr'), /^kept$/);
+  ok(
+    await inImage(tag, ['-c', 'echo a > /x/f && setfattr -n user.ferry -v kept /x/f'], { entrypoint: 'sh', mounts }),
+    'setfattr',
+  );
+  assert.match(
+    ok(
+      await inImage(tag, ['--only-values', '-n', 'user.ferry', '/x/f'], { entrypoint: 'getfattr', mounts }),
+      'getfattr',
+    ),
+    /^kept$/,
+  );
 });
 
 test('the CLI backs up, restores and checks a mounted tree as the default user, read-only, without capabilities', async () => {
   const data = join(work, 'tree');
   await makeFixtureTree(data, { smallFiles: 60, bigFile: 2 * 1024 * 1024 });
   await run('chown', ['-R', '-h', `${imageUser}:${imageUser}`, data]);
-  const mounts = [await passwordMount(), { host: await ownedFolder('repo-user'), at: '/repo' },
-    { host: data, at: '/data', readOnly: true }, { host: await ownedFolder('restore-user'), at: '/restore' }];
+  const mounts = [
+    await passwordMount(),
+    { host: await ownedFolder('repo-user'), at: '/repo' },
+    { host: data, at: '/data', readOnly: true },
+    { host: await ownedFolder('restore-user'), at: '/restore' },
+  ];
   ok(await inImage(tag, ['repo', 'init', ...repoFlags], { mounts }), 'repo init');
   ok(await inImage(tag, ['repo', 'backup', ...repoFlags, '--xattrs', '/data'], { mounts }), 'repo backup');
-  ok(await inImage(tag, ['repo', 'restore', 'latest', ...repoFlags, '--xattrs', '--target', '/restore'], { mounts }), 'repo restore');
+  ok(
+    await inImage(tag, ['repo', 'restore', 'latest', ...repoFlags, '--xattrs', '--target', '/restore'], { mounts }),
+    'repo restore',
+  );
   ok(await inImage(tag, ['repo', 'check', ...repoFlags, '--read-data'], { mounts }), 'repo check');
   assert.deepEqual(await compareTrees(data, join(work, 'restore-user', 'data')), []);
-  const note = await inImage(tag, ['--only-values', '-n', 'user.ferry.note', '/restore/data/text.txt'], { entrypoint: 'getfattr', mounts });
+  const note = await inImage(tag, ['--only-values', '-n', 'user.ferry.note', '/restore/data/text.txt'], {
+    entrypoint: 'getfattr',
+    mounts,
+  });
   assert.equal(ok(note, 'getfattr of a restored file'), 'kept across backup');
 });
 
 /** Home folders of several users, each 0700 with 0600 files, a setuid program, a fifo and a device node. */
 async function tenantsTree(dir: string): Promise<void> {
-  for (const [uid, gid] of [[0, 0], [1001, 1001], [1002, 2002], [imageUser, imageUser]]) {
+  for (const [uid, gid] of [
+    [0, 0],
+    [1001, 1001],
+    [1002, 2002],
+    [imageUser, imageUser],
+  ]) {
     const home = join(dir, `home-${uid}`);
     await mkdir(join(home, 'private'), { recursive: true });
     await writeFile(join(home, 'secret'), `secret of ${uid}\n`.repeat(100));
     await writeFile(join(home, 'private', 'key'), `key of ${uid}\n`);
-    for (const [path, mode] of [[join(home, 'private', 'key'), 0o600], [join(home, 'secret'), 0o600], [join(home, 'private'), 0o700], [home, 0o700]] as const) {
+    for (const [path, mode] of [
+      [join(home, 'private', 'key'), 0o600],
+      [join(home, 'secret'), 0o600],
+      [join(home, 'private'), 0o700],
+      [home, 0o700],
+    ] as const) {
       await chown(path, uid, gid);
       await chmod(path, mode);
     }
@@ -133,7 +180,7 @@ async function tenantsTree(dir: string): Promise<void> {
   await chmod(dir, 0o700);
 }
 
-test('as the transfer templates run it, a backup reads every owner\'s 0600/0700 files and a restore writes the owners back', async () => {
+test("as the transfer templates run it, a backup reads every owner's 0600/0700 files and a restore writes the owners back", async () => {
   const backup = await transferTemplate('transfer-backup.yaml');
   const restore = await transferTemplate('transfer-restore.yaml');
   const data = join(work, 'tenants');
@@ -145,13 +192,27 @@ test('as the transfer templates run it, a backup reads every owner\'s 0600/0700 
 
   // the capabilities are really enforced: root without the template's stops at the first folder it may not search
   const denied = await inImage(tag, ['repo', 'backup', ...repoFlags, '/data'], { user: backup.user, mounts });
-  assert.notEqual(denied.code, 0, 'root without capabilities read every tenant\'s files');
+  assert.notEqual(denied.code, 0, "root without capabilities read every tenant's files");
   assert.match(denied.stderr + denied.stdout, /EACCES|permission denied/i);
 
-  ok(await inImage(tag, ['repo', 'backup', ...repoFlags, '/data'], { user: backup.user, capAdd: backup.capabilities, mounts }), 'repo backup');
+  ok(
+    await inImage(tag, ['repo', 'backup', ...repoFlags, '/data'], {
+      user: backup.user,
+      capAdd: backup.capabilities,
+      mounts,
+    }),
+    'repo backup',
+  );
   const target = join(work, 'restore-root');
   await mkdir(target);
   const restoreMounts = [...mounts, { host: target, at: '/restore' }];
-  ok(await inImage(tag, ['repo', 'restore', 'latest', ...repoFlags, '--target', '/restore'], { user: restore.user, capAdd: restore.capabilities, mounts: restoreMounts }), 'repo restore');
+  ok(
+    await inImage(tag, ['repo', 'restore', 'latest', ...repoFlags, '--target', '/restore'], {
+      user: restore.user,
+      capAdd: restore.capabilities,
+      mounts: restoreMounts,
+    }),
+    'repo restore',
+  );
   assert.deepEqual(await compareTrees(data, join(target, 'data')), []);
 });

@@ -14,7 +14,13 @@ interface SecurityContext {
 }
 
 interface CronJob {
-  spec: { jobTemplate: { spec: { template: { spec: { securityContext?: SecurityContext; containers: { securityContext?: SecurityContext }[] } } } } };
+  spec: {
+    jobTemplate: {
+      spec: {
+        template: { spec: { securityContext?: SecurityContext; containers: { securityContext?: SecurityContext }[] } };
+      };
+    };
+  };
 }
 
 export interface TransferSecurity {
@@ -25,11 +31,21 @@ export interface TransferSecurity {
 
 /** The step container's user and added capabilities; refuses a template the image tests' runtime flags do not match. */
 export async function transferTemplate(file: string): Promise<TransferSecurity> {
-  const pod = (load(await readFile(join(checkoutDir, 'jobs', file), 'utf8')) as CronJob).spec.jobTemplate.spec.template.spec;
+  const pod = (load(await readFile(join(checkoutDir, 'jobs', file), 'utf8')) as CronJob).spec.jobTemplate.spec.template
+    .spec;
   const container = pod.containers[0]?.securityContext ?? {};
   const merged = { ...pod.securityContext, ...container };
-  if (merged.readOnlyRootFilesystem !== true || merged.allowPrivilegeEscalation !== false || merged.capabilities?.drop?.join() !== 'ALL') {
-    throw new Error(`jobs/${file}: the image tests run containers read-only, without privilege escalation and with every capability dropped; the template now asks otherwise`);
+  if (
+    merged.readOnlyRootFilesystem !== true ||
+    merged.allowPrivilegeEscalation !== false ||
+    merged.capabilities?.drop?.join() !== 'ALL'
+  ) {
+    throw new Error(
+      `jobs/${file}: the image tests run containers read-only, without privilege escalation and with every capability dropped; the template now asks otherwise`,
+    );
   }
-  return { user: `${merged.runAsUser ?? 65532}:${merged.runAsGroup ?? 65532}`, capabilities: merged.capabilities.add ?? [] };
+  return {
+    user: `${merged.runAsUser ?? 65532}:${merged.runAsGroup ?? 65532}`,
+    capabilities: merged.capabilities.add ?? [],
+  };
 }

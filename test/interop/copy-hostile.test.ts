@@ -29,18 +29,26 @@ await writeFile(data, randomBytes(2 << 20, 3));
 
 async function repository(name: string, password = testPassword): Promise<{ path: string; repo: Repository }> {
   const path = join(work, name);
-  return { path, repo: await Repository.init(new FsBackend(path), password, { kdf: testKDF, polynomial: testPolynomial }) };
+  return {
+    path,
+    repo: await Repository.init(new FsBackend(path), password, { kdf: testKDF, polynomial: testPolynomial }),
+  };
 }
 
 const open = (path: string, password = testPassword) => Repository.open(new FsBackend(path), password);
 
 /** A source with a good snapshot and one whose subtree `sub` holds `entries` (built by the callback). */
-async function sourceWith(name: string, entries: (w: RawTreeWriter) => Promise<ReturnType<typeof newNode>[]>): Promise<{ path: string; good: string; bad: string; badTree: string }> {
+async function sourceWith(
+  name: string,
+  entries: (w: RawTreeWriter) => Promise<ReturnType<typeof newNode>[]>,
+): Promise<{ path: string; good: string; bad: string; badTree: string }> {
   const { path, repo } = await repository(name);
   const good = (await backup(repo, { paths: [data] })).snapshotID;
   const w = new RawTreeWriter(repo);
   const badTree = await w.tree(await entries(w));
-  const root = await w.tree([newNode(Buffer.from('sub'), 'dir', { mode: (goMode.dir | 0o755) >>> 0, subtree: badTree })]);
+  const root = await w.tree([
+    newNode(Buffer.from('sub'), 'dir', { mode: (goMode.dir | 0o755) >>> 0, subtree: badTree }),
+  ]);
   return { path, good, bad: await w.snapshot(root), badTree };
 }
 
@@ -57,7 +65,10 @@ async function refusedThenGood(src: { path: string; good: string; bad: string },
   assert.deepEqual(await listSnapshots(reopened), [], 'no snapshot without its data');
   await restic({ repo: dst.path, password: otherPassword }, ['check', '--read-data']);
   const r = await copy(await open(src.path), reopened, { snapshots: [src.good] });
-  assert.deepEqual(r.snapshots.map((s) => s.skipped), [false]);
+  assert.deepEqual(
+    r.snapshots.map((s) => s.skipped),
+    [false],
+  );
   await restic({ repo: dst.path, password: otherPassword }, ['check', '--read-data']);
 }
 
@@ -67,13 +78,19 @@ test('a tree naming a data blob that neither repository holds fails the copy nam
     newNode(Buffer.from('fine'), 'file', { mode: 0o644, size: 5n, content: [await w.data(Buffer.from('fine\n'))] }),
     newNode(Buffer.from('lost'), 'file', { mode: 0o644, size: 5n, content: [missing] }),
   ]);
-  await refusedThenGood(src, new RegExp(`tree ${src.badTree}: entry "lost" references data blob ${missing}, which neither repository holds`));
+  await refusedThenGood(
+    src,
+    new RegExp(`tree ${src.badTree}: entry "lost" references data blob ${missing}, which neither repository holds`),
+  );
 });
 
-test('a tree breaking restic\'s invariants (a name twice) fails the copy naming the tree', async () => {
+test("a tree breaking restic's invariants (a name twice) fails the copy naming the tree", async () => {
   const src = await sourceWith('invalid-tree', async (w) => {
     const content = [await w.data(Buffer.from('twice\n'))];
-    return [newNode(Buffer.from('a'), 'file', { mode: 0o644, content }), newNode(Buffer.from('a'), 'file', { mode: 0o644, content })];
+    return [
+      newNode(Buffer.from('a'), 'file', { mode: 0o644, content }),
+      newNode(Buffer.from('a'), 'file', { mode: 0o644, content }),
+    ];
   });
   await refusedThenGood(src, new RegExp(`tree ${src.badTree} is invalid: entry "a": the name appears twice`));
 });

@@ -35,17 +35,27 @@ const ferryRepo = (...args: string[]) => ferryOK(['repo', ...args, '--json'], { 
 
 let firstID = '';
 
-interface Summary { snapshots: { source: string; copy: string; skipped: boolean }[]; packs_written: number }
+interface Summary {
+  snapshots: { source: string; copy: string; skipped: boolean }[];
+  packs_written: number;
+}
 
-test('a filesystem repository copied into S3 passes restic\'s check, and copying again sends nothing', async () => {
+test("a filesystem repository copied into S3 passes restic's check, and copying again sends nothing", async () => {
   await ferryRepo('init', ...a);
   await ferryRepo('init', ...b);
   const { snapshot_id: id } = parseJSON<{ snapshot_id: string }>(await ferryRepo('backup', data, ...a));
   firstID = id;
-  const first = parseJSON<Summary>(await ferryRepo('copy', ...b, '--from-repo', siteA, '--from-password-file', passwordA));
-  assert.deepEqual(first.snapshots.map((s) => [s.source, s.skipped]), [[id, false]]);
+  const first = parseJSON<Summary>(
+    await ferryRepo('copy', ...b, '--from-repo', siteA, '--from-password-file', passwordA),
+  );
+  assert.deepEqual(
+    first.snapshots.map((s) => [s.source, s.skipped]),
+    [[id, false]],
+  );
   await restic({ repo: siteB, password: 'site b', env }, ['check', '--read-data']);
-  const again = parseJSON<Summary>(await ferryRepo('copy', ...b, '--from-repo', siteA, '--from-password-file', passwordA));
+  const again = parseJSON<Summary>(
+    await ferryRepo('copy', ...b, '--from-repo', siteA, '--from-password-file', passwordA),
+  );
   assert.deepEqual([again.snapshots.map((s) => s.skipped), again.packs_written], [[true], 0]);
 });
 
@@ -53,12 +63,27 @@ test('with the first site gone, the S3 copy comes back into a new repository and
   await rm(siteA, { recursive: true, force: true });
   const siteC = join(work, 'site-c');
   await ferryRepo('init', '-r', siteC, '--password-file', passwordA);
-  const back = parseJSON<Summary>(await ferryRepo('copy', '-r', siteC, '--password-file', passwordA, '--from-repo', siteB, '--from-password-file', passwordB));
+  const back = parseJSON<Summary>(
+    await ferryRepo(
+      'copy',
+      '-r',
+      siteC,
+      '--password-file',
+      passwordA,
+      '--from-repo',
+      siteB,
+      '--from-password-file',
+      passwordB,
+    ),
+  );
   assert.equal(back.snapshots.length, 1);
   // a copy of a copy still names the first site's snapshot as its original
   const [copied] = await resticJSON<{ original: string }[]>({ repo: siteC, password: 'site a' }, ['snapshots']);
   assert.equal(copied.original, firstID);
   const target = join(work, 'restored');
-  await ferryOK(['repo', 'restore', back.snapshots[0].copy, '-r', siteC, '--password-file', passwordA, '--target', target], { password: null });
+  await ferryOK(
+    ['repo', 'restore', back.snapshots[0].copy, '-r', siteC, '--password-file', passwordA, '--target', target],
+    { password: null },
+  );
   assert.deepEqual(await compareTrees(data, join(target, data), { sparse: false }), []);
 });

@@ -39,7 +39,8 @@ async function duplicated(name: string, sources: string[]): Promise<{ path: stri
   for (const [i, copy] of copies.entries()) {
     await restic({ repo: copy }, ['backup', sources[i]]);
     packs.push((await packFiles(copy)).map((p) => p.id));
-    for (const folder of ['data', 'index', 'snapshots']) await cp(join(copy, folder), join(path, folder), { recursive: true, force: false });
+    for (const folder of ['data', 'index', 'snapshots'])
+      await cp(join(copy, folder), join(path, folder), { recursive: true, force: false });
   }
   return { path, packs };
 }
@@ -60,7 +61,8 @@ async function assertRestores(repo: string, count: number): Promise<void> {
     const [src] = s.paths;
     for (const f of ['shared.bin', `${src.split('/').pop()}.bin`]) {
       const want = await readFile(join(src, f)).catch(() => undefined);
-      if (want) assert.ok((await readFile(join(target, src, f))).equals(want), `${f} of snapshot ${s.id.slice(0, 8)} differs`);
+      if (want)
+        assert.ok((await readFile(join(target, src, f))).equals(want), `${f} of snapshot ${s.id.slice(0, 8)} differs`);
     }
   }
 }
@@ -115,6 +117,9 @@ test('a damaged byte in a pack whose blobs all live in another pack too fails ch
   await flipByte(join(path, 'data', victim.pack.slice(0, 2), victim.pack), victim.offset);
   const { code, errors } = await check(path);
   assert.equal(code, 1);
-  assert.ok(errors.length > 0 && errors.every((e) => e.includes(victim.pack)), `errors name only the damaged pack:\n${errors.join('\n')}`);
+  assert.ok(
+    errors.length > 0 && errors.every((e) => e.includes(victim.pack)),
+    `errors name only the damaged pack:\n${errors.join('\n')}`,
+  );
   await assert.rejects(restic({ repo: path }, ['check', '--read-data']), /failed/, 'restic fails it too');
 });

@@ -29,7 +29,10 @@ await makeFixtureTree(resticData, { smallFiles: 40, seed: 5, bigFile: 1 << 20 })
 
 // the source: one snapshot ferry wrote, one restic wrote
 const sourcePath = join(work, 'source');
-const source = await Repository.init(new FsBackend(sourcePath), testPassword, { kdf: testKDF, polynomial: testPolynomial });
+const source = await Repository.init(new FsBackend(sourcePath), testPassword, {
+  kdf: testKDF,
+  polynomial: testPolynomial,
+});
 const fromFerry = (await backup(source, { paths: [ferryData], tags: ['ferry'], hostname: 'site-a' })).snapshotID;
 await restic({ repo: sourcePath }, ['backup', '--host', 'site-a', '--tag', 'restic', resticData]);
 const fromRestic = (await listSnapshots(await open(sourcePath))).map((e) => e.id).find((id) => id !== fromFerry)!;
@@ -44,45 +47,96 @@ async function destination(name: string, polynomial?: bigint): Promise<{ path: s
   return { path, repo: await Repository.init(new FsBackend(path), otherPassword, { kdf: testKDF, polynomial }) };
 }
 
-interface ResticSnapshot { id: string; original?: string; parent?: string; tags?: string[]; hostname: string; paths: string[] }
+interface ResticSnapshot {
+  id: string;
+  original?: string;
+  parent?: string;
+  tags?: string[];
+  hostname: string;
+  paths: string[];
+}
 
 test('ferry copies a ferry and a restic snapshot; restic checks every byte and restores both trees exactly', async () => {
   const { path, repo } = await destination('plain');
   const r = await copy(await open(sourcePath), repo);
   assert.equal(r.samePolynomial, false, 'the destination chose its own polynomial');
-  assert.deepEqual(r.snapshots.map((s) => [s.source, s.skipped]), [[fromFerry, false], [fromRestic, false]]);
+  assert.deepEqual(
+    r.snapshots.map((s) => [s.source, s.skipped]),
+    [
+      [fromFerry, false],
+      [fromRestic, false],
+    ],
+  );
   await restic({ repo: path, password: otherPassword }, ['check', '--read-data']);
   const copies = await resticJSON<ResticSnapshot[]>({ repo: path, password: otherPassword }, ['snapshots']);
-  assert.deepEqual(copies.map((s) => [s.original, s.parent, s.tags, s.hostname]), [[fromFerry, undefined, ['ferry'], 'site-a'], [fromRestic, undefined, ['restic'], 'site-a']]);
-  for (const [copyID, data] of [[r.snapshots[0].copy, ferryData], [r.snapshots[1].copy, resticData]]) {
+  assert.deepEqual(
+    copies.map((s) => [s.original, s.parent, s.tags, s.hostname]),
+    [
+      [fromFerry, undefined, ['ferry'], 'site-a'],
+      [fromRestic, undefined, ['restic'], 'site-a'],
+    ],
+  );
+  for (const [copyID, data] of [
+    [r.snapshots[0].copy, ferryData],
+    [r.snapshots[1].copy, resticData],
+  ]) {
     const target = join(work, `restored-${copyID}`);
     await restic({ repo: path, password: otherPassword }, ['restore', copyID, '--target', target]);
     assert.deepEqual(await compareTrees(data, join(target, data), { sparse: false }), []);
   }
 });
 
-test('a second copy transfers nothing and adds no snapshot; restic copy sees ferry\'s copies as done', async () => {
+test("a second copy transfers nothing and adds no snapshot; restic copy sees ferry's copies as done", async () => {
   const { path, repo } = await destination('again');
   await copy(await open(sourcePath), repo);
-  const before = { packs: await packFiles(path), snapshots: await storedFiles(path, 'snapshots'), index: await storedFiles(path, 'index') };
+  const before = {
+    packs: await packFiles(path),
+    snapshots: await storedFiles(path, 'snapshots'),
+    index: await storedFiles(path, 'index'),
+  };
   const again = await copy(await open(sourcePath), await open(path, otherPassword));
-  assert.deepEqual(again.snapshots.map((s) => s.skipped), [true, true]);
+  assert.deepEqual(
+    again.snapshots.map((s) => s.skipped),
+    [true, true],
+  );
   assert.deepEqual([again.stats.packs, again.stats.dataBlobs, again.stats.treeBlobs], [0, 0, 0]);
   assert.deepEqual(await packFiles(path), before.packs);
   assert.deepEqual(await storedFiles(path, 'snapshots'), before.snapshots);
   assert.deepEqual(await storedFiles(path, 'index'), before.index);
-  await restic({ repo: path, password: otherPassword }, ['copy', '--from-repo', sourcePath, '--from-password-file', await passwordFile()]);
+  await restic({ repo: path, password: otherPassword }, [
+    'copy',
+    '--from-repo',
+    sourcePath,
+    '--from-password-file',
+    await passwordFile(),
+  ]);
   assert.deepEqual(await storedFiles(path, 'snapshots'), before.snapshots, 'restic copied nothing either');
 });
 
-test('ferry sees restic\'s copies as done and adds nothing', async () => {
+test("ferry sees restic's copies as done and adds nothing", async () => {
   const path = join(work, 'restic-copied');
-  await restic({ repo: path, password: otherPassword }, ['init', '--copy-chunker-params', '--from-repo', sourcePath, '--from-password-file', await passwordFile()]);
-  await restic({ repo: path, password: otherPassword }, ['copy', '--from-repo', sourcePath, '--from-password-file', await passwordFile()]);
+  await restic({ repo: path, password: otherPassword }, [
+    'init',
+    '--copy-chunker-params',
+    '--from-repo',
+    sourcePath,
+    '--from-password-file',
+    await passwordFile(),
+  ]);
+  await restic({ repo: path, password: otherPassword }, [
+    'copy',
+    '--from-repo',
+    sourcePath,
+    '--from-password-file',
+    await passwordFile(),
+  ]);
   const before = await storedFiles(path, 'snapshots');
   const r = await copy(await open(sourcePath), await open(path, otherPassword));
   assert.equal(r.samePolynomial, true);
-  assert.deepEqual(r.snapshots.map((s) => s.skipped), [true, true]);
+  assert.deepEqual(
+    r.snapshots.map((s) => s.skipped),
+    [true, true],
+  );
   assert.equal(r.stats.packs, 0);
   assert.deepEqual(await storedFiles(path, 'snapshots'), before);
 });
@@ -100,12 +154,22 @@ test('into a destination holding most of the data, only the new blobs are upload
   const src = await open(sourcePath);
   const next = await backup(src, { paths: [grown], hostname: 'site-a' });
   const packsBefore = totalSize(await packFiles(path));
-  const r = await copy(await open(sourcePath), await open(path, otherPassword), { snapshots: [next.snapshotID], filter: { hosts: ['nobody'] } });
-  assert.deepEqual(r.snapshots.map((s) => [s.source, s.skipped]), [[next.snapshotID, false]], 'a named snapshot is copied whatever the filter');
+  const r = await copy(await open(sourcePath), await open(path, otherPassword), {
+    snapshots: [next.snapshotID],
+    filter: { hosts: ['nobody'] },
+  });
+  assert.deepEqual(
+    r.snapshots.map((s) => [s.source, s.skipped]),
+    [[next.snapshotID, false]],
+    'a named snapshot is copied whatever the filter',
+  );
   // exactly the blobs the backup itself found new: the new file's chunks and the grown file's last chunk
   assert.equal(r.stats.dataBlobs, next.stats.dataBlobs);
   const written = totalSize(await packFiles(path)) - packsBefore;
-  assert.ok(written >= fresh.length && written < fresh.length + (256 << 10), `${written} bytes of packs for ${fresh.length} new bytes`);
+  assert.ok(
+    written >= fresh.length && written < fresh.length + (256 << 10),
+    `${written} bytes of packs for ${fresh.length} new bytes`,
+  );
   await restic({ repo: path, password: otherPassword }, ['check', '--read-data']);
 });
 
@@ -113,7 +177,10 @@ test('into a format version 1 repository (no compression), restic checks every b
   const path = join(work, 'version-1');
   await restic({ repo: path, password: otherPassword }, ['init', '--repository-version', '1']);
   const r = await copy(await open(sourcePath), await open(path, otherPassword), { snapshots: [fromRestic] });
-  assert.deepEqual(r.snapshots.map((s) => s.skipped), [false]);
+  assert.deepEqual(
+    r.snapshots.map((s) => s.skipped),
+    [false],
+  );
   await restic({ repo: path, password: otherPassword }, ['check', '--read-data']);
   const target = join(work, 'restored-v1');
   await restic({ repo: path, password: otherPassword }, ['restore', r.snapshots[0].copy, '--target', target]);
@@ -123,9 +190,15 @@ test('into a format version 1 repository (no compression), restic checks every b
 test('snapshots are chosen by host, tag and path as restic chooses them', async () => {
   const { repo } = await destination('filtered');
   const byTag = await copy(await open(sourcePath), repo, { filter: { tags: [['restic']] } });
-  assert.deepEqual(byTag.snapshots.map((s) => s.source), [fromRestic]);
+  assert.deepEqual(
+    byTag.snapshots.map((s) => s.source),
+    [fromRestic],
+  );
   const byPath = await copy(await open(sourcePath), repo, { filter: { paths: [ferryData] } });
-  assert.deepEqual(byPath.snapshots.map((s) => s.source), [fromFerry]);
+  assert.deepEqual(
+    byPath.snapshots.map((s) => s.source),
+    [fromFerry],
+  );
   const none = await copy(await open(sourcePath), repo, { filter: { hosts: ['elsewhere'] } });
   assert.deepEqual(none.snapshots, []);
 });

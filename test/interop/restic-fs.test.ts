@@ -38,7 +38,10 @@ test('ferry writes; restic check --read-data passes and restic restore reproduce
   await restic({ repo: path }, ['restore', r.snapshotID, '--target', target]);
   assert.deepEqual(await compareTrees(source, join(target, source), { sparse: false }), []);
   const snaps = await resticJSON<{ id: string; tags: string[] }[]>({ repo: path }, ['snapshots']);
-  assert.deepEqual(snaps.map((s) => [s.id, s.tags]), [[r.snapshotID, ['interop']]]);
+  assert.deepEqual(
+    snaps.map((s) => [s.id, s.tags]),
+    [[r.snapshotID, ['interop']]],
+  );
 });
 
 test('restic writes; ferry restores the same tree, sparse files staying sparse', async () => {
@@ -77,11 +80,18 @@ test('after ferry forget + prune, restic check --read-data passes and the remain
   const target = join(work, 'after-prune');
   await restic({ repo: path }, ['restore', first.snapshotID, '--target', target]);
   assert.deepEqual(await compareTrees(source, join(target, source), { sparse: false }), []);
-  assert.deepEqual((await listSnapshots(repo)).map((s) => s.id), [first.snapshotID]);
+  assert.deepEqual(
+    (await listSnapshots(repo)).map((s) => s.id),
+    [first.snapshotID],
+  );
 });
 
 function xattrsOf(path: string): string {
-  return execFileSync('getfattr', ['--absolute-names', '-d', '-m', '-', '-e', 'hex', path]).toString().split('\n').slice(1).join('\n');
+  return execFileSync('getfattr', ['--absolute-names', '-d', '-m', '-', '-e', 'hex', path])
+    .toString()
+    .split('\n')
+    .slice(1)
+    .join('\n');
 }
 
 test('extended attributes, when asked for, go through ferry backup, restic restore and ferry restore', async () => {
@@ -113,7 +123,10 @@ test('ferry restore and restic restore of one snapshot agree on every entry, tim
   await restoreTree(repo, r.snapshot.tree, { target: viaFerry });
   // atimes first: comparing contents reads the files, which moves them
   for (const name of ['text.txt', 'deep', 'link-to-text', 'fifo']) {
-    const [a, b] = await Promise.all([lstat(join(viaRestic, source, name), { bigint: true }), lstat(join(viaFerry, source, name), { bigint: true })]);
+    const [a, b] = await Promise.all([
+      lstat(join(viaRestic, source, name), { bigint: true }),
+      lstat(join(viaFerry, source, name), { bigint: true }),
+    ]);
     assert.deepEqual([b.atimeNs, b.mtimeNs], [a.atimeNs, a.mtimeNs], name);
   }
   // every entry, mtimes to the nanosecond, and both as the source was
@@ -129,13 +142,25 @@ test('a sparse block image backed up as one stream: zero ranges cost nothing, re
   for (let i = 0; i < 4; i++) await fh.write(randomBytes(1 << 20, 50 + i), 0, 1 << 20, i * (16 << 20) + 4097);
   await fh.close();
   const r = await backup(repo, { paths: [img], stream: { name: 'volume.img' } });
-  assert.ok(r.stats.dataAdded < 4 * (1 << 20) + 4 * (1 << 20) + (512 << 10), `only the data ranges and their chunk neighbours are stored (${r.stats.dataAdded})`);
+  assert.ok(
+    r.stats.dataAdded < 4 * (1 << 20) + 4 * (1 << 20) + (512 << 10),
+    `only the data ranges and their chunk neighbours are stored (${r.stats.dataAdded})`,
+  );
   const dumped = join(work, 'dumped.img');
-  await writeFile(dumped, execFileSync(await toolPath('restic'), ['-r', path, 'dump', r.snapshotID, '/volume.img'], { env: { ...process.env, RESTIC_PASSWORD: testPassword }, maxBuffer: 128 << 20 }));
+  await writeFile(
+    dumped,
+    execFileSync(await toolPath('restic'), ['-r', path, 'dump', r.snapshotID, '/volume.img'], {
+      env: { ...process.env, RESTIC_PASSWORD: testPassword },
+      maxBuffer: 128 << 20,
+    }),
+  );
   const restored = join(work, 'restored.img');
   await repo.loadIndex();
   await restoreTree(repo, r.snapshot.tree, { target: restored, subpath: '/volume.img' });
-  const digest = async (p: string) => createHash('sha256').update(await readFile(p)).digest('hex');
+  const digest = async (p: string) =>
+    createHash('sha256')
+      .update(await readFile(p))
+      .digest('hex');
   assert.equal(await digest(dumped), await digest(img));
   assert.equal(await digest(restored), await digest(img));
   assert.ok((await stat(restored)).blocks < (await stat(img)).blocks + 2048, 'the restored image stays sparse');

@@ -55,7 +55,8 @@ function lockAppears(): Promise<void> {
 
 async function resticChild(args: string[]): Promise<{ child: ChildProcess; done: Promise<number | null> }> {
   const child = spawn(await toolPath('restic'), ['-r', path, '--no-cache', ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, RESTIC_PASSWORD: testPassword }, stdio: ['pipe', 'ignore', 'ignore'],
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, RESTIC_PASSWORD: testPassword },
+    stdio: ['pipe', 'ignore', 'ignore'],
   });
   return { child, done: new Promise((r) => child.once('close', (code) => r(code))) };
 }
@@ -63,14 +64,25 @@ async function resticChild(args: string[]): Promise<{ child: ChildProcess; done:
 test('restic will not prune, forget or check while a ferry restore holds its shared lock, and reads that lock', async () => {
   const gate = gated(new FsBackend(path));
   const target = join(work, 'restored-1');
-  const restoring = restore(await Repository.open(gate.view, testPassword), { snapshot: first.slice(0, 8), target: { kind: 'directory', path: target } });
+  const restoring = restore(await Repository.open(gate.view, testPassword), {
+    snapshot: first.slice(0, 8),
+    target: { kind: 'directory', path: target },
+  });
   await gate.reading;
   const [lock] = await lockFiles();
   assert.ok(lock, 'the restore holds a lock file while it reads');
   const info = JSON.parse(await restic({ repo: path }, ['cat', 'lock', lock])) as { exclusive: boolean; pid: number };
-  assert.deepEqual([info.exclusive, info.pid], [false, process.pid], 'restic reads it as a shared lock of this process');
+  assert.deepEqual(
+    [info.exclusive, info.pid],
+    [false, process.pid],
+    'restic reads it as a shared lock of this process',
+  );
   for (const args of [['prune'], ['forget', '--keep-last', '1', '--prune'], ['check']]) {
-    await assert.rejects(restic({ repo: path }, args), /repository is already locked by PID/, `restic ${args.join(' ')}`);
+    await assert.rejects(
+      restic({ repo: path }, args),
+      /repository is already locked by PID/,
+      `restic ${args.join(' ')}`,
+    );
   }
   gate.open();
   const r = await restoring;
@@ -85,7 +97,11 @@ test('ferry will not prune or check beside a restic backup, but restores beside 
   backing.child.stdin!.write(randomBytes(1 << 16, 3));
   await lockAppears();
   const pid = backing.child.pid;
-  await assert.rejects(prune(await open()), (err: Error) => err instanceof LockConflictError && new RegExp(`locked by .*pid ${pid}, a shared lock`).test(err.message));
+  await assert.rejects(
+    prune(await open()),
+    (err: Error) =>
+      err instanceof LockConflictError && new RegExp(`locked by .*pid ${pid}, a shared lock`).test(err.message),
+  );
   await assert.rejects(check(await open()), LockConflictError);
   const cli = await ferry(['repo', 'check', '-r', path]);
   assert.equal(cli.code, 1);
@@ -115,8 +131,15 @@ test('a ferry restore refuses, or waits for, the exclusive lock of a restic prun
   pruning.child.kill('SIGSTOP');
   try {
     const target = join(work, 'restored-3');
-    await assert.rejects(restore(await open(), { snapshot: first, target: { kind: 'directory', path: target } }), /locked by .*an exclusive lock/);
-    const waited = restore(await open(), { snapshot: first, target: { kind: 'directory', path: target }, lockWaitMs: 120_000 });
+    await assert.rejects(
+      restore(await open(), { snapshot: first, target: { kind: 'directory', path: target } }),
+      /locked by .*an exclusive lock/,
+    );
+    const waited = restore(await open(), {
+      snapshot: first,
+      target: { kind: 'directory', path: target },
+      lockWaitMs: 120_000,
+    });
     await new Promise((r) => setTimeout(r, 500));
     pruning.child.kill('SIGCONT');
     assert.equal(await pruning.done, 0, 'the restic prune completed');

@@ -47,7 +47,10 @@ test('ferry writes to S3; restic check --read-data passes and restic restore rep
   await restic(resticAt('ferry-writes/nested'), ['restore', r.snapshotID, '--target', target]);
   assert.deepEqual(await compareTrees(source, join(target, source), { sparse: false }), []);
   const snaps = await resticJSON<{ id: string; tags: string[] }[]>(resticAt('ferry-writes/nested'), ['snapshots']);
-  assert.deepEqual(snaps.map((s) => [s.id, s.tags]), [[r.snapshotID, ['s3']]]);
+  assert.deepEqual(
+    snaps.map((s) => [s.id, s.tags]),
+    [[r.snapshotID, ['s3']]],
+  );
 });
 
 test('restic writes to S3; ferry restores the same tree', async () => {
@@ -65,9 +68,13 @@ test('restic writes to S3; ferry restores the same tree', async () => {
 test('the ferry command line backs up into the restic repository in S3 adding no data blob, and both check it clean', async () => {
   // the repository of the previous test, now written by ferry as a separate process with AWS_* credentials
   const args = ['-r', location('restic-writes'), '--json'];
-  const r = parseJSON<{ data_blobs: number; snapshot_id: string }>(await ferryOK(['repo', 'backup', ...args, source], { env: awsEnv }));
+  const r = parseJSON<{ data_blobs: number; snapshot_id: string }>(
+    await ferryOK(['repo', 'backup', ...args, source], { env: awsEnv }),
+  );
   assert.equal(r.data_blobs, 0, 'every data blob was already stored by restic');
-  const check = parseJSON<{ errors: string[]; packs_read: number }>(await ferryOK(['repo', 'check', ...args, '--read-data'], { env: awsEnv }));
+  const check = parseJSON<{ errors: string[]; packs_read: number }>(
+    await ferryOK(['repo', 'check', ...args, '--read-data'], { env: awsEnv }),
+  );
   assert.deepEqual(check.errors, []);
   assert.ok(check.packs_read > 0);
   await restic(resticAt('restic-writes'), ['check', '--read-data']);

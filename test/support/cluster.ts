@@ -52,17 +52,32 @@ export async function useCluster(suite: string): Promise<TestCluster> {
   const access = adminAccess(record);
   const kube = new Kube(access);
   const namespaces: string[] = [];
-  const dnsName = (s: string): string => s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  const dnsName = (s: string): string =>
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '');
   return {
-    kubeconfig: record.kubeconfig, server: record.server, access, kube, nodes: record.nodes, s3: record.s3,
+    kubeconfig: record.kubeconfig,
+    server: record.server,
+    access,
+    kube,
+    nodes: record.nodes,
+    s3: record.s3,
     async namespace(prefix = '') {
       const name = dnsName([suite, prefix, randomBytes(3).toString('hex')].filter(Boolean).join('-')).slice(0, 63);
       await kube.create('/api/v1/namespaces', {
-        apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [suiteLabel]: dnsName(suite).slice(0, 63) } },
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { [suiteLabel]: dnsName(suite).slice(0, 63) } },
       });
       namespaces.push(name);
       // pods are admitted only once the namespace's ServiceAccount exists
-      await kube.waitFor(`/api/v1/namespaces/${name}/serviceaccounts/default`, `the default ServiceAccount of ${name}`, () => true);
+      await kube.waitFor(
+        `/api/v1/namespaces/${name}/serviceaccounts/default`,
+        `the default ServiceAccount of ${name}`,
+        () => true,
+      );
       return name;
     },
     podLogs(namespace, pod, query) {

@@ -29,7 +29,10 @@ async function scan(root: string): Promise<Map<string, Entry>> {
       const st = await lstat(f, { bigint: true });
       const e: Entry = { st };
       if (st.isSymbolicLink()) e.target = (await readlink(f, { encoding: 'buffer' })).toString('hex');
-      if (st.isFile()) e.hash = createHash('sha256').update(await readFile(f)).digest('hex');
+      if (st.isFile())
+        e.hash = createHash('sha256')
+          .update(await readFile(f))
+          .digest('hex');
       out.set(r.toString('latin1'), e);
       if (st.isDirectory()) await walk(r);
     }
@@ -47,7 +50,8 @@ export async function compareTrees(a: string, b: string, opts: CompareOptions = 
   for (const k of eb.keys()) if (!ea.has(k)) diffs.push(`${show(k)} is extra`);
   const linkGroups = (m: Map<string, Entry>) => {
     const byInode = new Map<bigint, string[]>();
-    for (const [k, e] of m) if (e.st.isFile() && e.st.nlink > 1n) byInode.set(e.st.ino, [...(byInode.get(e.st.ino) ?? []), k]);
+    for (const [k, e] of m)
+      if (e.st.isFile() && e.st.nlink > 1n) byInode.set(e.st.ino, [...(byInode.get(e.st.ino) ?? []), k]);
     return new Set([...byInode.values()].map((g) => g.sort().join('|')));
   };
   for (const [k, x] of ea) {
@@ -58,12 +62,15 @@ export async function compareTrees(a: string, b: string, opts: CompareOptions = 
       diffs.push(`${s}: type differs`);
       continue;
     }
-    if (!x.st.isSymbolicLink() && x.st.mode !== y.st.mode) diffs.push(`${s}: mode ${x.st.mode.toString(8)} != ${y.st.mode.toString(8)}`);
-    if (ownership && (x.st.uid !== y.st.uid || x.st.gid !== y.st.gid)) diffs.push(`${s}: owner ${x.st.uid}:${x.st.gid} != ${y.st.uid}:${y.st.gid}`);
+    if (!x.st.isSymbolicLink() && x.st.mode !== y.st.mode)
+      diffs.push(`${s}: mode ${x.st.mode.toString(8)} != ${y.st.mode.toString(8)}`);
+    if (ownership && (x.st.uid !== y.st.uid || x.st.gid !== y.st.gid))
+      diffs.push(`${s}: owner ${x.st.uid}:${x.st.gid} != ${y.st.uid}:${y.st.gid}`);
     if (x.hash !== y.hash) diffs.push(`${s}: content differs`);
     if (x.target !== y.target) diffs.push(`${s}: symlink target differs`);
     if (x.st.isFile() && x.st.size !== y.st.size) diffs.push(`${s}: size ${x.st.size} != ${y.st.size}`);
-    if ((dirTimes || !x.st.isDirectory()) && x.st.mtimeNs !== y.st.mtimeNs) diffs.push(`${s}: mtime ${x.st.mtimeNs} != ${y.st.mtimeNs}`);
+    if ((dirTimes || !x.st.isDirectory()) && x.st.mtimeNs !== y.st.mtimeNs)
+      diffs.push(`${s}: mtime ${x.st.mtimeNs} != ${y.st.mtimeNs}`);
     if (sparse && x.st.isFile() && x.st.blocks < x.st.size / 512n / 2n && y.st.blocks > x.st.blocks + 256n) {
       diffs.push(`${s}: sparse file restored dense (${y.st.blocks} blocks, original ${x.st.blocks})`);
     }

@@ -24,8 +24,14 @@ export async function answersReady(port: number): Promise<boolean> {
 }
 
 async function podsOf(t: Target): Promise<KubeObject[]> {
-  const list = JSON.parse(await t.kubectl(['get', 'pods', '-n', t.namespace, '-l', t.selector, '-o', 'json'])) as { items: KubeObject[] };
-  return list.items.filter((pod) => pod.spec.containers[0]?.env?.some((e: KubeObject) => e.name === 'FERRY_METRICS_PORT' && e.value === String(t.metricsPort)));
+  const list = JSON.parse(await t.kubectl(['get', 'pods', '-n', t.namespace, '-l', t.selector, '-o', 'json'])) as {
+    items: KubeObject[];
+  };
+  return list.items.filter((pod) =>
+    pod.spec.containers[0]?.env?.some(
+      (e: KubeObject) => e.name === 'FERRY_METRICS_PORT' && e.value === String(t.metricsPort),
+    ),
+  );
 }
 
 /** The log of a container run that ended: the last run when it is down, else the one before its restart. */
@@ -39,11 +45,24 @@ async function endedRunLog(t: Target, pod: KubeObject): Promise<string | undefin
 }
 
 async function describe(t: Target, pods: KubeObject[]): Promise<string> {
-  const lines = pods.map((pod) => `pod ${pod.metadata.name}: phase ${pod.status?.phase ?? 'unknown'}, node ${pod.spec.nodeName ?? 'none'}, container ${JSON.stringify(pod.status?.containerStatuses?.[0]?.state ?? {})}`);
+  const lines = pods.map(
+    (pod) =>
+      `pod ${pod.metadata.name}: phase ${pod.status?.phase ?? 'unknown'}, node ${pod.spec.nodeName ?? 'none'}, container ${JSON.stringify(pod.status?.containerStatuses?.[0]?.state ?? {})}`,
+  );
   if (!pods.length) lines.push(`no pod with FERRY_METRICS_PORT=${t.metricsPort} (selector ${t.selector})`);
-  const events = await t.kubectl(['get', 'events', '-n', t.namespace, '--sort-by', '.lastTimestamp']).catch((err: Error) => `(events could not be read: ${err.message})`);
-  const logs = await Promise.all(pods.map((pod) => t.kubectl(['logs', '-n', t.namespace, pod.metadata.name, '--tail', '40']).catch(() => '')));
-  return [...lines, 'events:', events.trim().split('\n').slice(-20).join('\n'), 'log:', logs.join('\n').trim() || '(empty)'].join('\n');
+  const events = await t
+    .kubectl(['get', 'events', '-n', t.namespace, '--sort-by', '.lastTimestamp'])
+    .catch((err: Error) => `(events could not be read: ${err.message})`);
+  const logs = await Promise.all(
+    pods.map((pod) => t.kubectl(['logs', '-n', t.namespace, pod.metadata.name, '--tail', '40']).catch(() => '')),
+  );
+  return [
+    ...lines,
+    'events:',
+    events.trim().split('\n').slice(-20).join('\n'),
+    'log:',
+    logs.join('\n').trim() || '(empty)',
+  ].join('\n');
 }
 
 export async function awaitDispatcher(t: Target, timeoutMs = 180_000): Promise<DispatcherStart> {
@@ -54,10 +73,16 @@ export async function awaitDispatcher(t: Target, timeoutMs = 180_000): Promise<D
       // a list that fails is tried again at the next poll: the apiserver may be busy
       for (const pod of await podsOf(t).catch(() => [])) {
         const log = await endedRunLog(t, pod);
-        if (log !== undefined) return { ready: false, portTaken: /EADDRINUSE/.test(log), why: `its container stopped:\n${log.trim()}` };
+        if (log !== undefined)
+          return { ready: false, portTaken: /EADDRINUSE/.test(log), why: `its container stopped:\n${log.trim()}` };
       }
     }
-    if (Date.now() > deadline) return { ready: false, portTaken: false, why: `not ready within ${timeoutMs / 1000} s:\n${await describe(t, await podsOf(t).catch(() => []))}` };
+    if (Date.now() > deadline)
+      return {
+        ready: false,
+        portTaken: false,
+        why: `not ready within ${timeoutMs / 1000} s:\n${await describe(t, await podsOf(t).catch(() => []))}`,
+      };
     await new Promise((r) => setTimeout(r, 500));
   }
 }

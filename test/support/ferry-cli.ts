@@ -36,8 +36,12 @@ export function spawnFerry(args: string[], opts: FerryEnv = {}): FerryChild {
   const child = spawn(nodeBin, [opts.entry ?? cliEntry, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (b: Buffer) => { stdout += b.toString(); });
-  child.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); });
+  child.stdout!.on('data', (b: Buffer) => {
+    stdout += b.toString();
+  });
+  child.stderr!.on('data', (b: Buffer) => {
+    stderr += b.toString();
+  });
   const done = new Promise<FerryRun>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));

@@ -48,7 +48,16 @@ export interface FerryInstall {
 }
 
 /** What the installed dispatcher and manifests are made of; a change means installing again. */
-const versioned = ['deploy', 'jobs', 'policies', 'src/shared/install', 'src/dispatcher', 'src/entry/dispatcher.ts', 'src/shared/api', 'src/shared/kube'];
+const versioned = [
+  'deploy',
+  'jobs',
+  'policies',
+  'src/shared/install',
+  'src/dispatcher',
+  'src/entry/dispatcher.ts',
+  'src/shared/api',
+  'src/shared/kube',
+];
 
 /** Kinds the box cannot serve as deploy/ has them; the installer makes its own versions. */
 const replaced = new Set(['Deployment', 'Service', 'PodDisruptionBudget', 'ValidatingWebhookConfiguration']);
@@ -66,7 +75,8 @@ async function* files(path: string): AsyncGenerator<string> {
 async function currentVersion(): Promise<string> {
   const hash = createHash('sha256');
   for (const top of versioned) {
-    for await (const file of files(join(checkoutDir, top))) hash.update(file).update(await readFile(file).catch(() => Buffer.alloc(0)));
+    for await (const file of files(join(checkoutDir, top)))
+      hash.update(file).update(await readFile(file).catch(() => Buffer.alloc(0)));
   }
   return hash.digest('hex').slice(0, 10);
 }
@@ -88,12 +98,22 @@ export const webhookClientName = 'kube-apiserver-webhook-client';
 
 /** The client certificate and key the box's apiserver presents to webhooks, as PEM: to call the dispatcher as it does. */
 export async function apiserverClientCertificate(): Promise<{ cert: string; key: string }> {
-  const [cert, key] = await Promise.all(['client.crt', 'client.key'].map((f) => readFile(join(webhookClientDir(), f), 'utf8')));
+  const [cert, key] = await Promise.all(
+    ['client.crt', 'client.key'].map((f) => readFile(join(webhookClientDir(), f), 'utf8')),
+  );
   return { cert, key };
 }
 
-function dispatcherDeployment(rendered: KubeObject[], name: string, version: string, webhookPort: number, metricsPort: number): KubeObject {
-  const deployment = structuredClone(rendered.find((o) => o.kind === 'Deployment' && o.metadata.name === 'ferry-dispatcher'));
+function dispatcherDeployment(
+  rendered: KubeObject[],
+  name: string,
+  version: string,
+  webhookPort: number,
+  metricsPort: number,
+): KubeObject {
+  const deployment = structuredClone(
+    rendered.find((o) => o.kind === 'Deployment' && o.metadata.name === 'ferry-dispatcher'),
+  );
   if (!deployment) throw new Error('deploy/ renders no Deployment ferry-dispatcher.');
   deployment.metadata.name = name;
   deployment.spec.replicas = 1;
@@ -102,8 +122,13 @@ function dispatcherDeployment(rendered: KubeObject[], name: string, version: str
   deployment.spec.template.metadata.labels[installLabel] = version;
   const container = deployment.spec.template.spec.containers[0];
   const mount = container.volumeMounts.find((m: KubeObject) => m.name === 'client-ca').mountPath;
-  container.env = [...container.env, { name: 'FERRY_WEBHOOK_PORT', value: String(webhookPort) }, { name: 'FERRY_METRICS_PORT', value: String(metricsPort) },
-    { name: 'FERRY_CLIENT_CA', value: `${mount}/ca.crt` }, { name: 'FERRY_CLIENT_NAMES', value: webhookClientName }];
+  container.env = [
+    ...container.env,
+    { name: 'FERRY_WEBHOOK_PORT', value: String(webhookPort) },
+    { name: 'FERRY_METRICS_PORT', value: String(metricsPort) },
+    { name: 'FERRY_CLIENT_CA', value: `${mount}/ca.crt` },
+    { name: 'FERRY_CLIENT_NAMES', value: webhookClientName },
+  ];
   delete container.ports;
   return deployment;
 }
@@ -112,7 +137,10 @@ function webhookConfiguration(rendered: KubeObject[], webhookPort: number, ca: s
   const config = structuredClone(rendered.find((o) => o.kind === 'ValidatingWebhookConfiguration'));
   if (!config) throw new Error('deploy/ renders no ValidatingWebhookConfiguration.');
   for (const hook of config.webhooks) {
-    hook.clientConfig = { url: `https://127.0.0.1:${webhookPort}${hook.clientConfig.service.path}`, caBundle: Buffer.from(ca).toString('base64') };
+    hook.clientConfig = {
+      url: `https://127.0.0.1:${webhookPort}${hook.clientConfig.service.path}`,
+      caBundle: Buffer.from(ca).toString('base64'),
+    };
   }
   return config;
 }
@@ -133,16 +161,30 @@ async function apply(cluster: BoxAccess, items: KubeObject[]): Promise<void> {
  * Applies the TLS Secret and a dispatcher Deployment on free ports and waits until it answers; a port taken before the
  * dispatcher bound it means new ports (up to three attempts), any other failure to start is thrown with its reasons.
  */
-async function startDispatcher(cluster: BoxAccess, rendered: KubeObject[], version: string, secret: KubeObject): Promise<{ webhookPort: number; metricsPort: number; deployment: KubeObject }> {
+async function startDispatcher(
+  cluster: BoxAccess,
+  rendered: KubeObject[],
+  version: string,
+  secret: KubeObject,
+): Promise<{ webhookPort: number; metricsPort: number; deployment: KubeObject }> {
   for (let attempt = 1; ; attempt++) {
     const webhookPort = await freePort();
     const metricsPort = await freePort();
     const deployment = dispatcherDeployment(rendered, `ferry-dispatcher-${version}`, version, webhookPort, metricsPort);
-    deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName = secret.metadata.name;
+    deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName =
+      secret.metadata.name;
     await apply(cluster, [secret, deployment]);
-    const start = await awaitDispatcher({ kubectl: (args) => kubectl(cluster, args), namespace: ferryNamespace, selector: `${installLabel}=${version}`, metricsPort });
+    const start = await awaitDispatcher({
+      kubectl: (args) => kubectl(cluster, args),
+      namespace: ferryNamespace,
+      selector: `${installLabel}=${version}`,
+      metricsPort,
+    });
     if (start.ready) return { webhookPort, metricsPort, deployment };
-    if (!start.portTaken || attempt === 3) throw new Error(`The dispatcher on 127.0.0.1:${metricsPort} (webhook ${webhookPort}) did not start, attempt ${attempt}: ${start.why}`);
+    if (!start.portTaken || attempt === 3)
+      throw new Error(
+        `The dispatcher on 127.0.0.1:${metricsPort} (webhook ${webhookPort}) did not start, attempt ${attempt}: ${start.why}`,
+      );
   }
 }
 
@@ -154,18 +196,46 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
   const dir = join(statePaths().root, 'ferry-install', version);
   await mkdir(dir, { recursive: true });
   const certs = await makeTestCertificates(dir, 'tls.crt', 'tls.key');
-  const [cert, key, ca] = await Promise.all([readFile(certs.certFile, 'utf8'), readFile(certs.keyFile, 'utf8'), readFile(certs.caFile, 'utf8')]);
+  const [cert, key, ca] = await Promise.all([
+    readFile(certs.certFile, 'utf8'),
+    readFile(certs.keyFile, 'utf8'),
+    readFile(certs.caFile, 'utf8'),
+  ]);
   const secretName = `ferry-dispatcher-tls-${version}`;
-  const secret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: secretName, namespace: ferryNamespace }, stringData: { 'tls.crt': cert, 'tls.key': key } };
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: { name: secretName, namespace: ferryNamespace },
+    stringData: { 'tls.crt': cert, 'tls.key': key },
+  };
 
-  const clientCA = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ferry-webhook-client-ca', namespace: ferryNamespace }, data: { 'ca.crt': await readFile(join(webhookClientDir(), 'ca.crt'), 'utf8') } };
+  const clientCA = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'ferry-webhook-client-ca', namespace: ferryNamespace },
+    data: { 'ca.crt': await readFile(join(webhookClientDir(), 'ca.crt'), 'utf8') },
+  };
   await apply(cluster, [clientCA]);
   const { webhookPort, metricsPort, deployment } = await startDispatcher(cluster, rendered, version, secret);
   await apply(cluster, [webhookConfiguration(rendered, webhookPort, ca)]);
   // every other dispatcher goes: an earlier install's, or one whose install did not finish
-  const others = (await kubectl(cluster, ['get', 'deployment', '-n', ferryNamespace, '-l', 'app.kubernetes.io/component=dispatcher', '-o', 'name']))
-    .split('\n').filter((n) => n && n !== `deployment.apps/${deployment.metadata.name}`);
-  if (others.length) await kubectl(cluster, ['delete', '-n', ferryNamespace, '--ignore-not-found', '--wait=false', ...others]);
+  const others = (
+    await kubectl(cluster, [
+      'get',
+      'deployment',
+      '-n',
+      ferryNamespace,
+      '-l',
+      'app.kubernetes.io/component=dispatcher',
+      '-o',
+      'name',
+    ])
+  )
+    .split('\n')
+    .filter((n) => n && n !== `deployment.apps/${deployment.metadata.name}`);
+  if (others.length)
+    await kubectl(cluster, ['delete', '-n', ferryNamespace, '--ignore-not-found', '--wait=false', ...others]);
   return { webhookPort, metricsPort, ca, deployment: deployment.metadata.name, version };
 }
 
@@ -174,7 +244,8 @@ export async function installFerry(cluster: BoxAccess): Promise<FerryInstall> {
   return withLock(join(statePaths().root, 'ferry-install.lock'), 10 * 60_000, async () => {
     const previous = JSON.parse(await readFile(recordFile, 'utf8').catch(() => '{}')) as Partial<FerryInstall>;
     const version = await currentVersion();
-    if (previous.version === version && previous.metricsPort && (await answersReady(previous.metricsPort))) return previous as FerryInstall;
+    if (previous.version === version && previous.metricsPort && (await answersReady(previous.metricsPort)))
+      return previous as FerryInstall;
     const installed = await install(cluster, version);
     await writeFile(recordFile, JSON.stringify(installed));
     return installed;

@@ -21,7 +21,8 @@ export class RawTreeWriter {
 
   async #blob(type: 'tree' | 'data', bytes: Uint8Array): Promise<ID> {
     const id = hashID(bytes);
-    if (this.#writer.claim(type, id)) await this.#writer.add(prepareBlob(this.#repo.key, type, id, bytes, true), bytes.length);
+    if (this.#writer.claim(type, id))
+      await this.#writer.add(prepareBlob(this.#repo.key, type, id, bytes, true), bytes.length);
     return id;
   }
 
@@ -37,6 +38,9 @@ export class RawTreeWriter {
   /** Flushes the packs and saves a snapshot of `root`; returns the snapshot's id. */
   async snapshot(root: ID): Promise<ID> {
     await this.#writer.flush();
-    return saveSnapshot(this.#repo, newSnapshot(root, utcTime(1_700_000_000_000_000_000n), { paths: ['/'], hostname: 'hostile' }));
+    return saveSnapshot(
+      this.#repo,
+      newSnapshot(root, utcTime(1_700_000_000_000_000_000n), { paths: ['/'], hostname: 'hostile' }),
+    );
   }
 }

@@ -68,17 +68,29 @@ interface Server {
 
 /** `root` holds the data folder and the certs folder, so nothing is read from or written to the user's ~/.minio. */
 function launch(binary: string, port: number, root: string, env: NodeJS.ProcessEnv): Server {
-  const args = ['server', '--quiet', '--address', `127.0.0.1:${port}`, '--certs-dir', join(root, 'certs'), join(root, 'data')];
+  const args = [
+    'server',
+    '--quiet',
+    '--address',
+    `127.0.0.1:${port}`,
+    '--certs-dir',
+    join(root, 'certs'),
+    join(root, 'data'),
+  ];
   const child = spawn(binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
-  const keep = (b: Buffer): void => { output = (output + b.toString()).slice(-4096); };
+  const keep = (b: Buffer): void => {
+    output = (output + b.toString()).slice(-4096);
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    running.delete(child);
-    resolve();
-  }));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
   return { child, output: () => output, exited };
 }
 
@@ -98,7 +110,9 @@ function probe(url: string, ca?: Buffer): Promise<boolean> {
 async function waitReady(endpoint: string, server: Server, ca?: Buffer): Promise<void> {
   const deadline = Date.now() + readyTimeoutMs;
   let exited = false;
-  void server.exited.then(() => { exited = true; });
+  void server.exited.then(() => {
+    exited = true;
+  });
   while (Date.now() < deadline) {
     if (exited) throw new Error(`MinIO exited before becoming ready:\n${server.output()}`);
     const ok = await probe(`${endpoint}/minio/health/ready`, ca);
@@ -145,12 +159,19 @@ export async function startMinio(opts: MinioOptions = {}): Promise<Minio> {
     throw err;
   });
   const client = new S3Client({
-    endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: accessKey, secretAccessKey: secretKey },
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: accessKey, secretAccessKey: secretKey },
     requestHandler: new NodeHttpHandler({ httpsAgent: new HttpsAgent({ ca }) }),
   });
 
   return {
-    endpoint, caFile, accessKey, secretKey, dataDir,
+    endpoint,
+    caFile,
+    accessKey,
+    secretKey,
+    dataDir,
     async bucket(name) {
       await client.send(new CreateBucketCommand({ Bucket: name })).catch((err: { name?: string }) => {
         if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;

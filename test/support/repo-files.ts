@@ -26,7 +26,8 @@ async function filesIn(dir: string): Promise<StoredFile[]> {
 /** Complete pack files (temporary files of interrupted saves left out). */
 export async function packFiles(repo: string): Promise<StoredFile[]> {
   const out: StoredFile[] = [];
-  for (const sub of (await readdir(join(repo, 'data')).catch(() => [] as string[])).sort()) out.push(...(await filesIn(join(repo, 'data', sub))));
+  for (const sub of (await readdir(join(repo, 'data')).catch(() => [] as string[])).sort())
+    out.push(...(await filesIn(join(repo, 'data', sub))));
   return out;
 }
 

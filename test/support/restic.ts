@@ -17,7 +17,12 @@ export async function restic(target: ResticEnv, args: string[]): Promise<string>
   const bin = await toolPath('restic');
   try {
     const { stdout } = await run(bin, ['-r', target.repo, '--no-cache', ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, RESTIC_PASSWORD: target.password ?? testPassword, ...target.env },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        RESTIC_PASSWORD: target.password ?? testPassword,
+        ...target.env,
+      },
       maxBuffer: 256 << 20,
     });
     return stdout;
@@ -29,6 +34,9 @@ export async function restic(target: ResticEnv, args: string[]): Promise<string>
 
 export async function resticJSON<T>(target: ResticEnv, args: string[]): Promise<T> {
   const out = await restic(target, [...args, '--json']);
-  const lines = out.trim().split('\n').filter((l) => l.startsWith('{') || l.startsWith('['));
+  const lines = out
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{') || l.startsWith('['));
   return JSON.parse(lines[lines.length - 1]) as T;
 }

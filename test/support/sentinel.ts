@@ -12,7 +12,8 @@ export async function describeTree(root: string): Promise<Map<string, string>> {
     if (st.isFile()) what += ` content=${(await readFile(path)).toString('base64')}`;
     if (st.isSymbolicLink()) what += ` target=${await readlink(path)}`;
     out.set(rel, what);
-    if (st.isDirectory()) for (const name of (await readdir(path)).sort()) await visit(join(path, name), `${rel}/${name}`);
+    if (st.isDirectory())
+      for (const name of (await readdir(path)).sort()) await visit(join(path, name), `${rel}/${name}`);
   };
   await visit(root, '.');
   return out;

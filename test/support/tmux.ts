@@ -22,14 +22,20 @@ function quote(arg: string): string {
   return `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-export async function runInTerminal(argv: string[], opts: { env?: Record<string, string>; timeoutMs: number; width?: number; pollMs?: number }): Promise<TerminalRun> {
+export async function runInTerminal(
+  argv: string[],
+  opts: { env?: Record<string, string>; timeoutMs: number; width?: number; pollMs?: number },
+): Promise<TerminalRun> {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-tty-'));
   const socket = `ferry-test-${randomBytes(4).toString('hex')}`;
   const exitFile = join(dir, 'exit');
-  const env = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${quote(v)}`).join(' ');
+  const env = Object.entries(opts.env ?? {})
+    .map(([k, v]) => `${k}=${quote(v)}`)
+    .join(' ');
   // the shell stays after the command so the last screen can still be read
   const script = `env ${env} ${argv.map(quote).join(' ')}; echo $? > ${quote(exitFile)}; sleep 3600`;
-  const tmux = (...args: string[]) => run('tmux', ['-L', socket, '-f', '/dev/null', ...args], { maxBuffer: 16 * 1024 * 1024 });
+  const tmux = (...args: string[]) =>
+    run('tmux', ['-L', socket, '-f', '/dev/null', ...args], { maxBuffer: 16 * 1024 * 1024 });
   const screens: string[] = [];
   try {
     await tmux('new-session', '-d', '-s', 't', '-x', String(opts.width ?? 200), '-y', '50', script);
@@ -42,7 +48,10 @@ export async function runInTerminal(argv: string[], opts: { env?: Record<string,
         const { stdout: final } = await tmux('capture-pane', '-p', '-t', 't', '-S', '-', '-J');
         return { code: Number(code.trim()), screens, final };
       }
-      if (Date.now() > deadline) throw new Error(`${argv.join(' ')} did not end within ${opts.timeoutMs / 1000} s on the terminal; last screen:\n${stdout}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${argv.join(' ')} did not end within ${opts.timeoutMs / 1000} s on the terminal; last screen:\n${stdout}`,
+        );
       await new Promise((r) => setTimeout(r, opts.pollMs ?? 200));
     }
   } finally {

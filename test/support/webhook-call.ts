@@ -9,13 +9,21 @@ export interface ClientCertificate {
 }
 
 /** POSTs `body` (a review, or anything else to see it refused) to the webhook; rejects when the connection is refused. */
-export function postReview(ferry: FerryInstall, body: unknown, client: ClientCertificate): Promise<{ status: number; body: string }> {
+export function postReview(
+  ferry: FerryInstall,
+  body: unknown,
+  client: ClientCertificate,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(`https://127.0.0.1:${ferry.webhookPort}/validate`, { method: 'POST', ca: ferry.ca, ...client, headers: { 'content-type': 'application/json' }, timeout: 30_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpsRequest(
+      `https://127.0.0.1:${ferry.webhookPort}/validate`,
+      { method: 'POST', ca: ferry.ca, ...client, headers: { 'content-type': 'application/json' }, timeout: 30_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });

@@ -17,7 +17,8 @@ async function reportedVersion(spec: ToolSpec, path: string): Promise<string> {
 function chosen(names: string[]): ToolSpec[] {
   if (names.length === 0) return Object.values(tools).filter((spec) => !spec.benchOnly);
   return names.map((name) => {
-    if (!Object.hasOwn(tools, name)) throw new Error(`Unknown tool "${name}": choose from ${Object.keys(tools).join(', ')}.`);
+    if (!Object.hasOwn(tools, name))
+      throw new Error(`Unknown tool "${name}": choose from ${Object.keys(tools).join(', ')}.`);
     return tools[name as ToolName];
   });
 }

@@ -82,11 +82,20 @@ async function tryLock(lockDir: string): Promise<boolean> {
 function runGo(args: string[], env: NodeJS.ProcessEnv, showOutput: boolean): Promise<void> {
   const go = process.env.GO || 'go';
   return new Promise((resolve, reject) => {
-    const child = spawn(go, args, { env, stdio: ['ignore', showOutput ? 'inherit' : 'pipe', showOutput ? 'inherit' : 'pipe'] });
+    const child = spawn(go, args, {
+      env,
+      stdio: ['ignore', showOutput ? 'inherit' : 'pipe', showOutput ? 'inherit' : 'pipe'],
+    });
     let output = '';
-    child.stdout?.on('data', (b: Buffer) => { output = (output + b.toString()).slice(-4000); });
-    child.stderr?.on('data', (b: Buffer) => { output = (output + b.toString()).slice(-4000); });
-    child.on('error', (err) => reject(new Error(`Cannot run the Go toolchain "${go}" (install Go or set GO): ${err.message}`)));
+    child.stdout?.on('data', (b: Buffer) => {
+      output = (output + b.toString()).slice(-4000);
+    });
+    child.stderr?.on('data', (b: Buffer) => {
+      output = (output + b.toString()).slice(-4000);
+    });
+    child.on('error', (err) =>
+      reject(new Error(`Cannot run the Go toolchain "${go}" (install Go or set GO): ${err.message}`)),
+    );
     child.on('exit', (code) => {
       if (code === 0) resolve();
       else reject(new Error(`go ${args.join(' ')} failed with exit code ${code}:\n${output}`));
@@ -103,7 +112,11 @@ async function build(spec: ToolSpec, showOutput: boolean): Promise<void> {
   const env = { ...process.env, CGO_ENABLED: '0' };
   const output = join(staging, spec.binary);
   try {
-    await runGo(['build', '-C', wrapperDir(spec), '-trimpath', '-ldflags=-s -w', '-o', output, spec.pkg], env, showOutput);
+    await runGo(
+      ['build', '-C', wrapperDir(spec), '-trimpath', '-ldflags=-s -w', '-o', output, spec.pkg],
+      env,
+      showOutput,
+    );
     await mkdir(dir, { recursive: true });
     await rename(join(staging, spec.binary), toolBinary(spec));
   } finally {

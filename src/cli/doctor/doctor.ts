@@ -37,21 +37,44 @@ async function guarded(area: string, check: () => Promise<Finding[]>): Promise<F
     return await check();
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const fix = err instanceof KubeError && err.status === 403 ? 'Run ferry doctor with rights to read what it checks (a cluster admin, or a role that may get and list these objects).' : 'Check that the apiserver is reachable and answering, then run ferry doctor again.';
+    const fix =
+      err instanceof KubeError && err.status === 403
+        ? 'Run ferry doctor with rights to read what it checks (a cluster admin, or a role that may get and list these objects).'
+        : 'Check that the apiserver is reachable and answering, then run ferry doctor again.';
     return [problem(area, 'check', `Could not check ${area}: ${message}`, fix)];
   }
 }
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '').map((n) => objectName(n, '--location'));
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((n) => objectName(n, '--location'));
 }
 
 export default defineCommand({
-  meta: { name: 'doctor', description: "Check ferry's install in a cluster and say how to fix what is wrong (exit 1 when something is)" },
+  meta: {
+    name: 'doctor',
+    description: "Check ferry's install in a cluster and say how to fix what is wrong (exit 1 when something is)",
+  },
   args: {
-    namespace: { type: 'string', alias: 'n', description: `namespace ferry is installed in (default ${defaultNamespace})`, valueHint: 'NS' },
-    webhook: { type: 'string', description: 'ValidatingWebhookConfiguration to check (default: the one ferry installs)', valueHint: 'NAME' },
-    location: { type: 'string', description: 'check only these storage locations, comma-separated (default: all)', valueHint: 'NAME,...' },
+    namespace: {
+      type: 'string',
+      alias: 'n',
+      description: `namespace ferry is installed in (default ${defaultNamespace})`,
+      valueHint: 'NS',
+    },
+    webhook: {
+      type: 'string',
+      description: 'ValidatingWebhookConfiguration to check (default: the one ferry installs)',
+      valueHint: 'NAME',
+    },
+    location: {
+      type: 'string',
+      description: 'check only these storage locations, comma-separated (default: all)',
+      valueHint: 'NAME,...',
+    },
     kubeconfig: kubeArgs.kubeconfig,
     context: kubeArgs.context,
     ...outputArgs,
@@ -63,7 +86,10 @@ export default defineCommand({
     const rendered = await renderInstall({ namespace });
     const install: Install = {
       namespace,
-      webhook: args.webhook === undefined ? rendered.find((o) => o.kind === 'ValidatingWebhookConfiguration')?.metadata.name ?? 'ferry-dispatcher' : objectName(args.webhook, '--webhook'),
+      webhook:
+        args.webhook === undefined
+          ? (rendered.find((o) => o.kind === 'ValidatingWebhookConfiguration')?.metadata.name ?? 'ferry-dispatcher')
+          : objectName(args.webhook, '--webhook'),
       crds: rendered.filter((o) => o.kind === 'CustomResourceDefinition'),
     };
     const kube = new HttpKube(kubeConfigFrom(args));
@@ -82,7 +108,11 @@ export default defineCommand({
     const problems = findings.filter((f) => f.severity === 'problem').length;
     const warnings = findings.filter((f) => f.severity === 'warning').length;
     if (isDocument(format)) printDocument({ healthy: problems === 0, problems, warnings, findings }, format);
-    else process.stdout.write(`${report(findings, format === 'wide')}${problems === 0 ? `ferry in ${namespace} looks healthy` : `${problems} problem${problems === 1 ? '' : 's'}`}${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''}.\n`);
-    if (problems > 0) throw new Error(`ferry doctor found ${problems} problem${problems === 1 ? '' : 's'} in ${namespace}.`);
+    else
+      process.stdout.write(
+        `${report(findings, format === 'wide')}${problems === 0 ? `ferry in ${namespace} looks healthy` : `${problems} problem${problems === 1 ? '' : 's'}`}${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''}.\n`,
+      );
+    if (problems > 0)
+      throw new Error(`ferry doctor found ${problems} problem${problems === 1 ? '' : 's'} in ${namespace}.`);
   },
 });

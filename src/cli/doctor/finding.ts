@@ -13,11 +13,28 @@ export interface Finding {
   fix?: string;
 }
 
-export const ok = (area: string, subject: string, message: string): Finding => ({ area, subject, severity: 'ok', message });
+export const ok = (area: string, subject: string, message: string): Finding => ({
+  area,
+  subject,
+  severity: 'ok',
+  message,
+});
 
-export const problem = (area: string, subject: string, message: string, fix: string): Finding => ({ area, subject, severity: 'problem', message, fix });
+export const problem = (area: string, subject: string, message: string, fix: string): Finding => ({
+  area,
+  subject,
+  severity: 'problem',
+  message,
+  fix,
+});
 
-export const warning = (area: string, subject: string, message: string, fix: string): Finding => ({ area, subject, severity: 'warning', message, fix });
+export const warning = (area: string, subject: string, message: string, fix: string): Finding => ({
+  area,
+  subject,
+  severity: 'warning',
+  message,
+  fix,
+});
 
 /** What the doctor learns about the install it checks, shared by the checks. */
 export interface Install {

@@ -8,13 +8,33 @@ const area = 'locations';
 export async function checkLocations(kube: Kube, install: Install, only: readonly string[]): Promise<Finding[]> {
   const all = await kube.list<StoredLocation>('BackupStorageLocation', { namespace: install.namespace });
   const chosen = only.length > 0 ? all.filter((l) => only.includes(l.metadata.name)) : all;
-  const findings: Finding[] = only.filter((n) => !all.some((l) => l.metadata.name === n))
-    .map((n) => problem(area, n, `BackupStorageLocation ${n} does not exist in ${install.namespace}.`, 'Create it with `ferry location create`.'));
-  if (all.length === 0) findings.push(warning(area, 'none', `There is no BackupStorageLocation in ${install.namespace}, so nothing can be backed up.`, 'Create one with `ferry location create NAME --endpoint ... --bucket ...`.'));
+  const findings: Finding[] = only
+    .filter((n) => !all.some((l) => l.metadata.name === n))
+    .map((n) =>
+      problem(
+        area,
+        n,
+        `BackupStorageLocation ${n} does not exist in ${install.namespace}.`,
+        'Create it with `ferry location create`.',
+      ),
+    );
+  if (all.length === 0)
+    findings.push(
+      warning(
+        area,
+        'none',
+        `There is no BackupStorageLocation in ${install.namespace}, so nothing can be backed up.`,
+        'Create one with `ferry location create NAME --endpoint ... --bucket ...`.',
+      ),
+    );
   for (const location of chosen) {
     const result = await checkLocation(kube, install.namespace, location);
     const name = location.metadata.name;
-    findings.push(result.ok ? ok(area, name, `BackupStorageLocation ${name}: ${result.message}`) : problem(area, name, `BackupStorageLocation ${name}: ${result.message}`, result.fix));
+    findings.push(
+      result.ok
+        ? ok(area, name, `BackupStorageLocation ${name}: ${result.message}`)
+        : problem(area, name, `BackupStorageLocation ${name}: ${result.message}`, result.fix),
+    );
   }
   return findings;
 }

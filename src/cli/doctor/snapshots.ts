@@ -4,7 +4,9 @@ import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
 import { ok, problem, type Finding } from './finding.ts';
 
 const area = 'snapshots';
-const snapshotCrds = ['volumesnapshots', 'volumesnapshotcontents', 'volumesnapshotclasses'].map((p) => `${p}.snapshot.storage.k8s.io`);
+const snapshotCrds = ['volumesnapshots', 'volumesnapshotcontents', 'volumesnapshotclasses'].map(
+  (p) => `${p}.snapshot.storage.k8s.io`,
+);
 const defaultClass = 'snapshot.storage.kubernetes.io/is-default-class';
 
 interface StorageClass extends KubeObject {
@@ -20,7 +22,8 @@ async function driversInUse(kube: Kube): Promise<Map<string, string[]>> {
   const registered = new Set((await kube.list('CSIDriver')).map((d) => d.metadata.name));
   const users = new Map<string, string[]>();
   const add = (driver: string, user: string) => users.set(driver, [...(users.get(driver) ?? []), user]);
-  for (const sc of await kube.list<StorageClass>('StorageClass')) if (registered.has(sc.provisioner)) add(sc.provisioner, `StorageClass ${sc.metadata.name}`);
+  for (const sc of await kube.list<StorageClass>('StorageClass'))
+    if (registered.has(sc.provisioner)) add(sc.provisioner, `StorageClass ${sc.metadata.name}`);
   const pvs = await kube.list<KubeObject & { spec: { csi?: { driver: string } } }>('PersistentVolume');
   const counts = new Map<string, number>();
   for (const pv of pvs) if (pv.spec.csi) counts.set(pv.spec.csi.driver, (counts.get(pv.spec.csi.driver) ?? 0) + 1);
@@ -35,9 +38,17 @@ function classManifest(driver: string): string {
 export async function checkSnapshots(kube: Kube): Promise<Finding[]> {
   const findings: Finding[] = [];
   const missing = [];
-  for (const name of snapshotCrds) if (!(await kube.get({ kind: 'CustomResourceDefinition', name }))) missing.push(name);
+  for (const name of snapshotCrds)
+    if (!(await kube.get({ kind: 'CustomResourceDefinition', name }))) missing.push(name);
   if (missing.length > 0) {
-    return [problem(area, 'crds', `The snapshot CRDs ${missing.join(', ')} are not installed, so no CSI snapshot can be taken.`, 'Install the external-snapshotter CRDs and snapshot-controller (github.com/kubernetes-csi/external-snapshotter, client/config/crd and deploy/kubernetes/snapshot-controller).')];
+    return [
+      problem(
+        area,
+        'crds',
+        `The snapshot CRDs ${missing.join(', ')} are not installed, so no CSI snapshot can be taken.`,
+        'Install the external-snapshotter CRDs and snapshot-controller (github.com/kubernetes-csi/external-snapshotter, client/config/crd and deploy/kubernetes/snapshot-controller).',
+      ),
+    ];
   }
   findings.push(ok(area, 'crds', 'The snapshot.storage.k8s.io CRDs are installed.'));
   const classes = await kube.list<SnapshotClass>('VolumeSnapshotClass');
@@ -46,11 +57,31 @@ export async function checkSnapshots(kube: Kube): Promise<Finding[]> {
     const defaults = own.filter((c) => c.metadata.annotations?.[defaultClass] === 'true');
     const usedBy = users.join(', ');
     if (own.length === 0) {
-      findings.push(problem(area, driver, `CSI driver ${driver} (used by ${usedBy}) has no VolumeSnapshotClass, so its volumes cannot be backed up.`, `Create one: ${classManifest(driver)}.`));
+      findings.push(
+        problem(
+          area,
+          driver,
+          `CSI driver ${driver} (used by ${usedBy}) has no VolumeSnapshotClass, so its volumes cannot be backed up.`,
+          `Create one: ${classManifest(driver)}.`,
+        ),
+      );
     } else if (defaults.length !== 1) {
-      findings.push(problem(area, driver, `CSI driver ${driver} has ${defaults.length === 0 ? 'no default' : `${defaults.length} default`} VolumeSnapshotClasses (${own.map((c) => c.metadata.name).join(', ')}), so a snapshot without a class name fails.`, `Mark exactly one of them with the annotation ${defaultClass}: "true".`));
+      findings.push(
+        problem(
+          area,
+          driver,
+          `CSI driver ${driver} has ${defaults.length === 0 ? 'no default' : `${defaults.length} default`} VolumeSnapshotClasses (${own.map((c) => c.metadata.name).join(', ')}), so a snapshot without a class name fails.`,
+          `Mark exactly one of them with the annotation ${defaultClass}: "true".`,
+        ),
+      );
     } else {
-      findings.push(ok(area, driver, `CSI driver ${driver} (used by ${usedBy}) has the default VolumeSnapshotClass ${defaults[0].metadata.name}.`));
+      findings.push(
+        ok(
+          area,
+          driver,
+          `CSI driver ${driver} (used by ${usedBy}) has the default VolumeSnapshotClass ${defaults[0].metadata.name}.`,
+        ),
+      );
     }
   }
   return findings;

@@ -16,7 +16,8 @@ const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function namespaceFlag(value: string | undefined): string {
   const ns = value ?? defaultNamespace;
-  if (ns.length > 63 || !dnsLabel.test(ns)) throw new UsageError(`--namespace "${ns}" is not a namespace name: lower-case letters, digits and '-', at most 63`);
+  if (ns.length > 63 || !dnsLabel.test(ns))
+    throw new UsageError(`--namespace "${ns}" is not a namespace name: lower-case letters, digits and '-', at most 63`);
   return ns;
 }
 
@@ -24,7 +25,8 @@ async function render(image: string | undefined, namespace: string): Promise<Kub
   try {
     return await renderInstall({ image, namespace });
   } catch (err) {
-    if (image !== undefined && /is not an image reference/.test((err as Error).message)) throw new UsageError(`--image: ${(err as Error).message}`);
+    if (image !== undefined && /is not an image reference/.test((err as Error).message))
+      throw new UsageError(`--image: ${(err as Error).message}`);
     throw err;
   }
 }
@@ -42,12 +44,32 @@ function caBundleMissing(objects: readonly KubeObject[], applied: Map<string, Ku
 }
 
 export default defineCommand({
-  meta: { name: 'install', description: 'Install or upgrade ferry in a cluster from deploy/ (CRDs, dispatcher, webhook, RBAC, Job templates)' },
+  meta: {
+    name: 'install',
+    description: 'Install or upgrade ferry in a cluster from deploy/ (CRDs, dispatcher, webhook, RBAC, Job templates)',
+  },
   args: {
-    'dry-run': { type: 'boolean', description: 'print the manifests (YAML, or -o json) instead of applying them', default: false },
-    'server-dry-run': { type: 'boolean', description: 'send everything to the apiserver as a dry run: validated and merged, nothing stored', default: false },
-    image: { type: 'string', description: "ferry's image, REGISTRY/NAME[:TAG][@DIGEST] (default: the one deploy/ names)", valueHint: 'IMAGE' },
-    namespace: { type: 'string', alias: 'n', description: `namespace for ferry (default ${defaultNamespace})`, valueHint: 'NS' },
+    'dry-run': {
+      type: 'boolean',
+      description: 'print the manifests (YAML, or -o json) instead of applying them',
+      default: false,
+    },
+    'server-dry-run': {
+      type: 'boolean',
+      description: 'send everything to the apiserver as a dry run: validated and merged, nothing stored',
+      default: false,
+    },
+    image: {
+      type: 'string',
+      description: "ferry's image, REGISTRY/NAME[:TAG][@DIGEST] (default: the one deploy/ names)",
+      valueHint: 'IMAGE',
+    },
+    namespace: {
+      type: 'string',
+      alias: 'n',
+      description: `namespace for ferry (default ${defaultNamespace})`,
+      valueHint: 'NS',
+    },
     kubeconfig: kubeArgs.kubeconfig,
     context: kubeArgs.context,
     ...outputArgs,
@@ -55,7 +77,8 @@ export default defineCommand({
   async run({ args }) {
     const format = outputFormat(args);
     const namespace = namespaceFlag(args.namespace);
-    if (args['dry-run'] && args['server-dry-run']) throw new UsageError('--dry-run and --server-dry-run exclude each other');
+    if (args['dry-run'] && args['server-dry-run'])
+      throw new UsageError('--dry-run and --server-dry-run exclude each other');
     const objects = await render(args.image, namespace);
     if (args['dry-run']) {
       if (format === 'json') printDocument({ apiVersion: 'v1', kind: 'List', items: objects, metadata: {} }, 'json');
@@ -67,7 +90,9 @@ export default defineCommand({
     const dryRun = args['server-dry-run'];
     try {
       if (dryRun && !(await kube.get({ kind: 'Namespace', name: namespace }))) {
-        throw new Error(`Namespace ${namespace} does not exist, and a dry run creates nothing, so the objects in it cannot be checked: create it first.`);
+        throw new Error(
+          `Namespace ${namespace} does not exist, and a dry run creates nothing, so the objects in it cannot be checked: create it first.`,
+        );
       }
       await applyAll(kube, objects, {
         dryRun,
@@ -83,9 +108,13 @@ export default defineCommand({
       printDocument({ namespace, dryRun, applied: [...applied.keys()] }, format);
       return;
     }
-    consola.success(`${applied.size} objects ${dryRun ? 'accepted by the apiserver (dry run, nothing stored)' : `applied; ferry is installed in ${namespace}`}`);
+    consola.success(
+      `${applied.size} objects ${dryRun ? 'accepted by the apiserver (dry run, nothing stored)' : `applied; ferry is installed in ${namespace}`}`,
+    );
     if (caBundleMissing(objects, applied)) {
-      consola.warn("The webhook has no caBundle yet: enable deploy/cert-manager, or create Secret ferry-dispatcher-tls and set the webhook's caBundle to its CA (ferry doctor checks both).");
+      consola.warn(
+        "The webhook has no caBundle yet: enable deploy/cert-manager, or create Secret ferry-dispatcher-tls and set the webhook's caBundle to its CA (ferry doctor checks both).",
+      );
     }
   },
 });

@@ -26,13 +26,38 @@ const fieldFlags = {
 const create = defineCommand({
   meta: { name: 'create', description: 'Back up a PVC: create a DataUpload (and with --wait, follow it to the end)' },
   args: {
-    name: { type: 'positional', required: false, description: 'name of the backup (the DataUpload)', valueHint: 'NAME' },
+    name: {
+      type: 'positional',
+      required: false,
+      description: 'name of the backup (the DataUpload)',
+      valueHint: 'NAME',
+    },
     pvc: { type: 'string', description: 'the PVC to back up, in the namespace', valueHint: 'PVC' },
-    location: { type: 'string', description: 'BackupStorageLocation to back up into (default: the only one)', valueHint: 'LOCATION' },
-    'snapshot-only': { type: 'boolean', description: 'keep the CSI snapshot as the backup and move no data', default: false },
-    'snapshot-class': { type: 'string', description: 'VolumeSnapshotClass of the snapshot (default: the cluster default for the driver)', valueHint: 'CLASS' },
-    timeout: { type: 'string', description: 'how long the snapshot and each step may take, e.g. 30m (default 10m)', valueHint: 'DURATION' },
-    wait: { type: 'boolean', description: 'follow the backup until it ends (exit 0 Completed, 1 Failed, 3 Canceled)', default: false },
+    location: {
+      type: 'string',
+      description: 'BackupStorageLocation to back up into (default: the only one)',
+      valueHint: 'LOCATION',
+    },
+    'snapshot-only': {
+      type: 'boolean',
+      description: 'keep the CSI snapshot as the backup and move no data',
+      default: false,
+    },
+    'snapshot-class': {
+      type: 'string',
+      description: 'VolumeSnapshotClass of the snapshot (default: the cluster default for the driver)',
+      valueHint: 'CLASS',
+    },
+    timeout: {
+      type: 'string',
+      description: 'how long the snapshot and each step may take, e.g. 30m (default 10m)',
+      valueHint: 'DURATION',
+    },
+    wait: {
+      type: 'boolean',
+      description: 'follow the backup until it ends (exit 0 Completed, 1 Failed, 3 Canceled)',
+      default: false,
+    },
     ...kubeArgs,
     ...outputArgs,
   },
@@ -45,10 +70,12 @@ const create = defineCommand({
     const timeout = args.timeout === undefined ? undefined : operationTimeout(args.timeout);
     await withKube(args, async ({ kube, namespace, ferryNamespace }) => {
       const du: DataUpload = {
-        apiVersion, kind: 'DataUpload', metadata: { name, namespace },
+        apiVersion,
+        kind: 'DataUpload',
+        metadata: { name, namespace },
         spec: {
           sourcePVC: pvc,
-          backupStorageLocation: location ?? await defaultLocation(kube, ferryNamespace),
+          backupStorageLocation: location ?? (await defaultLocation(kube, ferryNamespace)),
           ...(args['snapshot-only'] ? { snapshotMoveData: false } : {}),
           ...(snapshotClass ? { csiSnapshot: { snapshotClass } } : {}),
           ...(timeout ? { operationTimeout: timeout } : {}),

@@ -11,9 +11,17 @@ import { kindAliases, refOf, type Resource } from './kinds.ts';
 import { waitForEnd } from './wait.ts';
 
 export default defineCommand({
-  meta: { name: 'cancel', description: 'Cancel a backup or restore: KIND/NAME, e.g. backup/nightly or datadownload/copy' },
+  meta: {
+    name: 'cancel',
+    description: 'Cancel a backup or restore: KIND/NAME, e.g. backup/nightly or datadownload/copy',
+  },
   args: {
-    target: { type: 'positional', required: false, description: 'what to cancel: dataupload/NAME (backup/NAME) or datadownload/NAME (restore/NAME)', valueHint: 'KIND/NAME' },
+    target: {
+      type: 'positional',
+      required: false,
+      description: 'what to cancel: dataupload/NAME (backup/NAME) or datadownload/NAME (restore/NAME)',
+      valueHint: 'KIND/NAME',
+    },
     wait: { type: 'boolean', description: 'wait until it is Canceled', default: false },
     ...kubeArgs,
   },
@@ -22,7 +30,8 @@ export default defineCommand({
     await withKube(args, async ({ kube, namespace }) => {
       const r = await fetchOne<Resource>(kube, kind, namespace, name);
       const phase = r.status?.phase ?? 'New';
-      if (!canCancel(phase) && phase !== 'Canceling') throw new Error(`${refOf(r)} is ${phase}; only a backup or restore still running can be canceled.`);
+      if (!canCancel(phase) && phase !== 'Canceling')
+        throw new Error(`${refOf(r)} is ${phase}; only a backup or restore still running can be canceled.`);
       if (r.spec.cancel !== true) await kube.patch({ kind, namespace, name }, { spec: { cancel: true } });
       if (!args.wait) {
         consola.success(`${refOf(r)}: cancel requested`);

@@ -16,12 +16,17 @@ export async function createResource<T extends KubeObject>(kube: Kube, obj: T, f
   } catch (err) {
     if (!(err instanceof KubeError)) throw err;
     const where = `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`;
-    if (err.status === 404) throw new Error(`Cannot create ${where}: namespace "${obj.metadata.namespace}" does not exist, or ferry's CRDs are not installed.`);
+    if (err.status === 404)
+      throw new Error(
+        `Cannot create ${where}: namespace "${obj.metadata.namespace}" does not exist, or ferry's CRDs are not installed.`,
+      );
     if (err.reason === 'AlreadyExists') throw new Error(`Cannot create ${where}: one of that name already exists.`);
     const reason = denied.exec(err.message)?.[1];
     if (reason === undefined) throw err;
     // the longest field first, so spec.source.dataUpload is not taken for spec.source
-    const field = Object.keys(flags).sort((a, b) => b.length - a.length).find((f) => reason.startsWith(`${f}:`) || reason.startsWith(`${f}.`));
+    const field = Object.keys(flags)
+      .sort((a, b) => b.length - a.length)
+      .find((f) => reason.startsWith(`${f}:`) || reason.startsWith(`${f}.`));
     if (field) throw new UsageError(`${flags[field]}: ${reason.slice(reason.indexOf(':') + 1).trim()}`);
     throw new Error(`ferry refused ${where}: ${reason}`);
   }

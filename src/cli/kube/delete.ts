@@ -19,13 +19,18 @@ export function deleteCommand(kind: ResourceKind) {
     meta: { name: 'delete', description: `Delete a ${nouns[kind]} (${kind})${extra}` },
     args: {
       name: { type: 'positional', required: false, description: `the ${kind}`, valueHint: 'NAME' },
-      wait: { type: 'boolean', description: `wait until it is gone${extra ? ' (its repository data freed)' : ''}`, default: false },
+      wait: {
+        type: 'boolean',
+        description: `wait until it is gone${extra ? ' (its repository data freed)' : ''}`,
+        default: false,
+      },
       ...kubeArgs,
     },
     async run({ args }) {
       const name = objectName(args.name, 'NAME');
       await withKube(args, async ({ kube, namespace }) => {
-        if (!(await kube.delete({ kind, namespace, name }))) throw new Error(`${kind} "${name}" not found in namespace ${namespace}.`);
+        if (!(await kube.delete({ kind, namespace, name })))
+          throw new Error(`${kind} "${name}" not found in namespace ${namespace}.`);
         if (args.wait) await waitGone(kube, kind, namespace, name);
         consola.success(`${kind.toLowerCase()}/${name} ${args.wait ? 'deleted' : 'is being deleted'}`);
       });

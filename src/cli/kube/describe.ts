@@ -23,7 +23,13 @@ export interface Description {
   events: EventLine[];
 }
 
-export async function describeResource(kube: Kube, ferryNamespace: string, kind: ResourceKind, namespace: string, name: string): Promise<Description> {
+export async function describeResource(
+  kube: Kube,
+  ferryNamespace: string,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+): Promise<Description> {
   const object = await fetchOne<Resource>(kube, kind, namespace, name);
   const [jobs, events] = await Promise.all([stepJobsOf(kube, ferryNamespace, object), eventsAbout(kube, object)]);
   return { object, phaseHistory: phaseHistory(object), jobs, events };
@@ -32,11 +38,21 @@ export async function describeResource(kube: Kube, ferryNamespace: string, kind:
 function specFields(r: Resource): Field[] {
   if (r.kind === 'DataUpload') {
     const s = (r as DataUpload).spec;
-    return [['Source PVC', s.sourcePVC], ['Move data', s.snapshotMoveData === false ? 'no (the CSI snapshot is the backup)' : 'yes'], ['Cancel requested', s.cancel ? 'yes' : undefined]];
+    return [
+      ['Source PVC', s.sourcePVC],
+      ['Move data', s.snapshotMoveData === false ? 'no (the CSI snapshot is the backup)' : 'yes'],
+      ['Cancel requested', s.cancel ? 'yes' : undefined],
+    ];
   }
   const s = (r as DataDownload).spec;
-  const from = s.source.dataUpload ? `backup ${s.source.dataUpload.namespace ?? r.metadata.namespace}/${s.source.dataUpload.name}` : `snapshot ${s.source.snapshotID}`;
-  return [['From', from], ['Target PVC', s.targetPVC.name], ['Cancel requested', s.cancel ? 'yes' : undefined]];
+  const from = s.source.dataUpload
+    ? `backup ${s.source.dataUpload.namespace ?? r.metadata.namespace}/${s.source.dataUpload.name}`
+    : `snapshot ${s.source.snapshotID}`;
+  return [
+    ['From', from],
+    ['Target PVC', s.targetPVC.name],
+    ['Cancel requested', s.cancel ? 'yes' : undefined],
+  ];
 }
 
 function sizes(r: Resource): Field[] {
@@ -55,7 +71,9 @@ function sizes(r: Resource): Field[] {
 function jobLines(jobs: readonly JobRun[]): string[] {
   const out: string[] = [];
   for (const j of jobs) {
-    out.push(`${j.step} attempt ${j.attempt}: Job ${j.name} ${j.state}${j.node ? ` on ${j.node}` : ''}${j.message ? ` (${j.message})` : ''}`);
+    out.push(
+      `${j.step} attempt ${j.attempt}: Job ${j.name} ${j.state}${j.node ? ` on ${j.node}` : ''}${j.message ? ` (${j.message})` : ''}`,
+    );
     for (const p of j.pods) {
       const exit = p.exitCode === undefined ? p.phase : `exit ${p.exitCode}${p.reason ? ` (${p.reason})` : ''}`;
       const took = p.finishedAt ? ` after ${between(p.startedAt, p.finishedAt)}` : '';
@@ -70,23 +88,66 @@ export function renderDescription(d: Description): string {
   const r = d.object;
   const s = r.status ?? {};
   const top: Field[] = [
-    ['Name', r.metadata.name], ['Namespace', r.metadata.namespace], ['Kind', r.kind], ['Phase', s.phase ?? 'New'], ['Message', s.message],
+    ['Name', r.metadata.name],
+    ['Namespace', r.metadata.namespace],
+    ['Kind', r.kind],
+    ['Phase', s.phase ?? 'New'],
+    ['Message', s.message],
     ...specFields(r),
-    ['Location', r.spec.backupStorageLocation], ['Node', s.node],
-    ['Snapshot ID', s.snapshotID], ['Parent snapshot', r.kind === 'DataUpload' ? (r as DataUpload).status?.parentSnapshotID : undefined],
-    ['Created', r.metadata.creationTimestamp ? `${r.metadata.creationTimestamp} (${age(r.metadata.creationTimestamp)} ago)` : undefined],
-    ['Started', s.startTimestamp], ['Completed', s.completionTimestamp],
+    ['Location', r.spec.backupStorageLocation],
+    ['Node', s.node],
+    ['Snapshot ID', s.snapshotID],
+    ['Parent snapshot', r.kind === 'DataUpload' ? (r as DataUpload).status?.parentSnapshotID : undefined],
+    [
+      'Created',
+      r.metadata.creationTimestamp
+        ? `${r.metadata.creationTimestamp} (${age(r.metadata.creationTimestamp)} ago)`
+        : undefined,
+    ],
+    ['Started', s.startTimestamp],
+    ['Completed', s.completionTimestamp],
     ['Duration', between(r.metadata.creationTimestamp, s.completionTimestamp)],
     ['Deleting', r.metadata.deletionTimestamp ? `since ${r.metadata.deletionTimestamp}` : undefined],
   ];
   const p = s.progress;
   const sections: Section[] = [
-    { title: 'Progress', fields: p ? [['Bytes', `${formatBytes(p.bytesDone)} of ${formatBytes(p.totalBytes)}`], ['Percent', `${p.percent ?? 0}%`]] : [] },
+    {
+      title: 'Progress',
+      fields: p
+        ? [
+            ['Bytes', `${formatBytes(p.bytesDone)} of ${formatBytes(p.totalBytes)}`],
+            ['Percent', `${p.percent ?? 0}%`],
+          ]
+        : [],
+    },
     { title: 'Sizes', fields: sizes(r) },
-    { title: 'Phase history', table: { headers: ['time', 'phase', 'step', 'note'], rows: d.phaseHistory.map((h) => [h.time || '-', h.phase, h.step ? `${h.step}${h.attempts && h.attempts > 1 ? ` (${h.attempts} attempts)` : ''}` : '', h.note ?? '']) } },
-    { title: 'Conditions', table: { headers: ['type', 'status', 'reason', 'since', 'message'], rows: (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.message]) } },
+    {
+      title: 'Phase history',
+      table: {
+        headers: ['time', 'phase', 'step', 'note'],
+        rows: d.phaseHistory.map((h) => [
+          h.time || '-',
+          h.phase,
+          h.step ? `${h.step}${h.attempts && h.attempts > 1 ? ` (${h.attempts} attempts)` : ''}` : '',
+          h.note ?? '',
+        ]),
+      },
+    },
+    {
+      title: 'Conditions',
+      table: {
+        headers: ['type', 'status', 'reason', 'since', 'message'],
+        rows: (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.message]),
+      },
+    },
     { title: 'Jobs', lines: jobLines(d.jobs) },
-    { title: 'Events', table: { headers: ['time', 'type', 'reason', 'from', 'message'], rows: d.events.map((e) => [e.time, e.type, e.reason, e.from, e.count > 1 ? `${e.note} (x${e.count})` : e.note]) } },
+    {
+      title: 'Events',
+      table: {
+        headers: ['time', 'type', 'reason', 'from', 'message'],
+        rows: d.events.map((e) => [e.time, e.type, e.reason, e.from, e.count > 1 ? `${e.note} (x${e.count})` : e.note]),
+      },
+    },
   ];
   return renderDescribe(top, sections);
 }

@@ -14,7 +14,12 @@ export function getCommand(kind: ResourceKind) {
   return defineCommand({
     meta: { name: 'get', description: `List ${nouns[kind]}s (${kind}s), or show one` },
     args: {
-      name: { type: 'positional', required: false, description: `the ${kind} to show (default: all in the namespace)`, valueHint: 'NAME' },
+      name: {
+        type: 'positional',
+        required: false,
+        description: `the ${kind} to show (default: all in the namespace)`,
+        valueHint: 'NAME',
+      },
       ...kubeArgs,
       ...outputArgs,
       ...listArgs,
@@ -23,7 +28,15 @@ export function getCommand(kind: ResourceKind) {
       const format = outputFormat(args);
       const name = optionalName(args.name, 'NAME');
       await withKube(args, ({ kube, namespace }) =>
-        printGet<Resource>(kube, { kind, namespace, name, allNamespaces: args['all-namespaces'], format, columns: (all) => columnsFor(kind, all) }));
+        printGet<Resource>(kube, {
+          kind,
+          namespace,
+          name,
+          allNamespaces: args['all-namespaces'],
+          format,
+          columns: (all) => columnsFor(kind, all),
+        }),
+      );
     },
   });
 }

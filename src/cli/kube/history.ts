@@ -32,8 +32,22 @@ export function phaseHistory(r: Resource): PhaseEntry[] {
   for (const step of stepOrder) {
     const rec = steps[step];
     if (!rec) continue;
-    if (step === 'transfer' && rec.startTime) entries.push({ time: rec.startTime, phase: 'InProgress', step, attempts: rec.attempts, note: 'transfer started' });
-    if (rec.endTime) entries.push({ time: rec.endTime, phase: afterStep(r, step, rec), step, attempts: rec.attempts, note: rec.message });
+    if (step === 'transfer' && rec.startTime)
+      entries.push({
+        time: rec.startTime,
+        phase: 'InProgress',
+        step,
+        attempts: rec.attempts,
+        note: 'transfer started',
+      });
+    if (rec.endTime)
+      entries.push({
+        time: rec.endTime,
+        phase: afterStep(r, step, rec),
+        step,
+        attempts: rec.attempts,
+        note: rec.message,
+      });
   }
   entries.sort((a, b) => Date.parse(a.time || '0') - Date.parse(b.time || '0'));
   const current = r.status?.phase ?? 'New';

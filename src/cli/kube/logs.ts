@@ -21,7 +21,9 @@ function header(j: JobRun, p: PodRun): string {
 
 async function podLog(config: KubeConfig, namespace: string, pod: string): Promise<string> {
   try {
-    return await config.makeApiClient(CoreV1Api).readNamespacedPodLog({ name: pod, namespace, container: stepContainer });
+    return await config
+      .makeApiClient(CoreV1Api)
+      .readNamespacedPodLog({ name: pod, namespace, container: stepContainer });
   } catch (err) {
     const e = err as { code?: number; body?: unknown; message?: string };
     const said = typeof e.body === 'string' ? (JSON.parse(e.body) as { message?: string }).message : e.message;
@@ -39,7 +41,8 @@ export function logsCommand(kind: ResourceKind) {
     },
     async run({ args }) {
       const name = objectName(args.name, 'NAME');
-      if (args.step !== undefined && !isStepName(args.step)) throw new UsageError(`--step ${args.step} is not a step; use one of: ${stepNames.join(', ')}`);
+      if (args.step !== undefined && !isStepName(args.step))
+        throw new UsageError(`--step ${args.step} is not a step; use one of: ${stepNames.join(', ')}`);
       await withKube(args, async ({ kube, config, namespace, ferryNamespace }) => {
         const r = await fetchOne<Resource>(kube, kind, namespace, name);
         const jobs = await stepJobsOf(kube, ferryNamespace, r);
@@ -47,7 +50,9 @@ export function logsCommand(kind: ResourceKind) {
         const pods = jobs.filter((j) => shown.includes(j.step)).flatMap((j) => j.pods.map((p) => ({ j, p })));
         const removed = new Map(shown.map((s) => [s, removedStepLines(r, jobs, s)]));
         if (pods.length === 0 && [...removed.values()].every((lines) => lines.length === 0)) {
-          throw new Error(`${kind} ${namespace}/${name} has no step pods${args.step ? ` of step ${args.step}` : ''} left in ${ferryNamespace} (finished Jobs are removed an hour after they end).`);
+          throw new Error(
+            `${kind} ${namespace}/${name} has no step pods${args.step ? ` of step ${args.step}` : ''} left in ${ferryNamespace} (finished Jobs are removed an hour after they end).`,
+          );
         }
         for (const step of shown) {
           for (const { j, p } of pods.filter((x) => x.j.step === step)) {

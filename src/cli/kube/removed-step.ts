@@ -11,13 +11,18 @@ import type { Resource } from './kinds.ts';
 import type { JobRun } from './step-jobs.ts';
 
 function why(step: StepName): string {
-  return step === 'transfer' ? 'removed after completion (its pod held the exposed volume)' : 'removed an hour after it ended';
+  return step === 'transfer'
+    ? 'removed after completion (its pod held the exposed volume)'
+    : 'removed an hour after it ended';
 }
 
 function stats(r: Resource): string | undefined {
   const st = r.status?.stats;
   const node = r.status?.node ? ` on node ${r.status.node}` : '';
-  return st && `${st.files} files, ${formatBytes(st.bytes)} read, ${formatBytes(st.bytesAdded)} new, ${formatBytes(st.bytesStored)} stored, in ${st.durationSeconds.toFixed(1)}s${node}`;
+  return (
+    st &&
+    `${st.files} files, ${formatBytes(st.bytes)} read, ${formatBytes(st.bytesAdded)} new, ${formatBytes(st.bytesStored)} stored, in ${st.durationSeconds.toFixed(1)}s${node}`
+  );
 }
 
 /**
@@ -29,10 +34,15 @@ export function removedStepLines(r: Resource, jobs: readonly JobRun[], step: Ste
   const rec = r.status?.steps?.[step];
   if (!rec || jobs.some((j) => j.step === step)) return [];
   // the dispatcher's word when it gave up on this step says more than the record, written when the step started
-  const gaveUp = new RegExp(`\\bstep ${step} (failed|ran) `).test(r.status?.message ?? '') ? r.status?.message : undefined;
+  const gaveUp = new RegExp(`\\bstep ${step} (failed|ran) `).test(r.status?.message ?? '')
+    ? r.status?.message
+    : undefined;
   const took = between(rec.startTime, rec.endTime);
   const ended = `${rec.outcome === 'Failed' ? 'failed' : 'ended'} at ${rec.endTime ?? '(no time)'}${took ? ` after ${took}` : ''}`;
   const summary = [gaveUp ?? `${ended}: ${rec.message ?? '(no message)'}`];
   if (step === 'transfer') summary.push(stats(r) ?? 'no data moved');
-  return [`==> ${step} attempt ${rec.attempts}: Job ${rec.job ?? '(unnamed)'} ${why(step)} <==`, `its summary: ${summary.map((part) => part.replace(/\.$/, '')).join('; ')}`];
+  return [
+    `==> ${step} attempt ${rec.attempts}: Job ${rec.job ?? '(unnamed)'} ${why(step)} <==`,
+    `its summary: ${summary.map((part) => part.replace(/\.$/, '')).join('; ')}`,
+  ];
 }

@@ -17,26 +17,56 @@ import { kindAndName } from '../resource/names.ts';
 import { kindAliases, refOf, type Resource } from './kinds.ts';
 
 export default defineCommand({
-  meta: { name: 'rerun', description: 'Start the current step of a backup or restore again: KIND/NAME, e.g. backup/nightly' },
+  meta: {
+    name: 'rerun',
+    description: 'Start the current step of a backup or restore again: KIND/NAME, e.g. backup/nightly',
+  },
   args: {
-    target: { type: 'positional', required: false, description: 'dataupload/NAME (backup/NAME) or datadownload/NAME (restore/NAME)', valueHint: 'KIND/NAME' },
+    target: {
+      type: 'positional',
+      required: false,
+      description: 'dataupload/NAME (backup/NAME) or datadownload/NAME (restore/NAME)',
+      valueHint: 'KIND/NAME',
+    },
     ...kubeArgs,
   },
   async run({ args }) {
     const { kind, name } = kindAndName(args.target, kindAliases);
     await withKube(args, async ({ kube, namespace, ferryNamespace }) => {
       const r = await fetchOne<Resource>(kube, kind, namespace, name);
-      const jobs = parseStepJobs(await kube.list<KubeObject>('Job', { namespace: ferryNamespace, labelSelector: uidSelector(r.metadata.uid ?? '') }));
-      const decision = decide(r, jobs, { mode: 'sweep', maxAttempts: Number.POSITIVE_INFINITY, now: Date.now(), settleMs: 0 });
+      const jobs = parseStepJobs(
+        await kube.list<KubeObject>('Job', {
+          namespace: ferryNamespace,
+          labelSelector: uidSelector(r.metadata.uid ?? ''),
+        }),
+      );
+      const decision = decide(r, jobs, {
+        mode: 'sweep',
+        maxAttempts: Number.POSITIVE_INFINITY,
+        now: Date.now(),
+        settleMs: 0,
+      });
       if (decision.action === 'run') {
-        const { result, job } = await startStepJob(kube, ferryNamespace, { resource: r, step: decision.step, attempt: decision.attempt });
-        consola.success(`${refOf(r)}: ${decision.step} step attempt ${decision.attempt} ${result === 'created' ? 'started' : 'was already there'} (Job ${ferryNamespace}/${job})`);
+        const { result, job } = await startStepJob(kube, ferryNamespace, {
+          resource: r,
+          step: decision.step,
+          attempt: decision.attempt,
+        });
+        consola.success(
+          `${refOf(r)}: ${decision.step} step attempt ${decision.attempt} ${result === 'created' ? 'started' : 'was already there'} (Job ${ferryNamespace}/${job})`,
+        );
       } else if (decision.action === 'cancel') {
         // a failed Event write is logged for a server; this terminal hears of the move itself
-        await moveToCanceling({ kube, log: createLogger({}, { write: () => {} }), instance: 'ferry-cli' }, r, decision.why);
+        await moveToCanceling(
+          { kube, log: createLogger({}, { write: () => {} }), instance: 'ferry-cli' },
+          r,
+          decision.why,
+        );
         consola.success(`${refOf(r)}: moved to Canceling (${decision.why}); finalize cleans up`);
       } else {
-        throw new Error(`${refOf(r)} has no step to run again: ${decision.action === 'none' ? decision.why : decision.message}.`);
+        throw new Error(
+          `${refOf(r)} has no step to run again: ${decision.action === 'none' ? decision.why : decision.message}.`,
+        );
       }
     });
   },

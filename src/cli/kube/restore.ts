@@ -21,7 +21,10 @@ import { waitForEnd } from './wait.ts';
 async function readBackup(kube: Kube, namespace: string, name: string): Promise<DataUpload | undefined> {
   try {
     const du = await kube.get<DataUpload & Resource>({ kind: 'DataUpload', namespace, name });
-    if (!du) throw new Error(`DataUpload "${name}" not found in namespace ${namespace}: --from names a backup in the namespace (-n).`);
+    if (!du)
+      throw new Error(
+        `DataUpload "${name}" not found in namespace ${namespace}: --from names a backup in the namespace (-n).`,
+      );
     return du;
   } catch (err) {
     if (err instanceof KubeError && err.status === 403) return undefined;
@@ -38,15 +41,47 @@ const fieldFlags = {
 };
 
 const create = defineCommand({
-  meta: { name: 'create', description: 'Restore a backup into a PVC: create a DataDownload (and with --wait, follow it to the end)' },
+  meta: {
+    name: 'create',
+    description: 'Restore a backup into a PVC: create a DataDownload (and with --wait, follow it to the end)',
+  },
   args: {
-    name: { type: 'positional', required: false, description: 'name of the restore (the DataDownload)', valueHint: 'NAME' },
-    from: { type: 'string', description: 'the backup (DataUpload) to restore, in the namespace (-n)', valueHint: 'BACKUP' },
-    'to-namespace': { type: 'string', description: 'namespace to restore into (default: the backup\'s)', valueHint: 'NS' },
-    pvc: { type: 'string', description: 'PVC to restore into (default: the name of the backed-up PVC)', valueHint: 'PVC' },
-    location: { type: 'string', description: 'BackupStorageLocation holding the backup (default: the backup\'s)', valueHint: 'LOCATION' },
-    timeout: { type: 'string', description: 'how long each step may take, e.g. 30m (default 10m)', valueHint: 'DURATION' },
-    wait: { type: 'boolean', description: 'follow the restore until it ends (exit 0 Completed, 1 Failed, 3 Canceled)', default: false },
+    name: {
+      type: 'positional',
+      required: false,
+      description: 'name of the restore (the DataDownload)',
+      valueHint: 'NAME',
+    },
+    from: {
+      type: 'string',
+      description: 'the backup (DataUpload) to restore, in the namespace (-n)',
+      valueHint: 'BACKUP',
+    },
+    'to-namespace': {
+      type: 'string',
+      description: "namespace to restore into (default: the backup's)",
+      valueHint: 'NS',
+    },
+    pvc: {
+      type: 'string',
+      description: 'PVC to restore into (default: the name of the backed-up PVC)',
+      valueHint: 'PVC',
+    },
+    location: {
+      type: 'string',
+      description: "BackupStorageLocation holding the backup (default: the backup's)",
+      valueHint: 'LOCATION',
+    },
+    timeout: {
+      type: 'string',
+      description: 'how long each step may take, e.g. 30m (default 10m)',
+      valueHint: 'DURATION',
+    },
+    wait: {
+      type: 'boolean',
+      description: 'follow the restore until it ends (exit 0 Completed, 1 Failed, 3 Canceled)',
+      default: false,
+    },
     ...kubeArgs,
     ...outputArgs,
   },
@@ -62,12 +97,17 @@ const create = defineCommand({
       const backup = pvcFlag && locationFlag ? undefined : await readBackup(kube, namespace, from);
       const pvc = pvcFlag ?? backup?.spec.sourcePVC;
       const location = locationFlag ?? backup?.spec.backupStorageLocation;
-      if (!pvc || !location) throw new UsageError(`you may not read backup ${namespace}/${from}: pass --pvc and --location`);
+      if (!pvc || !location)
+        throw new UsageError(`you may not read backup ${namespace}/${from}: pass --pvc and --location`);
       const into = target ?? namespace;
       const dd: DataDownload = {
-        apiVersion, kind: 'DataDownload', metadata: { name, namespace: into },
+        apiVersion,
+        kind: 'DataDownload',
+        metadata: { name, namespace: into },
         spec: {
-          targetPVC: { name: pvc }, backupStorageLocation: location, source: { dataUpload: { name: from, namespace } },
+          targetPVC: { name: pvc },
+          backupStorageLocation: location,
+          source: { dataUpload: { name: from, namespace } },
           ...(timeout ? { operationTimeout: timeout } : {}),
         },
       };

@@ -10,7 +10,10 @@ import { nouns, type Resource } from './kinds.ts';
 
 function outcome(r: Resource): string {
   const st = r.status?.stats;
-  const snapshot = r.kind === 'DataUpload' && (r as DataUpload).status?.snapshotID ? `snapshot ${(r as DataUpload).status!.snapshotID!.slice(0, 8)}, ` : '';
+  const snapshot =
+    r.kind === 'DataUpload' && (r as DataUpload).status?.snapshotID
+      ? `snapshot ${(r as DataUpload).status!.snapshotID!.slice(0, 8)}, `
+      : '';
   const sizes = st ? `${formatBytes(st.bytes)} in ${st.files} files, ${formatBytes(st.bytesAdded)} added, ` : '';
   return `${nouns[r.kind]} ${r.metadata.name} ${r.status?.phase}: ${snapshot}${sizes}took ${between(r.metadata.creationTimestamp, r.status?.completionTimestamp)}`;
 }
@@ -20,5 +23,7 @@ export function printCreated(r: Resource, format: OutputFormat, waited: boolean)
     printObjects([r], format, columnsFor(r.kind, false), { single: true });
     return;
   }
-  consola.success(waited ? outcome(r) : `${r.kind.toLowerCase()}/${r.metadata.name} created in namespace ${r.metadata.namespace}`);
+  consola.success(
+    waited ? outcome(r) : `${r.kind.toLowerCase()}/${r.metadata.name} created in namespace ${r.metadata.namespace}`,
+  );
 }

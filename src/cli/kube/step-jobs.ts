@@ -28,7 +28,10 @@ interface PodObject extends KubeObject {
     startTime?: string;
     containerStatuses?: {
       name: string;
-      state?: { terminated?: { exitCode?: number; reason?: string; message?: string; startedAt?: string; finishedAt?: string }; running?: { startedAt?: string } };
+      state?: {
+        terminated?: { exitCode?: number; reason?: string; message?: string; startedAt?: string; finishedAt?: string };
+        running?: { startedAt?: string };
+      };
       lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
     }[];
   };
@@ -63,6 +66,9 @@ export async function stepJobsOf(kube: Kube, ferryNamespace: string, r: Resource
     .sort((a, b) => stepNames.indexOf(a.step) - stepNames.indexOf(b.step) || a.attempt - b.attempt)
     .map((j) => ({
       ...j,
-      pods: pods.filter((p) => jobOfPod(p) === j.name).map(podRun).sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '')),
+      pods: pods
+        .filter((p) => jobOfPod(p) === j.name)
+        .map(podRun)
+        .sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '')),
     }));
 }

@@ -9,6 +9,7 @@ export function operationTimeout(value: string): string {
   } catch {
     ms = undefined;
   }
-  if (ms === undefined || ms <= 0) throw new UsageError(`--timeout "${value}" is not a duration above zero (examples: 90s, 10m, 1h30m)`);
+  if (ms === undefined || ms <= 0)
+    throw new UsageError(`--timeout "${value}" is not a duration above zero (examples: 90s, 10m, 1h30m)`);
   return value;
 }

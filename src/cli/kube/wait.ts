@@ -25,7 +25,13 @@ export interface WaitOptions {
 }
 
 /** The resource once it ends; throws (exit 1) when it failed or vanished, CanceledError (exit 3) when canceled. */
-export async function waitForEnd(kube: Kube, kind: ResourceKind, namespace: string, name: string, opts: WaitOptions): Promise<Resource> {
+export async function waitForEnd(
+  kube: Kube,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+  opts: WaitOptions,
+): Promise<Resource> {
   const progress = progressReporter(opts.quiet);
   let unreachableSince: number | undefined;
   for (;;) {

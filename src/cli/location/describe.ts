@@ -14,28 +14,76 @@ import { locationKubeArgs } from './flags.ts';
 
 function checkSection(check: ProbeResult | undefined): Section {
   if (!check) return { title: 'Check', empty: 'skipped (--no-check)' };
-  if (check.ok) return { title: 'Check', fields: [['Result', 'reachable'], ['Message', check.message], ['Repositories', check.repositories.join(', ') || '<none>']] };
-  return { title: 'Check', fields: [['Result', `failed (${check.failure})`], ['Message', check.message], ['Fix', check.fix]] };
+  if (check.ok)
+    return {
+      title: 'Check',
+      fields: [
+        ['Result', 'reachable'],
+        ['Message', check.message],
+        ['Repositories', check.repositories.join(', ') || '<none>'],
+      ],
+    };
+  return {
+    title: 'Check',
+    fields: [
+      ['Result', `failed (${check.failure})`],
+      ['Message', check.message],
+      ['Fix', check.fix],
+    ],
+  };
 }
 
 export function describeLocation(l: StoredLocation, check: ProbeResult | undefined, events: EventLine[]): string {
   const { s3 } = l.spec;
   return renderDescribe(
-    [['Name', l.metadata.name], ['Namespace', l.metadata.namespace], ['Created', `${l.metadata.creationTimestamp} (${age(l.metadata.creationTimestamp)} ago)`]],
     [
-      { title: 'S3', fields: [['Endpoint', s3.endpoint], ['Bucket', s3.bucket], ['Prefix', s3.prefix || '<none>'], ['Region', s3.region], ['Path style', String(s3.forcePathStyle ?? true)], ['CA bundle', s3.caBundle ? 'set' : '<none>']] },
+      ['Name', l.metadata.name],
+      ['Namespace', l.metadata.namespace],
+      ['Created', `${l.metadata.creationTimestamp} (${age(l.metadata.creationTimestamp)} ago)`],
+    ],
+    [
+      {
+        title: 'S3',
+        fields: [
+          ['Endpoint', s3.endpoint],
+          ['Bucket', s3.bucket],
+          ['Prefix', s3.prefix || '<none>'],
+          ['Region', s3.region],
+          ['Path style', String(s3.forcePathStyle ?? true)],
+          ['CA bundle', s3.caBundle ? 'set' : '<none>'],
+        ],
+      },
       {
         title: 'Secrets',
         fields: [
-          ['Credentials', `${l.spec.credential.name} (keys ${l.spec.credential.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID'}, ${l.spec.credential.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY'})`],
+          [
+            'Credentials',
+            `${l.spec.credential.name} (keys ${l.spec.credential.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID'}, ${l.spec.credential.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY'})`,
+          ],
           ['Repository password', `${l.spec.repositoryPassword.name} (key ${l.spec.repositoryPassword.key})`],
         ],
       },
       { title: 'Allowed namespaces', lines: l.spec.allowedNamespaces, empty: '<none>' },
-      { title: 'Cross-namespace restores', lines: (l.spec.crossNamespaceRestores ?? []).map((r) => `${r.from} -> ${r.to.join(', ')}`) },
-      { title: 'Status', fields: [['Phase', l.status?.phase ?? 'Unknown'], ['Message', l.status?.message], ['Last check', l.status?.lastValidationTime]] },
+      {
+        title: 'Cross-namespace restores',
+        lines: (l.spec.crossNamespaceRestores ?? []).map((r) => `${r.from} -> ${r.to.join(', ')}`),
+      },
+      {
+        title: 'Status',
+        fields: [
+          ['Phase', l.status?.phase ?? 'Unknown'],
+          ['Message', l.status?.message],
+          ['Last check', l.status?.lastValidationTime],
+        ],
+      },
       checkSection(check),
-      { title: 'Events', table: { headers: ['Type', 'Reason', 'Age', 'From', 'Message'], rows: events.map((e) => [e.type, e.reason, age(e.time), e.from, e.note]) } },
+      {
+        title: 'Events',
+        table: {
+          headers: ['Type', 'Reason', 'Age', 'From', 'Message'],
+          rows: events.map((e) => [e.type, e.reason, age(e.time), e.from, e.note]),
+        },
+      },
     ],
   );
 }
@@ -44,7 +92,11 @@ export default defineCommand({
   meta: { name: 'describe', description: 'Show a storage location in detail, with a live check of its bucket' },
   args: {
     name: { type: 'positional', required: true, description: 'the location', valueHint: 'NAME' },
-    check: { type: 'boolean', description: 'check the bucket with the stored credentials (--no-check skips it)', default: true },
+    check: {
+      type: 'boolean',
+      description: 'check the bucket with the stored credentials (--no-check skips it)',
+      default: true,
+    },
     ...locationKubeArgs,
     ...outputArgs,
   },

@@ -19,14 +19,23 @@ export const locationColumns: Column<StoredLocation>[] = [
   { header: 'region', value: (l) => l.spec.s3.region ?? '', wide: true },
   { header: 'namespaces', value: (l) => l.spec.allowedNamespaces.join(','), wide: true },
   { header: 'credentials', value: (l) => l.spec.credential.name, wide: true },
-  { header: 'checked', value: (l) => (l.status?.lastValidationTime ? `${age(l.status.lastValidationTime)} ago` : ''), wide: true },
+  {
+    header: 'checked',
+    value: (l) => (l.status?.lastValidationTime ? `${age(l.status.lastValidationTime)} ago` : ''),
+    wide: true,
+  },
   { header: 'message', value: (l) => l.status?.message ?? '', wide: true },
 ];
 
 export default defineCommand({
   meta: { name: 'get', description: 'List the storage locations, or show one' },
   args: {
-    name: { type: 'positional', required: false, description: 'the location to show (default: all)', valueHint: 'NAME' },
+    name: {
+      type: 'positional',
+      required: false,
+      description: 'the location to show (default: all)',
+      valueHint: 'NAME',
+    },
     ...locationKubeArgs,
     ...outputArgs,
   },
@@ -34,6 +43,13 @@ export default defineCommand({
     const format = outputFormat(args);
     const name = optionalName(args.name, 'NAME');
     await withKube(args, ({ kube, ferryNamespace }) =>
-      printGet<StoredLocation>(kube, { kind: 'BackupStorageLocation', namespace: ferryNamespace, name, format, columns: () => locationColumns }));
+      printGet<StoredLocation>(kube, {
+        kind: 'BackupStorageLocation',
+        namespace: ferryNamespace,
+        name,
+        format,
+        columns: () => locationColumns,
+      }),
+    );
   },
 });

@@ -4,6 +4,9 @@ import describe from './describe.ts';
 import get from './get.ts';
 
 export default defineCommand({
-  meta: { name: 'location', description: "BackupStorageLocations: the S3 buckets ferry backs up into (in ferry's namespace)" },
+  meta: {
+    name: 'location',
+    description: "BackupStorageLocations: the S3 buckets ferry backs up into (in ferry's namespace)",
+  },
   subCommands: { create, get, describe },
 });

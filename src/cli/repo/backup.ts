@@ -11,17 +11,37 @@ import { list } from './common.ts';
 import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
-  meta: { name: 'backup', description: 'Back up files and directories (or one device/image with --stream) into a new snapshot' },
+  meta: {
+    name: 'backup',
+    description: 'Back up files and directories (or one device/image with --stream) into a new snapshot',
+  },
   args: {
     ...repoArgs,
     ...lockArgs,
-    paths: { type: 'positional', description: 'files or directories to back up', required: false, valueHint: 'PATH...' },
+    paths: {
+      type: 'positional',
+      description: 'files or directories to back up',
+      required: false,
+      valueHint: 'PATH...',
+    },
     tag: { type: 'string', description: 'tag the snapshot (repeatable, or comma-separated)' },
     host: { type: 'string', description: 'hostname recorded in the snapshot (default: this machine)' },
-    parent: { type: 'string', description: 'snapshot to compare against: an id, "latest" (default: latest with the same paths and host), or "none"' },
+    parent: {
+      type: 'string',
+      description:
+        'snapshot to compare against: an id, "latest" (default: latest with the same paths and host), or "none"',
+    },
     xattrs: { type: 'boolean', description: 'record extended attributes', default: false },
-    stream: { type: 'string', description: 'back up the single PATH (a block device, image or pipe) as one file with this name', valueHint: 'NAME' },
-    'pack-size': { type: 'string', description: 'target size of the pack files in MiB, 1 to 128 (default 16)', valueHint: 'MiB' },
+    stream: {
+      type: 'string',
+      description: 'back up the single PATH (a block device, image or pipe) as one file with this name',
+      valueHint: 'NAME',
+    },
+    'pack-size': {
+      type: 'string',
+      description: 'target size of the pack files in MiB, 1 to 128 (default 16)',
+      valueHint: 'MiB',
+    },
   },
   async run({ args }) {
     const paths = args._.map((p) => resolve(p));
@@ -34,11 +54,18 @@ export default defineCommand({
     const [repo, { backup }] = await Promise.all([openRepo(args), import('../../engine/operations/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(args.tag);
-    const parent = args.parent === 'none' ? undefined : parentChoice(args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname());
+    const parent =
+      args.parent === 'none'
+        ? undefined
+        : parentChoice(args.parent, args.stream ? [`/${args.stream}`] : paths, hostname ?? osHostname());
     const progress = progressReporter(args.json === true);
     const started = Date.now();
     const result = await backup(repo, {
-      ...lock, paths, tags, hostname, parent,
+      ...lock,
+      paths,
+      tags,
+      hostname,
+      parent,
       stream: args.stream ? { name: args.stream } : undefined,
       xattrs: args.xattrs,
       onWarning: (m) => consola.warn(m),
@@ -49,16 +76,23 @@ export default defineCommand({
     const s = result.snapshot.summary!;
     if (args.json) {
       printJSON({
-        message_type: 'summary', snapshot_id: result.snapshotID, parent: result.snapshot.parent, ...snakeSummary(s),
+        message_type: 'summary',
+        snapshot_id: result.snapshotID,
+        parent: result.snapshot.parent,
+        ...snakeSummary(s),
         // what this run uploaded, headers included, and what it took over from an interrupted run
-        packs_written: result.stats.packs, pack_bytes_written: result.stats.packBytes, packs_adopted: result.adopted.packs,
+        packs_written: result.stats.packs,
+        pack_bytes_written: result.stats.packBytes,
+        packs_adopted: result.adopted.packs,
         total_duration: (Date.now() - started) / 1000,
       });
     } else {
       consola.log(`Files: ${s.filesNew} new, ${s.filesChanged} changed, ${s.filesUnmodified} unmodified`);
       consola.log(`Dirs:  ${s.dirsNew} new, ${s.dirsChanged} changed, ${s.dirsUnmodified} unmodified`);
       consola.log(`Added to the repository: ${formatBytes(s.dataAdded)} (${formatBytes(s.dataAddedPacked)} stored)`);
-      consola.log(`processed ${s.totalFilesProcessed} files, ${formatBytes(s.totalBytesProcessed)} in ${formatDuration(Date.now() - started)}`);
+      consola.log(
+        `processed ${s.totalFilesProcessed} files, ${formatBytes(s.totalBytesProcessed)} in ${formatDuration(Date.now() - started)}`,
+      );
       consola.success(`snapshot ${result.snapshotID.slice(0, 8)} saved`);
     }
     await repo.close();
@@ -66,7 +100,11 @@ export default defineCommand({
 });
 
 /** The snapshot named by --parent, or else the latest of the same paths and host, among those listed under the lock. */
-function parentChoice(spec: string | undefined, paths: string[], hostname: string): (snapshots: SnapshotEntry[]) => SnapshotEntry | undefined {
+function parentChoice(
+  spec: string | undefined,
+  paths: string[],
+  hostname: string,
+): (snapshots: SnapshotEntry[]) => SnapshotEntry | undefined {
   return (snapshots) => {
     if (spec !== undefined) return selectSnapshot(snapshots, spec);
     return snapshots.length === 0 ? undefined : tryLatest(() => findLatest(snapshots, { paths, hosts: [hostname] }));

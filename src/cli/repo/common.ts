@@ -4,7 +4,10 @@ import type { ID } from '../../engine/operations/snapshots.ts';
 /** A flag given several times or comma-separated, as one list. */
 export function list(v: unknown): string[] {
   const values = Array.isArray(v) ? v : v === undefined || v === '' ? [] : [v];
-  return values.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter((x) => x.length > 0);
+  return values
+    .flatMap((x) => String(x).split(','))
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0);
 }
 
 /** Aborts on the first SIGINT or SIGTERM, so a long operation stops cleanly and releases its lock. */

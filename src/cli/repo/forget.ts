@@ -10,7 +10,10 @@ import { lockArgs, locking } from './locking.ts';
 import { reportPrune } from './prune.ts';
 
 export default defineCommand({
-  meta: { name: 'forget', description: 'Remove snapshots (their data stays until prune; --prune does both; takes the exclusive lock)' },
+  meta: {
+    name: 'forget',
+    description: 'Remove snapshots (their data stays until prune; --prune does both; takes the exclusive lock)',
+  },
   args: {
     ...repoArgs,
     ...lockArgs,
@@ -22,11 +25,19 @@ export default defineCommand({
     const lock = locking(args);
     const repo = await openRepo(args);
     // the prefixes resolve among the snapshots listed under the exclusive lock
-    const choice = (snapshots: { id: string }[]) => args._.map((prefix) => resolveSnapshotID(snapshots.map((e) => e.id), prefix));
+    const choice = (snapshots: { id: string }[]) =>
+      args._.map((prefix) =>
+        resolveSnapshotID(
+          snapshots.map((e) => e.id),
+          prefix,
+        ),
+      );
     const { removed, pruned } = await forget(repo, choice, { ...lock, prune: args.prune ? {} : undefined });
     if (args.json) printJSON({ message_type: 'summary', removed, prune: pruned });
     else {
-      consola.success(`removed ${removed.length} snapshot${removed.length === 1 ? '' : 's'}: ${removed.map(short).join(', ')}`);
+      consola.success(
+        `removed ${removed.length} snapshot${removed.length === 1 ? '' : 's'}: ${removed.map(short).join(', ')}`,
+      );
       if (pruned) reportPrune(pruned);
     }
     await repo.close();

@@ -5,14 +5,29 @@ import type { Repository } from '../../engine/operations/open.ts';
 import { locationFor, openNamed, type RepoSide } from './options.ts';
 
 const fromSide: RepoSide = {
-  what: 'source repository', repoFlag: '--from-repo', repoEnv: 'FERRY_FROM_REPOSITORY',
-  passwordFlag: '--from-password-file', passwordEnv: 'FERRY_FROM_PASSWORD',
+  what: 'source repository',
+  repoFlag: '--from-repo',
+  repoEnv: 'FERRY_FROM_REPOSITORY',
+  passwordFlag: '--from-password-file',
+  passwordEnv: 'FERRY_FROM_PASSWORD',
 };
 
 export const fromRepoArgs = {
-  'from-repo': { type: 'string', description: 'source repository: a directory or s3: location (env FERRY_FROM_REPOSITORY)', valueHint: 'LOCATION' },
-  'from-password-file': { type: 'string', description: 'file holding the source repository password (env FERRY_FROM_PASSWORD holds it directly)', valueHint: 'FILE' },
-  'from-cacert': { type: 'string', description: 'PEM file with the CA of the source S3 endpoint (default: --cacert)', valueHint: 'FILE' },
+  'from-repo': {
+    type: 'string',
+    description: 'source repository: a directory or s3: location (env FERRY_FROM_REPOSITORY)',
+    valueHint: 'LOCATION',
+  },
+  'from-password-file': {
+    type: 'string',
+    description: 'file holding the source repository password (env FERRY_FROM_PASSWORD holds it directly)',
+    valueHint: 'FILE',
+  },
+  'from-cacert': {
+    type: 'string',
+    description: 'PEM file with the CA of the source S3 endpoint (default: --cacert)',
+    valueHint: 'FILE',
+  },
 } as const satisfies ArgsDef;
 
 export interface FromRepoFlags {
@@ -28,5 +43,12 @@ export function fromLocation(flags: FromRepoFlags): string {
 }
 
 export function openFrom(flags: FromRepoFlags): Promise<Repository> {
-  return openNamed({ location: fromLocation(flags), passwordFile: flags['from-password-file'], cacert: flags['from-cacert'] ?? flags.cacert }, fromSide);
+  return openNamed(
+    {
+      location: fromLocation(flags),
+      passwordFile: flags['from-password-file'],
+      cacert: flags['from-cacert'] ?? flags.cacert,
+    },
+    fromSide,
+  );
 }

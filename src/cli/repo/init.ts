@@ -10,11 +10,16 @@ export default defineCommand({
   meta: { name: 'init', description: 'Create a new encrypted repository (restic format version 2)' },
   args: {
     ...repoArgs,
-    'copy-chunker-params': { type: 'boolean', description: 'chunk with the --from-repo repository\'s polynomial, so copies between the two deduplicate', default: false },
+    'copy-chunker-params': {
+      type: 'boolean',
+      description: "chunk with the --from-repo repository's polynomial, so copies between the two deduplicate",
+      default: false,
+    },
     ...fromRepoArgs,
   },
   async run({ args }) {
-    if (!args['copy-chunker-params'] && args['from-repo'] !== undefined) throw new UsageError('--from-repo is only read with --copy-chunker-params');
+    if (!args['copy-chunker-params'] && args['from-repo'] !== undefined)
+      throw new UsageError('--from-repo is only read with --copy-chunker-params');
     const backend = backendFor(args);
     const polynomial = args['copy-chunker-params'] ? await sourcePolynomial(args) : undefined;
     const repo = await initRepository(backend, await readPassword(args), { polynomial });

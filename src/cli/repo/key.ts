@@ -13,14 +13,21 @@ const add = defineCommand({
   args: {
     ...repoArgs,
     ...lockArgs,
-    'new-password-file': { type: 'string', description: 'file holding the new password', required: true, valueHint: 'FILE' },
+    'new-password-file': {
+      type: 'string',
+      description: 'file holding the new password',
+      required: true,
+      valueHint: 'FILE',
+    },
   },
   async run({ args }) {
     let text: string;
     try {
       text = await readFile(args['new-password-file'], 'utf8');
     } catch (err) {
-      throw new UsageError(`cannot read --new-password-file ${args['new-password-file']}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(
+        `cannot read --new-password-file ${args['new-password-file']}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
     const password = text.split(/\r?\n/)[0];
     if (password === '') throw new UsageError('the new password is empty');

@@ -8,7 +8,11 @@ import { UsageError } from '../run.ts';
 import { signalFromProcess } from './common.ts';
 
 export const lockArgs = {
-  'retry-lock': { type: 'string', description: 'wait up to this long for a lock another process holds, e.g. 5m (default: fail at once)', valueHint: 'DURATION' },
+  'retry-lock': {
+    type: 'string',
+    description: 'wait up to this long for a lock another process holds, e.g. 5m (default: fail at once)',
+    valueHint: 'DURATION',
+  },
 } as const satisfies ArgsDef;
 
 export function locking(args: { 'retry-lock'?: string }): LockingOptions & { signal: AbortSignal } {
@@ -22,6 +26,7 @@ function retryLock(value: string | undefined): number | undefined {
   } catch {
     ms = -1;
   }
-  if (ms !== undefined && ms < 0) throw new UsageError(`--retry-lock "${value}" is not a duration (examples: 30s, 5m, 1h)`);
+  if (ms !== undefined && ms < 0)
+    throw new UsageError(`--retry-lock "${value}" is not a duration (examples: 30s, 5m, 1h)`);
   return ms;
 }

@@ -6,9 +6,22 @@ import { openBackend } from '../../engine/operations/storage.ts';
 import { UsageError } from '../run.ts';
 
 export const repoArgs = {
-  repo: { type: 'string', alias: 'r', description: 'repository: a directory, or s3:http[s]://HOST[:PORT]/BUCKET[/PREFIX] (env FERRY_REPOSITORY)', valueHint: 'LOCATION' },
-  'password-file': { type: 'string', description: 'file holding the repository password (env FERRY_PASSWORD holds it directly)', valueHint: 'FILE' },
-  cacert: { type: 'string', description: 'PEM file with the CA that signed the S3 endpoint certificate', valueHint: 'FILE' },
+  repo: {
+    type: 'string',
+    alias: 'r',
+    description: 'repository: a directory, or s3:http[s]://HOST[:PORT]/BUCKET[/PREFIX] (env FERRY_REPOSITORY)',
+    valueHint: 'LOCATION',
+  },
+  'password-file': {
+    type: 'string',
+    description: 'file holding the repository password (env FERRY_PASSWORD holds it directly)',
+    valueHint: 'FILE',
+  },
+  cacert: {
+    type: 'string',
+    description: 'PEM file with the CA that signed the S3 endpoint certificate',
+    valueHint: 'FILE',
+  },
   json: { type: 'boolean', description: 'print results as JSON for scripts', default: false },
 } as const satisfies ArgsDef;
 
@@ -30,7 +43,11 @@ export interface RepoSide {
 }
 
 export const workedOn: RepoSide = {
-  what: 'repository', repoFlag: '--repo', repoEnv: 'FERRY_REPOSITORY', passwordFlag: '--password-file', passwordEnv: 'FERRY_PASSWORD',
+  what: 'repository',
+  repoFlag: '--repo',
+  repoEnv: 'FERRY_REPOSITORY',
+  passwordFlag: '--password-file',
+  passwordEnv: 'FERRY_PASSWORD',
 };
 
 export function repoLocation(flags: RepoFlags): string {
@@ -55,7 +72,9 @@ export async function passwordFor(file: string | undefined, side: RepoSide): Pro
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      throw new UsageError(`cannot read ${side.passwordFlag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(
+        `cannot read ${side.passwordFlag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
     // like restic: the first line is the password, so a trailing newline from an editor does not count
     return text.split(/\r?\n/)[0];
@@ -74,7 +93,10 @@ export function openRepo(flags: RepoFlags): Promise<Repository> {
 }
 
 /** Opens the repository a side's flags (or environment) name. */
-export async function openNamed(given: { location?: string; passwordFile?: string; cacert?: string }, side: RepoSide): Promise<Repository> {
+export async function openNamed(
+  given: { location?: string; passwordFile?: string; cacert?: string },
+  side: RepoSide,
+): Promise<Repository> {
   // where comes before how to unlock it: without a location the password question is premature
   const backend = openBackend(locationFor(given.location, side), { s3: { caFile: given.cacert } });
   return openRepository(backend, await passwordFor(given.passwordFile, side));

@@ -7,16 +7,27 @@ import { openRepo, repoArgs } from './options.ts';
 import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
-  meta: { name: 'prune', description: 'Delete data no snapshot uses and repack mostly-unused packs (takes the exclusive lock)' },
+  meta: {
+    name: 'prune',
+    description: 'Delete data no snapshot uses and repack mostly-unused packs (takes the exclusive lock)',
+  },
   args: {
     ...repoArgs,
     ...lockArgs,
     'dry-run': { type: 'boolean', description: 'only say what would be done', default: false },
-    'repack-unused': { type: 'string', description: 'repack a pack once this share of it is unused (default 50%)', valueHint: 'N%' },
+    'repack-unused': {
+      type: 'string',
+      description: 'repack a pack once this share of it is unused (default 50%)',
+      valueHint: 'N%',
+    },
   },
   async run({ args }) {
-    const fraction = args['repack-unused'] === undefined ? undefined : Number(/^(\d+)%$/.exec(args['repack-unused'])?.[1] ?? NaN) / 100;
-    if (fraction !== undefined && !(fraction > 0 && fraction <= 1)) throw new UsageError(`--repack-unused "${args['repack-unused']}" must be a percentage from 1% to 100%`);
+    const fraction =
+      args['repack-unused'] === undefined
+        ? undefined
+        : Number(/^(\d+)%$/.exec(args['repack-unused'])?.[1] ?? NaN) / 100;
+    if (fraction !== undefined && !(fraction > 0 && fraction <= 1))
+      throw new UsageError(`--repack-unused "${args['repack-unused']}" must be a percentage from 1% to 100%`);
     const lock = locking(args);
     const repo = await openRepo(args);
     const r = await prune(repo, { ...lock, dryRun: args['dry-run'], repackUnusedFraction: fraction });
@@ -28,7 +39,12 @@ export default defineCommand({
 
 export function reportPrune(r: PruneResult, dryRun = false): void {
   const p = r.plan;
-  consola.log(`${p.remove.length} unused packs, ${p.repack.length} packs to repack (${formatBytes(p.repackBytes)} of used data), ${formatBytes(p.unusedBytes)} unused`);
+  consola.log(
+    `${p.remove.length} unused packs, ${p.repack.length} packs to repack (${formatBytes(p.repackBytes)} of used data), ${formatBytes(p.unusedBytes)} unused`,
+  );
   if (dryRun) consola.info('dry run: nothing was changed');
-  else consola.success(`deleted ${r.packsDeleted} packs (${formatBytes(r.bytesFreed)} freed), wrote ${r.packsWritten} new packs and ${r.indexFilesRewritten} index files`);
+  else
+    consola.success(
+      `deleted ${r.packsDeleted} packs (${formatBytes(r.bytesFreed)} freed), wrote ${r.packsWritten} new packs and ${r.indexFilesRewritten} index files`,
+    );
 }

@@ -22,7 +22,8 @@ function fieldLines(fields: readonly Field[], indent: string): string[] {
 function sectionLines(s: Section): string[] {
   const body: string[] = [];
   if (s.fields) body.push(...fieldLines(s.fields, '  '));
-  if (s.table && s.table.rows.length > 0) body.push(...renderTable(s.table.headers, s.table.rows, '  ').trimEnd().split('\n'));
+  if (s.table && s.table.rows.length > 0)
+    body.push(...renderTable(s.table.headers, s.table.rows, '  ').trimEnd().split('\n'));
   if (s.lines) body.push(...s.lines.map((l) => `  ${l}`));
   if (body.length === 0) return [`${s.title}:  ${s.empty ?? '<none>'}`];
   return [`${s.title}:`, ...body];

@@ -29,7 +29,13 @@ interface EventObject extends KubeObject {
 
 function lineOf(e: EventObject): EventLine {
   return {
-    time: e.series?.lastObservedTime ?? e.eventTime ?? e.deprecatedLastTimestamp ?? e.deprecatedFirstTimestamp ?? e.metadata.creationTimestamp ?? '',
+    time:
+      e.series?.lastObservedTime ??
+      e.eventTime ??
+      e.deprecatedLastTimestamp ??
+      e.deprecatedFirstTimestamp ??
+      e.metadata.creationTimestamp ??
+      '',
     type: e.type ?? '',
     reason: e.reason ?? '',
     from: e.reportingController ?? e.deprecatedSource?.component ?? '',
@@ -40,5 +46,8 @@ function lineOf(e: EventObject): EventLine {
 
 export async function eventsAbout(kube: Kube, obj: KubeObject): Promise<EventLine[]> {
   const all = await kube.list<EventObject>('Event', { namespace: obj.metadata.namespace });
-  return all.filter((e) => e.regarding?.uid === obj.metadata.uid).map(lineOf).sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+  return all
+    .filter((e) => e.regarding?.uid === obj.metadata.uid)
+    .map(lineOf)
+    .sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
 }

@@ -9,18 +9,38 @@ export const listArgs = {
 } as const satisfies ArgsDef;
 
 /** The object, or an error saying which one is missing where. */
-export async function fetchOne<T extends KubeObject>(kube: Kube, kind: KindName, namespace: string | undefined, name: string): Promise<T> {
+export async function fetchOne<T extends KubeObject>(
+  kube: Kube,
+  kind: KindName,
+  namespace: string | undefined,
+  name: string,
+): Promise<T> {
   const obj = await kube.get<T>({ kind, namespace, name });
-  if (!obj) throw new Error(resourceInfo(kind).namespaced ? `${kind} "${name}" not found in namespace ${namespace}.` : `${kind} "${name}" not found.`);
+  if (!obj)
+    throw new Error(
+      resourceInfo(kind).namespaced
+        ? `${kind} "${name}" not found in namespace ${namespace}.`
+        : `${kind} "${name}" not found.`,
+    );
   return obj;
 }
 
-export async function fetchAll<T extends KubeObject>(kube: Kube, kind: KindName, namespace: string | undefined): Promise<T[]> {
+export async function fetchAll<T extends KubeObject>(
+  kube: Kube,
+  kind: KindName,
+  namespace: string | undefined,
+): Promise<T[]> {
   const items = await kube.list<T>(kind, { namespace });
-  return items.sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name));
+  return items.sort(
+    (a, b) =>
+      (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+      a.metadata.name.localeCompare(b.metadata.name),
+  );
 }
 
 /** "No DataUploads found in namespace x." as kubectl would say it. */
 export function nothingFound(kind: KindName, namespace: string | undefined): string {
-  return namespace && resourceInfo(kind).namespaced ? `No ${kind}s found in namespace ${namespace}.` : `No ${kind}s found.`;
+  return namespace && resourceInfo(kind).namespaced
+    ? `No ${kind}s found in namespace ${namespace}.`
+    : `No ${kind}s found.`;
 }

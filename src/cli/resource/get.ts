@@ -21,6 +21,12 @@ export interface GetRequest<T extends KubeObject> {
 export async function printGet<T extends KubeObject>(kube: Kube, req: GetRequest<T>): Promise<void> {
   const all = req.allNamespaces === true && req.name === undefined;
   const where = all ? undefined : req.namespace;
-  const objects = req.name !== undefined ? [await fetchOne<T>(kube, req.kind, req.namespace, req.name)] : await fetchAll<T>(kube, req.kind, where);
-  printObjects(objects, req.format, req.columns(all), { single: req.name !== undefined, empty: nothingFound(req.kind, where) });
+  const objects =
+    req.name !== undefined
+      ? [await fetchOne<T>(kube, req.kind, req.namespace, req.name)]
+      : await fetchAll<T>(kube, req.kind, where);
+  printObjects(objects, req.format, req.columns(all), {
+    single: req.name !== undefined,
+    empty: nothingFound(req.kind, where),
+  });
 }

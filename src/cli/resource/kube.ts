@@ -8,10 +8,23 @@ import type { Kube } from '../../shared/kube/kube.ts';
 import { UsageError } from '../run.ts';
 
 export const kubeArgs = {
-  kubeconfig: { type: 'string', description: 'kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)', valueHint: 'FILE' },
+  kubeconfig: {
+    type: 'string',
+    description: 'kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)',
+    valueHint: 'FILE',
+  },
   context: { type: 'string', description: 'kubeconfig context (default: its current context)', valueHint: 'NAME' },
-  namespace: { type: 'string', alias: 'n', description: "namespace (default: the context's namespace, else \"default\")", valueHint: 'NS' },
-  'ferry-namespace': { type: 'string', description: "ferry's own namespace, where its Jobs run (env FERRY_NAMESPACE, default ferry-system)", valueHint: 'NS' },
+  namespace: {
+    type: 'string',
+    alias: 'n',
+    description: 'namespace (default: the context\'s namespace, else "default")',
+    valueHint: 'NS',
+  },
+  'ferry-namespace': {
+    type: 'string',
+    description: "ferry's own namespace, where its Jobs run (env FERRY_NAMESPACE, default ferry-system)",
+    valueHint: 'NS',
+  },
 } as const satisfies ArgsDef;
 
 export interface KubeFlags {
@@ -39,15 +52,21 @@ export function kubeConfigFrom(flags: KubeFlags): KubeConfig {
     if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
     else kc.loadFromDefault();
   } catch (err) {
-    const which = flags.kubeconfig ? `--kubeconfig ${flags.kubeconfig}` : `the kubeconfig (KUBECONFIG=${process.env.KUBECONFIG ?? '~/.kube/config'})`;
+    const which = flags.kubeconfig
+      ? `--kubeconfig ${flags.kubeconfig}`
+      : `the kubeconfig (KUBECONFIG=${process.env.KUBECONFIG ?? '~/.kube/config'})`;
     throw new UsageError(`cannot read ${which}: ${(err as Error).message}`);
   }
   if (flags.context !== undefined) {
     const names = kc.getContexts().map((c) => c.name);
-    if (!names.includes(flags.context)) throw new UsageError(`--context ${flags.context} is not in the kubeconfig, which has: ${names.join(', ') || 'no contexts'}`);
+    if (!names.includes(flags.context))
+      throw new UsageError(
+        `--context ${flags.context} is not in the kubeconfig, which has: ${names.join(', ') || 'no contexts'}`,
+      );
     kc.setCurrentContext(flags.context);
   }
-  if (!kc.getCurrentCluster()) throw new UsageError('the kubeconfig names no current cluster: pass --kubeconfig FILE or --context NAME');
+  if (!kc.getCurrentCluster())
+    throw new UsageError('the kubeconfig names no current cluster: pass --kubeconfig FILE or --context NAME');
   return kc;
 }
 

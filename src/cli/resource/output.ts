@@ -10,7 +10,12 @@ import { tableOf, type Column } from './table.ts';
 export type OutputFormat = 'table' | 'wide' | 'json' | 'yaml';
 
 export const outputArgs = {
-  output: { type: 'string', alias: 'o', description: 'output format: json, yaml or wide (default: a table)', valueHint: 'FORMAT' },
+  output: {
+    type: 'string',
+    alias: 'o',
+    description: 'output format: json, yaml or wide (default: a table)',
+    valueHint: 'FORMAT',
+  },
 } as const satisfies ArgsDef;
 
 const formats: readonly string[] = ['json', 'yaml', 'wide'];
@@ -42,7 +47,12 @@ export function asDocument(objects: readonly KubeObject[], single: boolean): unk
  * Prints what `get` found: a document for json/yaml, else a table (wide columns with -o wide). `single` says the
  * user named one object, so it is printed as itself rather than in a List; `empty` is said when there is nothing.
  */
-export function printObjects<T extends KubeObject>(objects: readonly T[], format: OutputFormat, columns: readonly Column<T>[], opts: { single?: boolean; empty?: string } = {}): void {
+export function printObjects<T extends KubeObject>(
+  objects: readonly T[],
+  format: OutputFormat,
+  columns: readonly Column<T>[],
+  opts: { single?: boolean; empty?: string } = {},
+): void {
   if (isDocument(format)) {
     printDocument(asDocument(objects, opts.single === true), format);
     return;

@@ -9,12 +9,21 @@ export interface Column<T> {
 
 export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[], indent = ''): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => indent + cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    indent +
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('   ')
+      .trimEnd();
   return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join('\n') + '\n';
 }
 
 /** The rows under the columns `wide` selects. */
 export function tableOf<T>(columns: readonly Column<T>[], rows: readonly T[], wide: boolean, indent = ''): string {
   const shown = columns.filter((c) => wide || !c.wide);
-  return renderTable(shown.map((c) => c.header), rows.map((r) => shown.map((c) => c.value(r))), indent);
+  return renderTable(
+    shown.map((c) => c.header),
+    rows.map((r) => shown.map((c) => c.value(r))),
+    indent,
+  );
 }

@@ -15,15 +15,27 @@ import { isDocument, outputArgs, outputFormat, printDocument } from '../resource
 import { UsageError } from '../run.ts';
 
 const keepFlags = {
-  'keep-last': 'keepLast', 'keep-hourly': 'keepHourly', 'keep-daily': 'keepDaily',
-  'keep-weekly': 'keepWeekly', 'keep-monthly': 'keepMonthly', 'keep-yearly': 'keepYearly',
+  'keep-last': 'keepLast',
+  'keep-hourly': 'keepHourly',
+  'keep-daily': 'keepDaily',
+  'keep-weekly': 'keepWeekly',
+  'keep-monthly': 'keepMonthly',
+  'keep-yearly': 'keepYearly',
 } as const satisfies Record<string, keyof RetentionPolicy>;
 
 /** The flag that sets each spec field, for messages. */
 const flagOf: Record<string, string> = {
-  schedule: '--schedule', timeZone: '--time-zone', pvcs: '--pvc', selector: '--selector', backupStorageLocation: '--location',
-  snapshotMoveData: '--no-move-data', expire: '--expire', retention: '--keep-*', suspend: '--suspend',
-  concurrencyPolicy: '--concurrency-policy', jitter: '--jitter',
+  schedule: '--schedule',
+  timeZone: '--time-zone',
+  pvcs: '--pvc',
+  selector: '--selector',
+  backupStorageLocation: '--location',
+  snapshotMoveData: '--no-move-data',
+  expire: '--expire',
+  retention: '--keep-*',
+  suspend: '--suspend',
+  concurrencyPolicy: '--concurrency-policy',
+  jitter: '--jitter',
   ...Object.fromEntries(Object.entries(keepFlags).map(([flag, field]) => [`retention.${field}`, `--${flag}`])),
 };
 
@@ -32,7 +44,11 @@ const policies: readonly ConcurrencyPolicy[] = ['Allow', 'Forbid', 'Replace'];
 export type Schedule = BackupSchedule & KubeObject;
 
 function names(value: string | undefined, flag: string): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '').map((n) => objectName(n, flag));
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((n) => objectName(n, flag));
 }
 
 function matchLabels(value: string | undefined): Record<string, string> | undefined {
@@ -70,7 +86,8 @@ export function specFromFlags(flags: Flags): BackupScheduleSpec {
   const labels = matchLabels(text('selector'));
   if (pvcs.length === 0 && !labels) throw new UsageError('--pvc or --selector is required: which PVCs to back up');
   const policy = text('concurrency-policy');
-  if (policy !== undefined && !policies.includes(policy as ConcurrencyPolicy)) throw new UsageError(`--concurrency-policy "${policy}" must be one of ${policies.join(', ')}`);
+  if (policy !== undefined && !policies.includes(policy as ConcurrencyPolicy))
+    throw new UsageError(`--concurrency-policy "${policy}" must be one of ${policies.join(', ')}`);
   const retention: RetentionPolicy = {};
   for (const [flag, field] of Object.entries(keepFlags)) {
     const n = count(text(flag), `--${flag}`);
@@ -99,21 +116,49 @@ export default defineCommand({
   meta: { name: 'create', description: 'Create a backup schedule for PVCs of the namespace' },
   args: {
     name: { type: 'positional', required: true, description: 'the schedule', valueHint: 'NAME' },
-    schedule: { type: 'string', description: 'five-field cron ("0 2 * * *") or @hourly, @daily, @weekly, @monthly', valueHint: 'CRON' },
-    'time-zone': { type: 'string', description: 'IANA time zone of the schedule and of retention (default UTC)', valueHint: 'ZONE' },
+    schedule: {
+      type: 'string',
+      description: 'five-field cron ("0 2 * * *") or @hourly, @daily, @weekly, @monthly',
+      valueHint: 'CRON',
+    },
+    'time-zone': {
+      type: 'string',
+      description: 'IANA time zone of the schedule and of retention (default UTC)',
+      valueHint: 'ZONE',
+    },
     pvc: { type: 'string', description: 'PVCs to back up, comma-separated', valueHint: 'PVC,...' },
-    selector: { type: 'string', description: 'back up the PVCs with these labels, KEY=VALUE comma-separated', valueHint: 'K=V,...' },
+    selector: {
+      type: 'string',
+      description: 'back up the PVCs with these labels, KEY=VALUE comma-separated',
+      valueHint: 'K=V,...',
+    },
     location: { type: 'string', description: 'BackupStorageLocation to back up into', valueHint: 'LOCATION' },
-    'move-data': { type: 'boolean', description: 'move the data into the repository (--no-move-data keeps CSI snapshots only)', default: true },
-    expire: { type: 'string', description: 'delete each backup this long after it was made, e.g. 720h', valueHint: 'DURATION' },
+    'move-data': {
+      type: 'boolean',
+      description: 'move the data into the repository (--no-move-data keeps CSI snapshots only)',
+      default: true,
+    },
+    expire: {
+      type: 'string',
+      description: 'delete each backup this long after it was made, e.g. 720h',
+      valueHint: 'DURATION',
+    },
     'keep-last': { type: 'string', description: 'retention: keep the last N backups of each PVC', valueHint: 'N' },
-    'keep-hourly': { type: 'string', description: 'retention: keep one backup for each of the last N hours', valueHint: 'N' },
+    'keep-hourly': {
+      type: 'string',
+      description: 'retention: keep one backup for each of the last N hours',
+      valueHint: 'N',
+    },
     'keep-daily': { type: 'string', description: 'retention: ... days', valueHint: 'N' },
     'keep-weekly': { type: 'string', description: 'retention: ... weeks', valueHint: 'N' },
     'keep-monthly': { type: 'string', description: 'retention: ... months', valueHint: 'N' },
     'keep-yearly': { type: 'string', description: 'retention: ... years', valueHint: 'N' },
     suspend: { type: 'boolean', description: 'create it suspended (ferry schedule resume starts it)', default: false },
-    'concurrency-policy': { type: 'string', description: "when the previous run is unfinished: Allow, Forbid (skip) or Replace (cancel it)", valueHint: 'POLICY' },
+    'concurrency-policy': {
+      type: 'string',
+      description: 'when the previous run is unfinished: Allow, Forbid (skip) or Replace (cancel it)',
+      valueHint: 'POLICY',
+    },
     jitter: { type: 'string', description: 'spread runs by a stable delay below this, e.g. 5m', valueHint: 'DURATION' },
     ...kubeArgs,
     ...outputArgs,
@@ -123,9 +168,17 @@ export default defineCommand({
     const name = objectName(args.name, 'NAME');
     const spec = specFromFlags(args as Flags);
     await withKube(args, async ({ kube, namespace }) => {
-      const created = await kube.create<Schedule>({ apiVersion, kind: 'BackupSchedule', metadata: { name, namespace }, spec });
+      const created = await kube.create<Schedule>({
+        apiVersion,
+        kind: 'BackupSchedule',
+        metadata: { name, namespace },
+        spec,
+      });
       if (isDocument(format)) printDocument(created, format);
-      else consola.success(`BackupSchedule ${namespace}/${name} created: "${spec.schedule}"${spec.timeZone ? ` (${spec.timeZone})` : ''}${spec.suspend ? ', suspended' : ''}`);
+      else
+        consola.success(
+          `BackupSchedule ${namespace}/${name} created: "${spec.schedule}"${spec.timeZone ? ` (${spec.timeZone})` : ''}${spec.suspend ? ', suspended' : ''}`,
+        );
     });
   },
 });

@@ -22,7 +22,15 @@ export function scheduleColumns(allNamespaces: boolean): Column<Schedule>[] {
     { header: 'location', value: (s) => s.spec.backupStorageLocation },
     { header: 'age', value: (s) => age(s.metadata.creationTimestamp) },
     { header: 'time zone', value: (s) => s.spec.timeZone ?? 'UTC', wide: true },
-    { header: 'pvcs', value: (s) => [...(s.spec.pvcs ?? []), ...Object.entries(s.spec.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`)].join(','), wide: true },
+    {
+      header: 'pvcs',
+      value: (s) =>
+        [
+          ...(s.spec.pvcs ?? []),
+          ...Object.entries(s.spec.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
+        ].join(','),
+      wide: true,
+    },
     { header: 'next', value: (s) => s.status?.nextScheduleTime ?? '', wide: true },
     { header: 'last success', value: (s) => ago(s.status?.lastSuccessfulTime), wide: true },
   ];
@@ -31,7 +39,12 @@ export function scheduleColumns(allNamespaces: boolean): Column<Schedule>[] {
 export default defineCommand({
   meta: { name: 'get', description: 'List the backup schedules, or show one' },
   args: {
-    name: { type: 'positional', required: false, description: 'the schedule to show (default: all in the namespace)', valueHint: 'NAME' },
+    name: {
+      type: 'positional',
+      required: false,
+      description: 'the schedule to show (default: all in the namespace)',
+      valueHint: 'NAME',
+    },
     ...kubeArgs,
     ...outputArgs,
     ...listArgs,
@@ -40,6 +53,14 @@ export default defineCommand({
     const format = outputFormat(args);
     const name = optionalName(args.name, 'NAME');
     await withKube(args, ({ kube, namespace }) =>
-      printGet<Schedule>(kube, { kind: 'BackupSchedule', namespace, name, allNamespaces: args['all-namespaces'], format, columns: scheduleColumns }));
+      printGet<Schedule>(kube, {
+        kind: 'BackupSchedule',
+        namespace,
+        name,
+        allNamespaces: args['all-namespaces'],
+        format,
+        columns: scheduleColumns,
+      }),
+    );
   },
 });

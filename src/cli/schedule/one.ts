@@ -21,7 +21,10 @@ export interface OneSchedule {
 }
 
 /** Checks the flags, reads the schedule, and runs `work` on it. */
-export async function withSchedule(args: KubeFlags & { name?: unknown; output?: string }, work: (s: OneSchedule) => Promise<void>): Promise<void> {
+export async function withSchedule(
+  args: KubeFlags & { name?: unknown; output?: string },
+  work: (s: OneSchedule) => Promise<void>,
+): Promise<void> {
   const format = outputFormat(args);
   const name = objectName(args.name, 'NAME');
   await withKube(args, async ({ kube, namespace }) => {

@@ -8,7 +8,12 @@ import { oneScheduleArgs, withSchedule } from './one.ts';
 function suspendCommand(suspend: boolean) {
   const verb = suspend ? 'suspend' : 'resume';
   return defineCommand({
-    meta: { name: verb, description: suspend ? 'Stop a schedule from starting runs (running ones go on)' : 'Let a suspended schedule start runs again' },
+    meta: {
+      name: verb,
+      description: suspend
+        ? 'Stop a schedule from starting runs (running ones go on)'
+        : 'Let a suspended schedule start runs again',
+    },
     args: oneScheduleArgs,
     async run({ args }) {
       await withSchedule(args, async ({ kube, namespace, schedule, format }) => {

@@ -58,15 +58,25 @@ export function isPermanent(err: unknown): boolean {
 /** restic's layout: one folder per type, packs fanned out under data/ by their first two hex digits. */
 export function objectPath(h: Handle): string {
   switch (h.type) {
-    case 'config': return 'config';
-    case 'key': return `keys/${h.name}`;
-    case 'lock': return `locks/${h.name}`;
-    case 'snapshot': return `snapshots/${h.name}`;
-    case 'index': return `index/${h.name}`;
-    case 'pack': return `data/${h.name.slice(0, 2)}/${h.name}`;
+    case 'config':
+      return 'config';
+    case 'key':
+      return `keys/${h.name}`;
+    case 'lock':
+      return `locks/${h.name}`;
+    case 'snapshot':
+      return `snapshots/${h.name}`;
+    case 'index':
+      return `index/${h.name}`;
+    case 'pack':
+      return `data/${h.name.slice(0, 2)}/${h.name}`;
   }
 }
 
 export const typeFolders: Record<Exclude<FileType, 'config'>, string> = {
-  key: 'keys', lock: 'locks', snapshot: 'snapshots', index: 'index', pack: 'data',
+  key: 'keys',
+  lock: 'locks',
+  snapshot: 'snapshots',
+  index: 'index',
+  pack: 'data',
 };

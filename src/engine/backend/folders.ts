@@ -7,7 +7,9 @@ import type { OpenOptions } from './open.ts';
 
 /** Names of the folders directly under `location` (sorted); a location that does not exist yet has none. */
 export async function listFolders(location: string, opts: OpenOptions = {}, signal?: AbortSignal): Promise<string[]> {
-  const names = location.startsWith('s3:') ? await s3Folders(location, opts, signal) : await fsFolders(location.replace(/^local:/, ''));
+  const names = location.startsWith('s3:')
+    ? await s3Folders(location, opts, signal)
+    : await fsFolders(location.replace(/^local:/, ''));
   return names.sort();
 }
 
@@ -23,7 +25,9 @@ async function fsFolders(path: string): Promise<string[]> {
 async function s3Folders(location: string, opts: OpenOptions, signal?: AbortSignal): Promise<string[]> {
   // loaded only for S3, as the S3 backend is (./open.ts)
   const [{ ListObjectsV2Command }, { createS3Client }, { classifyS3Error }] = await Promise.all([
-    import('@aws-sdk/client-s3'), import('./s3-client.ts'), import('./s3-errors.ts'),
+    import('@aws-sdk/client-s3'),
+    import('./s3-client.ts'),
+    import('./s3-errors.ts'),
   ]);
   const { endpoint, bucket, prefix } = parseS3Location(location);
   const client = createS3Client({ ...opts.s3, endpoint });
@@ -32,7 +36,10 @@ async function s3Folders(location: string, opts: OpenOptions, signal?: AbortSign
   try {
     let token: string | undefined;
     do {
-      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: under, Delimiter: '/', ContinuationToken: token }), { abortSignal: signal });
+      const page = await client.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: under, Delimiter: '/', ContinuationToken: token }),
+        { abortSignal: signal },
+      );
       for (const p of page.CommonPrefixes ?? []) {
         const name = (p.Prefix ?? '').slice(under.length).replace(/\/$/, '');
         if (name) names.push(name);

@@ -52,7 +52,9 @@ export class FsBackend implements Backend {
   #wrap(err: unknown, h: Handle, action: string): unknown {
     if (errno(err) === 'ENOENT') return new NotExistError(this.location, h, { cause: err });
     if (permanentCodes.has(errno(err) ?? '')) {
-      return new PermanentError(`Cannot ${action} ${objectPath(h)} in ${this.location}: ${(err as Error).message}.`, { cause: err });
+      return new PermanentError(`Cannot ${action} ${objectPath(h)} in ${this.location}: ${(err as Error).message}.`, {
+        cause: err,
+      });
     }
     return err;
   }

@@ -36,14 +36,20 @@ export function parseS3Location(location: string): S3Location {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new PermanentError(`Invalid S3 repository location "${redact(location)}": expected s3:https://host[:port]/bucket[/prefix].`);
+    throw new PermanentError(
+      `Invalid S3 repository location "${redact(location)}": expected s3:https://host[:port]/bucket[/prefix].`,
+    );
   }
   const [bucket = '', ...prefix] = url.pathname.split('/').filter((s) => s !== '');
   if (!bucket) {
-    throw new PermanentError(`Invalid S3 repository location "${redact(location)}": it names no bucket (s3:https://host[:port]/bucket[/prefix]).`);
+    throw new PermanentError(
+      `Invalid S3 repository location "${redact(location)}": it names no bucket (s3:https://host[:port]/bucket[/prefix]).`,
+    );
   }
   if (url.username || url.password) {
-    throw new PermanentError('S3 repository locations must not contain credentials: use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.');
+    throw new PermanentError(
+      'S3 repository locations must not contain credentials: use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.',
+    );
   }
   return { endpoint: `${url.protocol}//${url.host}`, bucket, prefix: prefix.join('/') };
 }

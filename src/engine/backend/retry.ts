@@ -38,7 +38,9 @@ const defaults = {
 
 /** Errors that say the code is wrong, not the network; retrying them only hides the bug. */
 function isProgrammingError(err: unknown): boolean {
-  return err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError || err instanceof ReferenceError;
+  return (
+    err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError || err instanceof ReferenceError
+  );
 }
 
 export class RetryBackend implements Backend {
@@ -63,7 +65,13 @@ export class RetryBackend implements Backend {
   }
 
   /** Waits before the next attempt, or rethrows `err` when the budget is spent or the error is not transient. */
-  async #backoff(operation: string, attempt: number, started: number, err: unknown, signal?: AbortSignal): Promise<void> {
+  async #backoff(
+    operation: string,
+    attempt: number,
+    started: number,
+    err: unknown,
+    signal?: AbortSignal,
+  ): Promise<void> {
     if (!this.#retryable(err, signal) || attempt >= this.#opts.attempts) throw err;
     const delayMs = this.#delay(attempt);
     if (performance.now() - started + delayMs > this.#opts.maxElapsedMs) throw err;

@@ -5,7 +5,15 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent as HttpAgent } from '../net/http.ts';
 import { Agent as HttpsAgent } from 'node:https';
-import { connectTimeoutMs, credentialsFromEnv, defaultMaxSockets, idleTimeoutMs, readCa, regionOf, type S3ClientOptions } from './s3-settings.ts';
+import {
+  connectTimeoutMs,
+  credentialsFromEnv,
+  defaultMaxSockets,
+  idleTimeoutMs,
+  readCa,
+  regionOf,
+  type S3ClientOptions,
+} from './s3-settings.ts';
 
 export type { S3ClientOptions } from './s3-settings.ts';
 

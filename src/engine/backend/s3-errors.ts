@@ -20,13 +20,23 @@ export interface S3Target {
 }
 
 const credentialErrors = new Set([
-  'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'Forbidden', 'InvalidToken', 'ExpiredToken',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'AccessDenied',
+  'Forbidden',
+  'InvalidToken',
+  'ExpiredToken',
   'InvalidClientTokenId',
 ]);
 /** certificate checks that fail the same way on every attempt */
 const tlsTrustErrors = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_UNTRUSTED', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 /** 4xx answers that mean "later", not "never" */
 const transientClientStatus = new Set([408, 409, 423, 429]);
@@ -59,7 +69,10 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
     );
   }
   if (name === 'CredentialsProviderError') {
-    return new PermanentError('No S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or pass credentials.', { cause: err });
+    return new PermanentError(
+      'No S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or pass credentials.',
+      { cause: err },
+    );
   }
   if (h && (name === 'XAmzContentSHA256Mismatch' || name === 'BadDigest')) {
     return new PermanentError(
@@ -71,7 +84,9 @@ export function classifyS3Error(err: unknown, target: S3Target, h?: Handle): unk
     return new NotExistError(target.location, h, { cause: err });
   }
   if (status !== undefined && status >= 400 && status < 500 && !transientClientStatus.has(status)) {
-    return new PermanentError(`S3 at ${target.endpoint} rejected a request (${what}): ${e.message ?? ''}`.trim(), { cause: err });
+    return new PermanentError(`S3 at ${target.endpoint} rejected a request (${what}): ${e.message ?? ''}`.trim(), {
+      cause: err,
+    });
   }
   return err;
 }

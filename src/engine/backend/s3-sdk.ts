@@ -1,7 +1,12 @@
 // The backend's S3 requests through the AWS SDK: for credentials only its provider chain can find (web identity,
 // instance roles), and for multipart uploads, whose client this also lends.
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from './s3-client.ts';
@@ -17,13 +22,22 @@ export class SdkRequests implements S3Requests {
     this.#bucket = bucket;
   }
 
-  async get(key: string, range: string | undefined, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentRange?: string }> {
-    const res = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: range }), { abortSignal: signal });
+  async get(
+    key: string,
+    range: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: Uint8Array; contentRange?: string }> {
+    const res = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: range }), {
+      abortSignal: signal,
+    });
     return { bytes: (await res.Body?.transformToByteArray()) ?? new Uint8Array(), contentRange: res.ContentRange };
   }
 
   async put(key: string, body: Uint8Array, signal?: AbortSignal): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentLength: body.length }), { abortSignal: signal });
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentLength: body.length }),
+      { abortSignal: signal },
+    );
   }
 
   async head(key: string): Promise<{ size: number }> {
@@ -40,7 +54,10 @@ export class SdkRequests implements S3Requests {
   }
 
   async list(prefix: string, token: string | undefined, signal?: AbortSignal): Promise<S3Listing> {
-    const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ContinuationToken: token }), { abortSignal: signal });
+    const page = await this.client.send(
+      new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ContinuationToken: token }),
+      { abortSignal: signal },
+    );
     return {
       objects: (page.Contents ?? []).map((o) => ({ key: o.Key ?? '', size: o.Size ?? 0 })),
       next: page.IsTruncated ? page.NextContinuationToken : undefined,

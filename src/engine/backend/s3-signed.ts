@@ -30,7 +30,11 @@ export interface S3Listing {
 
 /** The requests the S3 backend makes, however they are sent. */
 export interface S3Requests {
-  get(key: string, range: string | undefined, signal?: AbortSignal): Promise<{ bytes: Uint8Array; contentRange?: string }>;
+  get(
+    key: string,
+    range: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: Uint8Array; contentRange?: string }>;
   /** `sha256`: the body's hex SHA-256, when the caller has it */
   put(key: string, body: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void>;
   head(key: string): Promise<{ size: number }>;
@@ -56,12 +60,17 @@ export class SignedS3 implements S3Requests {
   constructor(opts: SignedS3Options) {
     this.#opts = opts;
     this.#url = new URL(opts.endpoint);
-    this.#agent = this.#url.protocol === 'https:'
-      ? new HttpsAgent({ keepAlive: true, maxSockets: opts.maxSockets, ca: opts.ca })
-      : new HttpAgent({ keepAlive: true, maxSockets: opts.maxSockets });
+    this.#agent =
+      this.#url.protocol === 'https:'
+        ? new HttpsAgent({ keepAlive: true, maxSockets: opts.maxSockets, ca: opts.ca })
+        : new HttpAgent({ keepAlive: true, maxSockets: opts.maxSockets });
   }
 
-  async get(key: string, range: string | undefined, signal?: AbortSignal): Promise<{ bytes: Buffer; contentRange?: string }> {
+  async get(
+    key: string,
+    range: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ bytes: Buffer; contentRange?: string }> {
     const res = await this.#send('GET', key, {}, range ? { range } : {}, undefined, signal);
     const contentRange = res.headers['content-range'];
     return { bytes: res.body, contentRange: typeof contentRange === 'string' ? contentRange : undefined };
@@ -95,7 +104,10 @@ export class SignedS3 implements S3Requests {
     const xml = (await this.#send('GET', undefined, query, {}, undefined, signal)).body.toString('utf8');
     const objects: { key: string; size: number }[] = [];
     for (const [, contents] of xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
-      objects.push({ key: decodeURIComponent(xmlText(contents, 'Key') ?? ''), size: Number(xmlText(contents, 'Size') ?? 0) });
+      objects.push({
+        key: decodeURIComponent(xmlText(contents, 'Key') ?? ''),
+        size: Number(xmlText(contents, 'Size') ?? 0),
+      });
     }
     const truncated = xmlText(xml, 'IsTruncated') === 'true';
     return { objects, next: truncated ? xmlText(xml, 'NextContinuationToken') : undefined };
@@ -106,40 +118,82 @@ export class SignedS3 implements S3Requests {
   }
 
   /** `key` undefined: a request on the bucket itself. */
-  #send(method: string, key: string | undefined, query: Record<string, string>, extra: Record<string, string>, body?: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<Response> {
+  #send(
+    method: string,
+    key: string | undefined,
+    query: Record<string, string>,
+    extra: Record<string, string>,
+    body?: Uint8Array,
+    signal?: AbortSignal,
+    sha256?: string,
+  ): Promise<Response> {
     const { bucket, pathStyle } = this.#opts;
     const base = this.#url.pathname.replace(/\/+$/, '');
     const objectPath = key === undefined ? '' : `/${key}`;
     const path = `${base}${pathStyle ? `/${bucket}` : ''}${objectPath}` || '/';
     const host = pathStyle ? this.#url.host : `${bucket}.${this.#url.host}`;
     const payloadHash = sha256 ?? (body ? createHash('sha256').update(body).digest('hex') : emptyHash);
-    const headers: Record<string, string> = { ...extra, host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': amzDate(new Date()) };
+    const headers: Record<string, string> = {
+      ...extra,
+      host,
+      'x-amz-content-sha256': payloadHash,
+      'x-amz-date': amzDate(new Date()),
+    };
     if (body) headers['content-length'] = String(body.length);
     if (this.#opts.credentials.sessionToken) headers['x-amz-security-token'] = this.#opts.credentials.sessionToken;
     const canonicalPath = path.split('/').map(uriEncode).join('/');
-    const canonicalQuery = Object.keys(query).sort().map((k) => `${uriEncode(k)}=${uriEncode(query[k])}`).join('&');
-    headers.authorization = signV4({ method, path: canonicalPath, query: canonicalQuery, headers, payloadHash }, this.#opts.credentials, this.#opts.region);
+    const canonicalQuery = Object.keys(query)
+      .sort()
+      .map((k) => `${uriEncode(k)}=${uriEncode(query[k])}`)
+      .join('&');
+    headers.authorization = signV4(
+      { method, path: canonicalPath, query: canonicalQuery, headers, payloadHash },
+      this.#opts.credentials,
+      this.#opts.region,
+    );
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
-      const req = send({
-        protocol: this.#url.protocol, hostname: pathStyle ? this.#url.hostname : `${bucket}.${this.#url.hostname}`,
-        port: this.#url.port, method, path: canonicalQuery ? `${canonicalPath}?${canonicalQuery}` : canonicalPath,
-        headers, agent: this.#agent, signal, timeout: this.#opts.idleTimeoutMs,
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const out: Response = { status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) };
-          if (out.status >= 300) reject(s3Error(out));
-          else resolve(out);
-        });
-      });
+      const req = send(
+        {
+          protocol: this.#url.protocol,
+          hostname: pathStyle ? this.#url.hostname : `${bucket}.${this.#url.hostname}`,
+          port: this.#url.port,
+          method,
+          path: canonicalQuery ? `${canonicalPath}?${canonicalQuery}` : canonicalPath,
+          headers,
+          agent: this.#agent,
+          signal,
+          timeout: this.#opts.idleTimeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const out: Response = {
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks),
+            };
+            if (out.status >= 300) reject(s3Error(out));
+            else resolve(out);
+          });
+        },
+      );
       // a socket silent this long is dead (a stopped server, a lost route): the retry wrapper tries again
-      req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer from ${this.#url.host} for ${this.#opts.idleTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
+      req.on('timeout', () =>
+        req.destroy(
+          Object.assign(new Error(`no answer from ${this.#url.host} for ${this.#opts.idleTimeoutMs} ms`), {
+            code: 'ETIMEDOUT',
+          }),
+        ),
+      );
       req.on('socket', (socket) => {
         if (socket.connecting) {
-          const timer = setTimeout(() => req.destroy(Object.assign(new Error(`cannot connect to ${this.#url.host}`), { code: 'ETIMEDOUT' })), this.#opts.connectTimeoutMs);
+          const timer = setTimeout(
+            () => req.destroy(Object.assign(new Error(`cannot connect to ${this.#url.host}`), { code: 'ETIMEDOUT' })),
+            this.#opts.connectTimeoutMs,
+          );
           socket.once('connect', () => clearTimeout(timer));
           socket.once('secureConnect', () => clearTimeout(timer));
           socket.once('close', () => clearTimeout(timer));
@@ -149,7 +203,6 @@ export class SignedS3 implements S3Requests {
       req.end(body);
     });
   }
-
 }
 
 /** A request as SigV4 signs it: the path and query already URI-encoded, header names in any case. */
@@ -171,8 +224,12 @@ export function signV4(req: SignedRequest, credentials: S3Credentials, region: s
   const names = Object.keys(lower).sort();
   const canonicalHeaders = names.map((n) => `${n}:${lower[n].trim().replace(/\s+/g, ' ')}\n`).join('');
   const signedHeaders = names.join(';');
-  const canonicalRequest = [req.method, req.path, req.query, canonicalHeaders, signedHeaders, req.payloadHash].join('\n');
-  const toSign = ['AWS4-HMAC-SHA256', date, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
+  const canonicalRequest = [req.method, req.path, req.query, canonicalHeaders, signedHeaders, req.payloadHash].join(
+    '\n',
+  );
+  const toSign = ['AWS4-HMAC-SHA256', date, scope, createHash('sha256').update(canonicalRequest).digest('hex')].join(
+    '\n',
+  );
   const hmac = (k: string | Buffer, data: string): Buffer => createHmac('sha256', k).update(data).digest();
   const signingKey = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, day), region), 's3'), 'aws4_request');
   const signature = createHmac('sha256', signingKey).update(toSign).digest('hex');
@@ -181,7 +238,10 @@ export function signV4(req: SignedRequest, credentials: S3Credentials, region: s
 
 /** 20261122T024312Z */
 function amzDate(d: Date): string {
-  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 /** RFC 3986 encoding, as SigV4 wants it: everything but unreserved characters. */
@@ -195,11 +255,14 @@ function xmlText(xml: string, tag: string): string | undefined {
 }
 
 function unescapeXml(s: string): string {
-  return s.replace(/&(lt|gt|amp|quot|apos|#(\d+)|#x([0-9a-fA-F]+));/g, (_, name: string, dec?: string, hex?: string) => {
-    if (dec) return String.fromCodePoint(Number(dec));
-    if (hex) return String.fromCodePoint(parseInt(hex, 16));
-    return ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" } as Record<string, string>)[name];
-  });
+  return s.replace(
+    /&(lt|gt|amp|quot|apos|#(\d+)|#x([0-9a-fA-F]+));/g,
+    (_, name: string, dec?: string, hex?: string) => {
+      if (dec) return String.fromCodePoint(Number(dec));
+      if (hex) return String.fromCodePoint(parseInt(hex, 16));
+      return ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" } as Record<string, string>)[name];
+    },
+  );
 }
 
 /** An error answer as the SDK would raise it: the S3 error code as name (HEAD answers carry none). */

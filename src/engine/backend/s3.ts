@@ -6,7 +6,14 @@
 import { objectPath, typeFolders } from './backend.ts';
 import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
 import { checkHandle, isNotExistError, rangeEnd } from './errors.ts';
-import { connectTimeoutMs, credentialsFromEnv, defaultMaxSockets, idleTimeoutMs, readCa, regionOf } from './s3-settings.ts';
+import {
+  connectTimeoutMs,
+  credentialsFromEnv,
+  defaultMaxSockets,
+  idleTimeoutMs,
+  readCa,
+  regionOf,
+} from './s3-settings.ts';
 import type { S3ClientOptions } from './s3-settings.ts';
 import { SignedS3, type S3Requests } from './s3-signed.ts';
 import type { SdkRequests } from './s3-sdk.ts';
@@ -66,11 +73,19 @@ export class S3Backend implements Backend {
     this.#partsInFlight = opts.partsInFlight ?? defaultPartsInFlight;
     const credentials = opts.credentials ?? credentialsFromEnv();
     this.#requests = credentials
-      ? Promise.resolve(new SignedS3({
-        endpoint: opts.endpoint, region: regionOf(opts), bucket: opts.bucket, pathStyle: opts.pathStyle ?? true, credentials,
-        ca: opts.caFile ? readCa(opts.caFile) : undefined, maxSockets: opts.maxSockets ?? defaultMaxSockets,
-        connectTimeoutMs, idleTimeoutMs,
-      }))
+      ? Promise.resolve(
+          new SignedS3({
+            endpoint: opts.endpoint,
+            region: regionOf(opts),
+            bucket: opts.bucket,
+            pathStyle: opts.pathStyle ?? true,
+            credentials,
+            ca: opts.caFile ? readCa(opts.caFile) : undefined,
+            maxSockets: opts.maxSockets ?? defaultMaxSockets,
+            connectTimeoutMs,
+            idleTimeoutMs,
+          }),
+        )
       : this.#sdkRequests();
     // a failure to load the SDK is reported by the first request that needs it
     this.#requests.catch(() => undefined);
@@ -94,10 +109,13 @@ export class S3Backend implements Backend {
   #ready(): Promise<void> {
     this.#bucketChecked ??= this.#requests
       .then((r) => r.headBucket())
-      .then(() => undefined, (err: unknown) => {
-        this.#bucketChecked = undefined;
-        throw classifyS3Error(err, this.#target);
-      });
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.#bucketChecked = undefined;
+          throw classifyS3Error(err, this.#target);
+        },
+      );
     return this.#bucketChecked;
   }
 
@@ -141,7 +159,8 @@ export class S3Backend implements Backend {
 
   async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
     const key = this.#key(h);
-    const range = offset === 0 && length === 0 ? undefined : `bytes=${offset}-${length === 0 ? '' : offset + length - 1}`;
+    const range =
+      offset === 0 && length === 0 ? undefined : `bytes=${offset}-${length === 0 ? '' : offset + length - 1}`;
     let bytes: Uint8Array;
     let size: number;
     try {

@@ -84,14 +84,22 @@ export class Archiver {
     this.#compression = opts.compression ?? repo.config.version >= 2;
     this.#smallFile = Math.min(opts.smallFile ?? 64 * 1024, minChunkSize);
     const workers = opts.workers ?? Math.max(1, cpus().length);
-    this.#pool = new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: this.#compression }, workers, writer);
+    this.#pool = new BackupPool(
+      { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: this.#compression },
+      workers,
+      writer,
+    );
     // two big files per worker: while one waits (for its next read, or for the main thread's answer about a chunk)
     // the other's chunks keep the thread busy; with one each, the workers sat idle for part of every large file
     this.#fileSlots = new Semaphore(2 * workers);
     // a batch is a few milliseconds of a worker's time; two per worker keep each busy while the other waits
-    this.#small = new SmallBatches((paths) => this.#pool.backupSmallFiles(paths, opts.signal), { files: 64, bytes: 1 << 20, inFlight: 2 * workers }, (n) => {
-      this.#progress.bytesAdded += n;
-    });
+    this.#small = new SmallBatches(
+      (paths) => this.#pool.backupSmallFiles(paths, opts.signal),
+      { files: 64, bytes: 1 << 20, inFlight: 2 * workers },
+      (n) => {
+        this.#progress.bytesAdded += n;
+      },
+    );
     this.#tick = throttled(opts.onProgress, this.#progress);
     capHeapGrowth();
   }
@@ -127,15 +135,25 @@ export class Archiver {
       this.#progress.totalsFinal = true;
       this.#progress.currentPath = source;
       let streamed = 0;
-      const r = await this.#pool.backupFile(Buffer.from(source), (n) => {
-        streamed += n;
-        this.#progress.bytesDone += n;
-        this.#tick.tick();
-      }, this.#opts.signal);
+      const r = await this.#pool.backupFile(
+        Buffer.from(source),
+        (n) => {
+          streamed += n;
+          this.#progress.bytesDone += n;
+          this.#tick.tick();
+        },
+        this.#opts.signal,
+      );
       const now = localTime(BigInt(Date.now()) * 1_000_000n);
       const node = newNode(Buffer.from(name), 'file', {
-        mode: 0o600, mtime: now, atime: now, ctime: now, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0,
-        size: BigInt(r.size), content: r.content,
+        mode: 0o600,
+        mtime: now,
+        atime: now,
+        ctime: now,
+        uid: process.getuid?.() ?? 0,
+        gid: process.getgid?.() ?? 0,
+        size: BigInt(r.size),
+        content: r.content,
       });
       this.#counters.filesNew++;
       this.#doneFile(r.size, streamed);
@@ -151,7 +169,7 @@ export class Archiver {
     const nodes: Promise<TreeNode>[] = [];
     for (const child of [...v.children.values()].sort((a, b) => compareNames(a.name, b.name))) {
       const full = join(path, child.name);
-      const previous = (parent && findNode(parent, child.name));
+      const previous = parent && findNode(parent, child.name);
       if (child.leaf) {
         nodes.push((await this.#schedule(full, child.name, lstatSync(full, { bigint: true }), previous)).done);
         continue;
@@ -173,21 +191,32 @@ export class Archiver {
    * Schedules one entry. Settles once it is admitted (a directory listed, a file given a slot), so the walk is
    * throttled by the work in flight; `done` settles when its data is stored.
    */
-  async #schedule(full: Buffer, name: Uint8Array, st: BigIntStats, previous: TreeNode | undefined): Promise<Pending<TreeNode>> {
+  async #schedule(
+    full: Buffer,
+    name: Uint8Array,
+    st: BigIntStats,
+    previous: TreeNode | undefined,
+  ): Promise<Pending<TreeNode>> {
     this.#opts.signal?.throwIfAborted();
     const node = await nodeFromStat(name, st, full, this.#read);
     if (node.type === 'dir') {
       const tree = await this.#walkDir(full, await this.#previousTree(previous));
-      return pending(tree.done.then((subtree) => {
-        node.subtree = subtree;
-        if (previous?.subtree === subtree) this.#counters.dirsUnmodified++;
-        else if (previous) this.#counters.dirsChanged++;
-        else this.#counters.dirsNew++;
-        return node;
-      }));
+      return pending(
+        tree.done.then((subtree) => {
+          node.subtree = subtree;
+          if (previous?.subtree === subtree) this.#counters.dirsUnmodified++;
+          else if (previous) this.#counters.dirsChanged++;
+          else this.#counters.dirsNew++;
+          return node;
+        }),
+      );
     }
     if (node.type !== 'file') return pending(Promise.resolve(node));
-    if (previous && unchanged(previous, node) && previous.content?.every((id: string) => this.#writer.has('data', id))) {
+    if (
+      previous &&
+      unchanged(previous, node) &&
+      previous.content?.every((id: string) => this.#writer.has('data', id))
+    ) {
       node.content = previous.content;
       this.#counters.filesUnmodified++;
       this.#doneFile(Number(node.size));
@@ -216,17 +245,23 @@ export class Archiver {
       nodes.push((await this.#schedule(full, names[i], st, parent && findNode(parent.nodes, names[i]))).done);
     }
     // a directory whose every entry is as the parent snapshot recorded it is the parent's tree: no encoding, no hashing
-    return pending(Promise.all(nodes).then((n) => (parent && sameNodes(parent.nodes, n) ? parent.id : this.#saveTree(n))));
+    return pending(
+      Promise.all(nodes).then((n) => (parent && sameNodes(parent.nodes, n) ? parent.id : this.#saveTree(n))),
+    );
   }
 
   async #storeFile(full: Buffer, node: TreeNode, previous: TreeNode | undefined): Promise<TreeNode> {
     this.#progress.currentPath = full.toString();
     let streamed = 0;
-    const r = await this.#pool.backupFile(full, (n) => {
-      streamed += n;
-      this.#progress.bytesDone += n;
-      this.#tick.tick();
-    }, this.#opts.signal);
+    const r = await this.#pool.backupFile(
+      full,
+      (n) => {
+        streamed += n;
+        this.#progress.bytesDone += n;
+        this.#tick.tick();
+      },
+      this.#opts.signal,
+    );
     node.content = r.content;
     // the size actually read: a file that grew or shrank since lstat is recorded as it was read
     node.size = BigInt(r.size);
@@ -268,7 +303,11 @@ export class Archiver {
     const bytes = encodeTree(nodes);
     const id = hashID(bytes);
     if (this.#writer.claim('tree', id)) {
-      await this.#writer.add(prepareBlob(this.#repo.key, 'tree', id, bytes, this.#compression), bytes.length, this.#opts.signal);
+      await this.#writer.add(
+        prepareBlob(this.#repo.key, 'tree', id, bytes, this.#compression),
+        bytes.length,
+        this.#opts.signal,
+      );
     }
     return id;
   }
@@ -283,7 +322,9 @@ export class Archiver {
       return await this.#repo.loadTree(id, this.#opts.signal, false);
     } catch (err) {
       if (!(err instanceof InvalidTreeError)) throw err;
-      (this.#opts.onWarning ?? ((m) => process.emitWarning(m)))(`parent snapshot: ${err.message}; the files below it are read as new`);
+      (this.#opts.onWarning ?? ((m) => process.emitWarning(m)))(
+        `parent snapshot: ${err.message}; the files below it are read as new`,
+      );
       return undefined;
     }
   }

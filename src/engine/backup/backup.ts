@@ -49,7 +49,9 @@ export async function backupLocked(repo: Repository, opts: BackupOptions): Promi
   // a writer per run, so its counters describe this run alone
   const writer = repo.writer(opts.writer);
   const archiver = new Archiver(repo, writer, { ...opts, parentTree: parent?.snapshot.tree });
-  const archive = opts.stream ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size) : await archiver.archive(opts.paths);
+  const archive = opts.stream
+    ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size)
+    : await archiver.archive(opts.paths);
   await writer.flush(opts.signal);
   opts.signal?.throwIfAborted();
   const snapshot = newSnapshot(archive.tree, start, {
@@ -65,8 +67,10 @@ export async function backupLocked(repo: Repository, opts: BackupOptions): Promi
       backupStart: start,
       backupEnd: localTime(BigInt(Date.now()) * 1_000_000n),
       ...archive.counters,
-      dataBlobs: writer.stats.dataBlobs, treeBlobs: writer.stats.treeBlobs,
-      dataAdded: writer.stats.dataAdded, dataAddedPacked: writer.stats.dataAddedPacked,
+      dataBlobs: writer.stats.dataBlobs,
+      treeBlobs: writer.stats.treeBlobs,
+      dataAdded: writer.stats.dataAdded,
+      dataAddedPacked: writer.stats.dataAddedPacked,
     },
   });
   const snapshotID = await saveSnapshot(repo, snapshot, opts.signal);

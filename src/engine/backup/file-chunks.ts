@@ -28,7 +28,11 @@ export function isAllZero(b: Uint8Array): boolean {
 const spareBuffers: Buffer[] = [];
 
 /** `chunker` is reset here; callers reuse one per concurrent file, as building one costs tables and memory. */
-export async function* fileChunks(path: string | Uint8Array, chunker: Chunker, signal?: AbortSignal): AsyncGenerator<FileChunk> {
+export async function* fileChunks(
+  path: string | Uint8Array,
+  chunker: Chunker,
+  signal?: AbortSignal,
+): AsyncGenerator<FileChunk> {
   const fh = await openForBackup(pathArg(path));
   const buf = spareBuffers.pop() ?? Buffer.allocUnsafeSlow(bufferSize);
   try {

@@ -3,7 +3,15 @@
 import type { Worker } from 'node:worker_threads';
 import { startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
-import type { BlobInRead, FromWorker, SealedSmall, SmallFileRead, ThreadCpu, ToWorker, WorkerInit } from './worker-protocol.ts';
+import type {
+  BlobInRead,
+  FromWorker,
+  SealedSmall,
+  SmallFileRead,
+  ThreadCpu,
+  ToWorker,
+  WorkerInit,
+} from './worker-protocol.ts';
 import { release } from '../memory/release.ts';
 import { transferList } from './transfer.ts';
 import { packPaths } from './packed-paths.ts';
@@ -122,8 +130,15 @@ export class BackupPool {
   }
 
   /** Chunks, deduplicates and stores one file; resolves with its content (blob ids in order) and size. */
-  backupFile(path: Uint8Array, onBytes?: (n: number) => void, signal?: AbortSignal): Promise<{ content: string[]; size: number }> {
-    return this.#submit(true, (job) => ({ op: 'file', job, path }), [], onBytes, signal) as Promise<{ content: string[]; size: number }>;
+  backupFile(
+    path: Uint8Array,
+    onBytes?: (n: number) => void,
+    signal?: AbortSignal,
+  ): Promise<{ content: string[]; size: number }> {
+    return this.#submit(true, (job) => ({ op: 'file', job, path }), [], onBytes, signal) as Promise<{
+      content: string[];
+      size: number;
+    }>;
   }
 
   /**
@@ -131,7 +146,9 @@ export class BackupPool {
    * plaintext or the reason that blob could not be opened.
    */
   openBlobs(bytes: Uint8Array, blobs: BlobInRead[]): Promise<(Uint8Array | string)[]> {
-    return this.#submit(true, (job) => ({ op: 'open', job, bytes, blobs }), transferList([bytes])) as Promise<(Uint8Array | string)[]>;
+    return this.#submit(true, (job) => ({ op: 'open', job, bytes, blobs }), transferList([bytes])) as Promise<
+      (Uint8Array | string)[]
+    >;
   }
 
   /**
@@ -141,7 +158,13 @@ export class BackupPool {
    */
   backupSmallFiles(paths: Uint8Array[], signal?: AbortSignal): Promise<SmallBatchResult> {
     const packed = packPaths(paths);
-    return this.#submit(false, (job) => ({ op: 'small', job, paths: packed }), transferList([packed.bytes]), undefined, signal) as Promise<SmallBatchResult>;
+    return this.#submit(
+      false,
+      (job) => ({ op: 'small', job, paths: packed }),
+      transferList([packed.bytes]),
+      undefined,
+      signal,
+    ) as Promise<SmallBatchResult>;
   }
 
   async close(): Promise<void> {
@@ -149,7 +172,13 @@ export class BackupPool {
     await Promise.all([...this.#workers.map((w) => w.thread.terminate()), stopSpareThread(workerModule)]);
   }
 
-  #submit(heavy: boolean, msg: (job: number) => ToWorker, transfer: ArrayBuffer[], onBytes?: (n: number) => void, signal?: AbortSignal): Promise<unknown> {
+  #submit(
+    heavy: boolean,
+    msg: (job: number) => ToWorker,
+    transfer: ArrayBuffer[],
+    onBytes?: (n: number) => void,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     signal?.throwIfAborted();
     if (this.#closed) return Promise.reject(new Error('the operation ended; no more work is accepted'));
     const worker = this.#pick(heavy);
@@ -235,7 +264,12 @@ export class BackupPool {
     let added = 0;
     let at = 0;
     for (const b of blobs) {
-      const blob: PreparedBlob = { id: b.id, type: 'data', sealed: sealed.subarray(at, at + b.sealedLength), uncompressedLength: b.uncompressedLength };
+      const blob: PreparedBlob = {
+        id: b.id,
+        type: 'data',
+        sealed: sealed.subarray(at, at + b.sealedLength),
+        uncompressedLength: b.uncompressedLength,
+      };
       at += b.sealedLength;
       await this.#writer!.add(blob, b.length);
       added += b.length;

@@ -60,12 +60,15 @@ export class SmallBatches {
     this.#bytes = 0;
     await this.#slots.acquire();
     this.#run(paths)
-      .then((r) => {
-        this.#onAdded(r.added);
-        r.files.forEach((f, i) => waiters[i].resolve(f));
-      }, (err: unknown) => {
-        for (const w of waiters) w.reject(err);
-      })
+      .then(
+        (r) => {
+          this.#onAdded(r.added);
+          r.files.forEach((f, i) => waiters[i].resolve(f));
+        },
+        (err: unknown) => {
+          for (const w of waiters) w.reject(err);
+        },
+      )
       .finally(() => this.#slots.release());
   }
 }

@@ -11,7 +11,11 @@ export interface SmallPlain {
   data: Uint8Array;
 }
 
-export function sealSmallBlobs(key: MasterKey, compression: boolean, plains: SmallPlain[]): { sealed: Uint8Array; blobs: SealedSmall[] } {
+export function sealSmallBlobs(
+  key: MasterKey,
+  compression: boolean,
+  plains: SmallPlain[],
+): { sealed: Uint8Array; blobs: SealedSmall[] } {
   const bodies = plains.map((p) => ({ id: p.id, ...blobBody(p.data, compression) }));
   const sealed = Buffer.allocUnsafeSlow(bodies.reduce((n, b) => n + b.body.length + sealOverhead, 0));
   const outs: Uint8Array[] = [];

@@ -31,7 +31,11 @@ function post(msg: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(msg, transfer);
 }
 
-function ask<T extends boolean | boolean[]>(job: number, send: (ask: number) => FromWorker, transfer: ArrayBuffer[] = []): Promise<T | false> {
+function ask<T extends boolean | boolean[]>(
+  job: number,
+  send: (ask: number) => FromWorker,
+  transfer: ArrayBuffer[] = [],
+): Promise<T | false> {
   const n = nextAsk++;
   return new Promise((resolve) => {
     waiting.set(`${job}:${n}`, resolve as (need: boolean | boolean[]) => void);
@@ -50,7 +54,12 @@ async function backupFile(job: number, path: Uint8Array): Promise<void> {
   post({ op: 'fileDone', job, content: content.ids, size: content.size });
 }
 
-async function chunkFile(job: number, path: Uint8Array, chunker: Chunker, content: { ids: string[]; size: number }): Promise<void> {
+async function chunkFile(
+  job: number,
+  path: Uint8Array,
+  chunker: Chunker,
+  content: { ids: string[]; size: number },
+): Promise<void> {
   for await (const chunk of fileChunks(path, chunker)) {
     if (canceled.delete(job)) throw canceledError();
     const id = chunk.zero ? zeroID(chunk.data.length) : hashID(chunk.data);
@@ -82,7 +91,11 @@ async function backupSmallFiles(job: number, packed: PackedPaths): Promise<void>
     const files = data.map((d) => ({ id: d.length === 0 ? '' : hashID(d), size: d.length }));
     const need = await ask<boolean[]>(job, (n) => ({ op: 'hashed', job, ask: n, files }));
     if (canceled.delete(job) || need === false) throw canceledError();
-    const { sealed, blobs } = sealSmallBlobs(init.key, init.compression, files.flatMap((f, i) => (need[i] ? [{ id: f.id, data: data[i] }] : [])));
+    const { sealed, blobs } = sealSmallBlobs(
+      init.key,
+      init.compression,
+      files.flatMap((f, i) => (need[i] ? [{ id: f.id, data: data[i] }] : [])),
+    );
     allocated(sealed.length);
     post({ op: 'smallDone', job, files, sealed, blobs, cpu: threadCpu() }, transferList([sealed]));
   } finally {
@@ -120,15 +133,21 @@ port.on('message', (msg: ToWorker) => {
       }
       return;
     case 'file':
-      backupFile(msg.job, msg.path).catch((err: NodeJS.ErrnoException) => post({ op: 'failed', job: msg.job, message: err.message, code: err.code }));
+      backupFile(msg.job, msg.path).catch((err: NodeJS.ErrnoException) =>
+        post({ op: 'failed', job: msg.job, message: err.message, code: err.code }),
+      );
       return;
     case 'open': {
-      const results = msg.blobs.map((b) => openVerified(init.key, msg.bytes.subarray(b.offset, b.offset + b.length), b.uncompressedLength, b.id));
+      const results = msg.blobs.map((b) =>
+        openVerified(init.key, msg.bytes.subarray(b.offset, b.offset + b.length), b.uncompressedLength, b.id),
+      );
       post({ op: 'opened', job: msg.job, results }, transferList(results.filter((r) => typeof r !== 'string')));
       return;
     }
     case 'small':
-      backupSmallFiles(msg.job, msg.paths).catch((err: NodeJS.ErrnoException) => post({ op: 'failed', job: msg.job, message: err.message, code: err.code }));
+      backupSmallFiles(msg.job, msg.paths).catch((err: NodeJS.ErrnoException) =>
+        post({ op: 'failed', job: msg.job, message: err.message, code: err.code }),
+      );
       return;
   }
 });

@@ -38,7 +38,13 @@ export async function checkRepository(repo: Repository, opts: CheckOptions = {})
   for await (const f of repo.backend.list('pack', opts.signal)) stored.set(f.name, f.size);
   for (const [id, p] of expected) {
     const size = stored.get(id);
-    if (size === undefined) result.errors.push(`pack ${id} is in the index but missing from storage (blobs ${p.blobs.slice(0, 3).map((b) => b.id.slice(0, 8)).join(', ')}...)`);
+    if (size === undefined)
+      result.errors.push(
+        `pack ${id} is in the index but missing from storage (blobs ${p.blobs
+          .slice(0, 3)
+          .map((b) => b.id.slice(0, 8))
+          .join(', ')}...)`,
+      );
     else if (size !== p.size) result.errors.push(`pack ${id} has ${size} bytes where the index expects ${p.size}`);
   }
   for (const id of stored.keys()) if (!expected.has(id)) result.orphanedPacks.push(id);
@@ -48,7 +54,12 @@ export async function checkRepository(repo: Repository, opts: CheckOptions = {})
     return [];
   });
   result.snapshots = snapshots.length;
-  await checkTrees(repo, snapshots.map((s) => s.tree), result, opts.signal);
+  await checkTrees(
+    repo,
+    snapshots.map((s) => s.tree),
+    result,
+    opts.signal,
+  );
 
   if (opts.readData) {
     const ids = [...expected.keys()].filter((id) => stored.has(id));
@@ -87,16 +98,28 @@ function expectedPacks(repo: Repository): Map<ID, ExpectedPack> {
 }
 
 async function checkTrees(repo: Repository, roots: ID[], result: CheckResult, signal?: AbortSignal): Promise<void> {
-  await walkTrees(repo, roots, {
-    tree: () => result.trees++,
-    fault: (id, err) => {
-      if (err instanceof InvalidTreeError) for (const f of err.faults) result.errors.push(`tree ${id}: entry ${f.entry}: ${f.reason}`);
-      else result.errors.push(`tree ${id} cannot be read: ${err.message}`);
+  await walkTrees(
+    repo,
+    roots,
+    {
+      tree: () => result.trees++,
+      fault: (id, err) => {
+        if (err instanceof InvalidTreeError)
+          for (const f of err.faults) result.errors.push(`tree ${id}: entry ${f.entry}: ${f.reason}`);
+        else result.errors.push(`tree ${id} cannot be read: ${err.message}`);
+      },
     },
-  }, signal);
+    signal,
+  );
 }
 
-async function checkPackData(repo: Repository, id: ID, indexed: PackedBlob[], result: CheckResult, signal?: AbortSignal): Promise<void> {
+async function checkPackData(
+  repo: Repository,
+  id: ID,
+  indexed: PackedBlob[],
+  result: CheckResult,
+  signal?: AbortSignal,
+): Promise<void> {
   let bytes: Uint8Array;
   try {
     bytes = await repo.backend.load({ type: 'pack', name: id }, 0, 0, signal);

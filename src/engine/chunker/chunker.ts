@@ -28,7 +28,9 @@ export class Chunker {
   constructor(pol: Polynomial, options: ChunkerOptions = {}) {
     if (degree(pol) !== polynomialDegree) {
       // restic only ever creates degree-53 polynomials, and the kernels are built around that width
-      throw new Error(`Chunker polynomial ${formatPolynomial(pol)} has degree ${degree(pol)}, not ${polynomialDegree}.`);
+      throw new Error(
+        `Chunker polynomial ${formatPolynomial(pol)} has degree ${degree(pol)}, not ${polynomialDegree}.`,
+      );
     }
     this.#kernel = options.kernel === 'js' ? new JsRabinKernel(pol) : new WasmRabinKernel(pol);
   }
@@ -37,7 +39,8 @@ export class Chunker {
    *  after `from`, or -1 if `data` ends before a boundary (state carries over to the next call). */
   next(data: Uint8Array, from = 0): number {
     const end = data.length;
-    if (!(from >= 0 && from <= end)) throw new RangeError(`Chunker.next: from ${from} is outside the ${end}-byte buffer.`);
+    if (!(from >= 0 && from <= end))
+      throw new RangeError(`Chunker.next: from ${from} is outside the ${end}-byte buffer.`);
     let i = from;
     if (this.#count < unhashedPrefix) {
       const skip = Math.min(unhashedPrefix - this.#count, end - i);

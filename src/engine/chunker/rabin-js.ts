@@ -50,7 +50,14 @@ export class JsRabinKernel implements RabinKernel {
     return -1;
   }
 
-  #roll(data: Uint8Array, from: number, to: number, leaving: Uint8Array, leavingDelta: number, firstCheck: number): number {
+  #roll(
+    data: Uint8Array,
+    from: number,
+    to: number,
+    leaving: Uint8Array,
+    leavingDelta: number,
+    firstCheck: number,
+  ): number {
     const { outHi, outLo, modHi, modLo } = this.#tables;
     let hi = this.#hi;
     let lo = this.#lo;

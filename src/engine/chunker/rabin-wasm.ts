@@ -48,7 +48,7 @@ export class WasmRabinKernel implements RabinKernel {
   }
 
   scan(data: Uint8Array, start: number, end: number, firstCheck: number): number {
-    for (let i = start; i < end; ) {
+    for (let i = start; i < end;) {
       const length = Math.min(this.#batchCapacity, end - i);
       this.#memory.set(data.subarray(i, i + length), batchOffset);
       // clamped so it survives the conversion to i32 whatever the caller passes

@@ -32,7 +32,10 @@ export function decompress(data: Uint8Array, expectedSize?: number): Uint8Array 
   // one byte more than the content, so the first write sees the frame end with room left and stops there (zlib
   // refuses chunks under 64 bytes)
   const chunkSize = size === undefined ? undefined : Math.max(64, Math.min(size + 1, maxChunk));
-  const out = zstdDecompressSync(data, { chunkSize, maxOutputLength: expectedSize === undefined ? undefined : Math.max(expectedSize, 1) });
+  const out = zstdDecompressSync(data, {
+    chunkSize,
+    maxOutputLength: expectedSize === undefined ? undefined : Math.max(expectedSize, 1),
+  });
   if (expectedSize !== undefined && out.length !== expectedSize) {
     throw new Error(`decompressed ${out.length} bytes where the index promised ${expectedSize}`);
   }

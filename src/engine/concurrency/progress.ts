@@ -15,7 +15,15 @@ export interface Progress {
 export type ProgressFn = (p: Readonly<Progress>) => void;
 
 export function newProgress(): Progress {
-  return { filesDone: 0, bytesDone: 0, filesTotal: 0, bytesTotal: 0, totalsFinal: false, currentPath: '', bytesAdded: 0 };
+  return {
+    filesDone: 0,
+    bytesDone: 0,
+    filesTotal: 0,
+    bytesTotal: 0,
+    totalsFinal: false,
+    currentPath: '',
+    bytesAdded: 0,
+  };
 }
 
 /** Calls `fn` at most every `everyMs`, plus once at the end through `flush()`. */

@@ -42,9 +42,18 @@ export class CopiedSnapshots {
 
 /** Everything but parent and original (and the summary, which restic leaves out too) agrees; paths and tags as sets. */
 export function similar(a: Snapshot, b: Snapshot): boolean {
-  return a.time.ns === b.time.ns && a.tree === b.tree && a.hostname === b.hostname && a.username === b.username
-    && a.uid === b.uid && a.gid === b.gid && sameSet(a.paths, b.paths) && sameSet(a.tags, b.tags)
-    && a.excludes.length === b.excludes.length && a.excludes.every((x, i) => x === b.excludes[i]);
+  return (
+    a.time.ns === b.time.ns &&
+    a.tree === b.tree &&
+    a.hostname === b.hostname &&
+    a.username === b.username &&
+    a.uid === b.uid &&
+    a.gid === b.gid &&
+    sameSet(a.paths, b.paths) &&
+    sameSet(a.tags, b.tags) &&
+    a.excludes.length === b.excludes.length &&
+    a.excludes.every((x, i) => x === b.excludes[i])
+  );
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {

@@ -83,17 +83,24 @@ export class BlobTransfer {
     this.#queued = 0;
     const reads: Promise<Uint8Array>[] = [];
     for (let i = 0; i < spans.length; i++) {
-      while (reads.length < readAhead && i + reads.length < spans.length) reads.push(this.#read(spans[i + reads.length], signal));
+      while (reads.length < readAhead && i + reads.length < spans.length)
+        reads.push(this.#read(spans[i + reads.length], signal));
       const bytes = await reads.shift()!;
       const span = spans[i];
-      for (const b of span.blobs) await this.#copy(b, bytes.subarray(b.offset - span.start, b.offset - span.start + b.length), signal);
+      for (const b of span.blobs)
+        await this.#copy(b, bytes.subarray(b.offset - span.start, b.offset - span.start + b.length), signal);
       // its blobs are in the writer's packs now: the stretch (up to 16 MiB) need not wait for a collection
       release(bytes);
     }
   }
 
   #read(span: Span, signal?: AbortSignal): Promise<Uint8Array> {
-    const read = this.#source.backend.load({ type: 'pack', name: span.pack }, span.start, span.end - span.start, signal);
+    const read = this.#source.backend.load(
+      { type: 'pack', name: span.pack },
+      span.start,
+      span.end - span.start,
+      signal,
+    );
     // a read ahead may fail while an earlier stretch is being copied; it is reported when its turn comes
     read.catch(() => undefined);
     return read;

@@ -64,21 +64,38 @@ export class CopyError extends Error {}
  */
 const batchBytes = 16 << 20;
 
-export async function copyLocked(source: Repository, destination: Repository, opts: CopyOptions = {}): Promise<CopyResult> {
+export async function copyLocked(
+  source: Repository,
+  destination: Repository,
+  opts: CopyOptions = {},
+): Promise<CopyResult> {
   const signal = opts.signal;
   const [from, to] = await Promise.all([
-    listSnapshots(source, signal), listSnapshots(destination, signal), source.loadIndex(signal), destination.loadIndex(signal),
+    listSnapshots(source, signal),
+    listSnapshots(destination, signal),
+    source.loadIndex(signal),
+    destination.loadIndex(signal),
   ]);
   // packs an interrupted copy stored without their index file are reused, not sent again
   const adopted = await adoptUnindexedPacks(destination, signal);
   const chosen = selectSnapshots(from, opts.snapshots ?? [], opts.filter);
   const copies = new CopiedSnapshots(to);
   const writer = destination.writer(opts.writer);
-  const progress: CopyProgress = { snapshotsDone: 0, snapshotsTotal: chosen.length, blobsDone: 0, bytesDone: 0, bytesTotal: 0, totalsFinal: false };
+  const progress: CopyProgress = {
+    snapshotsDone: 0,
+    snapshotsTotal: chosen.length,
+    blobsDone: 0,
+    bytesDone: 0,
+    bytesTotal: 0,
+    totalsFinal: false,
+  };
   const report = throttle(() => opts.onProgress?.(Object.assign(progress, transfer.counts)));
   const transfer = new BlobTransfer(source, destination, writer, report.tick);
   const result: CopyResult = {
-    snapshots: [], stats: writer.stats, adoptedPacks: adopted.packs, samePolynomial: source.config.chunkerPolynomial === destination.config.chunkerPolynomial,
+    snapshots: [],
+    stats: writer.stats,
+    adoptedPacks: adopted.packs,
+    samePolynomial: source.config.chunkerPolynomial === destination.config.chunkerPolynomial,
   };
   const done = (entry: SnapshotEntry, copy: ID, skipped: boolean): void => {
     const s = { source: entry.id, copy, skipped };
@@ -90,10 +107,14 @@ export async function copyLocked(source: Repository, destination: Repository, op
   let batchStart = 0;
   const commit = async (): Promise<void> => {
     if (batch.length === 0) return;
-    await failingAs(batch, async () => {
-      await transfer.drain(signal);
-      await writer.flush(signal);
-    }, signal);
+    await failingAs(
+      batch,
+      async () => {
+        await transfer.drain(signal);
+        await writer.flush(signal);
+      },
+      signal,
+    );
     for (const entry of batch) {
       // a lock lost during the flush: no snapshot is written without it
       signal?.throwIfAborted();
@@ -132,12 +153,21 @@ async function failingAs(entries: SnapshotEntry[], work: () => Promise<void>, si
   } catch (err) {
     if (signal?.aborted) throw err;
     const names = entries.map((e) => e.id.slice(0, 8)).join(', ');
-    throw new CopyError(`snapshot${entries.length === 1 ? '' : 's'} ${names} cannot be copied: ${(err as Error).message}`, { cause: err });
+    throw new CopyError(
+      `snapshot${entries.length === 1 ? '' : 's'} ${names} cannot be copied: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
 /** Queues the trees under `root` and their data that the destination lacks, draining the queue as it fills. */
-async function walkSnapshot(source: Repository, transfer: BlobTransfer, root: ID, walked: Set<ID>, signal?: AbortSignal): Promise<void> {
+async function walkSnapshot(
+  source: Repository,
+  transfer: BlobTransfer,
+  root: ID,
+  walked: Set<ID>,
+  signal?: AbortSignal,
+): Promise<void> {
   const stack = [root];
   while (stack.length > 0) {
     signal?.throwIfAborted();
@@ -151,7 +181,9 @@ async function walkSnapshot(source: Repository, transfer: BlobTransfer, root: ID
       if (node.subtree) stack.push(node.subtree);
       for (const blob of node.content ?? []) {
         if (!transfer.want('data', blob)) {
-          throw new Error(`tree ${id}: entry ${JSON.stringify(displayName(node.name))} references data blob ${blob}, which neither repository holds`);
+          throw new Error(
+            `tree ${id}: entry ${JSON.stringify(displayName(node.name))} references data blob ${blob}, which neither repository holds`,
+          );
         }
       }
     }

@@ -9,7 +9,8 @@ const ciphers = new WeakMap<Uint8Array, Cipheriv>();
 export function ecbFor(key: Uint8Array): Cipheriv {
   let cipher = ciphers.get(key);
   if (cipher === undefined) {
-    if (key.length !== 16 && key.length !== 32) throw new Error(`An AES key must be 16 or 32 bytes, not ${key.length}.`);
+    if (key.length !== 16 && key.length !== 32)
+      throw new Error(`An AES key must be 16 or 32 bytes, not ${key.length}.`);
     cipher = createCipheriv(key.length === 16 ? 'aes-128-ecb' : 'aes-256-ecb', key, null).setAutoPadding(false);
     ciphers.set(key, cipher);
   }

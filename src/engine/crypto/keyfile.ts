@@ -90,12 +90,15 @@ export function parseKeyFile(bytes: Uint8Array): KeyFileJSON {
     throw new InvalidKeyFileError('The key file is not valid JSON.');
   }
   if (doc === null || typeof doc !== 'object') throw new InvalidKeyFileError('The key file is not a JSON object.');
-  if (doc.kdf !== 'scrypt') throw new InvalidKeyFileError(`The key file uses KDF "${String(doc.kdf)}"; only scrypt is supported.`);
+  if (doc.kdf !== 'scrypt')
+    throw new InvalidKeyFileError(`The key file uses KDF "${String(doc.kdf)}"; only scrypt is supported.`);
   for (const f of ['N', 'r', 'p'] as const) {
-    if (typeof doc[f] !== 'number') throw new InvalidKeyFileError(`The key file field "${f}" is missing or not a number.`);
+    if (typeof doc[f] !== 'number')
+      throw new InvalidKeyFileError(`The key file field "${f}" is missing or not a number.`);
   }
   for (const f of ['salt', 'data'] as const) {
-    if (typeof doc[f] !== 'string') throw new InvalidKeyFileError(`The key file field "${f}" is missing or not base64 text.`);
+    if (typeof doc[f] !== 'string')
+      throw new InvalidKeyFileError(`The key file field "${f}" is missing or not base64 text.`);
   }
   try {
     assertKDFParams({ N: doc.N as number, r: doc.r as number, p: doc.p as number });

@@ -57,7 +57,8 @@ const blockBefore = new Uint8Array(ivSize);
  * became, which nothing reads. A separate output buffer would cost another blob-sized buffer and a copy.
  */
 export function sealFramed(key: MasterKey, framed: Uint8Array): Uint8Array {
-  if (framed.length < sealOverhead) throw new RangeError(`a framed plaintext has ${sealOverhead} bytes of room around it, not ${framed.length} in all`);
+  if (framed.length < sealOverhead)
+    throw new RangeError(`a framed plaintext has ${sealOverhead} bytes of room around it, not ${framed.length} in all`);
   const length = framed.length - sealOverhead;
   const iv = freshIV(ivScratch);
   counterBefore(iv, blockBefore);
@@ -86,7 +87,10 @@ export function sealManyInto(key: MasterKey, plaintexts: Uint8Array[], outs: Uin
   ciphertexts.forEach((ciphertext, i) => {
     const out = outs[i];
     out.set(ciphertext, ivSize);
-    out.set(computeMAC(key, out.subarray(0, ivSize), out.subarray(ivSize, ivSize + ciphertext.length)), ivSize + ciphertext.length);
+    out.set(
+      computeMAC(key, out.subarray(0, ivSize), out.subarray(ivSize, ivSize + ciphertext.length)),
+      ivSize + ciphertext.length,
+    );
   });
 }
 
@@ -117,13 +121,17 @@ export function decryptSealedMany(key: MasterKey, sealed: Uint8Array[]): Uint8Ar
 
 function checkRoom(plaintext: Uint8Array, out: Uint8Array): void {
   if (out.length !== plaintext.length + sealOverhead) {
-    throw new RangeError(`a sealed ${plaintext.length}-byte plaintext takes ${plaintext.length + sealOverhead} bytes, not ${out.length}`);
+    throw new RangeError(
+      `a sealed ${plaintext.length}-byte plaintext takes ${plaintext.length + sealOverhead} bytes, not ${out.length}`,
+    );
   }
 }
 
 function checkLength(sealed: Uint8Array): void {
   if (sealed.length < sealOverhead) {
-    throw new CiphertextError(`Ciphertext of ${sealed.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`);
+    throw new CiphertextError(
+      `Ciphertext of ${sealed.length} bytes is shorter than the ${sealOverhead}-byte IV and MAC.`,
+    );
   }
 }
 
@@ -155,7 +163,10 @@ export function openMany(key: MasterKey, sealed: Uint8Array[]): (Uint8Array | Ci
       results[i] = err;
     }
   });
-  decryptSealedMany(key, authentic.map((i) => sealed[i])).forEach((plain, k) => {
+  decryptSealedMany(
+    key,
+    authentic.map((i) => sealed[i]),
+  ).forEach((plain, k) => {
     results[authentic[k]] = plain;
   });
   return results;

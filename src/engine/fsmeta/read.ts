@@ -28,7 +28,12 @@ export interface ReadOptions {
 }
 
 /** `st` must come from lstat(path, { bigint: true }); `name` is the entry's raw name. */
-export async function nodeFromStat(name: Uint8Array, st: BigIntStats, path: Buffer, opts: ReadOptions = {}): Promise<TreeNode> {
+export async function nodeFromStat(
+  name: Uint8Array,
+  st: BigIntStats,
+  path: Buffer,
+  opts: ReadOptions = {},
+): Promise<TreeNode> {
   const mode = goModeFromPosix(Number(st.mode)) & goModeStoredMask;
   const type = nodeTypeFromGoMode(mode);
   const names = opts.names ?? (await systemIdNames());
@@ -36,8 +41,16 @@ export async function nodeFromStat(name: Uint8Array, st: BigIntStats, path: Buff
   const gid = Number(st.gid);
   const mtime = localTime(st.mtimeNs);
   const node = newNode(name, type, {
-    mode: mode >>> 0, mtime, atime: opts.withAtime ? localTime(st.atimeNs) : mtime, ctime: localTime(st.ctimeNs),
-    uid, gid, user: names.user(uid), group: names.group(gid), inode: st.ino, deviceId: st.dev,
+    mode: mode >>> 0,
+    mtime,
+    atime: opts.withAtime ? localTime(st.atimeNs) : mtime,
+    ctime: localTime(st.ctimeNs),
+    uid,
+    gid,
+    user: names.user(uid),
+    group: names.group(gid),
+    inode: st.ino,
+    deviceId: st.dev,
   });
   if (type !== 'dir' && type !== 'fifo' && type !== 'socket') node.links = st.nlink;
   if (opts.deviceIdOnlyForHardlinks && (type === 'dir' || node.links === 1n)) node.deviceId = 0n;

@@ -30,7 +30,13 @@ export function nodeTimes(node: TreeNode): Buffer {
  * Applies ownership, extended attributes, mode and times to `name` in the folder `dirfd`; every step is tried, and
  * one error names the entry (`shown`) and each step that failed.
  */
-export function restoreMetadataAt(dirfd: number, name: Uint8Array, node: TreeNode, shown: string, opts: RestoreOptions = {}): void {
+export function restoreMetadataAt(
+  dirfd: number,
+  name: Uint8Array,
+  node: TreeNode,
+  shown: string,
+  opts: RestoreOptions = {},
+): void {
   const failures: string[] = [];
   const attempt = (what: string, step: () => void): void => {
     try {

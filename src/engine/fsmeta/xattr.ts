@@ -11,7 +11,8 @@ export function xattrUnsupportedReason(dir: string): Promise<string | null> {
     return Promise.resolve(null);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOTSUP' || code === 'EOPNOTSUPP') return Promise.resolve(`the file system at ${dir} does not support extended attributes`);
+    if (code === 'ENOTSUP' || code === 'EOPNOTSUPP')
+      return Promise.resolve(`the file system at ${dir} does not support extended attributes`);
     return Promise.resolve(`cannot read extended attributes of ${dir}: ${(err as Error).message}`);
   }
 }
@@ -32,7 +33,8 @@ export class XattrReader {
       return Promise.resolve(listXattrs(path).map((name) => ({ name, value: getXattr(path, name) })));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') this.#warn(`extended attributes of ${path.toString('utf8')} were not read: ${(err as Error).message}`);
+      if (code !== 'ENOTSUP' && code !== 'EOPNOTSUPP')
+        this.#warn(`extended attributes of ${path.toString('utf8')} were not read: ${(err as Error).message}`);
       return Promise.resolve([]);
     }
   }

@@ -84,7 +84,12 @@ export class BlobTable {
   }
 
   /** adds the blob whose id is the 32 bytes of `ids` from `at` */
-  #add(pack: ID, ids: Uint8Array, at: number, b: { type: BlobType; offset: number; length: number; uncompressedLength: number }): boolean {
+  #add(
+    pack: ID,
+    ids: Uint8Array,
+    at: number,
+    b: { type: BlobType; offset: number; length: number; uncompressedLength: number },
+  ): boolean {
     const t = b.type === 'tree' ? 1 : 0;
     if (this.#find(ids, at, t) !== empty && this.#holds(ids, at, t, pack, b)) return false;
     if (this.#count === this.#cap) this.#growChunks();
@@ -103,13 +108,25 @@ export class BlobTable {
   }
 
   /** whether the table has the blob at exactly this location */
-  #holds(ids: Uint8Array, at: number, t: number, pack: ID, b: { offset: number; length: number; uncompressedLength: number }): boolean {
+  #holds(
+    ids: Uint8Array,
+    at: number,
+    t: number,
+    pack: ID,
+    b: { offset: number; length: number; uncompressedLength: number },
+  ): boolean {
     const n = this.#packNumber.get(pack);
     if (n === undefined) return false;
     for (const i of this.#all(ids, at, t)) {
       const c = this.#chunks[i >>> chunkBits];
       const j = (i & chunkMask) * 4;
-      if (c.nums[j] === n && c.nums[j + 1] === b.offset && c.nums[j + 2] === b.length && c.nums[j + 3] === b.uncompressedLength) return true;
+      if (
+        c.nums[j] === n &&
+        c.nums[j + 1] === b.offset &&
+        c.nums[j + 2] === b.length &&
+        c.nums[j + 3] === b.uncompressedLength
+      )
+        return true;
     }
     return false;
   }
@@ -137,7 +154,8 @@ export class BlobTable {
   }
 
   at(position: number): BlobLocation {
-    if (!Number.isInteger(position) || position < 0 || position >= this.#count) throw new RangeError(`no blob at position ${position}`);
+    if (!Number.isInteger(position) || position < 0 || position >= this.#count)
+      throw new RangeError(`no blob at position ${position}`);
     return this.#at(position);
   }
 
@@ -161,7 +179,8 @@ export class BlobTable {
    */
   span(pack: ID, type: BlobType): { start: number; end: number } | undefined {
     const t = type === 'tree' ? 1 : 0;
-    if (this.#spans?.count !== this.#count || this.#spans.type !== t) this.#spans = { count: this.#count, type: t, byPack: this.#computeSpans(t) };
+    if (this.#spans?.count !== this.#count || this.#spans.type !== t)
+      this.#spans = { count: this.#count, type: t, byPack: this.#computeSpans(t) };
     const n = this.#packNumber.get(pack);
     return n === undefined ? undefined : this.#spans.byPack.get(n);
   }
@@ -203,7 +222,8 @@ export class BlobTable {
   }
 
   #bytes(id: ID): Uint8Array {
-    if (id.length !== 64 || this.#key.write(id, 'hex') !== 32) throw new RangeError(`${JSON.stringify(id)} is not a blob id (64 hex digits)`);
+    if (id.length !== 64 || this.#key.write(id, 'hex') !== 32)
+      throw new RangeError(`${JSON.stringify(id)} is not a blob id (64 hex digits)`);
     return this.#key;
   }
 

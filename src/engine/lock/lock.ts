@@ -44,23 +44,40 @@ export function newLockInfo(exclusive: boolean, now = new Date()): LockInfo {
     // no passwd entry for our uid (common in containers): leave the name empty
   }
   return {
-    time: now, exclusive, hostname: osHostname(), username, pid: process.pid,
-    uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0,
+    time: now,
+    exclusive,
+    hostname: osHostname(),
+    username,
+    pid: process.pid,
+    uid: process.getuid?.() ?? 0,
+    gid: process.getgid?.() ?? 0,
   };
 }
 
 export function encodeLock(l: LockInfo): Uint8Array {
-  return Buffer.from(JSON.stringify({
-    time: l.time.toISOString(), exclusive: l.exclusive, hostname: l.hostname, username: l.username,
-    pid: l.pid, uid: l.uid, gid: l.gid,
-  }));
+  return Buffer.from(
+    JSON.stringify({
+      time: l.time.toISOString(),
+      exclusive: l.exclusive,
+      hostname: l.hostname,
+      username: l.username,
+      pid: l.pid,
+      uid: l.uid,
+      gid: l.gid,
+    }),
+  );
 }
 
 export function decodeLock(bytes: Uint8Array): LockInfo {
   const raw = JSON.parse(Buffer.from(bytes).toString('utf8')) as Partial<Record<keyof LockInfo, unknown>>;
   return {
-    time: new Date(String(raw.time)), exclusive: raw.exclusive === true, hostname: String(raw.hostname ?? ''),
-    username: String(raw.username ?? ''), pid: Number(raw.pid ?? 0), uid: Number(raw.uid ?? 0), gid: Number(raw.gid ?? 0),
+    time: new Date(String(raw.time)),
+    exclusive: raw.exclusive === true,
+    hostname: String(raw.hostname ?? ''),
+    username: String(raw.username ?? ''),
+    pid: Number(raw.pid ?? 0),
+    uid: Number(raw.uid ?? 0),
+    gid: Number(raw.gid ?? 0),
   };
 }
 
@@ -156,7 +173,10 @@ export class Lock {
         await store.remove(id);
       }
       if (Date.now() >= deadline) throw new LockConflictError(`the repository is locked by ${found[0]}`);
-      if (!told) opts.onWait?.(`the repository is locked by ${found[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s`);
+      if (!told)
+        opts.onWait?.(
+          `the repository is locked by ${found[0]}; waiting up to ${Math.ceil((deadline - Date.now()) / 1000)} s`,
+        );
       told = true;
       await sleep(Math.min(1000 + Math.random() * 2000, Math.max(0, deadline - Date.now())), opts.signal);
     }
@@ -169,7 +189,10 @@ export class Lock {
       try {
         await this.#store.load(old);
       } catch (err) {
-        if (this.#store.isNotExist(err)) throw new LockLostError(`the repository lock ${old.slice(0, 8)} was removed by someone else (an unlock?) while this operation held it`);
+        if (this.#store.isNotExist(err))
+          throw new LockLostError(
+            `the repository lock ${old.slice(0, 8)} was removed by someone else (an unlock?) while this operation held it`,
+          );
         throw err;
       }
       this.#id = await this.#store.save(encodeLock(newLockInfo(this.#exclusive)));
@@ -185,7 +208,11 @@ export class Lock {
     } catch (err) {
       if (err instanceof LockLostError) this.#lose(err);
       else if (Date.now() - this.#refreshedAt > refreshableForMs) {
-        this.#lose(new LockLostError(`the repository lock could not be refreshed for ${Math.round((Date.now() - this.#refreshedAt) / 60000)} minutes: ${(err as Error).message}`));
+        this.#lose(
+          new LockLostError(
+            `the repository lock could not be refreshed for ${Math.round((Date.now() - this.#refreshedAt) / 60000)} minutes: ${(err as Error).message}`,
+          ),
+        );
       }
       this.#refreshing = Promise.resolve();
     }

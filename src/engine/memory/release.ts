@@ -11,6 +11,7 @@
  */
 export function release(bytes: Uint8Array): void {
   const ab = bytes.buffer;
-  if (!(ab instanceof ArrayBuffer) || bytes.byteOffset !== 0 || bytes.byteLength !== ab.byteLength || ab.detached) return;
+  if (!(ab instanceof ArrayBuffer) || bytes.byteOffset !== 0 || bytes.byteLength !== ab.byteLength || ab.detached)
+    return;
   ab.transfer(0);
 }

@@ -23,7 +23,10 @@ export interface BackupOptions extends Omit<RunOptions, 'parent' | 'signal'>, Lo
 }
 
 /** The new snapshot, or, when `saved` found one, that snapshot (`taken`). */
-export function backup(repo: Repository, opts: BackupOptions & { saved: Choose }): Promise<BackupResult | { taken: SnapshotEntry }>;
+export function backup(
+  repo: Repository,
+  opts: BackupOptions & { saved: Choose },
+): Promise<BackupResult | { taken: SnapshotEntry }>;
 export function backup(repo: Repository, opts: BackupOptions & { saved?: undefined }): Promise<BackupResult>;
 export function backup(repo: Repository, opts: BackupOptions): Promise<BackupResult | { taken: SnapshotEntry }> {
   return underLock(repo, false, opts, async (signal) => {

@@ -10,7 +10,14 @@ export type { CopiedSnapshot, CopyResult } from '../copy/copy.ts';
 export type { SnapshotFilter } from '../snapshot/select.ts';
 
 /** The locking options apply to both repositories (`clearDeadLocks` is asked about each). */
-export function copy(source: Repository, destination: Repository, opts: CopyOptions & LockingOptions = {}): Promise<CopyResult> {
+export function copy(
+  source: Repository,
+  destination: Repository,
+  opts: CopyOptions & LockingOptions = {},
+): Promise<CopyResult> {
   return underLock(source, false, opts, (sourceHeld) =>
-    underLock(destination, false, { ...opts, signal: sourceHeld }, (signal) => copyLocked(source, destination, { ...opts, signal })));
+    underLock(destination, false, { ...opts, signal: sourceHeld }, (signal) =>
+      copyLocked(source, destination, { ...opts, signal }),
+    ),
+  );
 }

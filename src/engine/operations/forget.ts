@@ -25,7 +25,8 @@ export interface ForgetResult {
 export type ForgetChoice = ID[] | ((snapshots: SnapshotEntry[]) => ID[]);
 
 export async function forget(repo: Repository, choice: ForgetChoice, opts: ForgetOptions = {}): Promise<ForgetResult> {
-  const choose = async (signal: AbortSignal): Promise<ID[]> => (typeof choice === 'function' ? choice(await listSnapshots(repo, signal)) : choice);
+  const choose = async (signal: AbortSignal): Promise<ID[]> =>
+    typeof choice === 'function' ? choice(await listSnapshots(repo, signal)) : choice;
   // a choice that may come out empty is looked at under a shared lock first: nothing to forget never waits for the
   // backups and restores running beside it (a canceled backup that saved nothing, a failed one being deleted)
   if (typeof choice === 'function' && (await underLock(repo, false, opts, choose)).length === 0) return { removed: [] };

@@ -21,11 +21,20 @@ export interface LockingOptions {
 }
 
 /** Runs `work` under the repository's lock; `work`'s signal also aborts when the lock is lost. */
-export async function underLock<T>(repo: Repository, exclusive: boolean, opts: LockingOptions, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function underLock<T>(
+  repo: Repository,
+  exclusive: boolean,
+  opts: LockingOptions,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const store = lockStore(repo);
   await opts.clearDeadLocks?.(store);
   const lock = await Lock.acquire(store, {
-    exclusive, waitMs: opts.lockWaitMs, signal: opts.signal, onWait: opts.onLockWait, refreshEveryMs: opts.lockRefreshMs,
+    exclusive,
+    waitMs: opts.lockWaitMs,
+    signal: opts.signal,
+    onWait: opts.onLockWait,
+    refreshEveryMs: opts.lockRefreshMs,
   });
   try {
     return await work(opts.signal ? AbortSignal.any([opts.signal, lock.signal]) : lock.signal);

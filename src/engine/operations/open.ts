@@ -20,7 +20,11 @@ export function initRepository(backend: Backend, password: string, opts?: InitOp
  * Opens the repository, or creates it with `init` when there is none (undefined: never create). Two first backups
  * racing to create it both succeed: the loser opens what the winner wrote.
  */
-export async function openOrInit(backend: Backend, password: string, init: InitOptions | undefined): Promise<Repository> {
+export async function openOrInit(
+  backend: Backend,
+  password: string,
+  init: InitOptions | undefined,
+): Promise<Repository> {
   try {
     return await Repository.open(backend, password);
   } catch (err) {

@@ -56,17 +56,31 @@ export function restore(repo: Repository, opts: RestoreOptions): Promise<Restore
     if (t.kind === 'device') {
       const node = await streamNode(repo, entry.snapshot.tree, signal);
       await opts.beforeWrite?.({ entry, streamSize: node.size });
-      const p = await restoreStream(repo, entry.snapshot.tree, t.path, { signal, onProgress: opts.onProgress, zeroed: t.zeroed });
+      const p = await restoreStream(repo, entry.snapshot.tree, t.path, {
+        signal,
+        onProgress: opts.onProgress,
+        zeroed: t.zeroed,
+      });
       return { snapshot: entry, filesDone: p.filesDone, bytesDone: p.bytesDone };
     }
     await opts.beforeWrite?.({ entry });
     const volume = t.kind === 'volume';
     // a volume's snapshot holds the one folder it was backed up from (its mount path); its contents fill the volume
-    const subpath = volume ? (entry.snapshot.paths.length === 1 ? entry.snapshot.paths[0] : '/') : t.subpath ?? '/';
-    const pool = opts.workers ? new BackupPool({ key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: false }, opts.workers) : undefined;
+    const subpath = volume ? (entry.snapshot.paths.length === 1 ? entry.snapshot.paths[0] : '/') : (t.subpath ?? '/');
+    const pool = opts.workers
+      ? new BackupPool(
+          { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: false },
+          opts.workers,
+        )
+      : undefined;
     try {
       const p = await restoreTree(repo, entry.snapshot.tree, {
-        target: t.path, subpath, xattrs: volume ? undefined : t.xattrs, rootMetadata: volume, signal, onProgress: opts.onProgress,
+        target: t.path,
+        subpath,
+        xattrs: volume ? undefined : t.xattrs,
+        rootMetadata: volume,
+        signal,
+        onProgress: opts.onProgress,
         open: pool && openOnWorkers(pool),
       });
       return { snapshot: entry, filesDone: p.filesDone, bytesDone: p.bytesDone };

@@ -1,7 +1,14 @@
 // Removing the locks of holders that are gone, and telling who holds the repository now: `ferry repo unlock`, and
 // what maintenance does before its work and says when it skips. No lock is taken for this, as restic's unlock takes
 // none: a lock removed here is one whose holder no longer runs, so no one's work is left unprotected.
-import { decodeLock, removeStaleLocks, staleReason, type LockInfo, type LockStore, type RemovedLock } from '../lock/lock.ts';
+import {
+  decodeLock,
+  removeStaleLocks,
+  staleReason,
+  type LockInfo,
+  type LockStore,
+  type RemovedLock,
+} from '../lock/lock.ts';
 import { lockStore } from '../repository/lock-store.ts';
 import type { Repository } from '../repository/repository.ts';
 
@@ -15,7 +22,10 @@ export interface UnlockOptions {
 }
 
 /** The locks removed: those `clearDeadLocks` found dead, and those stale by the engine's rule (30 minutes, dead pid). */
-export async function unlock(repo: Repository, opts: UnlockOptions = {}): Promise<{ dead: RemovedLock[]; stale: RemovedLock[] }> {
+export async function unlock(
+  repo: Repository,
+  opts: UnlockOptions = {},
+): Promise<{ dead: RemovedLock[]; stale: RemovedLock[] }> {
   const store = lockStore(repo);
   const dead = (await opts.clearDeadLocks?.(store)) ?? [];
   return { dead, stale: await removeStaleLocks(store, opts.now) };

@@ -34,7 +34,15 @@ export function blobLevel(length: number): number {
 
 /** The parts of a node:zlib stream its sync path uses (not public API). */
 interface ZlibHandle {
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+  writeSync(
+    flush: number,
+    input: Uint8Array,
+    inOff: number,
+    inLen: number,
+    out: Uint8Array,
+    outOff: number,
+    outLen: number,
+  ): void;
   onerror: (message: string) => void;
 }
 
@@ -71,7 +79,15 @@ class FrameCompressor {
     // No smaller than the input. The frame is finished into the scratch output, so the context starts the next one
     // clean: node:zlib's reset would give the stream a new zstd context with zstd's defaults, not this level.
     while (this.#failure === undefined && (outLeft === 0 || inLeft !== 0)) {
-      this.#handle.writeSync(constants.ZSTD_e_end, plain, plain.length - inLeft, inLeft, this.#out, 0, this.#out.length);
+      this.#handle.writeSync(
+        constants.ZSTD_e_end,
+        plain,
+        plain.length - inLeft,
+        inLeft,
+        this.#out,
+        0,
+        this.#out.length,
+      );
       [outLeft, inLeft] = this.#state;
     }
     if (this.#failure !== undefined) {
@@ -109,7 +125,11 @@ export function compressBlob(plain: Uint8Array): Uint8Array | undefined {
   const level = blobLevel(plain.length);
   const c = compressor(level);
   if (c !== undefined) return c.compress(plain);
-  const z = zstdCompressSync(plain, { pledgedSrcSize: plain.length, chunkSize: chunkFor(plain.length), params: zstdParams(level) });
+  const z = zstdCompressSync(plain, {
+    pledgedSrcSize: plain.length,
+    chunkSize: chunkFor(plain.length),
+    params: zstdParams(level),
+  });
   return z.length < plain.length ? z : undefined;
 }
 
@@ -144,8 +164,12 @@ export function decompressBlob(body: Uint8Array, uncompressedLength: number): Ui
 }
 
 function decompressFresh(body: Uint8Array, uncompressedLength: number): Uint8Array {
-  const out = zstdDecompressSync(body, { maxOutputLength: Math.max(uncompressedLength, 1), chunkSize: chunkFor(uncompressedLength) });
-  if (out.length !== uncompressedLength) throw new Error(`decompressed ${out.length} bytes where the index promised ${uncompressedLength}`);
+  const out = zstdDecompressSync(body, {
+    maxOutputLength: Math.max(uncompressedLength, 1),
+    chunkSize: chunkFor(uncompressedLength),
+  });
+  if (out.length !== uncompressedLength)
+    throw new Error(`decompressed ${out.length} bytes where the index promised ${uncompressedLength}`);
   return out;
 }
 

@@ -4,7 +4,15 @@
 // Pure and synchronous so worker threads can run it.
 import type { MasterKey } from '../crypto/key.ts';
 import { hashID } from '../ids/id.ts';
-import { decryptSealed, decryptSealedMany, open, openMany, sealFramed, sealManyInto, sealOverhead } from '../crypto/seal.ts';
+import {
+  decryptSealed,
+  decryptSealedMany,
+  open,
+  openMany,
+  sealFramed,
+  sealManyInto,
+  sealOverhead,
+} from '../crypto/seal.ts';
 import { ivSize } from '../crypto/mac.ts';
 import { compressBlob, compressBlobInto, decompressBlob, decompressOwnFrame } from './blob-zstd.ts';
 import type { BlobType } from './blob.ts';
@@ -21,7 +29,13 @@ export interface PreparedBlob {
 
 export class BlobVerificationError extends Error {}
 
-export function prepareBlob(key: MasterKey, type: BlobType, id: string, plain: Uint8Array, compression: boolean): PreparedBlob {
+export function prepareBlob(
+  key: MasterKey,
+  type: BlobType,
+  id: string,
+  plain: Uint8Array,
+  compression: boolean,
+): PreparedBlob {
   const room = frameFor(plain.length);
   const { length, uncompressedLength } = frameBody(plain, compression, room);
   const sealed = sealFramed(key, room.subarray(0, length + sealOverhead));
@@ -47,7 +61,11 @@ function frameFor(length: number): Buffer {
 }
 
 /** Puts the blob's body (as `blobBody` chooses it) into `room`; its length, and the plaintext's when compressed. */
-function frameBody(plain: Uint8Array, compression: boolean, room: Uint8Array): { length: number; uncompressedLength: number } {
+function frameBody(
+  plain: Uint8Array,
+  compression: boolean,
+  room: Uint8Array,
+): { length: number; uncompressedLength: number } {
   if (worthCompressing(plain, compression)) {
     const length = compressBlobInto(plain, room, ivSize);
     if (length !== undefined) return { length, uncompressedLength: plain.length };
@@ -83,12 +101,23 @@ export interface BlobBody {
  * by side into one buffer.
  */
 export function sealBlobsInto(key: MasterKey, blobs: BlobBody[], outs: Uint8Array[]): void {
-  sealManyInto(key, blobs.map((b) => b.body), outs);
-  decryptSealedMany(key, outs).forEach((body, i) => verifyPrepared(key, blobs[i].id, body, blobs[i].uncompressedLength));
+  sealManyInto(
+    key,
+    blobs.map((b) => b.body),
+    outs,
+  );
+  decryptSealedMany(key, outs).forEach((body, i) =>
+    verifyPrepared(key, blobs[i].id, body, blobs[i].uncompressedLength),
+  );
 }
 
 /** A stored blob's plaintext, checked against its id, or why it cannot be trusted. */
-export function openVerified(key: MasterKey, sealed: Uint8Array, uncompressedLength: number, id: string): Uint8Array | string {
+export function openVerified(
+  key: MasterKey,
+  sealed: Uint8Array,
+  uncompressedLength: number,
+  id: string,
+): Uint8Array | string {
   let body: Uint8Array;
   try {
     body = open(key, sealed);
@@ -109,7 +138,12 @@ export interface StoredBlob {
  * (`openMany`). A raw blob's plaintext is a view of a buffer its run shares, for the caller to use before the next.
  */
 export function openVerifiedMany(key: MasterKey, blobs: StoredBlob[]): (Uint8Array | string)[] {
-  return openMany(key, blobs.map((b) => b.sealed)).map((body, i) => (body instanceof Error ? body.message : verifiedBody(body, blobs[i].uncompressedLength, blobs[i].id)));
+  return openMany(
+    key,
+    blobs.map((b) => b.sealed),
+  ).map((body, i) =>
+    body instanceof Error ? body.message : verifiedBody(body, blobs[i].uncompressedLength, blobs[i].id),
+  );
 }
 
 function verifiedBody(body: Uint8Array, uncompressedLength: number, id: string): Uint8Array | string {
@@ -126,5 +160,8 @@ function verifiedBody(body: Uint8Array, uncompressedLength: number, id: string):
 function verifyPrepared(key: MasterKey, id: string, body: Uint8Array, uncompressedLength: number): void {
   const back = uncompressedLength > 0 ? decompressOwnFrame(body, uncompressedLength) : body;
   const got = hashID(back);
-  if (got !== id) throw new BlobVerificationError(`blob ${id.slice(0, 8)} did not read back correctly after encryption (got ${got.slice(0, 8)}); refusing to upload it`);
+  if (got !== id)
+    throw new BlobVerificationError(
+      `blob ${id.slice(0, 8)} did not read back correctly after encryption (got ${got.slice(0, 8)}); refusing to upload it`,
+    );
 }

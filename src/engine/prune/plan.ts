@@ -65,7 +65,11 @@ export function planPrune(usage: Iterable<PackUsage>, opts: PlanOptions): PruneP
  * `used[i]` is 1 for every location of a used blob and is cleared here for the copies not kept; `copies` lists the
  * locations of each used blob that has more than one; `packOf(i)` is the pack of location i.
  */
-export function keepOneCopy(used: Uint8Array, copies: readonly (readonly number[])[], packOf: (location: number) => ID): void {
+export function keepOneCopy(
+  used: Uint8Array,
+  copies: readonly (readonly number[])[],
+  packOf: (location: number) => ID,
+): void {
   if (copies.length === 0) return;
   const blobOf = new Int32Array(used.length).fill(-1);
   copies.forEach((locations, blob) => {

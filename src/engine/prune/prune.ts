@@ -38,14 +38,22 @@ export async function pruneLocked(repo: Repository, opts: PruneOptions): Promise
   const copies: number[][] = [];
   const mark = (id: ID, type: 'data' | 'tree'): void => {
     const pos = repo.index.position(id, type);
-    if (pos < 0) throw new Error(`${type} blob ${id} is used by a snapshot but missing from the index; run "ferry repo check" before pruning`);
+    if (pos < 0)
+      throw new Error(
+        `${type} blob ${id} is used by a snapshot but missing from the index; run "ferry repo check" before pruning`,
+      );
     if (used[pos] === 1) return;
     const all = repo.index.positions(id, type);
     for (const at of all) used[at] = 1;
     if (all.length > 1) copies.push(all);
   };
   const snapshots = await loadSnapshotTrees(repo, signal);
-  await walkTrees(repo, snapshots.map((s) => s.tree), { tree: (id) => mark(id, 'tree'), data: (id) => mark(id, 'data') }, signal);
+  await walkTrees(
+    repo,
+    snapshots.map((s) => s.tree),
+    { tree: (id) => mark(id, 'tree'), data: (id) => mark(id, 'data') },
+    signal,
+  );
   keepOneCopy(used, copies, (at) => repo.index.packAt(at));
 
   const usage = packUsage(withUse(repo.index, used));
@@ -88,7 +96,13 @@ function* withUse(index: BlobTable, used: Uint8Array) {
   for (let i = 0; i < index.size; i++) yield { ...index.at(i), used: used[i] === 1 };
 }
 
-async function copyBlobs(repo: Repository, pack: ID, blobs: PackedBlob[], writer: PackWriter, signal?: AbortSignal): Promise<void> {
+async function copyBlobs(
+  repo: Repository,
+  pack: ID,
+  blobs: PackedBlob[],
+  writer: PackWriter,
+  signal?: AbortSignal,
+): Promise<void> {
   const bytes = await repo.backend.load({ type: 'pack', name: pack }, 0, 0, signal);
   for (const b of blobs) {
     if (!writer.claim(b.type, b.id)) continue;
@@ -97,7 +111,12 @@ async function copyBlobs(repo: Repository, pack: ID, blobs: PackedBlob[], writer
   }
 }
 
-async function writeIndexFiles(repo: Repository, table: BlobTable, supersedes: ID[], signal?: AbortSignal): Promise<number> {
+async function writeIndexFiles(
+  repo: Repository,
+  table: BlobTable,
+  supersedes: ID[],
+  signal?: AbortSignal,
+): Promise<number> {
   const byPack = new Map<ID, PackedBlob[]>();
   for (const b of table.entries()) {
     let list = byPack.get(b.pack);
@@ -107,7 +126,11 @@ async function writeIndexFiles(repo: Repository, table: BlobTable, supersedes: I
   const packs: IndexPack[] = [...byPack].map(([id, blobs]) => ({ id, blobs }));
   let files = 0;
   for (let i = 0; i < packs.length || i === 0; i += indexPacksPerFile) {
-    const id = await repo.saveUnpacked('index', encodeIndexFile({ supersedes: i === 0 ? supersedes : [], packs: packs.slice(i, i + indexPacksPerFile) }), signal);
+    const id = await repo.saveUnpacked(
+      'index',
+      encodeIndexFile({ supersedes: i === 0 ? supersedes : [], packs: packs.slice(i, i + indexPacksPerFile) }),
+      signal,
+    );
     repo.indexFiles.add(id);
     files++;
   }

@@ -22,10 +22,15 @@ export async function listPacks(repo: Repository, signal?: AbortSignal): Promise
 }
 
 /** `stored`: the packs in storage, listed after the lock was taken (by default, listed here). */
-export async function adoptUnindexedPacks(repo: Repository, signal?: AbortSignal, stored?: Promise<FileInfo[]>): Promise<AdoptResult> {
+export async function adoptUnindexedPacks(
+  repo: Repository,
+  signal?: AbortSignal,
+  stored?: Promise<FileInfo[]>,
+): Promise<AdoptResult> {
   const known = new Set(repo.index.packs());
   const orphans: { id: ID; size: number }[] = [];
-  for (const f of await (stored ?? listPacks(repo, signal))) if (!known.has(f.name)) orphans.push({ id: f.name, size: f.size });
+  for (const f of await (stored ?? listPacks(repo, signal)))
+    if (!known.has(f.name)) orphans.push({ id: f.name, size: f.size });
   const adopted: { id: ID; blobs: PackedBlob[] }[] = [];
   const unreadable: ID[] = [];
   await mapConcurrent(orphans, 8, async (p) => {

@@ -1,7 +1,13 @@
 // The repository's `config` file: format version, repository id, chunker polynomial. It is the one file that is
 // encrypted but never compressed, because a reader must learn the version before it knows how to decompress.
 import { randomBytes } from 'node:crypto';
-import { formatPolynomial, isIrreducible, parsePolynomial, randomPolynomial, type Polynomial } from '../chunker/polynomial.ts';
+import {
+  formatPolynomial,
+  isIrreducible,
+  parsePolynomial,
+  randomPolynomial,
+  type Polynomial,
+} from '../chunker/polynomial.ts';
 
 export const formatVersion = 2;
 
@@ -21,7 +27,11 @@ export function encodeConfig(c: RepoConfig): Uint8Array {
 }
 
 export function decodeConfig(bytes: Uint8Array): RepoConfig {
-  const raw = JSON.parse(Buffer.from(bytes).toString('utf8')) as { version?: unknown; id?: unknown; chunker_polynomial?: unknown };
+  const raw = JSON.parse(Buffer.from(bytes).toString('utf8')) as {
+    version?: unknown;
+    id?: unknown;
+    chunker_polynomial?: unknown;
+  };
   if (raw.version !== 1 && raw.version !== 2) {
     throw new Error(`unsupported repository version ${String(raw.version)}: ferry reads versions 1 and 2`);
   }
@@ -30,6 +40,7 @@ export function decodeConfig(bytes: Uint8Array): RepoConfig {
   }
   const pol = parsePolynomial(raw.chunker_polynomial);
   // a reducible polynomial would chunk differently from restic and deduplicate badly; restic refuses it too
-  if (!isIrreducible(pol)) throw new Error(`repository config has a chunker polynomial ${raw.chunker_polynomial} that is not irreducible`);
+  if (!isIrreducible(pol))
+    throw new Error(`repository config has a chunker polynomial ${raw.chunker_polynomial} that is not irreducible`);
   return { version: raw.version, id: raw.id, chunkerPolynomial: pol };
 }

@@ -2,7 +2,13 @@
 import { hostname, userInfo } from 'node:os';
 import type { Backend } from '../backend/backend.ts';
 import type { MasterKey } from '../crypto/key.ts';
-import { createKeyFile, InvalidKeyFileError, openKeyFile, WrongPasswordError as KeyFileWrongPassword, type KDFParams } from '../crypto/keyfile.ts';
+import {
+  createKeyFile,
+  InvalidKeyFileError,
+  openKeyFile,
+  WrongPasswordError as KeyFileWrongPassword,
+  type KDFParams,
+} from '../crypto/keyfile.ts';
 import { WrongPasswordError } from './errors.ts';
 
 export interface OpenedKey {

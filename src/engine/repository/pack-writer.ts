@@ -50,7 +50,10 @@ export interface RepoParts {
 /** The parts of a repository a writer needs; `index` may be swapped for another table. */
 export function repoParts(repo: RepoParts): RepoParts {
   return {
-    backend: repo.backend, key: repo.key, index: repo.index, indexFiles: repo.indexFiles,
+    backend: repo.backend,
+    key: repo.key,
+    index: repo.index,
+    indexFiles: repo.indexFiles,
     saveUnpacked: (type, plaintext, signal) => repo.saveUnpacked(type, plaintext, signal),
   };
 }
@@ -131,7 +134,14 @@ class OpenPack {
 const spareBelowBlobs = 10_000;
 
 export class PackWriter {
-  readonly stats: WriterStats = { dataBlobs: 0, treeBlobs: 0, dataAdded: 0, dataAddedPacked: 0, packs: 0, packBytes: 0 };
+  readonly stats: WriterStats = {
+    dataBlobs: 0,
+    treeBlobs: 0,
+    dataAdded: 0,
+    dataAddedPacked: 0,
+    packs: 0,
+    packBytes: 0,
+  };
   readonly #repo: RepoParts;
   readonly #packSize: number;
   readonly #treePackSize: number;
@@ -199,7 +209,13 @@ export class PackWriter {
   /** Adds a prepared blob (claimed before); waits when too many packs are uploading. */
   async add(b: PreparedBlob, plaintextLength: number, signal?: AbortSignal): Promise<void> {
     this.#throwIfFailed();
-    const packed: PackedBlob = { id: b.id, type: b.type, offset: 0, length: b.sealed.length, uncompressedLength: b.uncompressedLength };
+    const packed: PackedBlob = {
+      id: b.id,
+      type: b.type,
+      offset: 0,
+      length: b.sealed.length,
+      uncompressedLength: b.uncompressedLength,
+    };
     const entry = entrySize(packed);
     const full = this.#open[b.type];
     if (full && full.blobs.length > 0 && full.sizeWith(packed.length, entry) > this.#packCapacity) {
@@ -208,7 +224,10 @@ export class PackWriter {
     }
     // tree packs fill slowly and are often small at the end: they start small and grow. A fresh buffer takes memory
     // only as it fills, where a reused one would hold a whole pack's pages from the start.
-    const pack = (this.#open[b.type] ??= new OpenPack(b.type === 'tree' ? Buffer.allocUnsafe(1 << 20) : this.#dataBuffer(), this.#packCapacity));
+    const pack = (this.#open[b.type] ??= new OpenPack(
+      b.type === 'tree' ? Buffer.allocUnsafe(1 << 20) : this.#dataBuffer(),
+      this.#packCapacity,
+    ));
     packed.offset = pack.size;
     this.#claimed.delete(b.type + b.id);
     if (!pack.blobs.add(packed)) return;
@@ -219,7 +238,10 @@ export class PackWriter {
     this.stats.dataAdded += plaintextLength;
     this.stats.dataAddedPacked += b.sealed.length;
     // the header counts: a pack of 100k tiny blobs has 4 MiB of it, which overflowed the buffer into one twice as big
-    if (pack.sizeWith(0, 0) >= (b.type === 'tree' ? this.#treePackSize : this.#packSize) || pack.blobs.length >= this.#blobsPerPack) {
+    if (
+      pack.sizeWith(0, 0) >= (b.type === 'tree' ? this.#treePackSize : this.#packSize) ||
+      pack.blobs.length >= this.#blobsPerPack
+    ) {
       delete this.#open[b.type];
       await this.#startUpload(pack, signal);
     }
@@ -242,7 +264,8 @@ export class PackWriter {
    */
   #spare(pack: OpenPack): void {
     const buf = pack.buffer;
-    if (buf.length === this.#packCapacity && pack.blobs.length < spareBelowBlobs && !this.#spareBuffer) this.#spareBuffer = buf;
+    if (buf.length === this.#packCapacity && pack.blobs.length < spareBelowBlobs && !this.#spareBuffer)
+      this.#spareBuffer = buf;
     else release(buf);
   }
 
@@ -289,8 +312,11 @@ export class PackWriter {
     if (this.#unindexed.length === 0) this.#firstUnindexedAt = Date.now();
     this.#unindexed.push({ id, blobs: pack.blobs });
     const unindexedBlobs = this.#unindexed.reduce((n, p) => n + p.blobs.length, 0);
-    if (this.#unindexed.length >= this.#packsPerIndex || unindexedBlobs >= this.#blobsPerIndex
-      || Date.now() - this.#firstUnindexedAt >= this.#indexIntervalMs) {
+    if (
+      this.#unindexed.length >= this.#packsPerIndex ||
+      unindexedBlobs >= this.#blobsPerIndex ||
+      Date.now() - this.#firstUnindexedAt >= this.#indexIntervalMs
+    ) {
       await this.#writeIndex(signal);
     }
   }

@@ -99,7 +99,8 @@ export class Repository {
   }
 
   #openUnpacked(type: UnpackedType, id: ID, sealed: Uint8Array): Uint8Array {
-    if (type !== 'lock' && hashID(sealed) !== id) throw new Error(`${type} file ${id.slice(0, 8)} is damaged: its content does not match its name`);
+    if (type !== 'lock' && hashID(sealed) !== id)
+      throw new Error(`${type} file ${id.slice(0, 8)} is damaged: its content does not match its name`);
     return decodeUnpacked(this.key, sealed, this.config.version);
   }
 
@@ -164,9 +165,10 @@ export class Repository {
   }
 
   async #loadAt(loc: BlobLocation, signal?: AbortSignal): Promise<Uint8Array> {
-    const sealed = loc.type === 'tree'
-      ? await this.#trees.sealed(loc, signal)
-      : await this.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
+    const sealed =
+      loc.type === 'tree'
+        ? await this.#trees.sealed(loc, signal)
+        : await this.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length, signal);
     return this.openPackedBlob(loc.pack, loc, sealed);
   }
 

@@ -8,8 +8,13 @@ import type { Repository } from './repository.ts';
 export async function listSnapshots(repo: Repository, signal?: AbortSignal): Promise<SnapshotEntry[]> {
   const ids: ID[] = [];
   for await (const id of repo.list('snapshot', signal)) ids.push(id);
-  const entries = await mapConcurrent(ids, 8, async (id) => ({ id, snapshot: decodeSnapshot(await repo.loadUnpacked('snapshot', id, signal)) }));
-  return entries.sort((a, b) => (a.snapshot.time.ns < b.snapshot.time.ns ? -1 : a.snapshot.time.ns > b.snapshot.time.ns ? 1 : 0));
+  const entries = await mapConcurrent(ids, 8, async (id) => ({
+    id,
+    snapshot: decodeSnapshot(await repo.loadUnpacked('snapshot', id, signal)),
+  }));
+  return entries.sort((a, b) =>
+    a.snapshot.time.ns < b.snapshot.time.ns ? -1 : a.snapshot.time.ns > b.snapshot.time.ns ? 1 : 0,
+  );
 }
 
 export function saveSnapshot(repo: Repository, sn: Snapshot, signal?: AbortSignal): Promise<ID> {

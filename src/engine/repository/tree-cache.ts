@@ -42,13 +42,15 @@ export class TreeCache {
 
   /** The sealed bytes of the tree blob at `loc`. */
   async sealed(loc: BlobLocation, signal?: AbortSignal): Promise<Uint8Array> {
-    const range = this.#find(loc) ?? await this.#load(loc, signal);
+    const range = this.#find(loc) ?? (await this.#load(loc, signal));
     const from = loc.offset - range.start;
     return range.bytes.subarray(from, from + loc.length);
   }
 
   #find(loc: BlobLocation): CachedRange | undefined {
-    const i = this.#ranges.findIndex((r) => r.pack === loc.pack && r.start <= loc.offset && loc.offset + loc.length <= r.start + r.bytes.length);
+    const i = this.#ranges.findIndex(
+      (r) => r.pack === loc.pack && r.start <= loc.offset && loc.offset + loc.length <= r.start + r.bytes.length,
+    );
     if (i < 0) return undefined;
     const [r] = this.#ranges.splice(i, 1);
     this.#ranges.push(r);
@@ -61,7 +63,8 @@ export class TreeCache {
     let loading = this.#loading.get(key);
     if (!loading) {
       this.readsIssued++;
-      loading = this.#backend.load({ type: 'pack', name: loc.pack }, start, end - start, signal)
+      loading = this.#backend
+        .load({ type: 'pack', name: loc.pack }, start, end - start, signal)
         .then((bytes) => this.#keep({ pack: loc.pack, start, bytes }))
         .finally(() => this.#loading.delete(key));
       this.#loading.set(key, loading);

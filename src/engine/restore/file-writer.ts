@@ -121,7 +121,12 @@ export interface ContentSource {
  * must not leave a file of the right size with holes where the damaged data was.
  */
 export async function writeFileContent(
-  repo: Repository, path: Buffer, content: readonly ID[], source: ContentSource, onBytes: (n: number) => void, signal?: AbortSignal,
+  repo: Repository,
+  path: Buffer,
+  content: readonly ID[],
+  source: ContentSource,
+  onBytes: (n: number) => void,
+  signal?: AbortSignal,
   target: WriteTarget = {},
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
@@ -184,6 +189,7 @@ export async function writeFileContent(
     const fh = await opened?.catch(() => undefined);
     // close waits for writes still in flight, so nothing lands after the file is removed
     await fh?.close();
-    if (failed && fh && !target.existing) await (target.discard ? Promise.resolve().then(target.discard) : unlink(path)).catch(() => undefined);
+    if (failed && fh && !target.existing)
+      await (target.discard ? Promise.resolve().then(target.discard) : unlink(path)).catch(() => undefined);
   }
 }

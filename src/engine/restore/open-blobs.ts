@@ -10,7 +10,10 @@ const groupBytes = 1 << 20;
 
 /** Threads that open blobs (the backup's worker pool is one): each answer is the plaintext or why it is corrupt. */
 export interface BlobThreads {
-  openBlobs(bytes: Uint8Array, blobs: { id: ID; offset: number; length: number; uncompressedLength: number }[]): Promise<(Uint8Array | string)[]>;
+  openBlobs(
+    bytes: Uint8Array,
+    blobs: { id: ID; offset: number; length: number; uncompressedLength: number }[],
+  ): Promise<(Uint8Array | string)[]>;
 }
 
 export function openOnWorkers(pool: BlobThreads): OpenBlobs {
@@ -25,14 +28,24 @@ export function openOnWorkers(pool: BlobThreads): OpenBlobs {
       group.push(b);
     }
     groups.push(group);
-    const opened = await Promise.all(groups.map((g) => {
-      const from = g[0].offset;
-      const to = Math.max(...g.map((b) => b.offset + b.length));
-      // a copy of just this group, which the message then moves: a view (Buffer#slice makes one) cannot be moved,
-      // so posting it cloned the whole read, 17 MiB for every 1 MiB group
-      const part = new Uint8Array(bytes.subarray(from - start, to - start));
-      return pool.openBlobs(part, g.map((b) => ({ id: b.id, offset: b.offset - from, length: b.length, uncompressedLength: b.uncompressedLength })));
-    }));
+    const opened = await Promise.all(
+      groups.map((g) => {
+        const from = g[0].offset;
+        const to = Math.max(...g.map((b) => b.offset + b.length));
+        // a copy of just this group, which the message then moves: a view (Buffer#slice makes one) cannot be moved,
+        // so posting it cloned the whole read, 17 MiB for every 1 MiB group
+        const part = new Uint8Array(bytes.subarray(from - start, to - start));
+        return pool.openBlobs(
+          part,
+          g.map((b) => ({
+            id: b.id,
+            offset: b.offset - from,
+            length: b.length,
+            uncompressedLength: b.uncompressedLength,
+          })),
+        );
+      }),
+    );
     return opened.flat().map((r, i) => (typeof r === 'string' ? new CorruptBlobError(pack, blobs[i].id, r) : r));
   };
 }
@@ -46,11 +59,12 @@ export function compact(plain: Uint8Array): Uint8Array {
 }
 
 export function openHere(repo: Repository): OpenBlobs {
-  return async (pack, blobs, bytes, start) => blobs.map((b) => {
-    try {
-      return compact(repo.openPackedBlob(pack, b, bytes.subarray(b.offset - start, b.offset - start + b.length)));
-    } catch (err) {
-      return err as Error;
-    }
-  });
+  return async (pack, blobs, bytes, start) =>
+    blobs.map((b) => {
+      try {
+        return compact(repo.openPackedBlob(pack, b, bytes.subarray(b.offset - start, b.offset - start + b.length)));
+      } catch (err) {
+        return err as Error;
+      }
+    });
 }

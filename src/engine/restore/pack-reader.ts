@@ -17,7 +17,12 @@ import { release } from '../memory/release.ts';
  * Opens (decrypts, decompresses, verifies) the blobs of one read: `bytes` holds the pack from `start` on.
  * Each result is the plaintext or the reason that blob could not be opened.
  */
-export type OpenBlobs = (pack: ID, blobs: readonly PackedBlob[], bytes: Uint8Array, start: number) => Promise<(Uint8Array | Error)[]>;
+export type OpenBlobs = (
+  pack: ID,
+  blobs: readonly PackedBlob[],
+  bytes: Uint8Array,
+  start: number,
+) => Promise<(Uint8Array | Error)[]>;
 
 /** Where a pack's data blobs lie (from the index), so a read may reach ahead without passing their end. */
 export type DataSpan = (pack: ID) => { start: number; end: number } | undefined;
@@ -105,7 +110,7 @@ export class PackReader {
     this.#reads = opts.reads ?? 4;
     this.#maxRead = opts.maxRead ?? 8 << 20;
     this.#maxGap = opts.maxGap ?? 256 << 10;
-    this.#cacheCapacity = opts.span ? opts.cache ?? 0 : 0;
+    this.#cacheCapacity = opts.span ? (opts.cache ?? 0) : 0;
     this.#span = opts.span;
     this.#budget = opts.budget;
     this.#runPlain = opts.budget ? opts.budget.capacity / 2 : Infinity;
@@ -197,7 +202,8 @@ export class PackReader {
 
   #failPending(reason: unknown): void {
     const err = reason instanceof Error ? reason : new Error('restore canceled');
-    for (const byOffset of this.#pending.values()) for (const w of byOffset.values()) for (const waiter of w.waiters) waiter.reject(err);
+    for (const byOffset of this.#pending.values())
+      for (const w of byOffset.values()) for (const waiter of w.waiters) waiter.reject(err);
     this.#pending.clear();
   }
 
@@ -288,7 +294,8 @@ export class PackReader {
     let limit = start + this.#maxRead;
     // a pack closes after the blob that overflows it, so many run a little past the longest read
     if (span.end - limit < this.#maxRead / 4) limit = span.end;
-    for (const r of [...this.#cache, ...this.#inFlight]) if (r.pack === pack && r.start >= end) limit = Math.min(limit, r.start);
+    for (const r of [...this.#cache, ...this.#inFlight])
+      if (r.pack === pack && r.start >= end) limit = Math.min(limit, r.start);
     return { pack, start, end: Math.max(end, Math.min(span.end, limit)) };
   }
 
@@ -300,7 +307,12 @@ export class PackReader {
   async #fetch(range: Range, run: Wanted[]): Promise<void> {
     let bytes: Uint8Array;
     try {
-      bytes = await this.#backend.load({ type: 'pack', name: range.pack }, range.start, range.end - range.start, this.#signal);
+      bytes = await this.#backend.load(
+        { type: 'pack', name: range.pack },
+        range.start,
+        range.end - range.start,
+        this.#signal,
+      );
     } catch (err) {
       for (const w of run) {
         for (const waiter of w.waiters) {
@@ -321,13 +333,19 @@ export class PackReader {
   /** Hands the blobs of a read to those who want them sealed, then opens the rest. */
   async #deliver(pack: ID, run: Wanted[], bytes: Uint8Array, start: number): Promise<void> {
     for (const { loc, waiters } of run) {
-      for (const w of waiters) if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
+      for (const w of waiters)
+        if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
     }
     const opening = run.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
     if (opening.length === 0) return;
     let results: (Uint8Array | Error)[];
     try {
-      results = await this.#open(pack, opening.map((w) => w.loc), bytes, start);
+      results = await this.#open(
+        pack,
+        opening.map((w) => w.loc),
+        bytes,
+        start,
+      );
     } catch (err) {
       results = opening.map(() => err as Error);
     }
@@ -362,7 +380,12 @@ export class PackReader {
     const whole = rest.length * 2 >= bytes.length;
     // the end the bytes reach, not the one asked for: a read cut short must not promise what it does not hold; and a
     // copy made as a new array, since a backend may hand over a Buffer, whose slice() is a view of the whole read
-    const r: CachedRange = { pack: range.pack, start: from, end: from + rest.length, bytes: whole ? rest : new Uint8Array(rest) };
+    const r: CachedRange = {
+      pack: range.pack,
+      start: from,
+      end: from + rest.length,
+      bytes: whole ? rest : new Uint8Array(rest),
+    };
     this.#cache.push(r);
     this.#cacheBytes += r.bytes.length;
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;

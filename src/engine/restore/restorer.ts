@@ -17,10 +17,26 @@ import { displayName, type TreeNode } from '../tree/node.ts';
 import { restoreMetadata, restoreMetadataAt } from '../fsmeta/restore.ts';
 import { preallocate } from '../sys/allocate.ts';
 import { S_IFBLK, S_IFCHR, S_IFIFO } from '../sys/entries.ts';
-import { childPath, createFile, inParent, makeFolder, makeHardLink, makeNodeEntry, makeSymlinkEntry, removeFile } from './target-entries.ts';
+import {
+  childPath,
+  createFile,
+  inParent,
+  makeFolder,
+  makeHardLink,
+  makeNodeEntry,
+  makeSymlinkEntry,
+  removeFile,
+} from './target-entries.ts';
 import { DescriptorFile } from './descriptor-file.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../concurrency/progress.ts';
-import { isZeroBlob, placeBlobs, writeFileContent, type BlobPlacement, type ContentSource, type WriteTarget } from './file-writer.ts';
+import {
+  isZeroBlob,
+  placeBlobs,
+  writeFileContent,
+  type BlobPlacement,
+  type ContentSource,
+  type WriteTarget,
+} from './file-writer.ts';
 import { SmallFileWriter } from './small-file-writer.ts';
 import { PackReader, type OpenBlobs } from './pack-reader.ts';
 import { openHere } from './open-blobs.ts';
@@ -117,11 +133,19 @@ class Restorer {
     this.#repo = repo;
     this.#opts = opts;
     const reader = new PackReader(repo.backend, opts.open ?? openHere(repo), {
-      reads: opts.loads, signal: opts.signal, maxRead: packRead, cache: readAhead, span: (pack) => repo.index.span(pack, 'data'),
+      reads: opts.loads,
+      signal: opts.signal,
+      maxRead: packRead,
+      cache: readAhead,
+      span: (pack) => repo.index.span(pack, 'data'),
       budget: new ByteBudget(opts.budget ?? defaultBudget),
     });
     this.#reader = reader;
-    this.#source = { read: (loc) => reader.read(loc), done: (loc) => reader.done(loc), writes: new Semaphore(writesInFlight) };
+    this.#source = {
+      read: (loc) => reader.read(loc),
+      done: (loc) => reader.done(loc),
+      writes: new Semaphore(writesInFlight),
+    };
     this.#small = new SmallFileWriter(repo.key);
     this.#files = new FileSlots(filesInFlight);
     this.#tick = throttled(opts.onProgress, this.#progress);
@@ -157,7 +181,8 @@ class Restorer {
     } else if (start.node.type === 'file') {
       // one file (a stream backup of a block volume): the target is the file, or the device to fill
       const st = await stat(target).catch(() => undefined);
-      if (st?.isDirectory()) throw new RestoreError(`target ${this.#opts.target} is a directory; name the file or device to write`);
+      if (st?.isDirectory())
+        throw new RestoreError(`target ${this.#opts.target} is a directory; name the file or device to write`);
       await this.#writeFile(start.node, target, { existing: st?.isBlockDevice() === true });
       this.#progress.filesDone++;
     } else {
@@ -211,7 +236,9 @@ class Restorer {
 
   /** Restores a directory's entries into `dir` (once `ready`: it exists); settles once every file below is written. */
   async #restoreDir(tree: ID, dir: Buffer, ready: Promise<void>): Promise<void> {
-    await (await this.#scheduleDir(tree, dir, ready)).done;
+    await (
+      await this.#scheduleDir(tree, dir, ready)
+    ).done;
   }
 
   /**
@@ -250,7 +277,8 @@ class Restorer {
 
   /** A folder's metadata goes through the small-file thread too, unless it has extended attributes to restore. */
   #dirMetadata(path: Buffer, node: TreeNode): Promise<void> {
-    if (this.#meta.xattrs && node.extendedAttributes.length > 0) return Promise.resolve().then(() => this.#metadata(path, node));
+    if (this.#meta.xattrs && node.extendedAttributes.length > 0)
+      return Promise.resolve().then(() => this.#metadata(path, node));
     return this.#small.writeMetadata(path, node);
   }
 
@@ -284,7 +312,10 @@ class Restorer {
         return;
       default: {
         const type = nodeTypeBits[node.type];
-        if (type === undefined) throw new RestoreError(`cannot restore ${path.toString()}: it is a ${node.type}, not a file, folder, symlink, fifo, device or socket`);
+        if (type === undefined)
+          throw new RestoreError(
+            `cannot restore ${path.toString()}: it is a ${node.type}, not a file, folder, symlink, fifo, device or socket`,
+          );
         // made 0600 as restic does; its recorded mode follows with the rest of its metadata
         makeNodeEntry(this.#root, path, type | 0o600, node.device);
       }
@@ -313,10 +344,18 @@ class Restorer {
   #writeFile(node: TreeNode, path: Buffer, target: WriteTarget = {}): Promise<void> {
     this.#progress.filesTotal++;
     this.#progress.bytesTotal += Number(node.size);
-    return writeFileContent(this.#repo, path, node.content ?? [], this.#source, (n) => {
-      this.#progress.bytesDone += n;
-      this.#tick.tick();
-    }, this.#opts.signal, target);
+    return writeFileContent(
+      this.#repo,
+      path,
+      node.content ?? [],
+      this.#source,
+      (n) => {
+        this.#progress.bytesDone += n;
+        this.#tick.tick();
+      },
+      this.#opts.signal,
+      target,
+    );
   }
 
   /** Writes a file (or links it to its inode's first path); true when its metadata is written too. */
@@ -330,7 +369,9 @@ class Restorer {
       return false;
     }
     const small = this.#smallBlob(node);
-    const written = (small === undefined ? this.#writeNewFile(node, path, ready) : this.#writeSmall(node, path, ready, small)).then(() => path);
+    const written = (
+      small === undefined ? this.#writeNewFile(node, path, ready) : this.#writeSmall(node, path, ready, small)
+    ).then(() => path);
     if (key) this.#links.set(key, written);
     await written;
     return small !== undefined;
@@ -342,7 +383,8 @@ class Restorer {
    */
   #smallBlob(node: TreeNode): BlobPlacement | 'none' | undefined {
     const content = node.content ?? [];
-    if (content.length > 1 || node.size > smallFile || (this.#meta.xattrs && node.extendedAttributes.length > 0)) return undefined;
+    if (content.length > 1 || node.size > smallFile || (this.#meta.xattrs && node.extendedAttributes.length > 0))
+      return undefined;
     if (content.length === 0) return 'none';
     const [blob] = placeBlobs(this.#repo, content).blobs;
     return isZeroBlob(blob) ? undefined : blob;
@@ -373,7 +415,13 @@ class Restorer {
 /** A name from a repository must not climb out of the target directory. */
 function checkedName(name: Uint8Array): Uint8Array {
   const s = Buffer.from(name);
-  if (s.length === 0 || s.includes(0x2f) || s.includes(0) || s.equals(Buffer.from('.')) || s.equals(Buffer.from('..'))) {
+  if (
+    s.length === 0 ||
+    s.includes(0x2f) ||
+    s.includes(0) ||
+    s.equals(Buffer.from('.')) ||
+    s.equals(Buffer.from('..'))
+  ) {
     throw new RestoreError(`refusing to restore an entry named "${displayName(name)}": it is not a plain file name`);
   }
   return name;

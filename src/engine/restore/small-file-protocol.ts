@@ -115,11 +115,17 @@ export function decodeBatch(bytes: Uint8Array): SmallFile[] {
     const dataStart = kind === 'sealed' ? pathEnd + idLength : pathEnd;
     const dataEnd = dataStart + dataLength;
     const file: SmallFile = {
-      kind, path, data: buf.subarray(dataStart, dataEnd), size: view.getFloat64(at + 8, true),
-      uid: view.getUint32(at + 16, true), gid: view.getUint32(at + 20, true), mode: view.getUint32(at + 24, true),
+      kind,
+      path,
+      data: buf.subarray(dataStart, dataEnd),
+      size: view.getFloat64(at + 8, true),
+      uid: view.getUint32(at + 16, true),
+      gid: view.getUint32(at + 20, true),
+      mode: view.getUint32(at + 24, true),
       times: buf.subarray(at + timesAt, at + timesAt + timesLength),
     };
-    if (kind === 'sealed') file.blob = { id: buf.subarray(pathEnd, dataStart), uncompressedLength: view.getUint32(at + 29, true) };
+    if (kind === 'sealed')
+      file.blob = { id: buf.subarray(pathEnd, dataStart), uncompressedLength: view.getUint32(at + 29, true) };
     files.push(file);
     at = dataEnd;
   }

@@ -12,7 +12,13 @@ import { openVerifiedMany } from '../pack/prepare.ts';
 import { closeDescriptor } from '../sys/beneath.ts';
 import { setTimes } from '../sys/attributes.ts';
 import { createFile, openFolder, removeFile } from './target-entries.ts';
-import { decodeBatch, type SmallFile, type SmallFileReply, type SmallFileResult, type ToSmallFileThread } from './small-file-protocol.ts';
+import {
+  decodeBatch,
+  type SmallFile,
+  type SmallFileReply,
+  type SmallFileResult,
+  type ToSmallFileThread,
+} from './small-file-protocol.ts';
 
 const port = parentPort!;
 /** from the first message */
@@ -93,7 +99,8 @@ function closing(fd: number, failures: string[]): SmallFileResult {
 
 /** `opened`: a sealed file's plaintext, or why its blob could not be trusted. */
 function restoreOne(root: number, job: SmallFile, opened: Uint8Array | string | undefined): SmallFileResult {
-  if (job.kind === 'sealed') return typeof opened === 'string' ? { blob: opened } : writeOne(root, { ...job, data: opened! });
+  if (job.kind === 'sealed')
+    return typeof opened === 'string' ? { blob: opened } : writeOne(root, { ...job, data: opened! });
   if (job.kind === 'file') return writeOne(root, job);
   let fd: number;
   try {
@@ -124,7 +131,14 @@ function groupEnd(files: SmallFile[], from: number): number {
  */
 function openSealed(files: SmallFile[]): (Uint8Array | string | undefined)[] {
   const sealed = files.flatMap((f, i) => (f.kind === 'sealed' ? [i] : []));
-  const opened = openVerifiedMany(key, sealed.map((i) => ({ sealed: files[i].data, uncompressedLength: files[i].blob!.uncompressedLength, id: bytesToID(files[i].blob!.id) })));
+  const opened = openVerifiedMany(
+    key,
+    sealed.map((i) => ({
+      sealed: files[i].data,
+      uncompressedLength: files[i].blob!.uncompressedLength,
+      id: bytesToID(files[i].blob!.id),
+    })),
+  );
   const byFile: (Uint8Array | string | undefined)[] = new Array(files.length);
   sealed.forEach((fileAt, k) => {
     byFile[fileAt] = opened[k];
@@ -139,7 +153,7 @@ port.on('message', (batch: ToSmallFileThread) => {
   }
   const failures: SmallFileReply['failures'] = [];
   const files = decodeBatch(batch.bytes);
-  for (let from = 0; from < files.length; ) {
+  for (let from = 0; from < files.length;) {
     const to = groupEnd(files, from);
     const opened = openSealed(files.slice(from, to));
     for (let i = from; i < to; i++) {

@@ -10,7 +10,14 @@ import { CorruptBlobError } from '../repository/errors.ts';
 import type { TreeNode } from '../tree/node.ts';
 import { posixPermissionsFromGoMode } from '../tree/mode.ts';
 import { nodeTimes } from '../fsmeta/restore.ts';
-import { encodeBatch, type SmallFile, type SmallFileBatch, type SmallFileReply, type SmallFileResult, type ToSmallFileThread } from './small-file-protocol.ts';
+import {
+  encodeBatch,
+  type SmallFile,
+  type SmallFileBatch,
+  type SmallFileReply,
+  type SmallFileResult,
+  type ToSmallFileThread,
+} from './small-file-protocol.ts';
 
 interface Pending {
   resolve(r: SmallFileResult): void;
@@ -90,7 +97,8 @@ export class SmallFileWriter {
     if (result.blob !== undefined) throw blobError!(result.blob);
     const shown = Buffer.from(file.path).toString('utf8') || '.';
     if (result.content !== undefined) throw new Error(`could not write ${shown}: ${result.content}`);
-    if (result.metadata !== undefined) throw new Error(`could not restore the metadata of ${shown}: ${result.metadata}`);
+    if (result.metadata !== undefined)
+      throw new Error(`could not restore the metadata of ${shown}: ${result.metadata}`);
   }
 
   /** Refuses files not yet handed to the thread, waits for those that were, and stops the thread. */
@@ -160,7 +168,14 @@ export class SmallFileWriter {
 
 function job(kind: SmallFile['kind'], path: Buffer, data: Uint8Array, size: number, node: TreeNode): SmallFile {
   return {
-    kind, path, data, size, uid: node.uid, gid: node.gid, mode: posixPermissionsFromGoMode(node.mode), times: nodeTimes(node),
+    kind,
+    path,
+    data,
+    size,
+    uid: node.uid,
+    gid: node.gid,
+    mode: posixPermissionsFromGoMode(node.mode),
+    times: nodeTimes(node),
   };
 }
 

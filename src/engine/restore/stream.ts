@@ -24,12 +24,19 @@ export interface StreamRestoreOptions {
 export async function streamNode(repo: Repository, root: ID, signal?: AbortSignal): Promise<TreeNode> {
   const nodes = await repo.loadTree(root, signal);
   if (nodes.length !== 1 || nodes[0].type !== 'file') {
-    throw new RestoreError(`the snapshot holds ${nodes.length} entries at its root, not the single file of a block volume backup`);
+    throw new RestoreError(
+      `the snapshot holds ${nodes.length} entries at its root, not the single file of a block volume backup`,
+    );
   }
   return nodes[0];
 }
 
-export async function restoreStream(repo: Repository, root: ID, target: string, opts: StreamRestoreOptions = {}): Promise<Progress> {
+export async function restoreStream(
+  repo: Repository,
+  root: ID,
+  target: string,
+  opts: StreamRestoreOptions = {},
+): Promise<Progress> {
   const node = await streamNode(repo, root, opts.signal);
   const progress = newProgress();
   progress.filesTotal = 1;
@@ -38,11 +45,23 @@ export async function restoreStream(repo: Repository, root: ID, target: string, 
   progress.currentPath = target;
   const tick = throttled(opts.onProgress, progress);
   // the reader is the file's whole content source: it reads the blobs and takes back the budget once each is written
-  const reader = new PackReader(repo.backend, openHere(repo), { reads: opts.loads, signal: opts.signal, budget: new ByteBudget(64 << 20) });
-  await writeFileContent(repo, Buffer.from(target), node.content ?? [], reader, (n) => {
-    progress.bytesDone += n;
-    tick.tick();
-  }, opts.signal, { existing: true, zeroed: opts.zeroed });
+  const reader = new PackReader(repo.backend, openHere(repo), {
+    reads: opts.loads,
+    signal: opts.signal,
+    budget: new ByteBudget(64 << 20),
+  });
+  await writeFileContent(
+    repo,
+    Buffer.from(target),
+    node.content ?? [],
+    reader,
+    (n) => {
+      progress.bytesDone += n;
+      tick.tick();
+    },
+    opts.signal,
+    { existing: true, zeroed: opts.zeroed },
+  );
   progress.filesDone = 1;
   tick.flush();
   return progress;

@@ -18,7 +18,9 @@ const createFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | 
 /** `rel`'s parent (empty: the target itself) and last component. */
 export function splitPath(rel: Uint8Array): { parent: Uint8Array; name: Uint8Array } {
   const slash = rel.lastIndexOf(0x2f);
-  return slash < 0 ? { parent: rel.subarray(0, 0), name: rel } : { parent: rel.subarray(0, slash), name: rel.subarray(slash + 1) };
+  return slash < 0
+    ? { parent: rel.subarray(0, 0), name: rel }
+    : { parent: rel.subarray(0, slash), name: rel.subarray(slash + 1) };
 }
 
 export function childPath(dir: Uint8Array, name: Uint8Array): Buffer {
@@ -35,7 +37,9 @@ function shown(rel: Uint8Array): string {
 function explained(err: unknown, rel: Uint8Array): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EXDEV') {
-    return new UnsafeTargetError(`refusing to restore ${shown(rel)}: a symlink or non-folder stands in its path inside the target, and a restore never follows one (${code})`);
+    return new UnsafeTargetError(
+      `refusing to restore ${shown(rel)}: a symlink or non-folder stands in its path inside the target, and a restore never follows one (${code})`,
+    );
   }
   return err;
 }
@@ -79,7 +83,9 @@ function replacing(dirfd: number, name: Uint8Array, rel: Uint8Array, what: strin
   }
   if (isFolder(dirfd, name)) {
     if (what === undefined) return;
-    throw new UnsafeTargetError(`refusing to restore ${what} ${shown(rel)}: a folder of that name is already in the target`);
+    throw new UnsafeTargetError(
+      `refusing to restore ${what} ${shown(rel)}: a folder of that name is already in the target`,
+    );
   }
   removeEntry(dirfd, name);
   make();
@@ -113,12 +119,16 @@ export function removeFile(root: number, rel: Uint8Array): void {
 }
 
 export function makeSymlinkEntry(root: number, rel: Uint8Array, target: Uint8Array): void {
-  inParent(root, rel, (dirfd, name) => replacing(dirfd, name, rel, 'the symlink', () => makeSymlink(target, dirfd, name)));
+  inParent(root, rel, (dirfd, name) =>
+    replacing(dirfd, name, rel, 'the symlink', () => makeSymlink(target, dirfd, name)),
+  );
 }
 
 /** A fifo or device node; `mode` carries the type bits (see sys/entries.ts). */
 export function makeNodeEntry(root: number, rel: Uint8Array, mode: number, device: bigint): void {
-  inParent(root, rel, (dirfd, name) => replacing(dirfd, name, rel, 'the special file', () => makeNode(dirfd, name, mode, device)));
+  inParent(root, rel, (dirfd, name) =>
+    replacing(dirfd, name, rel, 'the special file', () => makeNode(dirfd, name, mode, device)),
+  );
 }
 
 /** Makes `rel` a hard link to the file `from`, itself restored under the target. */
@@ -130,8 +140,11 @@ export function makeHardLink(root: number, from: Uint8Array, rel: Uint8Array): v
     throw explained(err, from);
   }
   try {
-    if (!fstatSync(src).isFile()) throw new UnsafeTargetError(`refusing to link ${shown(rel)} to ${shown(from)}: that is no longer a regular file`);
-    inParent(root, rel, (dirfd, name) => replacing(dirfd, name, rel, 'the hard link', () => linkDescriptor(src, dirfd, name)));
+    if (!fstatSync(src).isFile())
+      throw new UnsafeTargetError(`refusing to link ${shown(rel)} to ${shown(from)}: that is no longer a regular file`);
+    inParent(root, rel, (dirfd, name) =>
+      replacing(dirfd, name, rel, 'the hard link', () => linkDescriptor(src, dirfd, name)),
+    );
   } finally {
     closeDescriptor(src);
   }

@@ -20,7 +20,11 @@ const zeroChunk = 1 << 20;
 let zeros: Buffer | undefined;
 
 /** Writes `length` zero bytes at `offset`, a megabyte at a time from one shared buffer. */
-export async function writeZeros(fh: { write(buf: Uint8Array, offset: number, length: number, position: number): Promise<unknown> }, offset: number, length: number): Promise<void> {
+export async function writeZeros(
+  fh: { write(buf: Uint8Array, offset: number, length: number, position: number): Promise<unknown> },
+  offset: number,
+  length: number,
+): Promise<void> {
   zeros ??= Buffer.alloc(zeroChunk);
   for (let done = 0; done < length;) {
     const n = Math.min(zeroChunk, length - done);

@@ -55,12 +55,17 @@ function describe(filter: SnapshotFilter): string {
  * The newest snapshot matching the filter, ignoring snapshots dated after `nowNs` (clock skew between
  * writers) as restic does. Equal times are broken by id, so the answer never depends on listing order.
  */
-export function findLatest(entries: Iterable<SnapshotEntry>, filter: SnapshotFilter = {}, nowNs: bigint = BigInt(Date.now()) * 1_000_000n): SnapshotEntry {
+export function findLatest(
+  entries: Iterable<SnapshotEntry>,
+  filter: SnapshotFilter = {},
+  nowNs: bigint = BigInt(Date.now()) * 1_000_000n,
+): SnapshotEntry {
   let latest: SnapshotEntry | undefined;
   for (const e of entries) {
     if (e.snapshot.time.ns > nowNs || !matchesFilter(e.snapshot, filter)) continue;
     const t = e.snapshot.time.ns;
-    if (latest === undefined || t > latest.snapshot.time.ns || (t === latest.snapshot.time.ns && e.id > latest.id)) latest = e;
+    if (latest === undefined || t > latest.snapshot.time.ns || (t === latest.snapshot.time.ns && e.id > latest.id))
+      latest = e;
   }
   if (latest === undefined) throw new SnapshotNotFoundError(`no snapshot matches ${describe(filter)}`);
   return latest;
@@ -68,19 +73,30 @@ export function findLatest(entries: Iterable<SnapshotEntry>, filter: SnapshotFil
 
 /** The one id that starts with `prefix` (a full id matches itself). */
 export function resolveSnapshotID(ids: Iterable<ID>, prefix: string): ID {
-  if (!/^[0-9a-f]{1,64}$/.test(prefix)) throw new Error(`"${prefix}" is not a snapshot id or id prefix (1 to 64 lowercase hex digits)`);
+  if (!/^[0-9a-f]{1,64}$/.test(prefix))
+    throw new Error(`"${prefix}" is not a snapshot id or id prefix (1 to 64 lowercase hex digits)`);
   const matches: ID[] = [];
   for (const id of ids) if (id.startsWith(prefix)) matches.push(id);
   if (matches.length === 1) return matches[0];
   if (matches.length === 0) throw new SnapshotNotFoundError(`no snapshot id starts with "${prefix}"`);
   const shown = matches.slice(0, 5).map(shortID).join(', ');
-  throw new AmbiguousSnapshotIDError(`snapshot id prefix "${prefix}" is ambiguous: it matches ${matches.length} snapshots (${shown}${matches.length > 5 ? ', ...' : ''})`);
+  throw new AmbiguousSnapshotIDError(
+    `snapshot id prefix "${prefix}" is ambiguous: it matches ${matches.length} snapshots (${shown}${matches.length > 5 ? ', ...' : ''})`,
+  );
 }
 
 /** restic's snapshot argument: "latest" (with the filter) or an id prefix. */
-export function selectSnapshot(entries: readonly SnapshotEntry[], spec: string, filter: SnapshotFilter = {}, nowNs?: bigint): SnapshotEntry {
+export function selectSnapshot(
+  entries: readonly SnapshotEntry[],
+  spec: string,
+  filter: SnapshotFilter = {},
+  nowNs?: bigint,
+): SnapshotEntry {
   if (spec === 'latest') return findLatest(entries, filter, nowNs);
-  const id = resolveSnapshotID(entries.map((e) => e.id), spec);
+  const id = resolveSnapshotID(
+    entries.map((e) => e.id),
+    spec,
+  );
   return entries.find((e) => e.id === id)!;
 }
 
@@ -89,7 +105,12 @@ export function selectSnapshot(entries: readonly SnapshotEntry[], spec: string, 
  * filter) names one snapshot, whatever the filter says of it; no argument means every snapshot the filter matches.
  * Each once, in the order of `entries`.
  */
-export function selectSnapshots(entries: readonly SnapshotEntry[], specs: readonly string[], filter: SnapshotFilter = {}, nowNs?: bigint): SnapshotEntry[] {
+export function selectSnapshots(
+  entries: readonly SnapshotEntry[],
+  specs: readonly string[],
+  filter: SnapshotFilter = {},
+  nowNs?: bigint,
+): SnapshotEntry[] {
   if (specs.length === 0) return entries.filter((e) => matchesFilter(e.snapshot, filter));
   const named = new Set(specs.map((spec) => selectSnapshot(entries, spec, filter, nowNs)));
   return entries.filter((e) => named.has(e));

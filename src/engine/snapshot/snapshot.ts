@@ -45,8 +45,20 @@ export interface Snapshot {
 
 export function newSnapshot(tree: ID, time: GoTime, fields: Partial<Omit<Snapshot, 'tree' | 'time'>> = {}): Snapshot {
   return {
-    time, parent: null, tree, paths: [], hostname: '', username: '', uid: 0, gid: 0, excludes: [], tags: [],
-    original: null, programVersion: '', summary: null, ...fields,
+    time,
+    parent: null,
+    tree,
+    paths: [],
+    hostname: '',
+    username: '',
+    uid: 0,
+    gid: 0,
+    excludes: [],
+    tags: [],
+    original: null,
+    programVersion: '',
+    summary: null,
+    ...fields,
   };
 }
 
@@ -54,10 +66,18 @@ type SummaryCounter = Exclude<keyof SnapshotSummary, 'backupStart' | 'backupEnd'
 
 // restic's JSON name and our field for each summary counter, in restic's order.
 const summaryCounters: ReadonlyArray<[string, SummaryCounter]> = [
-  ['files_new', 'filesNew'], ['files_changed', 'filesChanged'], ['files_unmodified', 'filesUnmodified'],
-  ['dirs_new', 'dirsNew'], ['dirs_changed', 'dirsChanged'], ['dirs_unmodified', 'dirsUnmodified'],
-  ['data_blobs', 'dataBlobs'], ['tree_blobs', 'treeBlobs'], ['data_added', 'dataAdded'], ['data_added_packed', 'dataAddedPacked'],
-  ['total_files_processed', 'totalFilesProcessed'], ['total_bytes_processed', 'totalBytesProcessed'],
+  ['files_new', 'filesNew'],
+  ['files_changed', 'filesChanged'],
+  ['files_unmodified', 'filesUnmodified'],
+  ['dirs_new', 'dirsNew'],
+  ['dirs_changed', 'dirsChanged'],
+  ['dirs_unmodified', 'dirsUnmodified'],
+  ['data_blobs', 'dataBlobs'],
+  ['tree_blobs', 'treeBlobs'],
+  ['data_added', 'dataAdded'],
+  ['data_added_packed', 'dataAddedPacked'],
+  ['total_files_processed', 'totalFilesProcessed'],
+  ['total_bytes_processed', 'totalBytesProcessed'],
 ];
 
 function stringList(list: readonly string[]): string {
@@ -89,7 +109,8 @@ export function encodeSnapshot(sn: Snapshot): Uint8Array {
 function readId(r: JsonReader, field: string): ID | null {
   if (r.readNull()) return null;
   const text = r.readString();
-  if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new Error(`snapshot field "${field}" holds ${JSON.stringify(text)}, which is not a 64-digit hex id`);
+  if (!/^[0-9a-fA-F]{64}$/.test(text))
+    throw new Error(`snapshot field "${field}" holds ${JSON.stringify(text)}, which is not a 64-digit hex id`);
   return text.toLowerCase();
 }
 
@@ -108,8 +129,20 @@ function readTime(r: JsonReader): GoTime {
 function readSummary(r: JsonReader): SnapshotSummary | null {
   if (r.readNull()) return null;
   const s: SnapshotSummary = {
-    backupStart: goZeroTime, backupEnd: goZeroTime, filesNew: 0, filesChanged: 0, filesUnmodified: 0, dirsNew: 0, dirsChanged: 0,
-    dirsUnmodified: 0, dataBlobs: 0, treeBlobs: 0, dataAdded: 0, dataAddedPacked: 0, totalFilesProcessed: 0, totalBytesProcessed: 0,
+    backupStart: goZeroTime,
+    backupEnd: goZeroTime,
+    filesNew: 0,
+    filesChanged: 0,
+    filesUnmodified: 0,
+    dirsNew: 0,
+    dirsChanged: 0,
+    dirsUnmodified: 0,
+    dataBlobs: 0,
+    treeBlobs: 0,
+    dataAdded: 0,
+    dataAddedPacked: 0,
+    totalFilesProcessed: 0,
+    totalBytesProcessed: 0,
   };
   const counters = new Map(summaryCounters);
   r.readObject((key) => {
@@ -128,20 +161,47 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot {
   let tree: ID | null = null;
   r.readObject((key) => {
     switch (key) {
-      case 'time': sn.time = readTime(r); break;
-      case 'parent': sn.parent = readId(r, key); break;
-      case 'tree': tree = readId(r, key); break;
-      case 'paths': sn.paths = readStrings(r); break;
-      case 'hostname': sn.hostname = readString(r); break;
-      case 'username': sn.username = readString(r); break;
-      case 'uid': sn.uid = r.readNull() ? 0 : r.readUint32(key); break;
-      case 'gid': sn.gid = r.readNull() ? 0 : r.readUint32(key); break;
-      case 'excludes': sn.excludes = readStrings(r); break;
-      case 'tags': sn.tags = readStrings(r); break;
-      case 'original': sn.original = readId(r, key); break;
-      case 'program_version': sn.programVersion = readString(r); break;
-      case 'summary': sn.summary = readSummary(r); break;
-      default: r.skip();
+      case 'time':
+        sn.time = readTime(r);
+        break;
+      case 'parent':
+        sn.parent = readId(r, key);
+        break;
+      case 'tree':
+        tree = readId(r, key);
+        break;
+      case 'paths':
+        sn.paths = readStrings(r);
+        break;
+      case 'hostname':
+        sn.hostname = readString(r);
+        break;
+      case 'username':
+        sn.username = readString(r);
+        break;
+      case 'uid':
+        sn.uid = r.readNull() ? 0 : r.readUint32(key);
+        break;
+      case 'gid':
+        sn.gid = r.readNull() ? 0 : r.readUint32(key);
+        break;
+      case 'excludes':
+        sn.excludes = readStrings(r);
+        break;
+      case 'tags':
+        sn.tags = readStrings(r);
+        break;
+      case 'original':
+        sn.original = readId(r, key);
+        break;
+      case 'program_version':
+        sn.programVersion = readString(r);
+        break;
+      case 'summary':
+        sn.summary = readSummary(r);
+        break;
+      default:
+        r.skip();
     }
   });
   r.end();

@@ -57,17 +57,33 @@ export function openBeneath(dirfd: number, path: Uint8Array, flags: number, mode
 /** openat2's guarantee from one openat per component, each refusing a symlink. */
 function walk(dirfd: number, path: Uint8Array, flags: number, mode: number): number {
   const c = libc();
-  const parts = Buffer.from(path).toString('latin1').split('/').filter((s) => s !== '' && s !== '.');
+  const parts = Buffer.from(path)
+    .toString('latin1')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
   if (parts.includes('..')) throw errnoError('openat', 18 /* EXDEV, as openat2 answers */, path);
   if (parts.length === 0) return check(c.openat(dirfd, cPath('.'), flags | O_CLOEXEC, mode), 'openat', path);
   let at = dirfd;
   try {
     for (let i = 0; i < parts.length - 1; i++) {
-      const next = check(c.openat(at, cPath(Buffer.from(parts[i], 'latin1')), dirPathFlags | constants.O_NOFOLLOW | O_CLOEXEC, 0), 'openat', path);
+      const next = check(
+        c.openat(at, cPath(Buffer.from(parts[i], 'latin1')), dirPathFlags | constants.O_NOFOLLOW | O_CLOEXEC, 0),
+        'openat',
+        path,
+      );
       if (at !== dirfd) closeDescriptor(at);
       at = next;
     }
-    return check(c.openat(at, cPath(Buffer.from(parts[parts.length - 1], 'latin1')), flags | constants.O_NOFOLLOW | O_CLOEXEC, mode), 'openat', path);
+    return check(
+      c.openat(
+        at,
+        cPath(Buffer.from(parts[parts.length - 1], 'latin1')),
+        flags | constants.O_NOFOLLOW | O_CLOEXEC,
+        mode,
+      ),
+      'openat',
+      path,
+    );
   } finally {
     if (at !== dirfd) closeDescriptor(at);
   }

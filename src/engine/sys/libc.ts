@@ -62,16 +62,23 @@ export function libc(): Libc {
 }
 
 function bind(): Libc {
-  if (process.platform !== 'linux') throw new LibcUnavailableError(`ferry restores and reads file metadata through Linux system calls; this is ${process.platform}`);
+  if (process.platform !== 'linux')
+    throw new LibcUnavailableError(
+      `ferry restores and reads file metadata through Linux system calls; this is ${process.platform}`,
+    );
   try {
     // koffi is CommonJS with a native addon: require keeps its load synchronous, in worker threads too
     const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
     const lib = koffi.load('libc.so.6');
-    const calls = Object.fromEntries(Object.entries(prototypes).map(([name, proto]) => [name, lib.func(proto)])) as unknown as Libc;
+    const calls = Object.fromEntries(
+      Object.entries(prototypes).map(([name, proto]) => [name, lib.func(proto)]),
+    ) as unknown as Libc;
     calls.errno = () => koffi.errno();
     return calls;
   } catch (err) {
-    throw new LibcUnavailableError(`cannot reach the C library's system calls through koffi (npm package "koffi"), which ferry needs to restore files safely and exactly: ${(err as Error).message}`);
+    throw new LibcUnavailableError(
+      `cannot reach the C library's system calls through koffi (npm package "koffi"), which ferry needs to restore files safely and exactly: ${(err as Error).message}`,
+    );
   }
 }
 

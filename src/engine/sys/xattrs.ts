@@ -34,7 +34,10 @@ export function listXattrs(path: Uint8Array): string[] {
   const c = libc();
   const p = cPath(path);
   const list = sized('llistxattr', path, (buf, size) => c.llistxattr(p, buf, size));
-  return list.toString('utf8').split('\0').filter((n) => n !== '');
+  return list
+    .toString('utf8')
+    .split('\0')
+    .filter((n) => n !== '');
 }
 
 export function getXattr(path: Uint8Array, name: string): Uint8Array {

@@ -77,14 +77,30 @@ function node(raw: unknown): TreeNode {
   const type = r.type;
   if (typeof type !== 'string' || !(nodeTypes as readonly string[]).includes(type)) throw notSimple;
   // kept as source text or base64 by the pull reader: rare outside Windows and xattr backups
-  if (!empty(r.extended_attributes) || (r.generic_attributes !== undefined && r.generic_attributes !== null) || r.linktarget_raw !== undefined) throw notSimple;
+  if (
+    !empty(r.extended_attributes) ||
+    (r.generic_attributes !== undefined && r.generic_attributes !== null) ||
+    r.linktarget_raw !== undefined
+  )
+    throw notSimple;
   const mtime = time(r.mtime);
   const n = newNode(goUnquoteInner(str(r.name)), type as NodeType, {
-    mode: u32(r.mode), mtime, atime: r.atime === r.mtime ? mtime : time(r.atime), ctime: time(r.ctime),
-    uid: u32(r.uid), gid: u32(r.gid), user: str(r.user), group: str(r.group),
-    inode: u64(r.inode), deviceId: u64(r.device_id), size: u64(r.size), links: u64(r.links),
+    mode: u32(r.mode),
+    mtime,
+    atime: r.atime === r.mtime ? mtime : time(r.atime),
+    ctime: time(r.ctime),
+    uid: u32(r.uid),
+    gid: u32(r.gid),
+    user: str(r.user),
+    group: str(r.group),
+    inode: u64(r.inode),
+    deviceId: u64(r.device_id),
+    size: u64(r.size),
+    links: u64(r.links),
     device: u64(r.device),
-    content: ids(r.content), subtree: r.subtree === null || r.subtree === undefined ? null : id(r.subtree), error: str(r.error),
+    content: ids(r.content),
+    subtree: r.subtree === null || r.subtree === undefined ? null : id(r.subtree),
+    error: str(r.error),
   });
   const target = str(r.linktarget);
   // most nodes have none: the node's shared empty target saves an allocation per node

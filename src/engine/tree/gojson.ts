@@ -11,7 +11,13 @@ import { decodeRune, RUNE_ERROR } from './goutf8.ts';
 const needsEscape = /["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/;
 
 const asciiEscapes: Record<number, string> = {
-  0x22: '\\"', 0x5c: '\\\\', 0x08: '\\b', 0x0c: '\\f', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t',
+  0x22: '\\"',
+  0x5c: '\\\\',
+  0x08: '\\b',
+  0x0c: '\\f',
+  0x0a: '\\n',
+  0x0d: '\\r',
+  0x09: '\\t',
 };
 
 function escapeUnit(c: number): string {
@@ -53,7 +59,8 @@ export function goJsonString(s: string): string {
 
 /** A Go string holding arbitrary bytes, as json.Marshal writes it: each invalid UTF-8 byte becomes \ufffd. */
 export function goJsonStringFromBytes(bytes: Uint8Array): string {
-  if (isUtf8(bytes)) return goJsonString(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  if (isUtf8(bytes))
+    return goJsonString(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
   let out = '"';
   for (let i = 0; i < bytes.length;) {
     const { r, size } = decodeRune(bytes, i);
@@ -93,7 +100,10 @@ export function goCompactJson(raw: string): string {
         continue;
       }
       if (ch === '"') inString = false;
-      out += ch === '<' || ch === '>' || ch === '&' || ch === '\u2028' || ch === '\u2029' ? escapeUnit(ch.charCodeAt(0)) : ch;
+      out +=
+        ch === '<' || ch === '>' || ch === '&' || ch === '\u2028' || ch === '\u2029'
+          ? escapeUnit(ch.charCodeAt(0))
+          : ch;
       continue;
     }
     if (ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r') continue;

@@ -31,7 +31,13 @@ export function isGoPrint(r: number): boolean {
 }
 
 const shortEscapes: Record<number, string> = {
-  0x07: '\\a', 0x08: '\\b', 0x0c: '\\f', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x0b: '\\v',
+  0x07: '\\a',
+  0x08: '\\b',
+  0x0c: '\\f',
+  0x0a: '\\n',
+  0x0d: '\\r',
+  0x09: '\\t',
+  0x0b: '\\v',
 };
 
 function hex(n: number, width: number): string {
@@ -77,7 +83,15 @@ function latin1(bytes: Uint8Array, from: number, to: number): string {
 }
 
 const simpleUnescapes: Record<string, number> = {
-  a: 0x07, b: 0x08, f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09, v: 0x0b, '\\': 0x5c, '"': 0x22,
+  a: 0x07,
+  b: 0x08,
+  f: 0x0c,
+  n: 0x0a,
+  r: 0x0d,
+  t: 0x09,
+  v: 0x0b,
+  '\\': 0x5c,
+  '"': 0x22,
 };
 
 /**
@@ -90,7 +104,8 @@ export function goUnquoteInner(s: string): Uint8Array {
   let i = 0;
   while (i < s.length) {
     const c = s.codePointAt(i)!;
-    if (c === 0x22 || c === 0x0a) throw new Error(`quoted name ${JSON.stringify(s)} contains an unescaped ${c === 0x22 ? 'quote' : 'newline'}`);
+    if (c === 0x22 || c === 0x0a)
+      throw new Error(`quoted name ${JSON.stringify(s)} contains an unescaped ${c === 0x22 ? 'quote' : 'newline'}`);
     if (c !== 0x5c) {
       pushRune(out, c >= 0xd800 && c <= 0xdfff ? RUNE_ERROR : c);
       i += c > 0xffff ? 2 : 1;
@@ -116,13 +131,15 @@ function unescapeAt(s: string, i: number, out: number[]): number {
   if (letter === 'u' || letter === 'U') {
     const width = letter === 'u' ? 4 : 8;
     const r = hexDigits(s, i + 1, width);
-    if (r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) throw new Error(`quoted name ${JSON.stringify(s)} escapes an invalid rune`);
+    if (r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff))
+      throw new Error(`quoted name ${JSON.stringify(s)} escapes an invalid rune`);
     pushRune(out, r);
     return i + 1 + width;
   }
   if (letter >= '0' && letter <= '7') {
     const digits = s.slice(i, i + 3);
-    if (!/^[0-7]{3}$/.test(digits) || parseInt(digits, 8) > 0xff) throw new Error(`quoted name ${JSON.stringify(s)} has a bad octal escape`);
+    if (!/^[0-7]{3}$/.test(digits) || parseInt(digits, 8) > 0xff)
+      throw new Error(`quoted name ${JSON.stringify(s)} has a bad octal escape`);
     out.push(parseInt(digits, 8));
     return i + 3;
   }
@@ -131,6 +148,7 @@ function unescapeAt(s: string, i: number, out: number[]): number {
 
 function hexDigits(s: string, from: number, width: number): number {
   const digits = s.slice(from, from + width);
-  if (digits.length !== width || !/^[0-9a-fA-F]+$/.test(digits)) throw new Error(`quoted name ${JSON.stringify(s)} has a bad hex escape`);
+  if (digits.length !== width || !/^[0-9a-fA-F]+$/.test(digits))
+    throw new Error(`quoted name ${JSON.stringify(s)} has a bad hex escape`);
   return parseInt(digits, 16);
 }

@@ -62,7 +62,7 @@ interface Civil {
 
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 function toCivil(t: GoTime): Civil {
@@ -157,7 +157,14 @@ function digits(text: string, from: number, count: number): number {
 function parseUncached(text: string): GoTime {
   const syntax = (): Error => new Error(`time ${JSON.stringify(text)} is not in RFC 3339 format`);
   const separators = text[4] === '-' && text[7] === '-' && text[10] === 'T' && text[13] === ':' && text[16] === ':';
-  const [year, month, day, hour, minute, second] = [[0, 4], [5, 2], [8, 2], [11, 2], [14, 2], [17, 2]].map(([from, n]) => digits(text, from, n));
+  const [year, month, day, hour, minute, second] = [
+    [0, 4],
+    [5, 2],
+    [8, 2],
+    [11, 2],
+    [14, 2],
+    [17, 2],
+  ].map(([from, n]) => digits(text, from, n));
   if (!separators || Math.min(year, month, day, hour, minute, second) < 0) throw syntax();
   let p = 19;
   let nanos = 0;
@@ -171,11 +178,13 @@ function parseUncached(text: string): GoTime {
   let offset = 0;
   if (text[p] !== 'Z' || p + 1 !== text.length) {
     const [oh, om] = [digits(text, p + 1, 2), digits(text, p + 4, 2)];
-    if ((text[p] !== '+' && text[p] !== '-') || text[p + 3] !== ':' || p + 6 !== text.length || Math.min(oh, om) < 0) throw syntax();
+    if ((text[p] !== '+' && text[p] !== '-') || text[p + 3] !== ':' || p + 6 !== text.length || Math.min(oh, om) < 0)
+      throw syntax();
     if (oh >= 24 || om >= 60) throw new Error(`time ${JSON.stringify(text)} has a time zone offset out of range`);
     offset = (oh * 3600 + om * 60) * (text[p] === '-' ? -1 : 1);
   }
-  const valid = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour < 24 && minute < 60 && second < 60;
+  const valid =
+    month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour < 24 && minute < 60 && second < 60;
   if (!valid) throw new Error(`time ${JSON.stringify(text)} has a field out of range`);
   return fromCivil({ year, month, day, secondOfDay: hour * 3600 + minute * 60 + second, nanos }, offset);
 }

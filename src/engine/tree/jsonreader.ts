@@ -6,7 +6,16 @@
 const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const maxUint64 = (1n << 64n) - 1n;
 
-const simpleEscapes = new Map([['"', '"'], ['\\', '\\'], ['/', '/'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t']]);
+const simpleEscapes = new Map([
+  ['"', '"'],
+  ['\\', '\\'],
+  ['/', '/'],
+  ['b', '\b'],
+  ['f', '\f'],
+  ['n', '\n'],
+  ['r', '\r'],
+  ['t', '\t'],
+]);
 
 export class JsonReader {
   private readonly text: string;
@@ -172,7 +181,8 @@ export class JsonReader {
   readSafeInteger(field: string): number {
     const text = this.readNumberText();
     const n = Number(text);
-    if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(n)) throw new Error(`${this.what} field "${field}" holds ${text}, which is not an integer`);
+    if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(n))
+      throw new Error(`${this.what} field "${field}" holds ${text}, which is not an integer`);
     return n;
   }
 

@@ -7,7 +7,16 @@ import type { GoTime } from './gotime.ts';
 
 export type NodeType = 'file' | 'dir' | 'symlink' | 'dev' | 'chardev' | 'fifo' | 'socket' | 'irregular';
 
-export const nodeTypes: readonly NodeType[] = ['file', 'dir', 'symlink', 'dev', 'chardev', 'fifo', 'socket', 'irregular'];
+export const nodeTypes: readonly NodeType[] = [
+  'file',
+  'dir',
+  'symlink',
+  'dev',
+  'chardev',
+  'fifo',
+  'socket',
+  'irregular',
+];
 
 export interface ExtendedAttribute {
   name: string;
@@ -50,11 +59,34 @@ export interface TreeNode {
 const noBytes = new Uint8Array(0);
 
 /** A node with Go's zero values everywhere except the given fields. */
-export function newNode(name: Uint8Array, type: NodeType, fields: Partial<Omit<TreeNode, 'name' | 'type'>> = {}): TreeNode {
+export function newNode(
+  name: Uint8Array,
+  type: NodeType,
+  fields: Partial<Omit<TreeNode, 'name' | 'type'>> = {},
+): TreeNode {
   return {
-    name, type, mode: 0, mtime: goZeroTime, atime: goZeroTime, ctime: goZeroTime, uid: 0, gid: 0, user: '', group: '',
-    inode: 0n, deviceId: 0n, size: 0n, links: 0n, linkTarget: noBytes, extendedAttributes: [],
-    genericAttributes: new Map(), device: 0n, content: null, subtree: null, error: '', ...fields,
+    name,
+    type,
+    mode: 0,
+    mtime: goZeroTime,
+    atime: goZeroTime,
+    ctime: goZeroTime,
+    uid: 0,
+    gid: 0,
+    user: '',
+    group: '',
+    inode: 0n,
+    deviceId: 0n,
+    size: 0n,
+    links: 0n,
+    linkTarget: noBytes,
+    extendedAttributes: [],
+    genericAttributes: new Map(),
+    device: 0n,
+    content: null,
+    subtree: null,
+    error: '',
+    ...fields,
   };
 }
 

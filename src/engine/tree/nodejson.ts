@@ -46,7 +46,8 @@ export function encodeNode(node: TreeNode): string {
     f.push(`"linktarget":${goJsonStringFromBytes(node.linkTarget)}`);
     if (!isUtf8(node.linkTarget)) f.push(`"linktarget_raw":${goJsonBytes(node.linkTarget)}`);
   }
-  if (node.extendedAttributes.length > 0) f.push(`"extended_attributes":${extendedAttributesField(node.extendedAttributes)}`);
+  if (node.extendedAttributes.length > 0)
+    f.push(`"extended_attributes":${extendedAttributesField(node.extendedAttributes)}`);
   if (node.genericAttributes.size > 0) f.push(`"generic_attributes":${genericAttributesField(node.genericAttributes)}`);
   if (node.device !== 0n) f.push(`"device":${node.device}`);
   f.push(`"content":${idListField(node.content)}`);
@@ -57,7 +58,8 @@ export function encodeNode(node: TreeNode): string {
 
 function readId(r: JsonReader, field: string): ID {
   const text = r.readString();
-  if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new Error(`tree node field "${field}" holds ${JSON.stringify(text)}, which is not a 64-digit hex id`);
+  if (!/^[0-9a-fA-F]{64}$/.test(text))
+    throw new Error(`tree node field "${field}" holds ${JSON.stringify(text)}, which is not a 64-digit hex id`);
   return text.toLowerCase();
 }
 
@@ -83,7 +85,8 @@ function readExtendedAttributes(r: JsonReader): ExtendedAttribute[] {
     const attr: ExtendedAttribute = { name: '', value: null };
     r.readObject((key) => {
       if (key === 'name') attr.name = readOptionalString(r);
-      else if (key === 'value') attr.value = r.readNull() ? null : parseGoBase64(r.readString(), 'an extended attribute value');
+      else if (key === 'value')
+        attr.value = r.readNull() ? null : parseGoBase64(r.readString(), 'an extended attribute value');
       else r.skip();
     });
     attrs.push(attr);
@@ -99,7 +102,8 @@ function readGenericAttributes(r: JsonReader): Map<string, string> {
 
 function readType(r: JsonReader): NodeType {
   const type = readOptionalString(r);
-  if (!(nodeTypes as readonly string[]).includes(type)) throw new Error(`tree node has unknown type ${JSON.stringify(type)}`);
+  if (!(nodeTypes as readonly string[]).includes(type))
+    throw new Error(`tree node has unknown type ${JSON.stringify(type)}`);
   return type as NodeType;
 }
 
@@ -118,29 +122,75 @@ export function decodeNode(r: JsonReader): TreeNode {
   let typeSeen = false;
   r.readObject((key) => {
     switch (key) {
-      case 'name': n.name = goUnquoteInner(readOptionalString(r)); break;
-      case 'type': n.type = readType(r); typeSeen = true; break;
-      case 'mode': n.mode = uint32(r, key); break;
-      case 'mtime': n.mtime = readTime(r); break;
-      case 'atime': n.atime = readTime(r); break;
-      case 'ctime': n.ctime = readTime(r); break;
-      case 'uid': n.uid = uint32(r, key); break;
-      case 'gid': n.gid = uint32(r, key); break;
-      case 'user': n.user = readOptionalString(r); break;
-      case 'group': n.group = readOptionalString(r); break;
-      case 'inode': n.inode = uint64(r, key); break;
-      case 'device_id': n.deviceId = uint64(r, key); break;
-      case 'size': n.size = uint64(r, key); break;
-      case 'links': n.links = uint64(r, key); break;
-      case 'linktarget': n.linkTarget = utf8Bytes(readOptionalString(r)); break;
-      case 'linktarget_raw': rawLinkTarget = r.readNull() ? null : parseGoBase64(r.readString(), key); break;
-      case 'extended_attributes': n.extendedAttributes = readExtendedAttributes(r); break;
-      case 'generic_attributes': n.genericAttributes = readGenericAttributes(r); break;
-      case 'device': n.device = uint64(r, key); break;
-      case 'content': n.content = readIdList(r, key); break;
-      case 'subtree': n.subtree = r.readNull() ? null : readId(r, key); break;
-      case 'error': n.error = readOptionalString(r); break;
-      default: r.skip();
+      case 'name':
+        n.name = goUnquoteInner(readOptionalString(r));
+        break;
+      case 'type':
+        n.type = readType(r);
+        typeSeen = true;
+        break;
+      case 'mode':
+        n.mode = uint32(r, key);
+        break;
+      case 'mtime':
+        n.mtime = readTime(r);
+        break;
+      case 'atime':
+        n.atime = readTime(r);
+        break;
+      case 'ctime':
+        n.ctime = readTime(r);
+        break;
+      case 'uid':
+        n.uid = uint32(r, key);
+        break;
+      case 'gid':
+        n.gid = uint32(r, key);
+        break;
+      case 'user':
+        n.user = readOptionalString(r);
+        break;
+      case 'group':
+        n.group = readOptionalString(r);
+        break;
+      case 'inode':
+        n.inode = uint64(r, key);
+        break;
+      case 'device_id':
+        n.deviceId = uint64(r, key);
+        break;
+      case 'size':
+        n.size = uint64(r, key);
+        break;
+      case 'links':
+        n.links = uint64(r, key);
+        break;
+      case 'linktarget':
+        n.linkTarget = utf8Bytes(readOptionalString(r));
+        break;
+      case 'linktarget_raw':
+        rawLinkTarget = r.readNull() ? null : parseGoBase64(r.readString(), key);
+        break;
+      case 'extended_attributes':
+        n.extendedAttributes = readExtendedAttributes(r);
+        break;
+      case 'generic_attributes':
+        n.genericAttributes = readGenericAttributes(r);
+        break;
+      case 'device':
+        n.device = uint64(r, key);
+        break;
+      case 'content':
+        n.content = readIdList(r, key);
+        break;
+      case 'subtree':
+        n.subtree = r.readNull() ? null : readId(r, key);
+        break;
+      case 'error':
+        n.error = readOptionalString(r);
+        break;
+      default:
+        r.skip();
     }
   });
   if (!typeSeen) throw new Error(`tree node "${displayName(n.name)}" has no type`);

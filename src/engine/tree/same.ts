@@ -39,12 +39,29 @@ function sameGeneric(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, stri
 
 /** Equal in every field encodeNode writes, so both encode to the same bytes. */
 export function sameNode(a: TreeNode, b: TreeNode): boolean {
-  return a.type === b.type && a.mode === b.mode && a.size === b.size && sameTime(a.mtime, b.mtime)
-    && sameTime(a.ctime, b.ctime) && sameTime(a.atime, b.atime) && a.inode === b.inode && a.deviceId === b.deviceId
-    && a.links === b.links && a.uid === b.uid && a.gid === b.gid && a.user === b.user && a.group === b.group
-    && a.device === b.device && a.subtree === b.subtree && a.error === b.error && sameIds(a.content, b.content)
-    && sameBytes(a.name, b.name) && sameBytes(a.linkTarget, b.linkTarget)
-    && sameXattrs(a.extendedAttributes, b.extendedAttributes) && sameGeneric(a.genericAttributes, b.genericAttributes);
+  return (
+    a.type === b.type &&
+    a.mode === b.mode &&
+    a.size === b.size &&
+    sameTime(a.mtime, b.mtime) &&
+    sameTime(a.ctime, b.ctime) &&
+    sameTime(a.atime, b.atime) &&
+    a.inode === b.inode &&
+    a.deviceId === b.deviceId &&
+    a.links === b.links &&
+    a.uid === b.uid &&
+    a.gid === b.gid &&
+    a.user === b.user &&
+    a.group === b.group &&
+    a.device === b.device &&
+    a.subtree === b.subtree &&
+    a.error === b.error &&
+    sameIds(a.content, b.content) &&
+    sameBytes(a.name, b.name) &&
+    sameBytes(a.linkTarget, b.linkTarget) &&
+    sameXattrs(a.extendedAttributes, b.extendedAttributes) &&
+    sameGeneric(a.genericAttributes, b.genericAttributes)
+  );
 }
 
 /** Equal node lists, in the same order: the directory's tree blob would be the same bytes. */

@@ -14,7 +14,9 @@ export function encodeTree(nodes: readonly TreeNode[]): Uint8Array {
     const name = nodes[i].name;
     if (name.length === 0) throw new Error('a tree node has an empty name');
     if (i > 0 && compareNames(nodes[i - 1].name, name) >= 0) {
-      throw new Error(`tree nodes must be sorted by name without duplicates: "${displayName(name)}" follows "${displayName(nodes[i - 1].name)}"`);
+      throw new Error(
+        `tree nodes must be sorted by name without duplicates: "${displayName(name)}" follows "${displayName(nodes[i - 1].name)}"`,
+      );
     }
     parts[i] = encodeNode(nodes[i]);
   }

@@ -19,7 +19,10 @@ export class InvalidTreeError extends Error {
   readonly nodes: TreeNode[];
 
   constructor(tree: ID, faults: TreeFault[], nodes: TreeNode[]) {
-    const listed = faults.slice(0, 3).map((f) => `entry ${f.entry}: ${f.reason}`).join('; ');
+    const listed = faults
+      .slice(0, 3)
+      .map((f) => `entry ${f.entry}: ${f.reason}`)
+      .join('; ');
     const more = faults.length > 3 ? `; and ${faults.length - 3} more` : '';
     super(`tree ${tree} is invalid: ${listed}${more}`);
     this.tree = tree;
@@ -48,14 +51,16 @@ export function treeFaults(nodes: readonly TreeNode[], dataIndexed?: (id: ID) =>
     if (i > 0) {
       const order = compareNames(nodes[i - 1].name, node.name);
       if (order === 0) add(node, 'the name appears twice in the directory');
-      else if (order > 0) add(node, `names are not sorted: it follows ${JSON.stringify(displayName(nodes[i - 1].name))}`);
+      else if (order > 0)
+        add(node, `names are not sorted: it follows ${JSON.stringify(displayName(nodes[i - 1].name))}`);
     }
     // another type with a subtree is left alone, as restic's checker leaves it: ferry before 2026-11-22 recorded a
     // symlinked folder above a backed-up path that way, and a restore never descends into anything but a directory
     if (node.type === 'dir' && node.subtree === null) add(node, 'a directory without a subtree');
     if (node.type === 'file') {
       if (node.content === null) add(node, 'a file without a list of data blobs');
-      else if (dataIndexed) for (const id of node.content) if (!dataIndexed(id)) add(node, `data blob ${id} is not in the index`);
+      else if (dataIndexed)
+        for (const id of node.content) if (!dataIndexed(id)) add(node, `data blob ${id} is not in the index`);
     }
   }
   return faults ?? noFaults;
@@ -66,7 +71,8 @@ const noFaults: TreeFault[] = [];
 /** Why a name cannot be one entry of a directory, or undefined when it can. */
 function nameFault(name: Uint8Array): string | undefined {
   if (name.length === 0) return 'an empty name';
-  if (name[0] === dot && (name.length === 1 || (name.length === 2 && name[1] === dot))) return 'the name "." or ".." is not an entry';
+  if (name[0] === dot && (name.length === 1 || (name.length === 2 && name[1] === dot)))
+    return 'the name "." or ".." is not an entry';
   if (name.includes(slash)) return 'a name holding "/"';
   if (name.includes(0)) return 'a name holding a NUL byte';
   return undefined;

@@ -23,17 +23,43 @@ interface KindInfo {
   columns: PrinterColumn[];
 }
 
-const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.' };
+const age: PrinterColumn = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since creation.',
+};
 
 const transferColumns = (where: PrinterColumn): PrinterColumn[] => [
   { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Where the resource is in its life.' },
-  { name: 'Progress%', type: 'integer', jsonPath: '.status.progress.percent', description: 'Percentage of the bytes moved.' },
+  {
+    name: 'Progress%',
+    type: 'integer',
+    jsonPath: '.status.progress.percent',
+    description: 'Percentage of the bytes moved.',
+  },
   { name: 'Bytes Done', type: 'integer', jsonPath: '.status.progress.bytesDone', description: 'Bytes moved so far.' },
-  { name: 'Total Bytes', type: 'integer', jsonPath: '.status.progress.totalBytes', description: 'Bytes to move in all.' },
-  { name: 'Location', type: 'string', jsonPath: '.spec.backupStorageLocation', description: 'BackupStorageLocation used.' },
+  {
+    name: 'Total Bytes',
+    type: 'integer',
+    jsonPath: '.status.progress.totalBytes',
+    description: 'Bytes to move in all.',
+  },
+  {
+    name: 'Location',
+    type: 'string',
+    jsonPath: '.spec.backupStorageLocation',
+    description: 'BackupStorageLocation used.',
+  },
   where,
   { name: 'Node', type: 'string', jsonPath: '.status.node', description: 'Node moving the data.', priority: 1 },
-  { name: 'Message', type: 'string', jsonPath: '.status.message', description: 'Last transition or failure.', priority: 1 },
+  {
+    name: 'Message',
+    type: 'string',
+    jsonPath: '.status.message',
+    description: 'Last transition or failure.',
+    priority: 1,
+  },
   age,
 ];
 
@@ -42,15 +68,38 @@ const kinds: Record<DescribedKind, KindInfo> = {
     scope: 'Namespaced',
     singular: 'backupstoragelocation',
     shortNames: ['bsl'],
-    description: 'An S3 bucket holding ferry\'s repositories (one per source namespace), the Secrets to reach and encrypt it, and which namespaces may use it. Lives in ferry\'s namespace.',
+    description:
+      "An S3 bucket holding ferry's repositories (one per source namespace), the Secrets to reach and encrypt it, and which namespaces may use it. Lives in ferry's namespace.",
     columns: [
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Whether the location was reachable at the last check.' },
+      {
+        name: 'Phase',
+        type: 'string',
+        jsonPath: '.status.phase',
+        description: 'Whether the location was reachable at the last check.',
+      },
       { name: 'Endpoint', type: 'string', jsonPath: '.spec.s3.endpoint', description: 'S3 endpoint.' },
       { name: 'Bucket', type: 'string', jsonPath: '.spec.s3.bucket', description: 'Bucket.' },
       { name: 'Prefix', type: 'string', jsonPath: '.spec.s3.prefix', description: 'Key prefix.', priority: 1 },
-      { name: 'Maintenance', type: 'string', jsonPath: '.status.maintenance.lastOutcome', description: 'Outcome of the latest maintenance run (prune or check) on any of its repositories.' },
-      { name: 'Last Task', type: 'string', jsonPath: '.status.maintenance.lastTask', description: 'Task of the latest maintenance run.', priority: 1 },
-      { name: 'Maintained', type: 'date', jsonPath: '.status.maintenance.lastRunTime', description: 'When the latest maintenance run started.', priority: 1 },
+      {
+        name: 'Maintenance',
+        type: 'string',
+        jsonPath: '.status.maintenance.lastOutcome',
+        description: 'Outcome of the latest maintenance run (prune or check) on any of its repositories.',
+      },
+      {
+        name: 'Last Task',
+        type: 'string',
+        jsonPath: '.status.maintenance.lastTask',
+        description: 'Task of the latest maintenance run.',
+        priority: 1,
+      },
+      {
+        name: 'Maintained',
+        type: 'date',
+        jsonPath: '.status.maintenance.lastRunTime',
+        description: 'When the latest maintenance run started.',
+        priority: 1,
+      },
       age,
     ],
   },
@@ -58,30 +107,75 @@ const kinds: Record<DescribedKind, KindInfo> = {
     scope: 'Namespaced',
     singular: 'dataupload',
     shortNames: ['du'],
-    description: 'A backup of one PVC: ferry snapshots it and moves the snapshot\'s data into an encrypted, deduplicated, restic-compatible repository.',
-    columns: transferColumns({ name: 'PVC', type: 'string', jsonPath: '.spec.sourcePVC', description: 'PVC backed up.' }),
+    description:
+      "A backup of one PVC: ferry snapshots it and moves the snapshot's data into an encrypted, deduplicated, restic-compatible repository.",
+    columns: transferColumns({
+      name: 'PVC',
+      type: 'string',
+      jsonPath: '.spec.sourcePVC',
+      description: 'PVC backed up.',
+    }),
   },
   DataDownload: {
     scope: 'Namespaced',
     singular: 'datadownload',
     shortNames: ['dd'],
     description: 'A restore of repository data into a PVC; the PVC becomes usable only once its data is complete.',
-    columns: transferColumns({ name: 'PVC', type: 'string', jsonPath: '.spec.targetPVC.name', description: 'PVC restored into.' }),
+    columns: transferColumns({
+      name: 'PVC',
+      type: 'string',
+      jsonPath: '.spec.targetPVC.name',
+      description: 'PVC restored into.',
+    }),
   },
   BackupSchedule: {
     scope: 'Namespaced',
     singular: 'backupschedule',
     shortNames: ['bs'],
-    description: 'Backups of PVCs on a cron schedule, each run one DataUpload per PVC, with expiry and restic-style retention. A CronJob owned by the schedule starts the runs; deleting the schedule keeps its backups unless annotated ferry.dev/delete-backups: "true".',
+    description:
+      'Backups of PVCs on a cron schedule, each run one DataUpload per PVC, with expiry and restic-style retention. A CronJob owned by the schedule starts the runs; deleting the schedule keeps its backups unless annotated ferry.dev/delete-backups: "true".',
     columns: [
       { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule', description: 'Cron schedule.' },
-      { name: 'TimeZone', type: 'string', jsonPath: '.spec.timeZone', description: 'Time zone of the schedule.', priority: 1 },
+      {
+        name: 'TimeZone',
+        type: 'string',
+        jsonPath: '.spec.timeZone',
+        description: 'Time zone of the schedule.',
+        priority: 1,
+      },
       { name: 'Suspend', type: 'string', jsonPath: '.spec.suspend', description: 'Whether runs are suspended.' },
-      { name: 'Last Run', type: 'string', jsonPath: '.status.lastRun.outcome', description: 'Outcome of the latest run.' },
-      { name: 'Last Schedule', type: 'date', jsonPath: '.status.lastScheduleTime', description: 'When the latest run was due.' },
-      { name: 'Last Success', type: 'date', jsonPath: '.status.lastSuccessfulTime', description: 'When the latest fully successful run was due.' },
-      { name: 'Next', type: 'string', jsonPath: '.status.nextScheduleTime', description: 'When the next run is due.', priority: 1 },
-      { name: 'Missed', type: 'integer', jsonPath: '.status.missedRuns', description: 'Runs that were due but did not start.', priority: 1 },
+      {
+        name: 'Last Run',
+        type: 'string',
+        jsonPath: '.status.lastRun.outcome',
+        description: 'Outcome of the latest run.',
+      },
+      {
+        name: 'Last Schedule',
+        type: 'date',
+        jsonPath: '.status.lastScheduleTime',
+        description: 'When the latest run was due.',
+      },
+      {
+        name: 'Last Success',
+        type: 'date',
+        jsonPath: '.status.lastSuccessfulTime',
+        description: 'When the latest fully successful run was due.',
+      },
+      {
+        name: 'Next',
+        type: 'string',
+        jsonPath: '.status.nextScheduleTime',
+        description: 'When the next run is due.',
+        priority: 1,
+      },
+      {
+        name: 'Missed',
+        type: 'integer',
+        jsonPath: '.status.missedRuns',
+        description: 'Runs that were due but did not start.',
+        priority: 1,
+      },
       age,
     ],
   },
@@ -94,7 +188,10 @@ export function resourceSchema(kind: DescribedKind): OpenAPISchema {
     type: 'object',
     description: kinds[kind].description,
     properties: {
-      apiVersion: { type: 'string', description: 'Versioned schema of this representation of the object (ferry.dev/v1alpha1).' },
+      apiVersion: {
+        type: 'string',
+        description: 'Versioned schema of this representation of the object (ferry.dev/v1alpha1).',
+      },
       kind: { type: 'string', description: 'REST resource this object represents.' },
       metadata: { type: 'object' },
       spec: openAPISchema(spec),
@@ -113,16 +210,25 @@ export function customResourceDefinition(kind: DescribedKind): Record<string, un
     metadata: { name: `${plural}.${group}` },
     spec: {
       group,
-      names: { kind, listKind: `${kind}List`, plural, singular: info.singular, shortNames: info.shortNames, categories: ['ferry'] },
+      names: {
+        kind,
+        listKind: `${kind}List`,
+        plural,
+        singular: info.singular,
+        shortNames: info.shortNames,
+        categories: ['ferry'],
+      },
       scope: info.scope,
-      versions: [{
-        name: version,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        additionalPrinterColumns: info.columns,
-        schema: { openAPIV3Schema: resourceSchema(kind) },
-      }],
+      versions: [
+        {
+          name: version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: info.columns,
+          schema: { openAPIV3Schema: resourceSchema(kind) },
+        },
+      ],
     },
   };
 }
@@ -133,7 +239,8 @@ export const describedKinds = Object.keys(kinds) as DescribedKind[];
 export function crdFiles(): Map<string, string> {
   const files = new Map<string, string>();
   for (const kind of describedKinds) {
-    const header = '# Generated from src/shared/api/fields.ts by scripts/generate-crds.ts; edit the description there, not this file.\n';
+    const header =
+      '# Generated from src/shared/api/fields.ts by scripts/generate-crds.ts; edit the description there, not this file.\n';
     files.set(`${group}_${plurals[kind]}.yaml`, header + toYaml(customResourceDefinition(kind)));
   }
   return files;

@@ -89,7 +89,11 @@ export function bool(description: string, options: Options<BooleanField> = {}): 
   return { type: 'boolean', description, ...options };
 }
 
-export function obj(description: string, properties: Record<string, Field>, options: Omit<Options<ObjectField>, 'properties'> = {}): ObjectField {
+export function obj(
+  description: string,
+  properties: Record<string, Field>,
+  options: Omit<Options<ObjectField>, 'properties'> = {},
+): ObjectField {
   return { type: 'object', description, properties, ...options };
 }
 

@@ -14,7 +14,12 @@ export function openAPISchema(field: Field): OpenAPISchema {
         ...(field.pattern ? { pattern: field.pattern.regex } : {}),
       };
     case 'integer':
-      return { type: 'integer', format: 'int64', description: field.description, ...pick(field, ['minimum', 'maximum', 'default']) };
+      return {
+        type: 'integer',
+        format: 'int64',
+        description: field.description,
+        ...pick(field, ['minimum', 'maximum', 'default']),
+      };
     case 'number':
       return { type: 'number', description: field.description, ...pick(field, ['minimum', 'default']) };
     case 'boolean':
@@ -45,7 +50,9 @@ function objectSchema(field: ObjectField): OpenAPISchema {
   for (const [name, child] of Object.entries(field.properties)) properties[name] = openAPISchema(child);
   return {
     type: 'object',
-    description: field.exactlyOneOf ? `${field.description} Exactly one of ${field.exactlyOneOf.join(', ')} must be set.` : field.description,
+    description: field.exactlyOneOf
+      ? `${field.description} Exactly one of ${field.exactlyOneOf.join(', ')} must be set.`
+      : field.description,
     properties,
     ...(field.required?.length ? { required: [...field.required] } : {}),
     // structural schemas allow oneOf only as pure value validation: branches that name required fields

@@ -22,13 +22,16 @@ function stringSchema(field: StringField): Schema {
   if (field.enum) return v.picklist([...field.enum], `must be one of ${field.enum.join(', ')}`);
   const checks: Check[] = [];
   const { minLength, maxLength, pattern } = field;
-  if (minLength !== undefined) checks.push(v.check((s: string) => codePoints(s) >= minLength, `must be at least ${minLength} characters long`));
-  if (maxLength !== undefined) checks.push(v.check((s: string) => codePoints(s) <= maxLength, `must be at most ${maxLength} characters long`));
+  if (minLength !== undefined)
+    checks.push(v.check((s: string) => codePoints(s) >= minLength, `must be at least ${minLength} characters long`));
+  if (maxLength !== undefined)
+    checks.push(v.check((s: string) => codePoints(s) <= maxLength, `must be at most ${maxLength} characters long`));
   if (pattern) {
     const regex = new RegExp(pattern.regex);
     checks.push(v.check((s: string) => regex.test(s), `must be ${pattern.allowed}`));
   }
-  if (field.format === 'date-time') checks.push(v.check((s: string) => rfc3339.test(s), 'must be an RFC 3339 timestamp such as 2025-01-31T12:00:00Z'));
+  if (field.format === 'date-time')
+    checks.push(v.check((s: string) => rfc3339.test(s), 'must be an RFC 3339 timestamp such as 2025-01-31T12:00:00Z'));
   return v.pipe(v.string('must be a string'), ...checks);
 }
 
@@ -63,8 +66,15 @@ function uniqueItems(field: ArrayField): Check {
 function arraySchema(field: ArrayField): Schema {
   const checks: Check[] = [];
   const { minItems, maxItems } = field;
-  if (minItems !== undefined) checks.push(v.check((a: unknown[]) => a.length >= minItems, `must have at least ${minItems} item${minItems === 1 ? '' : 's'}`));
-  if (maxItems !== undefined) checks.push(v.check((a: unknown[]) => a.length <= maxItems, `must have at most ${maxItems} items`));
+  if (minItems !== undefined)
+    checks.push(
+      v.check(
+        (a: unknown[]) => a.length >= minItems,
+        `must have at least ${minItems} item${minItems === 1 ? '' : 's'}`,
+      ),
+    );
+  if (maxItems !== undefined)
+    checks.push(v.check((a: unknown[]) => a.length <= maxItems, `must have at most ${maxItems} items`));
   if (field.listType === 'set' || field.listType === 'map') checks.push(uniqueItems(field));
   return v.pipe(v.array(fieldSchema(field.items), 'must be a list'), ...checks);
 }
@@ -74,10 +84,20 @@ const notAList = v.custom<unknown>((input) => !Array.isArray(input), 'must be an
 
 function mapSchema(field: MapField): Schema {
   const { maxProperties } = field;
-  const checks: Check[] = maxProperties === undefined ? [] : [
-    v.check((m: Record<string, unknown>) => Object.keys(m).length <= maxProperties, `must have at most ${maxProperties} entries`),
-  ];
-  return v.pipe(notAList, v.record(v.string(), fieldSchema(field.values), 'must be an object of key: value entries'), ...checks);
+  const checks: Check[] =
+    maxProperties === undefined
+      ? []
+      : [
+          v.check(
+            (m: Record<string, unknown>) => Object.keys(m).length <= maxProperties,
+            `must have at most ${maxProperties} entries`,
+          ),
+        ];
+  return v.pipe(
+    notAList,
+    v.record(v.string(), fieldSchema(field.values), 'must be an object of key: value entries'),
+    ...checks,
+  );
 }
 
 function objectSchema(field: ObjectField): Schema {
@@ -87,11 +107,19 @@ function objectSchema(field: ObjectField): Schema {
     entries[name] = required.has(name) ? fieldSchema(child) : v.optional(fieldSchema(child));
   }
   // unknown keys pass (and are dropped), as the apiserver prunes them before admission
-  const schema = v.pipe(notAList, v.object(entries, (issue) => (issue.input === undefined ? 'is required' : 'must be an object')));
+  const schema = v.pipe(
+    notAList,
+    v.object(entries, (issue) => (issue.input === undefined ? 'is required' : 'must be an object')),
+  );
   const oneOf = field.exactlyOneOf;
   if (!oneOf) return schema;
-  return v.pipe(schema, v.check((o: Record<string, unknown>) => oneOf.filter((k) => o[k] !== undefined).length === 1,
-    `must set exactly one of ${oneOf.join(', ')}`));
+  return v.pipe(
+    schema,
+    v.check(
+      (o: Record<string, unknown>) => oneOf.filter((k) => o[k] !== undefined).length === 1,
+      `must set exactly one of ${oneOf.join(', ')}`,
+    ),
+  );
 }
 
 export function fieldSchema(field: Field): Schema {
@@ -114,10 +142,16 @@ export function fieldSchema(field: Field): Schema {
 }
 
 export const schemas: Record<DescribedKind, { spec: Schema; status: Schema }> = {
-  BackupStorageLocation: { spec: fieldSchema(fieldsOf.BackupStorageLocation.spec), status: fieldSchema(fieldsOf.BackupStorageLocation.status) },
+  BackupStorageLocation: {
+    spec: fieldSchema(fieldsOf.BackupStorageLocation.spec),
+    status: fieldSchema(fieldsOf.BackupStorageLocation.status),
+  },
   DataUpload: { spec: fieldSchema(fieldsOf.DataUpload.spec), status: fieldSchema(fieldsOf.DataUpload.status) },
   DataDownload: { spec: fieldSchema(fieldsOf.DataDownload.spec), status: fieldSchema(fieldsOf.DataDownload.status) },
-  BackupSchedule: { spec: fieldSchema(fieldsOf.BackupSchedule.spec), status: fieldSchema(fieldsOf.BackupSchedule.status) },
+  BackupSchedule: {
+    spec: fieldSchema(fieldsOf.BackupSchedule.spec),
+    status: fieldSchema(fieldsOf.BackupSchedule.status),
+  },
 };
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -127,8 +127,16 @@ export interface BackupStorageLocation {
 // ---- Shared by DataUpload and DataDownload ----
 
 export type Phase =
-  | 'New' | 'Accepted' | 'Prepared' | 'InProgress' | 'Finalizing' | 'Completed'
-  | 'Failing' | 'Failed' | 'Canceling' | 'Canceled';
+  | 'New'
+  | 'Accepted'
+  | 'Prepared'
+  | 'InProgress'
+  | 'Finalizing'
+  | 'Completed'
+  | 'Failing'
+  | 'Failed'
+  | 'Canceling'
+  | 'Canceled';
 
 export interface Progress {
   bytesDone: number;
@@ -230,7 +238,10 @@ export interface DataUpload {
 export interface DataDownloadSpec {
   /** the PVC to create (or fill, if it exists and is unbound) */
   targetPVC: {
-    name: string; storageClassName?: string; size?: string; accessModes?: string[];
+    name: string;
+    storageClassName?: string;
+    size?: string;
+    accessModes?: string[];
     /** the storage class gives new volumes that read as zeros: a block restore skips zero ranges */
     zeroedVolume?: boolean;
   };

@@ -21,7 +21,10 @@ function key(name: string): string {
 }
 
 function isEmpty(value: Data): boolean {
-  return (Array.isArray(value) && value.length === 0) || (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+  return (
+    (Array.isArray(value) && value.length === 0) ||
+    (typeof value === 'object' && value !== null && Object.keys(value).length === 0)
+  );
 }
 
 function inline(value: Data): string {

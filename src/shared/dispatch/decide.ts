@@ -40,12 +40,15 @@ function giveUp(resource: FerryResource, step: StepName, jobs: readonly StepJob[
   // the step's own record names the failure only when the step recorded one; after a crash (OOM, SIGKILL) it still
   // holds the last progress note, and the Job's failure is the news
   const record = resource.status?.steps?.[step];
-  const said = record?.outcome === 'Failed'
-    ? record.message
-    : [last.message, record?.message && `the step had last reported: ${record.message}`].filter(Boolean).join('; ') || undefined;
-  const message = last.state === 'failed'
-    ? `step ${step} failed ${jobs.length} times; the last attempt (Job ${last.name}) said: ${said ?? 'nothing'}`
-    : `step ${step} ran ${jobs.length} times without moving the ${resource.kind} on from phase ${phase}`;
+  const said =
+    record?.outcome === 'Failed'
+      ? record.message
+      : [last.message, record?.message && `the step had last reported: ${record.message}`].filter(Boolean).join('; ') ||
+        undefined;
+  const message =
+    last.state === 'failed'
+      ? `step ${step} failed ${jobs.length} times; the last attempt (Job ${last.name}) said: ${said ?? 'nothing'}`
+      : `step ${step} ran ${jobs.length} times without moving the ${resource.kind} on from phase ${phase}`;
   // a finalize that cannot finish has nobody left to clean up after it: the resource ends here
   return { action: 'fail', step, phase: step === 'finalize' ? 'Failed' : 'Failing', message };
 }
@@ -64,9 +67,11 @@ export function decide(resource: FerryResource, jobs: readonly StepJob[], opts: 
   const own = jobsOfStep(jobs, resource.metadata.uid ?? '', step);
   const last = own[own.length - 1];
   if (!last) return { action: 'run', step, attempt: nextAttempt(resource, step, own) };
-  if (opts.mode === 'admission') return { action: 'none', why: `Job ${last.name} exists; the sweep retries it if it fails` };
+  if (opts.mode === 'admission')
+    return { action: 'none', why: `Job ${last.name} exists; the sweep retries it if it fails` };
   if (last.state === 'active') return { action: 'none', why: `Job ${last.name} is running` };
-  if (last.finishedAt !== undefined && opts.now - last.finishedAt < opts.settleMs) return { action: 'none', why: `Job ${last.name} has just finished` };
+  if (last.finishedAt !== undefined && opts.now - last.finishedAt < opts.settleMs)
+    return { action: 'none', why: `Job ${last.name} has just finished` };
   const finished = own.filter((j) => j.state !== 'active');
   if (step !== 'delete' && finished.length >= opts.maxAttempts) return giveUp(resource, step, finished, phase);
   return { action: 'run', step, attempt: nextAttempt(resource, step, own) };

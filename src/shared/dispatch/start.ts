@@ -23,12 +23,24 @@ export interface StartRequest {
  * The claim the expose step made, by the name it derives from the resource's uid, and only if labelled with that
  * uid: never a name from status.exposure, which whoever may write the status could point at any claim.
  */
-export async function exposedClaim(kube: Kube, ferryNamespace: string, resource: FerryResource): Promise<KubeObject | undefined> {
-  const claim = await kube.get<KubeObject>({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name: exposureName(resource) });
+export async function exposedClaim(
+  kube: Kube,
+  ferryNamespace: string,
+  resource: FerryResource,
+): Promise<KubeObject | undefined> {
+  const claim = await kube.get<KubeObject>({
+    kind: 'PersistentVolumeClaim',
+    namespace: ferryNamespace,
+    name: exposureName(resource),
+  });
   return claim?.metadata.labels?.[labels.uid] === resource.metadata.uid ? claim : undefined;
 }
 
-async function exposedVolume(kube: Kube, ferryNamespace: string, resource: FerryResource): Promise<ExposedVolume | undefined> {
+async function exposedVolume(
+  kube: Kube,
+  ferryNamespace: string,
+  resource: FerryResource,
+): Promise<ExposedVolume | undefined> {
   const claim = await exposedClaim(kube, ferryNamespace, resource);
   // without its volume the transfer step fails with a message saying so, which is clearer than waiting here
   if (!claim) return undefined;
@@ -37,13 +49,23 @@ async function exposedVolume(kube: Kube, ferryNamespace: string, resource: Ferry
 }
 
 /** Creates the step Job from its template; a Job of that name already there is success. */
-export async function startStepJob(kube: Kube, ferryNamespace: string, req: StartRequest): Promise<{ result: StartResult; job: string }> {
+export async function startStepJob(
+  kube: Kube,
+  ferryNamespace: string,
+  req: StartRequest,
+): Promise<{ result: StartResult; job: string }> {
   const { resource, step, attempt, node } = req;
   const template = templateName(step, resource.kind);
   const cronJob = await kube.get({ kind: 'CronJob', namespace: ferryNamespace, name: template });
-  if (!cronJob) throw new Error(`The Job template CronJob ${ferryNamespace}/${template} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
+  if (!cronJob)
+    throw new Error(
+      `The Job template CronJob ${ferryNamespace}/${template} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
+    );
   const volume = step === 'transfer' ? await exposedVolume(kube, ferryNamespace, resource) : undefined;
-  const secrets = step === 'transfer' || step === 'delete' ? await secretsOfLocation(kube, ferryNamespace, resource.spec.backupStorageLocation) : undefined;
+  const secrets =
+    step === 'transfer' || step === 'delete'
+      ? await secretsOfLocation(kube, ferryNamespace, resource.spec.backupStorageLocation)
+      : undefined;
   const job = buildJob(cronJob, { resource, step, attempt, namespace: ferryNamespace, volume, node, secrets });
   try {
     await kube.create(job);

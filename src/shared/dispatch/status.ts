@@ -24,9 +24,16 @@ export function describe(r: FerryResource): string {
 
 /** `change` returns false when the fresh resource needs no write (and no Event). */
 export async function writeResource(
-  w: StatusWriter, resource: Resource, change: (fresh: Resource) => boolean | void, event?: EventInput,
+  w: StatusWriter,
+  resource: Resource,
+  change: (fresh: Resource) => boolean | void,
+  event?: EventInput,
 ): Promise<void> {
-  const fresh = await w.kube.get<Resource>({ kind: resource.kind, namespace: resource.metadata.namespace ?? '', name: resource.metadata.name });
+  const fresh = await w.kube.get<Resource>({
+    kind: resource.kind,
+    namespace: resource.metadata.namespace ?? '',
+    name: resource.metadata.name,
+  });
   if (!fresh || fresh.metadata.uid !== resource.metadata.uid) return;
   let changed = false;
   const written = await updateStatus(w.kube, fresh, (f) => {
@@ -38,14 +45,26 @@ export async function writeResource(
   try {
     await emitEvent(w.kube, written, event, { controller: 'ferry.dev/dispatcher', instance: w.instance });
   } catch (err) {
-    w.log.warn('could not record an Event', { resource: describe(resource), error: err instanceof Error ? err.message : String(err) });
+    w.log.warn('could not record an Event', {
+      resource: describe(resource),
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 
 /** Moves the resource to Canceling, if it still asks for it and may still be canceled. */
 export async function moveToCanceling(w: StatusWriter, resource: Resource, why: string): Promise<void> {
-  await writeResource(w, resource, (fresh) => {
-    if (!isOurs(fresh) || cancelReason(fresh) === undefined) return false;
-    fresh.status = { ...fresh.status, phase: 'Canceling', message: `Canceling from phase ${fresh.status?.phase ?? 'New'}: ${why}.` };
-  }, { type: 'Normal', reason: 'Canceling', note: `Canceling: ${why}; finalize cleans up.`, action: 'Cancel' });
+  await writeResource(
+    w,
+    resource,
+    (fresh) => {
+      if (!isOurs(fresh) || cancelReason(fresh) === undefined) return false;
+      fresh.status = {
+        ...fresh.status,
+        phase: 'Canceling',
+        message: `Canceling from phase ${fresh.status?.phase ?? 'New'}: ${why}.`,
+      };
+    },
+    { type: 'Normal', reason: 'Canceling', note: `Canceling: ${why}; finalize cleans up.`, action: 'Cancel' },
+  );
 }

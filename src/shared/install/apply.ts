@@ -28,7 +28,12 @@ export class Discovery {
       const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
       found = this.#kube.call<{ resources: APIResource[] }>('GET', path).then((list) => list?.resources ?? []);
       // a failed or empty answer is not remembered: a CRD just created may be served a moment later
-      found.then((r) => { if (r.length === 0) this.#groups.delete(apiVersion); }, () => this.#groups.delete(apiVersion));
+      found.then(
+        (r) => {
+          if (r.length === 0) this.#groups.delete(apiVersion);
+        },
+        () => this.#groups.delete(apiVersion),
+      );
       this.#groups.set(apiVersion, found);
     }
     return found;
@@ -49,13 +54,20 @@ export function describeObject(obj: KubeObject): string {
 }
 
 /** Applies one object; dryRun asks the apiserver to validate and merge without storing anything. */
-export async function applyObject(kube: HttpKube, discovery: Discovery, obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
+export async function applyObject(
+  kube: HttpKube,
+  discovery: Discovery,
+  obj: KubeObject,
+  opts: { dryRun?: boolean } = {},
+): Promise<KubeObject> {
   const path = await discovery.pathOf(obj);
-  if (!path) throw new Error(`The cluster does not serve ${obj.apiVersion} ${obj.kind}, needed for ${describeObject(obj)}.`);
+  if (!path)
+    throw new Error(`The cluster does not serve ${obj.apiVersion} ${obj.kind}, needed for ${describeObject(obj)}.`);
   const query = new URLSearchParams({ fieldManager, force: 'true' });
   if (opts.dryRun) query.set('dryRun', 'All');
   const applied = await kube.call<KubeObject>('PATCH', `${path}?${query}`, obj, 'application/apply-patch+yaml');
-  if (!applied) throw new Error(`The apiserver answered "not found" to applying ${describeObject(obj)}: does its namespace exist?`);
+  if (!applied)
+    throw new Error(`The apiserver answered "not found" to applying ${describeObject(obj)}: does its namespace exist?`);
   return applied;
 }
 
@@ -64,10 +76,15 @@ export async function waitEstablished(kube: HttpKube, names: readonly string[], 
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
     for (;;) {
-      const crd = await kube.call<KubeObject>('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
-      const conditions = ((crd?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions) ?? [];
+      const crd = await kube.call<KubeObject>(
+        'GET',
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
+      );
+      const conditions =
+        (crd?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`The CustomResourceDefinition ${name} was not Established within ${timeoutMs / 1000} s.`);
+      if (Date.now() > deadline)
+        throw new Error(`The CustomResourceDefinition ${name} was not Established within ${timeoutMs / 1000} s.`);
       await sleep(250);
     }
   }
@@ -87,7 +104,11 @@ function rank(obj: KubeObject): number {
  * With dryRun the apiserver checks every object and stores none; CRDs are then not waited for, and objects of kinds
  * they would add cannot be checked.
  */
-export async function applyAll(kube: HttpKube, objects: readonly KubeObject[], opts: { dryRun?: boolean; onApplied?: (obj: KubeObject, live: KubeObject) => void } = {}): Promise<void> {
+export async function applyAll(
+  kube: HttpKube,
+  objects: readonly KubeObject[],
+  opts: { dryRun?: boolean; onApplied?: (obj: KubeObject, live: KubeObject) => void } = {},
+): Promise<void> {
   const discovery = new Discovery(kube);
   const ordered = [...objects].sort((a, b) => rank(a) - rank(b));
   const crds = ordered.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);

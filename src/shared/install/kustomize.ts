@@ -28,10 +28,24 @@ const understood = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'ima
 
 /** Kinds that live outside namespaces; kustomize, too, treats every other kind as namespaced. */
 const clusterScoped = new Set([
-  'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass', 'StorageClass', 'CSIDriver',
-  'PersistentVolume', 'VolumeSnapshotClass', 'VolumeSnapshotContent', 'ValidatingWebhookConfiguration',
-  'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'APIService', 'IngressClass',
-  'RuntimeClass', 'Node',
+  'Namespace',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'PriorityClass',
+  'StorageClass',
+  'CSIDriver',
+  'PersistentVolume',
+  'VolumeSnapshotClass',
+  'VolumeSnapshotContent',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'APIService',
+  'IngressClass',
+  'RuntimeClass',
+  'Node',
 ]);
 
 export function isClusterScoped(kind: string): boolean {
@@ -44,7 +58,10 @@ async function readKustomization(dir: string): Promise<Kustomization> {
     if (text === undefined) continue;
     const k = (yaml.load(text) ?? {}) as Record<string, unknown>;
     const unknown = Object.keys(k).filter((key) => !understood.has(key));
-    if (unknown.length > 0) throw new Error(`${join(dir, name)} uses ${unknown.join(', ')}, which ferry install does not support: use kubectl apply -k.`);
+    if (unknown.length > 0)
+      throw new Error(
+        `${join(dir, name)} uses ${unknown.join(', ')}, which ferry install does not support: use kubectl apply -k.`,
+      );
     return k as Kustomization;
   }
   throw new Error(`${dir} has no kustomization.yaml.`);
@@ -55,7 +72,9 @@ async function readResource(dir: string, entry: string): Promise<KubeObject[]> {
   const info = await stat(path).catch(() => undefined);
   if (!info) throw new Error(`The kustomization in ${dir} lists ${entry}, which does not exist.`);
   if (info.isDirectory()) return renderKustomization(path);
-  return (yaml.loadAll(await readFile(path, 'utf8')) as (KubeObject | null)[]).filter((o): o is KubeObject => o !== null && o !== undefined);
+  return (yaml.loadAll(await readFile(path, 'utf8')) as (KubeObject | null)[]).filter(
+    (o): o is KubeObject => o !== null && o !== undefined,
+  );
 }
 
 /** The objects a kustomization folder stands for, in the order its resources list them. */
@@ -132,6 +151,7 @@ function replaceImages(node: unknown, override: ImageOverride): void {
 /** `--image` as kustomize's images entry for ferry's image: REGISTRY/NAME[:TAG][@DIGEST]. */
 export function ferryImage(image: string): ImageOverride {
   const { name, tag, digest } = parseImage(image);
-  if (!name || /\s/.test(image)) throw new Error(`"${image}" is not an image reference (REGISTRY/NAME[:TAG][@DIGEST]).`);
-  return { name: 'ferry', newName: name, newTag: digest ? undefined : tag ?? 'latest', digest };
+  if (!name || /\s/.test(image))
+    throw new Error(`"${image}" is not an image reference (REGISTRY/NAME[:TAG][@DIGEST]).`);
+  return { name: 'ferry', newName: name, newTag: digest ? undefined : (tag ?? 'latest'), digest };
 }

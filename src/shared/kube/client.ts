@@ -47,12 +47,14 @@ export class HttpKube implements Kube {
       const query = new URLSearchParams({ limit: String(pageSize) });
       if (opts.labelSelector) query.set('labelSelector', opts.labelSelector);
       if (continueToken) query.set('continue', continueToken);
-      const list = this.#object<{ items: (Omit<T, 'apiVersion' | 'kind'> & Partial<KubeObject>)[]; metadata?: { continue?: string } }>(
-        await this.#request('GET', `${resourcePath(kind, opts.namespace)}?${query}`),
-      );
+      const list = this.#object<{
+        items: (Omit<T, 'apiVersion' | 'kind'> & Partial<KubeObject>)[];
+        metadata?: { continue?: string };
+      }>(await this.#request('GET', `${resourcePath(kind, opts.namespace)}?${query}`));
       // list items come without apiVersion/kind; give them back so objects look the same however they were read
       const apiVersion = apiVersionOf(kind);
-      for (const item of list.items) items.push({ ...item, apiVersion: item.apiVersion ?? apiVersion, kind: item.kind ?? kind } as T);
+      for (const item of list.items)
+        items.push({ ...item, apiVersion: item.apiVersion ?? apiVersion, kind: item.kind ?? kind } as T);
       continueToken = list.metadata?.continue ?? '';
     } while (continueToken);
     return items;
@@ -79,7 +81,11 @@ export class HttpKube implements Kube {
   }
 
   async delete(key: ObjectKey, opts: DeleteOptions = {}): Promise<boolean> {
-    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy ?? 'Background' };
+    const body: Record<string, unknown> = {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      propagationPolicy: opts.propagationPolicy ?? 'Background',
+    };
     if (opts.uid) body.preconditions = { uid: opts.uid };
     const res = await this.#request('DELETE', resourcePath(key.kind, key.namespace, key.name), body);
     if (res.status === 404) return false;
@@ -127,7 +133,16 @@ export class HttpKube implements Kube {
           resolve({ status: res.statusCode ?? 0, body: parseJson(text), text });
         });
       });
-      req.on('timeout', () => req.destroy(Object.assign(new Error(`the apiserver did not answer ${opts.method} ${url.pathname} within ${this.#timeoutMs} ms (timed out)`), { code: 'ETIMEDOUT' })));
+      req.on('timeout', () =>
+        req.destroy(
+          Object.assign(
+            new Error(
+              `the apiserver did not answer ${opts.method} ${url.pathname} within ${this.#timeoutMs} ms (timed out)`,
+            ),
+            { code: 'ETIMEDOUT' },
+          ),
+        ),
+      );
       req.on('error', reject);
       req.end(payload);
     });
@@ -136,16 +151,24 @@ export class HttpKube implements Kube {
   /** One keep-alive pool for the client's life, with the TLS settings the configuration gave. */
   #agentFor(opts: RequestOptions): HttpAgent | HttpsAgent {
     if (!this.#agent) {
-      this.#agent = this.#server.protocol === 'http:'
-        ? new HttpAgent({ keepAlive: true })
-        : new HttpsAgent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized });
+      this.#agent =
+        this.#server.protocol === 'http:'
+          ? new HttpAgent({ keepAlive: true })
+          : new HttpsAgent({
+              keepAlive: true,
+              ca: opts.ca,
+              cert: opts.cert,
+              key: opts.key,
+              rejectUnauthorized: opts.rejectUnauthorized,
+            });
     }
     return this.#agent;
   }
 
   #object<T>(res: Response): T {
     if (res.status === 404) throw errorFrom('GET', '', res);
-    if (typeof res.body !== 'object' || res.body === null) throw new Error(`The apiserver answered ${res.status} with something that is not a JSON object.`);
+    if (typeof res.body !== 'object' || res.body === null)
+      throw new Error(`The apiserver answered ${res.status} with something that is not a JSON object.`);
     return res.body as T;
   }
 

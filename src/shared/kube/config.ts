@@ -14,7 +14,9 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfig
     try {
       kc.loadFromDefault();
     } catch (err) {
-      throw new Error(`Cannot read the Kubernetes configuration (KUBECONFIG=${env.KUBECONFIG ?? '~/.kube/config'}): ${(err as Error).message}.`);
+      throw new Error(
+        `Cannot read the Kubernetes configuration (KUBECONFIG=${env.KUBECONFIG ?? '~/.kube/config'}): ${(err as Error).message}.`,
+      );
     }
   }
   if (!kc.getCurrentCluster()) throw new Error('No Kubernetes cluster is configured: run in a pod or set KUBECONFIG.');

@@ -10,7 +10,11 @@ export function connect(log: Logger, opts: KubeRetryOptions = {}): { kube: Kube;
   const http = new HttpKube(loadKubeConfig());
   const kube = new RetryingKube(http, {
     onRetry: ({ operation, attempt, delayMs, error }) =>
-      log.warn(`could not ${operation}; retrying`, { attempt, delayMs, error: error instanceof Error ? error.message : String(error) }),
+      log.warn(`could not ${operation}; retrying`, {
+        attempt,
+        delayMs,
+        error: error instanceof Error ? error.message : String(error),
+      }),
     ...opts,
   });
   return { kube, close: () => http.close() };

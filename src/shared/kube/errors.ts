@@ -31,14 +31,25 @@ export function isConflict(err: unknown): boolean {
   return err instanceof KubeError && err.status === 409 && err.reason !== 'AlreadyExists';
 }
 
-const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET']);
+const transientCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+]);
 
 /**
  * Worth another try: the apiserver is throttling, restarting or unreachable, or an admission webhook it calls is
  * down (it answers 500 "failed calling webhook"). Denials, invalid objects and missing rights are not.
  */
 export function isTransient(err: unknown): boolean {
-  if (err instanceof KubeError) return err.status === 429 || err.status >= 500 || err.reason === 'Timeout' || err.reason === 'ServerTimeout';
+  if (err instanceof KubeError)
+    return err.status === 429 || err.status >= 500 || err.reason === 'Timeout' || err.reason === 'ServerTimeout';
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && transientCodes.has(code)) return true;
   return err instanceof Error && /socket hang up|timed out/i.test(err.message);

@@ -28,7 +28,10 @@ export function eventFor(regarding: KubeObject, ev: EventInput, source: EventSou
   return {
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
-    metadata: { name: `${fitted(name, 200)}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`, namespace: namespace ?? 'default' },
+    metadata: {
+      name: `${fitted(name, 200)}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`,
+      namespace: namespace ?? 'default',
+    },
     eventTime: now.toISOString().replace('Z', '000Z'),
     reportingController: source.controller,
     reportingInstance: source.instance.slice(0, 128),
@@ -40,6 +43,12 @@ export function eventFor(regarding: KubeObject, ev: EventInput, source: EventSou
   };
 }
 
-export async function emitEvent(kube: Kube, regarding: KubeObject, ev: EventInput, source: EventSource, now = new Date()): Promise<void> {
+export async function emitEvent(
+  kube: Kube,
+  regarding: KubeObject,
+  ev: EventInput,
+  source: EventSource,
+  now = new Date(),
+): Promise<void> {
   await kube.create(eventFor(regarding, ev, source, now));
 }

@@ -73,7 +73,9 @@ export class MemoryKube implements Kube {
     const terms = parseSelector(opts.labelSelector);
     return [...this.#objects.values()]
       .filter((o) => o.kind === kind && (!opts.namespace || o.metadata.namespace === opts.namespace))
-      .filter((o) => terms.every(([k, v]) => (v === undefined ? k in (o.metadata.labels ?? {}) : o.metadata.labels?.[k] === v)))
+      .filter((o) =>
+        terms.every(([k, v]) => (v === undefined ? k in (o.metadata.labels ?? {}) : o.metadata.labels?.[k] === v)),
+      )
       .map((o) => structuredClone(o) as T);
   }
 
@@ -94,8 +96,14 @@ export class MemoryKube implements Kube {
     const current = this.#current('replace', obj);
     const next = structuredClone(obj) as KubeObject;
     next.status = current.status;
-    next.metadata = { ...next.metadata, uid: current.metadata.uid, creationTimestamp: current.metadata.creationTimestamp, deletionTimestamp: current.metadata.deletionTimestamp };
-    next.metadata.generation = (current.metadata.generation ?? 1) + (JSON.stringify(next.spec) === JSON.stringify(current.spec) ? 0 : 1);
+    next.metadata = {
+      ...next.metadata,
+      uid: current.metadata.uid,
+      creationTimestamp: current.metadata.creationTimestamp,
+      deletionTimestamp: current.metadata.deletionTimestamp,
+    };
+    next.metadata.generation =
+      (current.metadata.generation ?? 1) + (JSON.stringify(next.spec) === JSON.stringify(current.spec) ? 0 : 1);
     return this.#commit('replace', next) as T;
   }
 
@@ -110,14 +118,24 @@ export class MemoryKube implements Kube {
     this.#begin('patch', key.kind, key);
     const current = this.#objects.get(mapKey(key));
     if (!current) throw notFound(key);
-    const patched = (opts.type === 'json' ? applyJsonPatch(current, patch as JsonPatchOp[]) : mergePatch(current, patch)) as KubeObject;
+    const patched = (
+      opts.type === 'json' ? applyJsonPatch(current, patch as JsonPatchOp[]) : mergePatch(current, patch)
+    ) as KubeObject;
     const wanted = patched.metadata?.resourceVersion;
-    if (opts.type !== 'json' && (patch as { metadata?: { resourceVersion?: string } })?.metadata?.resourceVersion !== undefined && wanted !== current.metadata.resourceVersion) {
+    if (
+      opts.type !== 'json' &&
+      (patch as { metadata?: { resourceVersion?: string } })?.metadata?.resourceVersion !== undefined &&
+      wanted !== current.metadata.resourceVersion
+    ) {
       throw conflict(key);
     }
     const next = structuredClone(current);
     if (opts.status) next.status = patched.status;
-    else Object.assign(next, patched, { status: current.status, metadata: { ...patched.metadata, uid: current.metadata.uid } });
+    else
+      Object.assign(next, patched, {
+        status: current.status,
+        metadata: { ...patched.metadata, uid: current.metadata.uid },
+      });
     return this.#commit('patch', next) as T;
   }
 
@@ -190,7 +208,7 @@ function keyOf(obj: KubeObject): ObjectKey {
 }
 
 function mapKey(key: ObjectKey): string {
-  return `${key.kind}/${resourceInfo(key.kind).namespaced ? key.namespace ?? '' : ''}/${key.name}`;
+  return `${key.kind}/${resourceInfo(key.kind).namespaced ? (key.namespace ?? '') : ''}/${key.name}`;
 }
 
 function notFound(key: ObjectKey): KubeError {
@@ -198,21 +216,36 @@ function notFound(key: ObjectKey): KubeError {
 }
 
 function conflict(key: ObjectKey): KubeError {
-  return new KubeError(409, 'Conflict', `Operation cannot be fulfilled on ${key.kind} "${key.name}": the object has been modified; please apply your changes to the latest version and try again`);
+  return new KubeError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${key.kind} "${key.name}": the object has been modified; please apply your changes to the latest version and try again`,
+  );
 }
 
 function parseSelector(selector: string | undefined): [string, string | undefined][] {
   if (!selector) return [];
   return selector.split(',').map((term) => {
     const i = term.indexOf('=');
-    return i < 0 ? [term.trim(), undefined] : [term.slice(0, i).trim(), term.slice(i + 1).replace(/^=/, '').trim()];
+    return i < 0
+      ? [term.trim(), undefined]
+      : [
+          term.slice(0, i).trim(),
+          term
+            .slice(i + 1)
+            .replace(/^=/, '')
+            .trim(),
+        ];
   });
 }
 
 /** RFC 7386: objects merge key by key, null removes, anything else replaces. */
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return structuredClone(patch);
-  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? structuredClone(target as Record<string, unknown>) : {};
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target)
+      ? structuredClone(target as Record<string, unknown>)
+      : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);
@@ -230,15 +263,20 @@ interface JsonPatchOp {
 function applyJsonPatch(target: KubeObject, ops: JsonPatchOp[]): unknown {
   const doc = structuredClone(target) as unknown as Record<string, unknown>;
   for (const op of ops) {
-    const parts = op.path.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const parts = op.path
+      .split('/')
+      .slice(1)
+      .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = parts.pop()!;
     let parent: any = doc;
     for (const p of parts) parent = parent?.[p];
-    if (parent === undefined || parent === null) throw new KubeError(422, 'Invalid', `json patch path ${op.path} does not exist`);
+    if (parent === undefined || parent === null)
+      throw new KubeError(422, 'Invalid', `json patch path ${op.path} does not exist`);
     const index = Array.isArray(parent) ? (last === '-' ? parent.length : Number(last)) : -1;
     switch (op.op) {
       case 'test':
-        if (JSON.stringify(parent[last]) !== JSON.stringify(op.value)) throw new KubeError(409, 'Conflict', `json patch test at ${op.path} failed`);
+        if (JSON.stringify(parent[last]) !== JSON.stringify(op.value))
+          throw new KubeError(409, 'Conflict', `json patch test at ${op.path} failed`);
         break;
       case 'remove':
         if (!(last in parent)) throw new KubeError(422, 'Invalid', `json patch path ${op.path} does not exist`);

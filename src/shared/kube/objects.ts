@@ -26,7 +26,14 @@ export interface PersistentVolume extends KubeObject {
     storageClassName?: string;
     volumeMode?: VolumeMode;
     persistentVolumeReclaimPolicy?: 'Delete' | 'Retain' | 'Recycle';
-    claimRef?: { apiVersion?: string; kind?: string; namespace?: string; name?: string; uid?: string; resourceVersion?: string };
+    claimRef?: {
+      apiVersion?: string;
+      kind?: string;
+      namespace?: string;
+      name?: string;
+      uid?: string;
+      resourceVersion?: string;
+    };
   };
   status?: { phase?: 'Pending' | 'Available' | 'Bound' | 'Released' | 'Failed' };
 }

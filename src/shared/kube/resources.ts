@@ -17,17 +17,42 @@ const table = {
   Event: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
   StorageClass: { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', namespaced: false },
   CSIDriver: { group: 'storage.k8s.io', version: 'v1', plural: 'csidrivers', namespaced: false },
-  CustomResourceDefinition: { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false },
-  ValidatingWebhookConfiguration: { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', namespaced: false },
+  CustomResourceDefinition: {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    namespaced: false,
+  },
+  ValidatingWebhookConfiguration: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingwebhookconfigurations',
+    namespaced: false,
+  },
   Deployment: { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true },
   Job: { group: 'batch', version: 'v1', plural: 'jobs', namespaced: true },
   CronJob: { group: 'batch', version: 'v1', plural: 'cronjobs', namespaced: true },
   VolumeSnapshot: { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots', namespaced: true },
-  VolumeSnapshotContent: { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotcontents', namespaced: false },
-  VolumeSnapshotClass: { group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshotclasses', namespaced: false },
+  VolumeSnapshotContent: {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshotcontents',
+    namespaced: false,
+  },
+  VolumeSnapshotClass: {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshotclasses',
+    namespaced: false,
+  },
   DataUpload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datauploads', namespaced: true },
   DataDownload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datadownloads', namespaced: true },
-  BackupStorageLocation: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupstoragelocations', namespaced: true },
+  BackupStorageLocation: {
+    group: 'ferry.dev',
+    version: 'v1alpha1',
+    plural: 'backupstoragelocations',
+    namespaced: true,
+  },
   BackupSchedule: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupschedules', namespaced: true },
   ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
   RoleBinding: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', namespaced: true },
@@ -47,7 +72,12 @@ export function apiVersionOf(kind: KindName): string {
 }
 
 /** The REST path of a collection (no name) or of one object, optionally of its status subresource. */
-export function resourcePath(kind: KindName, namespace: string | undefined, name?: string, subresource?: 'status'): string {
+export function resourcePath(
+  kind: KindName,
+  namespace: string | undefined,
+  name?: string,
+  subresource?: 'status',
+): string {
   const info = resourceInfo(kind);
   const base = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;
   if (info.namespaced && name !== undefined && !namespace) throw new Error(`${kind} "${name}" needs a namespace`);

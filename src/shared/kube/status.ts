@@ -10,7 +10,11 @@ const maxConflicts = 20;
  * Applies `change` to the newest `obj` and writes its status. `change` returns false when nothing needs writing
  * (the fresh object is returned as is); it may throw to give up (e.g. the resource moved on without us).
  */
-export async function updateStatus<T extends KubeObject>(kube: Kube, obj: T, change: (fresh: T) => boolean | void): Promise<T> {
+export async function updateStatus<T extends KubeObject>(
+  kube: Kube,
+  obj: T,
+  change: (fresh: T) => boolean | void,
+): Promise<T> {
   let fresh = structuredClone(obj);
   for (let attempt = 1; ; attempt++) {
     const next = structuredClone(fresh);
@@ -20,7 +24,12 @@ export async function updateStatus<T extends KubeObject>(kube: Kube, obj: T, cha
     } catch (err) {
       if (!isConflict(err) || attempt >= maxConflicts) throw err;
       const reread = await kube.get<T>(keyOf(obj));
-      if (!reread) throw new KubeError(404, 'NotFound', `${describeKey(keyOf(obj))} was deleted while its status was being written`);
+      if (!reread)
+        throw new KubeError(
+          404,
+          'NotFound',
+          `${describeKey(keyOf(obj))} was deleted while its status was being written`,
+        );
       fresh = reread;
     }
   }

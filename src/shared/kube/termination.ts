@@ -16,11 +16,16 @@ export function encodeTerminationMessage(msg: TerminationMessage): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
   const overflow = Buffer.byteLength(text) - maxBytes + 3;
   text = JSON.stringify({ ...msg, reason: `${msg.reason.slice(0, Math.max(0, msg.reason.length - overflow))}...` });
-  return Buffer.byteLength(text) <= maxBytes ? text : JSON.stringify({ outcome: msg.outcome, reason: 'the reason is too long to keep; see the logs' });
+  return Buffer.byteLength(text) <= maxBytes
+    ? text
+    : JSON.stringify({ outcome: msg.outcome, reason: 'the reason is too long to keep; see the logs' });
 }
 
 /** Writes the message; false when there is no termination log (the step runs outside a pod). */
-export function writeTerminationMessage(msg: TerminationMessage, path = process.env.FERRY_TERMINATION_LOG ?? '/dev/termination-log'): boolean {
+export function writeTerminationMessage(
+  msg: TerminationMessage,
+  path = process.env.FERRY_TERMINATION_LOG ?? '/dev/termination-log',
+): boolean {
   try {
     writeFileSync(path, encodeTerminationMessage(msg));
     return true;

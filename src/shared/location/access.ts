@@ -26,7 +26,11 @@ interface Secret extends KubeObject {
 }
 
 export async function readLocation(kube: Kube, ferryNamespace: string, name: string): Promise<BackupStorageLocation> {
-  const bsl = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name });
+  const bsl = await kube.get<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ferryNamespace,
+    name,
+  });
   if (!bsl) throw new LocationError(`BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}.`);
   return bsl;
 }
@@ -36,7 +40,9 @@ async function secretValue(kube: Kube, namespace: string, name: string, key: str
   if (existsSync(mounted)) return readFileSync(mounted);
   const secret = await kube.get<Secret>({ kind: 'Secret', namespace, name }).catch((err: unknown) => {
     if ((err as { status?: number }).status !== 403) throw err;
-    throw new LocationError(`The ${what} Secret "${name}" is neither mounted at ${mounted} nor readable by this account: ferry's steps read a location's Secrets only from the volumes their Job mounts (a Job made by the dispatcher or a location's maintenance CronJob has them).`);
+    throw new LocationError(
+      `The ${what} Secret "${name}" is neither mounted at ${mounted} nor readable by this account: ferry's steps read a location's Secrets only from the volumes their Job mounts (a Job made by the dispatcher or a location's maintenance CronJob has them).`,
+    );
   });
   if (!secret) throw new LocationError(`The ${what} Secret "${name}" does not exist in namespace ${namespace}.`);
   const b64 = secret.data?.[key];
@@ -54,8 +60,20 @@ export interface S3Access {
 export async function s3Access(kube: Kube, ferryNamespace: string, bsl: BackupStorageLocation): Promise<S3Access> {
   const { spec } = bsl;
   const cred = spec.credential;
-  const accessKeyId = await secretValue(kube, ferryNamespace, cred.name, cred.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID', 'credentials');
-  const secretAccessKey = await secretValue(kube, ferryNamespace, cred.name, cred.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY', 'credentials');
+  const accessKeyId = await secretValue(
+    kube,
+    ferryNamespace,
+    cred.name,
+    cred.accessKeyIDKey ?? 'AWS_ACCESS_KEY_ID',
+    'credentials',
+  );
+  const secretAccessKey = await secretValue(
+    kube,
+    ferryNamespace,
+    cred.name,
+    cred.secretAccessKeyKey ?? 'AWS_SECRET_ACCESS_KEY',
+    'credentials',
+  );
   // the S3 client takes its CA from a file; a private one lives only as long as this access
   let caDir: string | undefined;
   let caFile: string | undefined;
@@ -69,7 +87,10 @@ export async function s3Access(kube: Kube, ferryNamespace: string, bsl: BackupSt
       region: spec.s3.region,
       pathStyle: spec.s3.forcePathStyle ?? true,
       caFile,
-      credentials: { accessKeyId: accessKeyId.toString('utf8').trim(), secretAccessKey: secretAccessKey.toString('utf8').trim() },
+      credentials: {
+        accessKeyId: accessKeyId.toString('utf8').trim(),
+        secretAccessKey: secretAccessKey.toString('utf8').trim(),
+      },
     },
     dispose: () => {
       if (caDir) rmSync(caDir, { recursive: true, force: true });
@@ -78,14 +99,25 @@ export async function s3Access(kube: Kube, ferryNamespace: string, bsl: BackupSt
 }
 
 /** The repository of `sourceNamespace` at location `name`, ready for openBackend + Repository.open. */
-export async function repositoryAccess(kube: Kube, ferryNamespace: string, name: string, sourceNamespace: string): Promise<RepositoryAccess> {
+export async function repositoryAccess(
+  kube: Kube,
+  ferryNamespace: string,
+  name: string,
+  sourceNamespace: string,
+): Promise<RepositoryAccess> {
   const bsl = await readLocation(kube, ferryNamespace, name);
   const { spec } = bsl;
   const location = repositoryLocation(spec, sourceNamespace);
   const access = await s3Access(kube, ferryNamespace, bsl);
   let secret: Buffer;
   try {
-    secret = await secretValue(kube, ferryNamespace, spec.repositoryPassword.name, spec.repositoryPassword.key, 'repository password');
+    secret = await secretValue(
+      kube,
+      ferryNamespace,
+      spec.repositoryPassword.name,
+      spec.repositoryPassword.key,
+      'repository password',
+    );
   } catch (err) {
     access.dispose();
     throw err;
@@ -100,9 +132,22 @@ export async function repositoryAccess(kube: Kube, ferryNamespace: string, name:
 }
 
 /** The location's repository password Secret holds a non-empty value under its key. */
-export async function checkPasswordSecret(kube: Kube, ferryNamespace: string, bsl: BackupStorageLocation): Promise<void> {
-  const secret = await secretValue(kube, ferryNamespace, bsl.spec.repositoryPassword.name, bsl.spec.repositoryPassword.key, 'repository password');
-  if (secret.length === 0) throw new LocationError(`The repository password Secret "${bsl.spec.repositoryPassword.name}" holds an empty "${bsl.spec.repositoryPassword.key}".`);
+export async function checkPasswordSecret(
+  kube: Kube,
+  ferryNamespace: string,
+  bsl: BackupStorageLocation,
+): Promise<void> {
+  const secret = await secretValue(
+    kube,
+    ferryNamespace,
+    bsl.spec.repositoryPassword.name,
+    bsl.spec.repositoryPassword.key,
+    'repository password',
+  );
+  if (secret.length === 0)
+    throw new LocationError(
+      `The repository password Secret "${bsl.spec.repositoryPassword.name}" holds an empty "${bsl.spec.repositoryPassword.key}".`,
+    );
 }
 
 /** The location or its Secrets are missing or incomplete: a person must fix the configuration. */

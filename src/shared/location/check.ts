@@ -14,17 +14,40 @@ export async function checkLocation(kube: Kube, ferryNamespace: string, bsl: Sto
     access = await s3Access(kube, ferryNamespace, bsl);
   } catch (err) {
     if (!(err instanceof LocationError)) throw err;
-    return { ok: false, failure: 'secret', message: err.message, fix: `Create or fix that Secret in namespace ${ferryNamespace} (ferry location create writes both Secrets).` };
+    return {
+      ok: false,
+      failure: 'secret',
+      message: err.message,
+      fix: `Create or fix that Secret in namespace ${ferryNamespace} (ferry location create writes both Secrets).`,
+    };
   }
   try {
-    return await probeLocation({ endpoint: bsl.spec.s3.endpoint, bucket: bsl.spec.s3.bucket, prefix: bsl.spec.s3.prefix, ...access.s3 });
+    return await probeLocation({
+      endpoint: bsl.spec.s3.endpoint,
+      bucket: bsl.spec.s3.bucket,
+      prefix: bsl.spec.s3.prefix,
+      ...access.s3,
+    });
   } finally {
     access.dispose();
   }
 }
 
 /** Writes the outcome into status: phase Available or Unavailable, the message, and when. */
-export async function recordCheck(kube: Kube, bsl: StoredLocation, result: ProbeResult, now = new Date()): Promise<void> {
-  const status = { phase: result.ok ? 'Available' : 'Unavailable', message: result.message, lastValidationTime: now.toISOString() };
-  await kube.patch({ kind: 'BackupStorageLocation', namespace: bsl.metadata.namespace, name: bsl.metadata.name }, { status }, { status: true });
+export async function recordCheck(
+  kube: Kube,
+  bsl: StoredLocation,
+  result: ProbeResult,
+  now = new Date(),
+): Promise<void> {
+  const status = {
+    phase: result.ok ? 'Available' : 'Unavailable',
+    message: result.message,
+    lastValidationTime: now.toISOString(),
+  };
+  await kube.patch(
+    { kind: 'BackupStorageLocation', namespace: bsl.metadata.namespace, name: bsl.metadata.name },
+    { status },
+    { status: true },
+  );
 }

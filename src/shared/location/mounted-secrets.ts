@@ -18,13 +18,19 @@ interface ContainerWithMounts {
 }
 
 /** The Secrets a location names, once each (the credentials and the password may share one). */
-export function locationSecretNames(spec: Pick<BackupStorageLocationSpec, 'credential' | 'repositoryPassword'>): string[] {
+export function locationSecretNames(
+  spec: Pick<BackupStorageLocationSpec, 'credential' | 'repositoryPassword'>,
+): string[] {
   return [...new Set([spec.credential.name, spec.repositoryPassword.name].filter((n) => n))];
 }
 
 /** The Secrets to mount for a resource's location; none when the location is gone (the step then says so). */
 export async function secretsOfLocation(kube: Kube, ferryNamespace: string, location: string): Promise<string[]> {
-  const bsl = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: location });
+  const bsl = await kube.get<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ferryNamespace,
+    name: location,
+  });
   return bsl?.spec ? locationSecretNames(bsl.spec) : [];
 }
 
@@ -37,6 +43,12 @@ export function mountedSecretPath(name: string, key: string): string {
 export function mountSecrets(pod: PodWithSecrets, container: ContainerWithMounts, names: string[]): void {
   const ours = names.map((secretName, i) => ({ name: `${volumePrefix}${i}`, secretName }));
   const others = (v: { name: string }): boolean => !v.name.startsWith(volumePrefix);
-  pod.volumes = [...(pod.volumes ?? []).filter((v) => others(v as { name: string })), ...ours.map((o) => ({ name: o.name, secret: { secretName: o.secretName } }))];
-  container.volumeMounts = [...(container.volumeMounts ?? []).filter(others), ...ours.map((o) => ({ name: o.name, mountPath: `${secretsRoot}/${o.secretName}`, readOnly: true }))];
+  pod.volumes = [
+    ...(pod.volumes ?? []).filter((v) => others(v as { name: string })),
+    ...ours.map((o) => ({ name: o.name, secret: { secretName: o.secretName } })),
+  ];
+  container.volumeMounts = [
+    ...(container.volumeMounts ?? []).filter(others),
+    ...ours.map((o) => ({ name: o.name, mountPath: `${secretsRoot}/${o.secretName}`, readOnly: true })),
+  ];
 }

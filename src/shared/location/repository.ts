@@ -10,9 +10,11 @@ const passwordContext = 'ferry.dev/repository/';
 
 /** `s3:<endpoint>/<bucket>/<prefix>/<namespace>` (no prefix: `s3:<endpoint>/<bucket>/<namespace>`). */
 export function repositoryLocation(spec: BackupStorageLocationSpec, namespace: string): string {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace)) throw new Error(`"${namespace}" is not a namespace name, so it cannot name a repository`);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace))
+    throw new Error(`"${namespace}" is not a namespace name, so it cannot name a repository`);
   const endpoint = spec.s3.endpoint.replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]+$/.test(endpoint)) throw new Error(`the storage location's endpoint "${spec.s3.endpoint}" must be http(s)://host[:port]`);
+  if (!/^https?:\/\/[^/]+$/.test(endpoint))
+    throw new Error(`the storage location's endpoint "${spec.s3.endpoint}" must be http(s)://host[:port]`);
   const parts = [spec.s3.bucket, ...(spec.s3.prefix ?? '').split('/'), namespace].filter((p) => p !== '');
   return `s3:${endpoint}/${parts.join('/')}`;
 }
@@ -20,7 +22,9 @@ export function repositoryLocation(spec: BackupStorageLocationSpec, namespace: s
 /** hex(HMAC-SHA256(key = the location's password secret, message = "ferry.dev/repository/" + namespace)). */
 export function repositoryPassword(locationSecret: string | Uint8Array, namespace: string): string {
   if (locationSecret.length === 0) throw new Error("the storage location's repository password secret is empty");
-  return createHmac('sha256', locationSecret).update(passwordContext + namespace).digest('hex');
+  return createHmac('sha256', locationSecret)
+    .update(passwordContext + namespace)
+    .digest('hex');
 }
 
 export interface RepositoryIdentity {
@@ -38,13 +42,18 @@ export function repositoryIdentity(locationSecret: string | Uint8Array, namespac
   if (locationSecret.length === 0) throw new Error("the storage location's repository password secret is empty");
   const derive = (what: string, length: number): Buffer => {
     const out: Buffer[] = [];
-    for (let i = 0; out.length * 32 < length; i++) out.push(createHmac('sha256', locationSecret).update(`ferry.dev/${what}/${i}/${namespace}`).digest());
+    for (let i = 0; out.length * 32 < length; i++)
+      out.push(createHmac('sha256', locationSecret).update(`ferry.dev/${what}/${i}/${namespace}`).digest());
     return Buffer.concat(out).subarray(0, length);
   };
   let draw = 0;
   const polynomial = derivePolynomial((n) => derive(`polynomial/${draw++}`, n), 10_000);
   return {
-    masterKey: { encrypt: derive('master-key/encrypt', 32), macK: derive('master-key/mac-k', 16), macR: derive('master-key/mac-r', 16) },
+    masterKey: {
+      encrypt: derive('master-key/encrypt', 32),
+      macK: derive('master-key/mac-k', 16),
+      macR: derive('master-key/mac-r', 16),
+    },
     polynomial,
     id: derive('repository-id', 32).toString('hex'),
   };

@@ -10,7 +10,10 @@ import type { KeepRules } from './retention.ts';
 
 /** ms since the epoch that retention files the backup under. */
 export function backupTime(du: DataUpload): number {
-  const stated = du.metadata.annotations?.[scheduleAnnotations.scheduledTime] ?? du.status?.startTimestamp ?? du.metadata.creationTimestamp;
+  const stated =
+    du.metadata.annotations?.[scheduleAnnotations.scheduledTime] ??
+    du.status?.startTimestamp ??
+    du.metadata.creationTimestamp;
   const ms = Date.parse(stated ?? '');
   return Number.isNaN(ms) ? 0 : ms;
 }
@@ -22,9 +25,18 @@ export function readerOf(du: DataUpload, downloads: readonly DataDownload[]): Da
   return downloads.find((dd) => {
     if (terminalPhases.includes(dd.status?.phase ?? 'New')) return false;
     const source = dd.spec.source;
-    if (source.dataUpload) return source.dataUpload.name === du.metadata.name && (source.dataUpload.namespace ?? dd.metadata.namespace) === namespace;
+    if (source.dataUpload)
+      return (
+        source.dataUpload.name === du.metadata.name &&
+        (source.dataUpload.namespace ?? dd.metadata.namespace) === namespace
+      );
     const from = dd.spec.sourceNamespace ?? dd.metadata.namespace;
-    return from === namespace && snapshot !== undefined && source.snapshotID !== undefined && snapshot.startsWith(source.snapshotID);
+    return (
+      from === namespace &&
+      snapshot !== undefined &&
+      source.snapshotID !== undefined &&
+      snapshot.startsWith(source.snapshotID)
+    );
   });
 }
 
@@ -34,7 +46,12 @@ export interface RetentionPlan {
   spared: { name: string; why: string }[];
 }
 
-export function planRetention(uploads: readonly DataUpload[], downloads: readonly DataDownload[], rules: KeepRules, timeZone: string): RetentionPlan {
+export function planRetention(
+  uploads: readonly DataUpload[],
+  downloads: readonly DataDownload[],
+  rules: KeepRules,
+  timeZone: string,
+): RetentionPlan {
   const plan: RetentionPlan = { delete: [], spared: [] };
   const byPVC = new Map<string, DataUpload[]>();
   for (const du of uploads) {
@@ -46,8 +63,13 @@ export function planRetention(uploads: readonly DataUpload[], downloads: readonl
     const { keep, remove } = applyRetention(items, rules, timeZone);
     remove.forEach((item, i) => {
       const reader = readerOf(item.du, downloads);
-      if (keep.length === 0 && i === 0) plan.spared.push({ name: item.du.metadata.name, why: 'it is the only Completed backup of its PVC' });
-      else if (reader) plan.spared.push({ name: item.du.metadata.name, why: `DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading it` });
+      if (keep.length === 0 && i === 0)
+        plan.spared.push({ name: item.du.metadata.name, why: 'it is the only Completed backup of its PVC' });
+      else if (reader)
+        plan.spared.push({
+          name: item.du.metadata.name,
+          why: `DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading it`,
+        });
       else plan.delete.push(item.du);
     });
   }

@@ -32,7 +32,13 @@ const buckets: readonly [RuleName, Bucket][] = [
   ['keepLast', (_w, index) => index],
   ['keepHourly', (w) => ((w.year * 100 + w.month) * 100 + w.day) * 100 + w.hour],
   ['keepDaily', (w) => (w.year * 100 + w.month) * 100 + w.day],
-  ['keepWeekly', (w) => { const iso = isoWeek(w.year, w.month, w.day); return iso.year * 100 + iso.week; }],
+  [
+    'keepWeekly',
+    (w) => {
+      const iso = isoWeek(w.year, w.month, w.day);
+      return iso.year * 100 + iso.week;
+    },
+  ],
   ['keepMonthly', (w) => w.year * 100 + w.month],
   ['keepYearly', (w) => w.year],
 ];
@@ -41,9 +47,16 @@ export function isEmptyPolicy(rules: KeepRules): boolean {
   return buckets.every(([name]) => !rules[name]);
 }
 
-export function applyRetention<T extends Dated>(items: readonly T[], rules: KeepRules, timeZone: string): RetentionResult<T> {
+export function applyRetention<T extends Dated>(
+  items: readonly T[],
+  rules: KeepRules,
+  timeZone: string,
+): RetentionResult<T> {
   // stable: items with the same time keep their given order, as restic's sort.Stable does
-  const newestFirst = items.map((item, i) => ({ item, i })).sort((a, b) => b.item.time - a.item.time || a.i - b.i).map((x) => x.item);
+  const newestFirst = items
+    .map((item, i) => ({ item, i }))
+    .sort((a, b) => b.item.time - a.item.time || a.i - b.i)
+    .map((x) => x.item);
   const reasons = new Map<T, RuleName[]>();
   if (isEmptyPolicy(rules)) {
     for (const item of newestFirst) reasons.set(item, []);

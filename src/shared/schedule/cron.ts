@@ -28,13 +28,23 @@ const fieldSpecs: readonly FieldSpec[] = [
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
   { name: 'day of month', min: 1, max: 31 },
-  { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] },
+  {
+    name: 'month',
+    min: 1,
+    max: 12,
+    names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'],
+  },
   { name: 'day of week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] },
 ];
 
 const macros: Record<string, string> = {
-  '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *',
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
 };
 
 export class CronError extends Error {}
@@ -47,16 +57,19 @@ function value(text: string, spec: FieldSpec): number {
     throw new CronError(`"${text}" in the ${spec.name} field is not a number${names}`);
   }
   const n = Number(text);
-  if (n < spec.min || n > spec.max) throw new CronError(`${n} in the ${spec.name} field is out of range ${spec.min}-${spec.max}`);
+  if (n < spec.min || n > spec.max)
+    throw new CronError(`${n} in the ${spec.name} field is out of range ${spec.min}-${spec.max}`);
   return n;
 }
 
 function item(text: string, spec: FieldSpec, into: Set<number>): void {
   const [range, stepText, extra] = text.split('/');
-  if (extra !== undefined || range === '') throw new CronError(`"${text}" in the ${spec.name} field is not a value, range or step`);
+  if (extra !== undefined || range === '')
+    throw new CronError(`"${text}" in the ${spec.name} field is not a value, range or step`);
   let step = 1;
   if (stepText !== undefined) {
-    if (!/^\d+$/.test(stepText) || Number(stepText) === 0) throw new CronError(`the step "/${stepText}" in the ${spec.name} field must be a whole number above 0`);
+    if (!/^\d+$/.test(stepText) || Number(stepText) === 0)
+      throw new CronError(`the step "/${stepText}" in the ${spec.name} field must be a whole number above 0`);
     step = Number(stepText);
   }
   let from: number;
@@ -65,7 +78,8 @@ function item(text: string, spec: FieldSpec, into: Set<number>): void {
     [from, to] = [spec.min, spec.max];
   } else {
     const [a, b, more] = range.split('-');
-    if (more !== undefined || a === '' || b === '') throw new CronError(`"${range}" in the ${spec.name} field is not a value or a range a-b`);
+    if (more !== undefined || a === '' || b === '')
+      throw new CronError(`"${range}" in the ${spec.name} field is not a value or a range a-b`);
     from = value(a, spec);
     // "5/15" means from 5 to the end in steps of 15
     to = b !== undefined ? value(b, spec) : stepText !== undefined ? spec.max : from;
@@ -83,12 +97,18 @@ function field(text: string, spec: FieldSpec): Set<number> {
 /** The schedule, or a CronError saying which field is wrong and why. */
 export function parseCron(text: string): CronSchedule {
   const trimmed = text.trim();
-  if (/^(CRON_)?TZ=/.test(trimmed)) throw new CronError('a time zone inside the schedule is not supported; set spec.timeZone instead');
-  if (trimmed.startsWith('@every')) throw new CronError('@every is not supported; use a cron expression such as "*/15 * * * *"');
+  if (/^(CRON_)?TZ=/.test(trimmed))
+    throw new CronError('a time zone inside the schedule is not supported; set spec.timeZone instead');
+  if (trimmed.startsWith('@every'))
+    throw new CronError('@every is not supported; use a cron expression such as "*/15 * * * *"');
   const expanded = trimmed.startsWith('@') ? macros[trimmed.toLowerCase()] : trimmed;
-  if (expanded === undefined) throw new CronError(`"${trimmed}" is not a known macro (@yearly, @monthly, @weekly, @daily, @hourly)`);
+  if (expanded === undefined)
+    throw new CronError(`"${trimmed}" is not a known macro (@yearly, @monthly, @weekly, @daily, @hourly)`);
   const fields = expanded.split(/\s+/);
-  if (fields.length !== 5) throw new CronError(`"${trimmed}" has ${fields.length} fields; a cron schedule has 5: minute hour day-of-month month day-of-week`);
+  if (fields.length !== 5)
+    throw new CronError(
+      `"${trimmed}" has ${fields.length} fields; a cron schedule has 5: minute hour day-of-month month day-of-week`,
+    );
   const [minutes, hours, days, months, weekdays] = fields.map((f, i) => field(f, fieldSpecs[i]));
   if (weekdays.delete(7)) weekdays.add(0);
   const isAny = (f: string): boolean => f === '*' || f === '?';
@@ -96,7 +116,9 @@ export function parseCron(text: string): CronSchedule {
     text: trimmed,
     minutes: [...minutes].sort((a, b) => a - b),
     hours: [...hours].sort((a, b) => a - b),
-    days, months, weekdays,
+    days,
+    months,
+    weekdays,
     anyDay: isAny(fields[2]),
     anyWeekday: isAny(fields[4]),
   };

@@ -6,10 +6,14 @@ export function matchesSelector(selector: LabelSelector, labels: Record<string, 
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (l[key] !== value) return false;
   for (const e of selector.matchExpressions ?? []) {
     const has = Object.hasOwn(l, e.key);
-    const ok = e.operator === 'Exists' ? has
-      : e.operator === 'DoesNotExist' ? !has
-      : e.operator === 'In' ? has && (e.values ?? []).includes(l[e.key])
-      : !has || !(e.values ?? []).includes(l[e.key]);
+    const ok =
+      e.operator === 'Exists'
+        ? has
+        : e.operator === 'DoesNotExist'
+          ? !has
+          : e.operator === 'In'
+            ? has && (e.values ?? []).includes(l[e.key])
+            : !has || !(e.values ?? []).includes(l[e.key]);
     if (!ok) return false;
   }
   return true;

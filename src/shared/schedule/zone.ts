@@ -25,8 +25,15 @@ function formatter(zone: string): Intl.DateTimeFormat {
   let f = formatters.get(zone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', weekday: 'short',
-      year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+      timeZone: zone,
+      hourCycle: 'h23',
+      weekday: 'short',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
     });
     formatters.set(zone, f);
   }
@@ -79,7 +86,14 @@ export function instantOf(local: LocalTime, zone: string): number | undefined {
   for (const offset of offsets) {
     const t = asUTC - offset;
     const w = wallClock(t, zone);
-    if (w.year === local.year && w.month === local.month && w.day === local.day && w.hour === local.hour && w.minute === local.minute) found.push(t);
+    if (
+      w.year === local.year &&
+      w.month === local.month &&
+      w.day === local.day &&
+      w.hour === local.hour &&
+      w.minute === local.minute
+    )
+      found.push(t);
   }
   return found.length ? Math.min(...found) : undefined;
 }

@@ -87,7 +87,9 @@ export function parseResourceRef(text: string): ResourceRef {
   const parts = text.split('/');
   const kind = kinds[parts[0]?.toLowerCase() ?? ''];
   if (parts.length !== 3 || !kind || !parts[1] || !parts[2]) {
-    throw new Error(`"${text}" does not name a resource: expected DataUpload/<namespace>/<name> or DataDownload/<namespace>/<name>`);
+    throw new Error(
+      `"${text}" does not name a resource: expected DataUpload/<namespace>/<name> or DataDownload/<namespace>/<name>`,
+    );
   }
   return { kind, namespace: parts[1], name: parts[2] };
 }

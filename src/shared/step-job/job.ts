@@ -5,7 +5,16 @@
 import type { FerryResource, ResourceKind, StepName } from '../api/types.ts';
 import type { KubeObject } from '../kube/kube.ts';
 import { mountSecrets } from '../location/mounted-secrets.ts';
-import { hostnameLabel, jobName, mounts, resourceAnnotation, resourceRef, stepContainer, stepEnv, stepJobLabels } from './contract.ts';
+import {
+  hostnameLabel,
+  jobName,
+  mounts,
+  resourceAnnotation,
+  resourceRef,
+  stepContainer,
+  stepEnv,
+  stepJobLabels,
+} from './contract.ts';
 
 /**
  * A backup's transfer only reads its volume, a restore's writes owners, modes and device nodes: two templates, so
@@ -53,20 +62,30 @@ interface PodSpec {
 
 interface JobTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: { template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec } } & Record<string, unknown>;
+  spec: {
+    template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
+  } & Record<string, unknown>;
 }
 
 function jobTemplateOf(cronJob: KubeObject): JobTemplate {
   const template = (cronJob.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
-  if (!template?.spec?.template?.spec?.containers) throw new Error(`CronJob ${cronJob.metadata.name} has no jobTemplate with a pod template.`);
+  if (!template?.spec?.template?.spec?.containers)
+    throw new Error(`CronJob ${cronJob.metadata.name} has no jobTemplate with a pod template.`);
   return structuredClone(template);
 }
 
 function addVolume(pod: PodSpec, container: Container, volume: ExposedVolume): void {
   const { volumeName, volumePath, devicePath } = mounts;
-  pod.volumes = [...(pod.volumes ?? []), { name: volumeName, persistentVolumeClaim: { claimName: volume.claimName, readOnly: volume.readOnly } }];
+  pod.volumes = [
+    ...(pod.volumes ?? []),
+    { name: volumeName, persistentVolumeClaim: { claimName: volume.claimName, readOnly: volume.readOnly } },
+  ];
   if (volume.block) container.volumeDevices = [...(container.volumeDevices ?? []), { name: volumeName, devicePath }];
-  else container.volumeMounts = [...(container.volumeMounts ?? []), { name: volumeName, mountPath: volumePath, readOnly: volume.readOnly }];
+  else
+    container.volumeMounts = [
+      ...(container.volumeMounts ?? []),
+      { name: volumeName, mountPath: volumePath, readOnly: volume.readOnly },
+    ];
 }
 
 export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
@@ -78,7 +97,10 @@ export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
   const container = pod.containers.find((c) => c.name === stepContainer);
   if (!container) throw new Error(`CronJob ${cronJob.metadata.name} has no container named "${stepContainer}".`);
   container.args = [step, resourceRef(resource)];
-  container.env = [...(container.env ?? []).filter((e) => e.name !== stepEnv.attempt), { name: stepEnv.attempt, value: String(attempt) }];
+  container.env = [
+    ...(container.env ?? []).filter((e) => e.name !== stepEnv.attempt),
+    { name: stepEnv.attempt, value: String(attempt) },
+  ];
   if (req.volume) addVolume(pod, container, req.volume);
   if (req.secrets?.length) mountSecrets(pod, container, req.secrets);
   if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };

@@ -30,7 +30,8 @@ function finished(status: JobStatus | undefined): { state: JobState; at?: string
   for (const c of status?.conditions ?? []) {
     if (c.status !== 'True') continue;
     if (c.type === 'Complete') return { state: 'succeeded', at: status?.completionTime ?? c.lastTransitionTime };
-    if (c.type === 'Failed') return { state: 'failed', at: c.lastTransitionTime, message: [c.reason, c.message].filter(Boolean).join(': ') };
+    if (c.type === 'Failed')
+      return { state: 'failed', at: c.lastTransitionTime, message: [c.reason, c.message].filter(Boolean).join(': ') };
   }
   return { state: 'active' };
 }
@@ -42,7 +43,8 @@ export function stepJob(job: KubeObject): StepJob | undefined {
   const attempt = Number(l[labels.attempt]);
   if (!step || !isStepName(step) || !Number.isInteger(attempt) || attempt < 1 || !l[labels.uid]) return undefined;
   const done = finished(job.status as JobStatus | undefined);
-  const node = (job.spec as { template?: { spec?: { nodeSelector?: Record<string, string> } } } | undefined)?.template?.spec?.nodeSelector?.[hostnameLabel];
+  const node = (job.spec as { template?: { spec?: { nodeSelector?: Record<string, string> } } } | undefined)?.template
+    ?.spec?.nodeSelector?.[hostnameLabel];
   return {
     name: job.metadata.name,
     uid: l[labels.uid],

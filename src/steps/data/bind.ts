@@ -41,49 +41,91 @@ export async function bindRestoredVolume(ctx: StepContext, dd: DataDownload): Pr
     await ctx.kube.patch(pvKey, {
       metadata: {
         labels: { ...resourceLabels(dd), [restoreLabel]: restoreLabelValue(namespace, targetName) },
-        annotations: { [reclaimAnnotation]: pv.metadata.annotations?.[reclaimAnnotation] ?? pv.spec.persistentVolumeReclaimPolicy ?? 'Delete' },
+        annotations: {
+          [reclaimAnnotation]:
+            pv.metadata.annotations?.[reclaimAnnotation] ?? pv.spec.persistentVolumeReclaimPolicy ?? 'Delete',
+        },
       },
       spec: { persistentVolumeReclaimPolicy: 'Retain' },
     });
   }
   if (await ctx.kube.delete(restoreKey)) {
     const gone = await waitFor(ctx, bindTimeoutMs, async () => ((await ctx.kube.get(restoreKey)) ? undefined : true));
-    if (!gone) throw new Error(`The restore PVC ${ctx.ferryNamespace}/${restoreKey.name} was not deleted within two minutes; the step will try again.`);
+    if (!gone)
+      throw new Error(
+        `The restore PVC ${ctx.ferryNamespace}/${restoreKey.name} was not deleted within two minutes; the step will try again.`,
+      );
   }
 
-  const target = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace, name: targetName });
+  const target = await ctx.kube.get<PersistentVolumeClaim>({
+    kind: 'PersistentVolumeClaim',
+    namespace,
+    name: targetName,
+  });
   if (target?.spec.volumeName && target.spec.volumeName !== pv.metadata.name) {
-    throw new StepFailure('TargetPVCBound', `The target PVC ${namespace}/${targetName} was bound to another volume (${target.spec.volumeName}) while the data was restored.`);
+    throw new StepFailure(
+      'TargetPVCBound',
+      `The target PVC ${namespace}/${targetName} was bound to another volume (${target.spec.volumeName}) while the data was restored.`,
+    );
   }
   const ref = pv.spec.claimRef;
   const uid = target?.metadata.uid ?? null;
   if (ref?.namespace !== namespace || ref?.name !== targetName || (uid && ref?.uid !== uid)) {
-    await ctx.kube.patch(pvKey, { spec: { claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: targetName, uid, resourceVersion: null } } });
+    await ctx.kube.patch(pvKey, {
+      spec: {
+        claimRef: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          namespace,
+          name: targetName,
+          uid,
+          resourceVersion: null,
+        },
+      },
+    });
   }
   if (!target) await createTarget(ctx, dd, pv);
 
   const bound = await waitFor(ctx, bindTimeoutMs, async () => {
-    const pvc = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace, name: targetName });
+    const pvc = await ctx.kube.get<PersistentVolumeClaim>({
+      kind: 'PersistentVolumeClaim',
+      namespace,
+      name: targetName,
+    });
     return pvc?.status?.phase === 'Bound' && pvc.spec.volumeName === pv.metadata.name ? pvc : undefined;
   });
-  if (!bound) throw new Error(`The target PVC ${namespace}/${targetName} did not bind to the restored volume ${pv.metadata.name} within two minutes; the step will try again.`);
+  if (!bound)
+    throw new Error(
+      `The target PVC ${namespace}/${targetName} did not bind to the restored volume ${pv.metadata.name} within two minutes; the step will try again.`,
+    );
 
   // the volume is the user's now: its own reclaim policy back, ferry's bookkeeping off
   const fresh = await ctx.kube.get<PersistentVolume>(pvKey);
   const policy = fresh?.metadata.annotations?.[reclaimAnnotation];
   if (policy) {
-    await ctx.kube.patch(pvKey, { metadata: { annotations: { [reclaimAnnotation]: null } }, spec: { persistentVolumeReclaimPolicy: policy } });
+    await ctx.kube.patch(pvKey, {
+      metadata: { annotations: { [reclaimAnnotation]: null } },
+      spec: { persistentVolumeReclaimPolicy: policy },
+    });
   }
   return `PVC ${namespace}/${targetName} is bound to the restored volume ${pv.metadata.name}.`;
 }
 
 /** The volume the restore PVC got, found through the PVC or, once that is gone, by the resource's label. */
-async function restoredVolume(ctx: StepContext, dd: DataDownload, restorePVC: PersistentVolumeClaim | undefined): Promise<PersistentVolume> {
+async function restoredVolume(
+  ctx: StepContext,
+  dd: DataDownload,
+  restorePVC: PersistentVolumeClaim | undefined,
+): Promise<PersistentVolume> {
   const name = restorePVC?.spec.volumeName;
   const pv = name
     ? await ctx.kube.get<PersistentVolume>({ kind: 'PersistentVolume', name })
     : (await ctx.kube.list<PersistentVolume>('PersistentVolume', { labelSelector: uidSelector(uidOf(dd)) }))[0];
-  if (!pv) throw new StepFailure('RestoredVolumeMissing', `The volume the data was restored into is gone (restore PVC ${ctx.ferryNamespace}/${exposureName(dd)}).`);
+  if (!pv)
+    throw new StepFailure(
+      'RestoredVolumeMissing',
+      `The volume the data was restored into is gone (restore PVC ${ctx.ferryNamespace}/${exposureName(dd)}).`,
+    );
   return pv;
 }
 
@@ -91,7 +133,11 @@ async function createTarget(ctx: StepContext, dd: DataDownload, pv: PersistentVo
   const pvc: PersistentVolumeClaim = {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name: dd.spec.targetPVC.name, namespace: dd.metadata.namespace, labels: { [restoreLabel]: restoreLabelValue(dd.metadata.namespace!, dd.spec.targetPVC.name) } },
+    metadata: {
+      name: dd.spec.targetPVC.name,
+      namespace: dd.metadata.namespace,
+      labels: { [restoreLabel]: restoreLabelValue(dd.metadata.namespace!, dd.spec.targetPVC.name) },
+    },
     spec: {
       accessModes: pv.spec.accessModes ?? dd.spec.targetPVC.accessModes ?? ['ReadWriteOnce'],
       // "" rather than absent: a default class must not be filled in, it would have to match the volume's

@@ -66,7 +66,11 @@ const messages: Record<StopReason, string> = {
   moved: 'the resource left the transfer phases',
 };
 
-export function stopReason(fresh: FerryResource | undefined, r: FerryResource, phases: readonly Phase[]): StopReason | undefined {
+export function stopReason(
+  fresh: FerryResource | undefined,
+  r: FerryResource,
+  phases: readonly Phase[],
+): StopReason | undefined {
   if (!fresh || fresh.metadata.uid !== r.metadata.uid) return 'gone';
   if (fresh.spec.cancel === true) return 'cancel';
   if (fresh.metadata.deletionTimestamp) return 'deleting';

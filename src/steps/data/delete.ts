@@ -18,23 +18,39 @@ import { snapshotsOf } from './tags.ts';
 import { event, writeStatus } from './transition.ts';
 
 export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Outcome> {
-  if (r.kind !== 'DataUpload') return { outcome: 'Skipped', reason: 'only a DataUpload has repository data to delete.' };
+  if (r.kind !== 'DataUpload')
+    return { outcome: 'Skipped', reason: 'only a DataUpload has repository data to delete.' };
   try {
-    if (!(await ctx.kube.get({ kind: 'BackupStorageLocation', namespace: ctx.ferryNamespace, name: r.spec.backupStorageLocation }))) {
+    if (
+      !(await ctx.kube.get({
+        kind: 'BackupStorageLocation',
+        namespace: ctx.ferryNamespace,
+        name: r.spec.backupStorageLocation,
+      }))
+    ) {
       return await releaseWithoutLocation(ctx, r);
     }
     const reader = readerOf(r, await ctx.kube.list<DataDownload & KubeObject>('DataDownload'));
     if (reader) return await waitForReader(ctx, r, reader);
     const freed = await freeRepositoryData(ctx, r);
     await removeFinalizer(ctx, r);
-    const note = freed.forgotten === 0 ? 'No repository snapshot to delete; finalizer removed.' : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes; finalizer removed.`;
+    const note =
+      freed.forgotten === 0
+        ? 'No repository snapshot to delete; finalizer removed.'
+        : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes; finalizer removed.`;
     ctx.log.info(note);
     await event(ctx, r, { type: 'Normal', reason: 'RepositoryDataDeleted', note });
-    return { outcome: 'Advanced', reason: note, counters: { snapshotsForgotten: freed.forgotten, packsDeleted: freed.packsDeleted, bytesFreed: freed.bytesFreed } };
+    return {
+      outcome: 'Advanced',
+      reason: note,
+      counters: { snapshotsForgotten: freed.forgotten, packsDeleted: freed.packsDeleted, bytesFreed: freed.bytesFreed },
+    };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     const message = `Could not delete the repository data: ${(err as Error).message} The finalizer stays; the sweep tries again.`;
-    await recordDeleteFailure(ctx, r, message).catch((e: Error) => ctx.log.warn('could not record the failure in status', { error: e.message }));
+    await recordDeleteFailure(ctx, r, message).catch((e: Error) =>
+      ctx.log.warn('could not record the failure in status', { error: e.message }),
+    );
     throw err;
   }
 }
@@ -58,7 +74,11 @@ async function waitForReader(ctx: StepContext, du: DataUpload, reader: DataDownl
   const repeated = du.status?.message === message;
   await writeStatus(ctx, du, (s) => {
     s.message = message;
-    s.conditions = setCondition(s.conditions, { type: 'RepositoryDataDeleted', status: 'False', reason: 'RestoreReading', message }, ctx.now());
+    s.conditions = setCondition(
+      s.conditions,
+      { type: 'RepositoryDataDeleted', status: 'False', reason: 'RestoreReading', message },
+      ctx.now(),
+    );
   });
   // one Event per reader, not one per sweep
   if (!repeated) await event(ctx, du, { type: 'Normal', reason: 'DeleteWaiting', note: message });
@@ -92,7 +112,12 @@ async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Fre
       return [...ids];
     };
     const { removed, pruned } = await forget(repo, mine, { ...stepLocking(ctx, ctx.signal), prune: {} });
-    return { forgotten: removed.length, ids: removed.map((id) => id.slice(0, 8)), packsDeleted: pruned?.packsDeleted ?? 0, bytesFreed: pruned?.bytesFreed ?? 0 };
+    return {
+      forgotten: removed.length,
+      ids: removed.map((id) => id.slice(0, 8)),
+      packsDeleted: pruned?.packsDeleted ?? 0,
+      bytesFreed: pruned?.bytesFreed ?? 0,
+    };
   } finally {
     await opened.close();
   }
@@ -102,8 +127,22 @@ async function recordDeleteFailure(ctx: StepContext, r: DataUpload, message: str
   const now = ctx.now();
   await writeStatus(ctx, r, (s) => {
     s.message = message;
-    s.conditions = setCondition(s.conditions, { type: 'RepositoryDataDeleted', status: 'False', reason: 'DeleteFailed', message }, now);
-    s.steps = { ...s.steps, delete: { ...s.steps?.delete, attempts: Math.max(s.steps?.delete?.attempts ?? 1, ctx.settings.attempt ?? 1), startTime: rfc3339(ctx.startedAt), endTime: rfc3339(now), outcome: 'Failed', message } };
+    s.conditions = setCondition(
+      s.conditions,
+      { type: 'RepositoryDataDeleted', status: 'False', reason: 'DeleteFailed', message },
+      now,
+    );
+    s.steps = {
+      ...s.steps,
+      delete: {
+        ...s.steps?.delete,
+        attempts: Math.max(s.steps?.delete?.attempts ?? 1, ctx.settings.attempt ?? 1),
+        startTime: rfc3339(ctx.startedAt),
+        endTime: rfc3339(now),
+        outcome: 'Failed',
+        message,
+      },
+    };
   });
   await event(ctx, r, { type: 'Warning', reason: 'DeleteFailed', note: message });
 }

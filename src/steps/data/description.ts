@@ -13,14 +13,16 @@ export function dataStep(name: StepName, step: Step): StepDescription {
     name,
     usage,
     parse(args) {
-      if (args.length !== 1 || !args[0]) throw new Error(`the ${name} step takes one argument, a resource or --sweep; got ${args.length}`);
+      if (args.length !== 1 || !args[0])
+        throw new Error(`the ${name} step takes one argument, a resource or --sweep; got ${args.length}`);
       const [target] = args;
       const sweep = target === '--sweep';
       const ref = sweep ? undefined : parseResourceRef(target);
       return {
         logFields: { step: name, resource: sweep ? 'sweep' : target },
-        run: (env) => ref ? runOne({ ...env, step: name, sweep }, step, ref) : runSweep({ ...env, step: name, sweep }, step),
-        exitCode: (outcome) => sweep && (outcome.counters?.errors ?? 0) > 0 ? 1 : 0,
+        run: (env) =>
+          ref ? runOne({ ...env, step: name, sweep }, step, ref) : runSweep({ ...env, step: name, sweep }, step),
+        exitCode: (outcome) => (sweep && (outcome.counters?.errors ?? 0) > 0 ? 1 : 0),
       };
     },
   };

@@ -8,7 +8,12 @@
 import type { DataDownload, DataUpload, FerryResource } from '../../shared/api/types.ts';
 import { isAlreadyExists } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
-import type { PersistentVolumeClaim, StorageClass, VolumeSnapshot, VolumeSnapshotContent } from '../../shared/kube/objects.ts';
+import type {
+  PersistentVolumeClaim,
+  StorageClass,
+  VolumeSnapshot,
+  VolumeSnapshotContent,
+} from '../../shared/kube/objects.ts';
 import { pvcRequest } from '../../shared/kube/objects.ts';
 import { formatQuantity, maxQuantity, parseQuantity } from '../../shared/kube/quantity.ts';
 import type { Outcome, StepContext } from '../context.ts';
@@ -39,13 +44,25 @@ async function createIfMissing(ctx: StepContext, obj: KubeObject): Promise<void>
 async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> {
   const namespace = du.metadata.namespace!;
   const sourceName = du.status?.volumeSnapshot;
-  if (!sourceName) throw new StepFailure('SnapshotNotRecorded', `${du.kind} ${namespace}/${du.metadata.name} records no VolumeSnapshot; the snapshot step did not finish.`);
+  if (!sourceName)
+    throw new StepFailure(
+      'SnapshotNotRecorded',
+      `${du.kind} ${namespace}/${du.metadata.name} records no VolumeSnapshot; the snapshot step did not finish.`,
+    );
   const source = await ctx.kube.get<VolumeSnapshot>({ kind: 'VolumeSnapshot', namespace, name: sourceName });
   const contentName = source?.status?.boundVolumeSnapshotContentName;
-  if (!source || !contentName) throw new StepFailure('SnapshotNotFound', `The VolumeSnapshot ${namespace}/${sourceName} is gone or bound to no content.`);
+  if (!source || !contentName)
+    throw new StepFailure(
+      'SnapshotNotFound',
+      `The VolumeSnapshot ${namespace}/${sourceName} is gone or bound to no content.`,
+    );
   const content = await ctx.kube.get<VolumeSnapshotContent>({ kind: 'VolumeSnapshotContent', name: contentName });
   const handle = content?.status?.snapshotHandle;
-  if (!content || !handle) throw new StepFailure('SnapshotNotFound', `The VolumeSnapshotContent ${contentName} is gone or has no snapshot handle.`);
+  if (!content || !handle)
+    throw new StepFailure(
+      'SnapshotNotFound',
+      `The VolumeSnapshotContent ${contentName} is gone or has no snapshot handle.`,
+    );
 
   const name = exposureName(du);
   const ns = ctx.ferryNamespace;
@@ -59,7 +76,9 @@ async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> 
       driver: content.spec.driver,
       source: { snapshotHandle: handle },
       volumeSnapshotRef: { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', namespace: ns, name },
-      ...(content.spec.volumeSnapshotClassName ? { volumeSnapshotClassName: content.spec.volumeSnapshotClassName } : {}),
+      ...(content.spec.volumeSnapshotClassName
+        ? { volumeSnapshotClassName: content.spec.volumeSnapshotClassName }
+        : {}),
       ...(content.spec.sourceVolumeMode ? { sourceVolumeMode: content.spec.sourceVolumeMode } : {}),
     },
   } satisfies VolumeSnapshotContent);
@@ -69,19 +88,33 @@ async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> 
     metadata: { name, namespace: ns, labels },
     spec: {
       source: { volumeSnapshotContentName: name },
-      ...(content.spec.volumeSnapshotClassName ? { volumeSnapshotClassName: content.spec.volumeSnapshotClassName } : {}),
+      ...(content.spec.volumeSnapshotClassName
+        ? { volumeSnapshotClassName: content.spec.volumeSnapshotClassName }
+        : {}),
     },
   } satisfies VolumeSnapshot);
   const clone = await waitFor(ctx, operationTimeoutMs(du), async () => {
     const vs = await ctx.kube.get<VolumeSnapshot>({ kind: 'VolumeSnapshot', namespace: ns, name });
     return vs?.status?.readyToUse === true ? vs : undefined;
   });
-  if (!clone) throw new StepFailure('ExposeTimeout', `The cloned VolumeSnapshot ${ns}/${name} was not ready within ${du.spec.operationTimeout ?? '10m'}.`);
+  if (!clone)
+    throw new StepFailure(
+      'ExposeTimeout',
+      `The cloned VolumeSnapshot ${ns}/${name} was not ready within ${du.spec.operationTimeout ?? '10m'}.`,
+    );
 
-  const pvc = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace, name: du.spec.sourcePVC });
+  const pvc = await ctx.kube.get<PersistentVolumeClaim>({
+    kind: 'PersistentVolumeClaim',
+    namespace,
+    name: du.spec.sourcePVC,
+  });
   const storageClassName = pvc?.spec.storageClassName;
   const size = maxQuantity(clone.status?.restoreSize ?? source.status?.restoreSize, pvc ? pvcRequest(pvc) : undefined);
-  if (!size) throw new StepFailure('SizeUnknown', `Neither the snapshot nor the source PVC ${namespace}/${du.spec.sourcePVC} tells the volume's size.`);
+  if (!size)
+    throw new StepFailure(
+      'SizeUnknown',
+      `Neither the snapshot nor the source PVC ${namespace}/${du.spec.sourcePVC} tells the volume's size.`,
+    );
   const accessModes = [await backupAccessMode(ctx, storageClassName)];
   await createIfMissing(ctx, {
     apiVersion: 'v1',
@@ -114,14 +147,29 @@ async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> 
  * transfer Job be placed where the volume is (and makes a provisioning failure this step's). A class that binds
  * on first use binds when the transfer pod is scheduled, so there is nothing to wait for.
  */
-async function boundUnlessDelayed(ctx: StepContext, r: FerryResource, name: string, className: string | undefined): Promise<void> {
-  const sc = className ? await ctx.kube.get<StorageClass>({ kind: 'StorageClass', name: className }) : await defaultClass(ctx);
+async function boundUnlessDelayed(
+  ctx: StepContext,
+  r: FerryResource,
+  name: string,
+  className: string | undefined,
+): Promise<void> {
+  const sc = className
+    ? await ctx.kube.get<StorageClass>({ kind: 'StorageClass', name: className })
+    : await defaultClass(ctx);
   if (!sc || sc.volumeBindingMode === 'WaitForFirstConsumer') return;
   const bound = await waitFor(ctx, operationTimeoutMs(r), async () => {
-    const pvc = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace: ctx.ferryNamespace, name });
+    const pvc = await ctx.kube.get<PersistentVolumeClaim>({
+      kind: 'PersistentVolumeClaim',
+      namespace: ctx.ferryNamespace,
+      name,
+    });
     return pvc?.status?.phase === 'Bound' ? pvc : undefined;
   });
-  if (!bound) throw new StepFailure('ExposeTimeout', `The PVC ${ctx.ferryNamespace}/${name} was not bound within ${r.spec.operationTimeout ?? '10m'}; see its events.`);
+  if (!bound)
+    throw new StepFailure(
+      'ExposeTimeout',
+      `The PVC ${ctx.ferryNamespace}/${name} was not bound within ${r.spec.operationTimeout ?? '10m'}; see its events.`,
+    );
 }
 
 async function defaultClass(ctx: StepContext): Promise<StorageClass | undefined> {
@@ -138,14 +186,26 @@ async function backupAccessMode(ctx: StepContext, className: string | undefined)
 
 async function exposeRestore(ctx: StepContext, dd: DataDownload): Promise<Outcome> {
   const namespace = dd.metadata.namespace!;
-  const target = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace, name: dd.spec.targetPVC.name });
+  const target = await ctx.kube.get<PersistentVolumeClaim>({
+    kind: 'PersistentVolumeClaim',
+    namespace,
+    name: dd.spec.targetPVC.name,
+  });
   if (target && (target.spec.volumeName || target.status?.phase === 'Bound')) {
-    throw new StepFailure('TargetPVCBound', `The target PVC ${namespace}/${target.metadata.name} is already bound to a volume; restore into a new PVC or an unbound one.`);
+    throw new StepFailure(
+      'TargetPVCBound',
+      `The target PVC ${namespace}/${target.metadata.name} is already bound to a volume; restore into a new PVC or an unbound one.`,
+    );
   }
   const source = await sourceOf(ctx, dd);
   const volumeMode = target?.spec.volumeMode ?? source.upload?.status?.volumeMode ?? 'Filesystem';
-  const size = dd.spec.targetPVC.size ?? (target ? pvcRequest(target) : undefined) ?? (await sizeFromUpload(ctx, source.upload));
-  if (!size) throw new StepFailure('SizeUnknown', 'spec.targetPVC.size is required: nothing else tells how large the restored volume must be.');
+  const size =
+    dd.spec.targetPVC.size ?? (target ? pvcRequest(target) : undefined) ?? (await sizeFromUpload(ctx, source.upload));
+  if (!size)
+    throw new StepFailure(
+      'SizeUnknown',
+      'spec.targetPVC.size is required: nothing else tells how large the restored volume must be.',
+    );
   try {
     parseQuantity(size);
   } catch (err) {
@@ -191,18 +251,26 @@ interface RestoreSource {
 async function sourceOf(ctx: StepContext, dd: DataDownload): Promise<RestoreSource> {
   const ref = dd.spec.source.dataUpload;
   if (!ref) {
-    if (!dd.spec.source.snapshotID) throw new StepFailure('InvalidSpec', 'spec.source names neither a snapshotID nor a dataUpload.');
+    if (!dd.spec.source.snapshotID)
+      throw new StepFailure('InvalidSpec', 'spec.source names neither a snapshotID nor a dataUpload.');
     return { snapshotID: dd.spec.source.snapshotID };
   }
   const namespace = ref.namespace ?? dd.metadata.namespace!;
   const upload = await ctx.kube.get<DataUpload & KubeObject>({ kind: 'DataUpload', namespace, name: ref.name });
-  if (!upload) throw new StepFailure('SourceNotFound', `The DataUpload ${namespace}/${ref.name} to restore from does not exist.`);
+  if (!upload)
+    throw new StepFailure('SourceNotFound', `The DataUpload ${namespace}/${ref.name} to restore from does not exist.`);
   const id = upload.status?.snapshotID;
   if (upload.status?.phase !== 'Completed' || !id) {
-    throw new StepFailure('SourceNotCompleted', `The DataUpload ${namespace}/${ref.name} has no completed backup to restore (phase ${upload.status?.phase ?? 'New'}).`);
+    throw new StepFailure(
+      'SourceNotCompleted',
+      `The DataUpload ${namespace}/${ref.name} has no completed backup to restore (phase ${upload.status?.phase ?? 'New'}).`,
+    );
   }
   if (dd.spec.source.snapshotID && !id.startsWith(dd.spec.source.snapshotID)) {
-    throw new StepFailure('InvalidSpec', `spec.source.snapshotID ${dd.spec.source.snapshotID} is not the snapshot of DataUpload ${namespace}/${ref.name} (${id.slice(0, 8)}).`);
+    throw new StepFailure(
+      'InvalidSpec',
+      `spec.source.snapshotID ${dd.spec.source.snapshotID} is not the snapshot of DataUpload ${namespace}/${ref.name} (${id.slice(0, 8)}).`,
+    );
   }
   return { snapshotID: id, upload };
 }
@@ -210,14 +278,20 @@ async function sourceOf(ctx: StepContext, dd: DataDownload): Promise<RestoreSour
 /** The backed-up PVC's requested size if it still exists, else room for the bytes the backup saw. */
 async function sizeFromUpload(ctx: StepContext, du: DataUpload | undefined): Promise<string | undefined> {
   if (!du) return undefined;
-  const pvc = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace: du.metadata.namespace, name: du.spec.sourcePVC });
+  const pvc = await ctx.kube.get<PersistentVolumeClaim>({
+    kind: 'PersistentVolumeClaim',
+    namespace: du.metadata.namespace,
+    name: du.spec.sourcePVC,
+  });
   const request = pvc ? pvcRequest(pvc) : undefined;
   if (request) return request;
   const bytes = du.status?.stats?.bytes ?? du.status?.progress?.totalBytes;
   if (!bytes) return undefined;
   const mi = 2 ** 20;
   // a block device needs exactly its size; a filesystem needs room for metadata on top of the file data
-  return du.status?.volumeMode === 'Block' ? formatQuantity(Math.ceil(bytes / mi) * mi) : formatQuantity(Math.ceil((bytes * 1.25 + 64 * mi) / mi) * mi);
+  return du.status?.volumeMode === 'Block'
+    ? formatQuantity(Math.ceil(bytes / mi) * mi)
+    : formatQuantity(Math.ceil((bytes * 1.25 + 64 * mi) / mi) * mi);
 }
 
 export const exposeStep = dataStep('expose', expose);

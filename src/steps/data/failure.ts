@@ -2,7 +2,13 @@
 // runner records them as phase Failing with the message, and finalize cleans up. Everything else is treated as
 // transient: the process exits non-zero and the Job (or the sweep) runs the step again.
 import { LocationError } from '../../shared/location/access.ts';
-import { AmbiguousSnapshotIDError, isPermanent, RepositoryError, RestoreError, SnapshotNotFoundError } from '../../engine/operations/errors.ts';
+import {
+  AmbiguousSnapshotIDError,
+  isPermanent,
+  RepositoryError,
+  RestoreError,
+  SnapshotNotFoundError,
+} from '../../engine/operations/errors.ts';
 
 export class StepFailure extends Error {
   override name = 'StepFailure';
@@ -21,8 +27,15 @@ export class PhaseMovedError extends Error {
 }
 
 export function isPermanentFailure(err: unknown): boolean {
-  return err instanceof StepFailure || err instanceof LocationError || err instanceof RepositoryError || err instanceof RestoreError
-    || err instanceof SnapshotNotFoundError || err instanceof AmbiguousSnapshotIDError || isPermanent(err);
+  return (
+    err instanceof StepFailure ||
+    err instanceof LocationError ||
+    err instanceof RepositoryError ||
+    err instanceof RestoreError ||
+    err instanceof SnapshotNotFoundError ||
+    err instanceof AmbiguousSnapshotIDError ||
+    isPermanent(err)
+  );
 }
 
 export function failureReason(err: unknown): string {

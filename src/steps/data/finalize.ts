@@ -40,7 +40,8 @@ export async function finalize(ctx: StepContext, r: FerryResource): Promise<Outc
 
 function summary(r: FerryResource, to: Phase, note: string, removed: number): string {
   const cleanup = removed > 0 ? ` Removed ${removed} temporary object(s).` : '';
-  if (to === 'Completed') return `${r.kind === 'DataUpload' ? 'Backup' : 'Restore'} completed.${note ? ` ${note}` : ''}${cleanup}`;
+  if (to === 'Completed')
+    return `${r.kind === 'DataUpload' ? 'Backup' : 'Restore'} completed.${note ? ` ${note}` : ''}${cleanup}`;
   const why = r.status?.message ? ` ${r.status.message}` : '';
   return `${r.kind === 'DataUpload' ? 'Backup' : 'Restore'} ${to === 'Canceled' ? 'canceled' : 'failed'}.${why}${cleanup}`;
 }
@@ -55,7 +56,12 @@ async function removeExposure(ctx: StepContext, r: FerryResource): Promise<numbe
   const selector = uidSelector(uidOf(r));
   const found: KubeObject[] = [];
   for (const kind of ['PersistentVolumeClaim', 'VolumeSnapshot', 'VolumeSnapshotContent'] as const) {
-    found.push(...(await ctx.kube.list(kind, { namespace: kind === 'VolumeSnapshotContent' ? undefined : ctx.ferryNamespace, labelSelector: selector })));
+    found.push(
+      ...(await ctx.kube.list(kind, {
+        namespace: kind === 'VolumeSnapshotContent' ? undefined : ctx.ferryNamespace,
+        labelSelector: selector,
+      })),
+    );
   }
   // a restored volume is labelled too; it is removed unless it already went to the target PVC
   for (const pv of await ctx.kube.list<PersistentVolume>('PersistentVolume', { labelSelector: selector })) {
@@ -65,16 +71,32 @@ async function removeExposure(ctx: StepContext, r: FerryResource): Promise<numbe
   const order = ['VolumeSnapshot', 'PersistentVolumeClaim', 'VolumeSnapshotContent', 'PersistentVolume'];
   found.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
   for (const obj of found) {
-    await ctx.kube.delete({ kind: obj.kind as (typeof exposureKinds)[number], namespace: obj.metadata.namespace, name: obj.metadata.name }, { uid: obj.metadata.uid }).catch(ignoreGoneOrReplaced);
+    await ctx.kube
+      .delete(
+        {
+          kind: obj.kind as (typeof exposureKinds)[number],
+          namespace: obj.metadata.namespace,
+          name: obj.metadata.name,
+        },
+        { uid: obj.metadata.uid },
+      )
+      .catch(ignoreGoneOrReplaced);
   }
   const gone = await waitFor(ctx, cleanupTimeoutMs, async () => {
     for (const obj of found) {
-      const still = await ctx.kube.get({ kind: obj.kind as (typeof exposureKinds)[number], namespace: obj.metadata.namespace, name: obj.metadata.name });
+      const still = await ctx.kube.get({
+        kind: obj.kind as (typeof exposureKinds)[number],
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+      });
       if (still && still.metadata.uid === obj.metadata.uid) return undefined;
     }
     return true;
   });
-  if (!gone) throw new Error(`Temporary objects of ${r.kind} ${r.metadata.namespace}/${r.metadata.name} were not deleted within two minutes; the step will try again.`);
+  if (!gone)
+    throw new Error(
+      `Temporary objects of ${r.kind} ${r.metadata.namespace}/${r.metadata.name} were not deleted within two minutes; the step will try again.`,
+    );
   return found.length;
 }
 
@@ -83,9 +105,17 @@ async function removeExposure(ctx: StepContext, r: FerryResource): Promise<numbe
  * it), so the transfer Jobs go first, their pods with them. Their outcome stays in the resource's status.
  */
 async function removeTransferJobs(ctx: StepContext, selector: string): Promise<void> {
-  const jobs = await ctx.kube.list('Job', { namespace: ctx.ferryNamespace, labelSelector: `${selector},${labels.step}=transfer` });
+  const jobs = await ctx.kube.list('Job', {
+    namespace: ctx.ferryNamespace,
+    labelSelector: `${selector},${labels.step}=transfer`,
+  });
   for (const job of jobs) {
-    await ctx.kube.delete({ kind: 'Job', namespace: ctx.ferryNamespace, name: job.metadata.name }, { uid: job.metadata.uid, propagationPolicy: 'Background' }).catch(ignoreGoneOrReplaced);
+    await ctx.kube
+      .delete(
+        { kind: 'Job', namespace: ctx.ferryNamespace, name: job.metadata.name },
+        { uid: job.metadata.uid, propagationPolicy: 'Background' },
+      )
+      .catch(ignoreGoneOrReplaced);
   }
 }
 
@@ -101,7 +131,9 @@ async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phas
   const vs = await ctx.kube.get({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name });
   // a snapshot the user named in spec.csiSnapshot is theirs to keep
   if (!vs || vs.metadata.labels?.[labels.uid] !== du.metadata.uid) return;
-  await ctx.kube.delete({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name }, { uid: vs.metadata.uid }).catch(ignoreGoneOrReplaced);
+  await ctx.kube
+    .delete({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name }, { uid: vs.metadata.uid })
+    .catch(ignoreGoneOrReplaced);
   ctx.log.info('deleted the native VolumeSnapshot', { volumeSnapshot: name });
 }
 

@@ -6,7 +6,11 @@ import { isConflict } from '../../shared/kube/errors.ts';
 import { keyOf, type KubeObject } from '../../shared/kube/kube.ts';
 import type { StepContext } from '../context.ts';
 
-async function setFinalizers(ctx: StepContext, r: FerryResource, edit: (list: string[]) => string[] | undefined): Promise<FerryResource | undefined> {
+async function setFinalizers(
+  ctx: StepContext,
+  r: FerryResource,
+  edit: (list: string[]) => string[] | undefined,
+): Promise<FerryResource | undefined> {
   let current: FerryResource | undefined = r;
   for (let attempt = 0; attempt < 20 && current; attempt++) {
     const next = edit([...(current.metadata.finalizers ?? [])]);
@@ -29,5 +33,7 @@ export function addFinalizer(ctx: StepContext, r: FerryResource): Promise<FerryR
 
 /** Removes the finalizer; once it was the last one, Kubernetes deletes the resource. */
 export function removeFinalizer(ctx: StepContext, r: FerryResource): Promise<FerryResource | undefined> {
-  return setFinalizers(ctx, r, (list) => (list.includes(finalizerName) ? list.filter((f) => f !== finalizerName) : undefined));
+  return setFinalizers(ctx, r, (list) =>
+    list.includes(finalizerName) ? list.filter((f) => f !== finalizerName) : undefined,
+  );
 }

@@ -55,10 +55,15 @@ export class ProgressWriter {
     const text = JSON.stringify(this.#latest);
     if (this.#inFlight || text === this.#written) return;
     const progress = this.#latest;
-    this.#inFlight = this.#ctx.kube.patch(this.#key, { status: { progress } }, { status: true })
-      .then(() => { this.#written = text; })
+    this.#inFlight = this.#ctx.kube
+      .patch(this.#key, { status: { progress } }, { status: true })
+      .then(() => {
+        this.#written = text;
+      })
       .catch((err: Error) => this.#ctx.log.warn('could not write the progress', { error: err.message }))
-      .finally(() => { this.#inFlight = undefined; });
+      .finally(() => {
+        this.#inFlight = undefined;
+      });
     return this.#inFlight;
   }
 }

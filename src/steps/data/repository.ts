@@ -22,14 +22,23 @@ export interface OpenedRepository {
 
 /** Opens the repository; `create` makes it when there is none yet (two first backups racing both succeed). */
 export async function openRepository(ctx: StepContext, r: FerryResource, create: boolean): Promise<OpenedRepository> {
-  const access = await repositoryAccess(ctx.kube, ctx.ferryNamespace, r.spec.backupStorageLocation, repositoryNamespace(r));
+  const access = await repositoryAccess(
+    ctx.kube,
+    ctx.ferryNamespace,
+    r.spec.backupStorageLocation,
+    repositoryNamespace(r),
+  );
   const backend = ctx.engine.openBackend(access.location, access.open);
   const close = async (): Promise<void> => {
     await backend.close();
     access.dispose();
   };
   try {
-    const repo = await openOrInit(backend, access.password, create ? { ...ctx.engine.init, ...access.identity } : undefined);
+    const repo = await openOrInit(
+      backend,
+      access.password,
+      create ? { ...ctx.engine.init, ...access.identity } : undefined,
+    );
     ctx.log.info('opened the repository', { location: access.location });
     return { repo, location: access.location, close };
   } catch (err) {

@@ -32,11 +32,15 @@ export async function runOne(ctx: StepContext, step: Step, ref: ResourceRef): Pr
   for (;;) {
     const r = await read(ctx, ref);
     if (!r) return { outcome: 'Skipped', reason: `${ref.kind} ${ref.namespace}/${ref.name} does not exist.` };
-    if (!isOurs(r)) return { outcome: 'Skipped', reason: `${resourceRef(r)} belongs to data mover "${r.spec.dataMover}".` };
+    if (!isOurs(r))
+      return { outcome: 'Skipped', reason: `${resourceRef(r)} belongs to data mover "${r.spec.dataMover}".` };
     if (isDue(ctx.step, r)) return handle(ctx, step, r);
     if (ctx.now().getTime() >= deadline) {
       const phase = r.status?.phase ?? 'New';
-      return { outcome: 'Skipped', reason: `${resourceRef(r)} is in phase ${phase}${r.metadata.deletionTimestamp ? ' (being deleted)' : ''}, which is not the ${ctx.step} step's.` };
+      return {
+        outcome: 'Skipped',
+        reason: `${resourceRef(r)} is in phase ${phase}${r.metadata.deletionTimestamp ? ' (being deleted)' : ''}, which is not the ${ctx.step} step's.`,
+      };
     }
     await ctx.sleep(Math.min(ctx.settings.pollMs, 1000), ctx.signal);
   }
@@ -46,7 +50,12 @@ export async function runOne(ctx: StepContext, step: Step, ref: ResourceRef): Pr
 export async function handle(ctx: StepContext, step: Step, r: FerryResource): Promise<Outcome> {
   if (wantsCancel(ctx.step, r)) {
     const why = r.spec.cancel ? 'cancel was requested' : 'the resource is being deleted';
-    await transition(ctx, r, { to: 'Canceling', reason: 'Canceling', note: `Canceling ${resourceRef(r)}: ${why}.`, condition: { type: 'Succeeded', status: 'False' } });
+    await transition(ctx, r, {
+      to: 'Canceling',
+      reason: 'Canceling',
+      note: `Canceling ${resourceRef(r)}: ${why}.`,
+      condition: { type: 'Succeeded', status: 'False' },
+    });
     return { outcome: 'Canceled', reason: `${why}; finalize cleans up` };
   }
   try {
@@ -68,7 +77,16 @@ async function recordFailure(ctx: StepContext, r: FerryResource, err: Error): Pr
   const reason = failureReason(err);
   ctx.log.error(err.message, { reason });
   if (ctx.step === 'finalize' && phase !== 'Finalizing') {
-    await transition(ctx, fresh, { to: 'Failed', reason, note: err.message, warning: true, condition: { type: 'Succeeded', status: 'False' }, status: (s) => { s.completionTimestamp = ctx.now().toISOString(); } });
+    await transition(ctx, fresh, {
+      to: 'Failed',
+      reason,
+      note: err.message,
+      warning: true,
+      condition: { type: 'Succeeded', status: 'False' },
+      status: (s) => {
+        s.completionTimestamp = ctx.now().toISOString();
+      },
+    });
   } else {
     await fail(ctx, fresh, reason, err.message);
   }
@@ -77,7 +95,11 @@ async function recordFailure(ctx: StepContext, r: FerryResource, err: Error): Pr
 
 /** Every resource the step is due for, one after the other; one resource's error does not stop the others. */
 export async function runSweep(ctx: StepContext, step: Step): Promise<Outcome> {
-  if (ctx.step === 'transfer') return { outcome: 'Skipped', reason: 'transfer runs only in the Job that mounts its volume; the dispatcher starts one per resource.' };
+  if (ctx.step === 'transfer')
+    return {
+      outcome: 'Skipped',
+      reason: 'transfer runs only in the Job that mounts its volume; the dispatcher starts one per resource.',
+    };
   const counters = { due: 0, advanced: 0, failed: 0, skipped: 0, errors: 0 };
   for (const kind of ['DataUpload', 'DataDownload'] as const) {
     const all = await ctx.kube.list<FerryResource & KubeObject>(kind);

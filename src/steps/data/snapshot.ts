@@ -28,8 +28,13 @@ export async function snapshot(ctx: StepContext, r: FerryResource): Promise<Outc
   if (r.kind !== 'DataUpload') return { outcome: 'Skipped', reason: 'a DataDownload has no snapshot step.' };
   let du: DataUpload = r;
   const namespace = du.metadata.namespace!;
-  const pvc = await ctx.kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace, name: du.spec.sourcePVC });
-  if (!pvc) throw new StepFailure('SourcePVCNotFound', `The source PVC ${namespace}/${du.spec.sourcePVC} does not exist.`);
+  const pvc = await ctx.kube.get<PersistentVolumeClaim>({
+    kind: 'PersistentVolumeClaim',
+    namespace,
+    name: du.spec.sourcePVC,
+  });
+  if (!pvc)
+    throw new StepFailure('SourcePVCNotFound', `The source PVC ${namespace}/${du.spec.sourcePVC} does not exist.`);
   if (du.spec.snapshotMoveData !== false) du = ((await addFinalizer(ctx, du)) as DataUpload | undefined) ?? du;
 
   const name = du.spec.csiSnapshot?.volumeSnapshot ?? nativeSnapshotName(du);
@@ -37,16 +42,24 @@ export async function snapshot(ctx: StepContext, r: FerryResource): Promise<Outc
   if (ours) await createSnapshot(ctx, du, name);
   let last = await ctx.kube.get<VolumeSnapshot>({ kind: 'VolumeSnapshot', namespace, name });
   // the clock starts when ferry's snapshot was made, so a step run again does not wait afresh
-  const since = ours && last?.metadata.creationTimestamp ? Date.parse(last.metadata.creationTimestamp) : ctx.startedAt.getTime();
+  const since =
+    ours && last?.metadata.creationTimestamp ? Date.parse(last.metadata.creationTimestamp) : ctx.startedAt.getTime();
   const timeoutMs = Math.max(0, since + operationTimeoutMs(du) - ctx.now().getTime());
   const ready = await waitFor(ctx, timeoutMs, async () => {
     last = await ctx.kube.get<VolumeSnapshot>({ kind: 'VolumeSnapshot', namespace, name });
-    if (!last) throw new StepFailure('SnapshotNotFound', `The VolumeSnapshot ${namespace}/${name} does not exist${ours ? ' (it was deleted while ferry waited for it)' : ''}.`);
+    if (!last)
+      throw new StepFailure(
+        'SnapshotNotFound',
+        `The VolumeSnapshot ${namespace}/${name} does not exist${ours ? ' (it was deleted while ferry waited for it)' : ''}.`,
+      );
     return last.status?.readyToUse === true ? last : undefined;
   });
   if (!ready) {
     const error = last?.status?.error?.message;
-    throw new StepFailure('SnapshotTimeout', `The VolumeSnapshot ${namespace}/${name} was not ready within ${du.spec.operationTimeout ?? '10m'}${error ? `: ${error}` : ''}.`);
+    throw new StepFailure(
+      'SnapshotTimeout',
+      `The VolumeSnapshot ${namespace}/${name} was not ready within ${du.spec.operationTimeout ?? '10m'}${error ? `: ${error}` : ''}.`,
+    );
   }
 
   const moveData = du.spec.snapshotMoveData !== false;

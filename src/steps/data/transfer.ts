@@ -34,16 +34,18 @@ interface Moved {
 export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outcome> {
   if (ctx.sweep) return { outcome: 'Skipped', reason: 'transfer runs only in the Job that mounts its volume.' };
   const resumed = r.status?.phase === 'InProgress';
-  const current = resumed ? r : await transition(ctx, r, {
-    to: 'InProgress',
-    reason: 'TransferStarted',
-    note: `Moving the data${ctx.settings.nodeName ? ` on node ${ctx.settings.nodeName}` : ''}.`,
-    status: (s) => {
-      if (ctx.settings.nodeName) s.node = ctx.settings.nodeName;
-      s.startTimestamp ??= ctx.startedAt.toISOString();
-      s.progress = progressOf(0, 0);
-    },
-  });
+  const current = resumed
+    ? r
+    : await transition(ctx, r, {
+        to: 'InProgress',
+        reason: 'TransferStarted',
+        note: `Moving the data${ctx.settings.nodeName ? ` on node ${ctx.settings.nodeName}` : ''}.`,
+        status: (s) => {
+          if (ctx.settings.nodeName) s.node = ctx.settings.nodeName;
+          s.startTimestamp ??= ctx.startedAt.toISOString();
+          s.progress = progressOf(0, 0);
+        },
+      });
   const watch = new CancelWatch(ctx, current, phasesOf(current.kind, 'transfer'));
   const progress = new ProgressWriter(ctx, current);
   const signal = AbortSignal.any([ctx.signal, watch.signal]);
@@ -56,9 +58,10 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
   progress.start();
   let moved: Moved;
   try {
-    moved = current.kind === 'DataUpload'
-      ? await backupVolume(ctx, current, opened.repo, signal, progress)
-      : await restoreVolume(ctx, current, opened.repo, signal, progress, resumed);
+    moved =
+      current.kind === 'DataUpload'
+        ? await backupVolume(ctx, current, opened.repo, signal, progress)
+        : await restoreVolume(ctx, current, opened.repo, signal, progress, resumed);
     // a cancel that arrived while the last bytes were written still wins: nothing is kept
     if (watch.reason) signal.throwIfAborted();
   } catch (err) {
@@ -76,7 +79,8 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
     condition: { type: 'DataMoved', status: 'True' },
     status: (s) => {
       s.snapshotID = moved.snapshotID;
-      if (current.kind === 'DataUpload' && moved.parentSnapshotID) (s as NonNullable<DataUpload['status']>).parentSnapshotID = moved.parentSnapshotID;
+      if (current.kind === 'DataUpload' && moved.parentSnapshotID)
+        (s as NonNullable<DataUpload['status']>).parentSnapshotID = moved.parentSnapshotID;
       s.stats = moved.stats;
       s.progress = finishedProgress(moved.stats.bytes);
     },
@@ -87,7 +91,11 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
 /** After an abort: no snapshot of this DataUpload may remain; a cancel or deletion moves the phase to Canceling. */
 async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, watch: CancelWatch): Promise<Outcome> {
   if (r.kind === 'DataUpload') {
-    const { removed } = await forget(repo, (snapshots) => snapshotsOf(snapshots, r).map((e) => e.id), stepLocking(ctx, ctx.signal));
+    const { removed } = await forget(
+      repo,
+      (snapshots) => snapshotsOf(snapshots, r).map((e) => e.id),
+      stepLocking(ctx, ctx.signal),
+    );
     if (removed.length > 0) ctx.log.info('forgot the snapshot the canceled backup had saved', { snapshots: removed });
   }
   if (watch.reason === 'cancel' || watch.reason === 'deleting') {
@@ -99,14 +107,27 @@ async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, wat
     });
     return { outcome: 'Canceled', reason: 'the transfer stopped on request' };
   }
-  return { outcome: 'Skipped', reason: `the transfer stopped: the resource is ${watch.reason === 'gone' ? 'gone' : 'no longer in a transfer phase'}` };
+  return {
+    outcome: 'Skipped',
+    reason: `the transfer stopped: the resource is ${watch.reason === 'gone' ? 'gone' : 'no longer in a transfer phase'}`,
+  };
 }
 
-async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, signal: AbortSignal, progress: ProgressWriter): Promise<Moved> {
+async function backupVolume(
+  ctx: StepContext,
+  du: DataUpload,
+  repo: Repository,
+  signal: AbortSignal,
+  progress: ProgressWriter,
+): Promise<Moved> {
   const started = Date.now();
   const block = du.status?.volumeMode === 'Block';
   const path = block ? ctx.settings.devicePath : ctx.settings.volumePath;
-  if (!(await exists(path))) throw new StepFailure('VolumeNotMounted', `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`);
+  if (!(await exists(path)))
+    throw new StepFailure(
+      'VolumeNotMounted',
+      `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`,
+    );
   const result = await backup(repo, {
     ...stepLocking(ctx, signal),
     paths: [path],
@@ -118,7 +139,9 @@ async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, 
     onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal, p.totalsFinal),
   });
   if ('taken' in result) {
-    ctx.log.info('a previous run of this backup already saved its snapshot; taking it', { snapshotID: result.taken.id });
+    ctx.log.info('a previous run of this backup already saved its snapshot; taking it', {
+      snapshotID: result.taken.id,
+    });
     return movedFromSnapshot(result.taken, 'Took over the snapshot a previous run saved');
   }
   const s = result.snapshot.summary!;
@@ -126,7 +149,13 @@ async function backupVolume(ctx: StepContext, du: DataUpload, repo: Repository, 
   return {
     snapshotID: result.snapshotID,
     parentSnapshotID: parent,
-    stats: { files: s.totalFilesProcessed, bytes: s.totalBytesProcessed, bytesAdded: s.dataAdded, bytesStored: s.dataAddedPacked, durationSeconds: (Date.now() - started) / 1000 },
+    stats: {
+      files: s.totalFilesProcessed,
+      bytes: s.totalBytesProcessed,
+      bytesAdded: s.dataAdded,
+      bytesStored: s.dataAddedPacked,
+      durationSeconds: (Date.now() - started) / 1000,
+    },
     note: `Backed up ${s.totalFilesProcessed} file(s), ${s.totalBytesProcessed} bytes, into snapshot ${result.snapshotID.slice(0, 8)}${parent ? ` (parent ${parent.slice(0, 8)})` : ''}; ${s.dataAdded} bytes were new.`,
   };
 }
@@ -136,29 +165,52 @@ function movedFromSnapshot(e: SnapshotEntry, what: string): Moved {
   return {
     snapshotID: e.id,
     parentSnapshotID: e.snapshot.parent ?? undefined,
-    stats: { files: s?.totalFilesProcessed ?? 0, bytes: s?.totalBytesProcessed ?? 0, bytesAdded: s?.dataAdded ?? 0, bytesStored: s?.dataAddedPacked ?? 0, durationSeconds: 0 },
+    stats: {
+      files: s?.totalFilesProcessed ?? 0,
+      bytes: s?.totalBytesProcessed ?? 0,
+      bytesAdded: s?.dataAdded ?? 0,
+      bytesStored: s?.dataAddedPacked ?? 0,
+      durationSeconds: 0,
+    },
     note: `${what}: ${e.id.slice(0, 8)}.`,
   };
 }
 
-async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repository, signal: AbortSignal, progress: ProgressWriter, resumed: boolean): Promise<Moved> {
+async function restoreVolume(
+  ctx: StepContext,
+  dd: DataDownload,
+  repo: Repository,
+  signal: AbortSignal,
+  progress: ProgressWriter,
+  resumed: boolean,
+): Promise<Moved> {
   const started = Date.now();
   const id = dd.status?.snapshotID ?? dd.spec.source.snapshotID;
-  if (!id) throw new StepFailure('SnapshotNotRecorded', 'No snapshot to restore is recorded; the expose step did not finish.');
+  if (!id)
+    throw new StepFailure('SnapshotNotRecorded', 'No snapshot to restore is recorded; the expose step did not finish.');
   const block = await exists(ctx.settings.devicePath);
   const target = block ? ctx.settings.devicePath : ctx.settings.volumePath;
-  if (!block && !(await exists(target))) throw new StepFailure('VolumeNotMounted', `The restore volume is not mounted at ${target} (nor a device at ${ctx.settings.devicePath}).`);
+  if (!block && !(await exists(target)))
+    throw new StepFailure(
+      'VolumeNotMounted',
+      `The restore volume is not mounted at ${target} (nor a device at ${ctx.settings.devicePath}).`,
+    );
   const size = block ? await deviceSize(target) : undefined;
   let total = 0;
   const restored = await restore(repo, {
     ...stepLocking(ctx, signal),
     snapshot: id,
-    target: block ? { kind: 'device', path: target, zeroed: dd.spec.targetPVC.zeroedVolume } : { kind: 'volume', path: target },
+    target: block
+      ? { kind: 'device', path: target, zeroed: dd.spec.targetPVC.zeroedVolume }
+      : { kind: 'volume', path: target },
     onProgress: (p) => progress.update(p.bytesDone, Math.max(total, p.bytesTotal)),
     beforeWrite: async ({ entry, streamSize }) => {
       total = entry.snapshot.summary?.totalBytesProcessed ?? 0;
       if (size !== undefined && streamSize !== undefined && size < Number(streamSize)) {
-        throw new StepFailure('VolumeTooSmall', `The restore volume holds ${size} bytes but the snapshot's volume has ${streamSize}; set spec.targetPVC.size.`);
+        throw new StepFailure(
+          'VolumeTooSmall',
+          `The restore volume holds ${size} bytes but the snapshot's volume has ${streamSize}; set spec.targetPVC.size.`,
+        );
       }
       // a crashed run left part of the tree; start again from an empty volume
       if (!block && resumed) await emptyDirectory(target);
@@ -166,7 +218,13 @@ async function restoreVolume(ctx: StepContext, dd: DataDownload, repo: Repositor
   });
   return {
     snapshotID: restored.snapshot.id,
-    stats: { files: restored.filesDone, bytes: restored.bytesDone, bytesAdded: 0, bytesStored: 0, durationSeconds: (Date.now() - started) / 1000 },
+    stats: {
+      files: restored.filesDone,
+      bytes: restored.bytesDone,
+      bytesAdded: 0,
+      bytesStored: 0,
+      durationSeconds: (Date.now() - started) / 1000,
+    },
     note: `Restored ${restored.filesDone} file(s), ${restored.bytesDone} bytes, from snapshot ${restored.snapshot.id.slice(0, 8)}.`,
   };
 }

@@ -27,12 +27,18 @@ export interface Transition<T extends FerryResource> {
 }
 
 /** Writes status with the guards every step needs: the same incarnation of the resource, still in `r`'s phase. */
-export async function writeStatus<T extends FerryResource>(ctx: StepContext, r: T, change: (s: Status<T>, fresh: T) => boolean | void): Promise<T> {
+export async function writeStatus<T extends FerryResource>(
+  ctx: StepContext,
+  r: T,
+  change: (s: Status<T>, fresh: T) => boolean | void,
+): Promise<T> {
   const from = r.status?.phase ?? 'New';
   const updated = await updateStatus(ctx.kube, r as T & KubeObject, (fresh) => {
-    if (fresh.metadata.uid !== r.metadata.uid) throw new PhaseMovedError(`${resourceRef(r)} was deleted and created again while the ${ctx.step} step worked`);
+    if (fresh.metadata.uid !== r.metadata.uid)
+      throw new PhaseMovedError(`${resourceRef(r)} was deleted and created again while the ${ctx.step} step worked`);
     const phase = fresh.status?.phase ?? 'New';
-    if (phase !== from) throw new PhaseMovedError(`${resourceRef(r)} moved from ${from} to ${phase} while the ${ctx.step} step worked`);
+    if (phase !== from)
+      throw new PhaseMovedError(`${resourceRef(r)} moved from ${from} to ${phase} while the ${ctx.step} step worked`);
     fresh.status ??= {};
     return change(fresh.status as Status<T>, fresh);
   });
@@ -57,7 +63,8 @@ export async function transition<T extends FerryResource>(ctx: StepContext, r: T
         message: t.note,
       },
     };
-    if (t.condition) s.conditions = setCondition(s.conditions, { ...t.condition, reason: t.reason, message: t.note }, now);
+    if (t.condition)
+      s.conditions = setCondition(s.conditions, { ...t.condition, reason: t.reason, message: t.note }, now);
     t.status?.(s);
   });
   ctx.log.info(t.note, { phase: t.to, from: r.status?.phase ?? 'New', reason: t.reason });
@@ -66,10 +73,20 @@ export async function transition<T extends FerryResource>(ctx: StepContext, r: T
 }
 
 /** An Event about the resource from this step; a failure to write it is logged, never fatal. */
-export async function event(ctx: StepContext, r: FerryResource, ev: { type: 'Normal' | 'Warning'; reason: string; note: string }): Promise<void> {
+export async function event(
+  ctx: StepContext,
+  r: FerryResource,
+  ev: { type: 'Normal' | 'Warning'; reason: string; note: string },
+): Promise<void> {
   try {
     const action = ctx.step[0].toUpperCase() + ctx.step.slice(1);
-    await emitEvent(ctx.kube, r as FerryResource & KubeObject, { ...ev, action }, { controller: `ferry.dev/step-${ctx.step}`, instance: ctx.settings.podName }, ctx.now());
+    await emitEvent(
+      ctx.kube,
+      r as FerryResource & KubeObject,
+      { ...ev, action },
+      { controller: `ferry.dev/step-${ctx.step}`, instance: ctx.settings.podName },
+      ctx.now(),
+    );
   } catch (err) {
     ctx.log.warn('could not record an Event', { reason: ev.reason, error: (err as Error).message });
   }
@@ -78,7 +95,10 @@ export async function event(ctx: StepContext, r: FerryResource, ev: { type: 'Nor
 /** Phase Failing with the message; finalize cleans up and sets Failed. */
 export function fail<T extends FerryResource>(ctx: StepContext, r: T, reason: string, message: string): Promise<T> {
   return transition(ctx, r, {
-    to: 'Failing', reason, note: message, warning: true,
+    to: 'Failing',
+    reason,
+    note: message,
+    warning: true,
     condition: { type: 'Succeeded', status: 'False' },
   });
 }

@@ -6,7 +6,11 @@ import type { StepContext } from '../context.ts';
  * Polls `check` until it returns a value, then returns it. After `timeoutMs` it returns undefined; the caller
  * says what that means.
  */
-export async function waitFor<T>(ctx: StepContext, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T | undefined> {
+export async function waitFor<T>(
+  ctx: StepContext,
+  timeoutMs: number,
+  check: () => Promise<T | undefined>,
+): Promise<T | undefined> {
   const deadline = ctx.now().getTime() + timeoutMs;
   for (;;) {
     const value = await check();

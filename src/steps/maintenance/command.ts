@@ -12,7 +12,9 @@ export function parseMaintenanceArgs(args: readonly string[]): MaintenanceReques
   if (args.length === 1 && args[0] === '--reconcile') return { mode: 'reconcile' };
   const [location, task] = args;
   if (args.length !== 2 || !location || location.startsWith('-') || !tasks.includes(task as MaintenanceTask)) {
-    throw new Error(`"${args.join(' ')}" does not name a storage location and a task (${tasks.join(', ')}), nor --reconcile`);
+    throw new Error(
+      `"${args.join(' ')}" does not name a storage location and a task (${tasks.join(', ')}), nor --reconcile`,
+    );
   }
   return { mode: 'run', location, task: task as MaintenanceTask };
 }

@@ -26,7 +26,11 @@ export const maintenanceLabels = {
 /** The hash of what a CronJob was made from, so an unchanged one is not written again. */
 const sourceAnnotation = 'ferry.dev/maintenance-source';
 
-export const defaultSchedules: Record<MaintenanceTask, string> = { prune: '0 3 * * 0', check: '0 1 * * *', 'check-data': '0 4 * * 6' };
+export const defaultSchedules: Record<MaintenanceTask, string> = {
+  prune: '0 3 * * 0',
+  check: '0 1 * * *',
+  'check-data': '0 4 * * 6',
+};
 export const defaultReadDataSubset = '10%';
 
 /** Jobs made from a CronJob append 11 characters; a Job name must stay within 63. */
@@ -43,13 +47,22 @@ export function cronJobName(location: string, task: MaintenanceTask): string {
 
 export function scheduleOf(bsl: BackupStorageLocation, task: MaintenanceTask): string {
   const m = bsl.spec.maintenance;
-  const given = task === 'prune' ? m?.prune?.schedule : task === 'check' ? m?.check?.schedule : m?.check?.readDataSchedule;
+  const given =
+    task === 'prune' ? m?.prune?.schedule : task === 'check' ? m?.check?.schedule : m?.check?.readDataSchedule;
   return given ?? defaultSchedules[task];
 }
 
 interface JobTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: { template: { metadata?: { labels?: Record<string, string> }; spec: { volumes?: Record<string, unknown>[]; containers: { name: string; args?: string[]; volumeMounts?: { name: string; mountPath: string }[] }[] } } };
+  spec: {
+    template: {
+      metadata?: { labels?: Record<string, string> };
+      spec: {
+        volumes?: Record<string, unknown>[];
+        containers: { name: string; args?: string[]; volumeMounts?: { name: string; mountPath: string }[] }[];
+      };
+    };
+  };
 }
 
 function jobTemplateOf(template: KubeObject): JobTemplate {
@@ -61,13 +74,21 @@ function jobTemplateOf(template: KubeObject): JobTemplate {
 }
 
 /** The CronJob of one task of one location, as it should be. */
-export function desiredCronJob(template: KubeObject, bsl: BackupStorageLocation & KubeObject, task: MaintenanceTask): KubeObject {
+export function desiredCronJob(
+  template: KubeObject,
+  bsl: BackupStorageLocation & KubeObject,
+  task: MaintenanceTask,
+): KubeObject {
   const location = bsl.metadata.name;
   const jobTemplate = jobTemplateOf(template);
   const container = jobTemplate.spec.template.spec.containers.find((c) => c.name === stepContainer)!;
   container.args = ['maintenance', location, task];
   mountSecrets(jobTemplate.spec.template.spec, container, locationSecretNames(bsl.spec));
-  const ours = { [maintenanceLabels.component]: 'maintenance', [maintenanceLabels.task]: task, [maintenanceLabels.location]: labelValue(location) };
+  const ours = {
+    [maintenanceLabels.component]: 'maintenance',
+    [maintenanceLabels.task]: task,
+    [maintenanceLabels.location]: labelValue(location),
+  };
   jobTemplate.metadata = { ...jobTemplate.metadata, labels: { ...jobTemplate.metadata?.labels, ...ours } };
   const podMeta = jobTemplate.spec.template.metadata ?? {};
   jobTemplate.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };
@@ -81,7 +102,13 @@ export function desiredCronJob(template: KubeObject, bsl: BackupStorageLocation 
     failedJobsHistoryLimit: templateSpec.failedJobsHistoryLimit ?? 3,
     jobTemplate,
   };
-  const owner = { apiVersion, kind: 'BackupStorageLocation', name: location, uid: bsl.metadata.uid ?? '', controller: true };
+  const owner = {
+    apiVersion,
+    kind: 'BackupStorageLocation',
+    name: location,
+    uid: bsl.metadata.uid ?? '',
+    controller: true,
+  };
   return {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
@@ -107,9 +134,14 @@ export interface ReconcileReport {
 export async function reconcileCronJobs(ctx: MaintenanceContext): Promise<ReconcileReport> {
   const { kube, ferryNamespace } = ctx;
   const template = await kube.get<KubeObject>({ kind: 'CronJob', namespace: ferryNamespace, name: templateCronJob });
-  if (!template) throw new Error(`The maintenance template CronJob ${ferryNamespace}/${templateCronJob} does not exist; install jobs/ from ferry's deploy/ kustomization.`);
+  if (!template)
+    throw new Error(
+      `The maintenance template CronJob ${ferryNamespace}/${templateCronJob} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
+    );
   const report: ReconcileReport = { created: [], updated: [], unchanged: 0, errors: [] };
-  const locations = await kube.list<BackupStorageLocation & KubeObject>('BackupStorageLocation', { namespace: ferryNamespace });
+  const locations = await kube.list<BackupStorageLocation & KubeObject>('BackupStorageLocation', {
+    namespace: ferryNamespace,
+  });
   for (const bsl of locations.filter((l) => !l.metadata.deletionTimestamp)) {
     for (const task of tasks) {
       const want = desiredCronJob(template, bsl, task);

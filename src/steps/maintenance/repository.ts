@@ -33,7 +33,11 @@ export interface TaskOptions {
 const quotedErrors = 3;
 
 /** The run's record, or undefined when the namespace has no repository at this location. */
-export async function maintainRepository(ctx: MaintenanceContext, access: RepositoryAccess, opts: TaskOptions): Promise<MaintenanceRun | undefined> {
+export async function maintainRepository(
+  ctx: MaintenanceContext,
+  access: RepositoryAccess,
+  opts: TaskOptions,
+): Promise<MaintenanceRun | undefined> {
   const started = ctx.now();
   const backend = ctx.engine.openBackend(access.location, access.open);
   try {
@@ -45,8 +49,11 @@ export async function maintainRepository(ctx: MaintenanceContext, access: Reposi
       throw err;
     }
     const run = (fields: Omit<MaintenanceRun, 'task' | 'startTime' | 'durationSeconds'>): MaintenanceRun => ({
-      task: opts.task, startTime: rfc3339(started), durationSeconds: (ctx.now().getTime() - started.getTime()) / 1000,
-      ...(ctx.settings.jobName ? { job: ctx.settings.jobName } : {}), ...fields,
+      task: opts.task,
+      startTime: rfc3339(started),
+      durationSeconds: (ctx.now().getTime() - started.getTime()) / 1000,
+      ...(ctx.settings.jobName ? { job: ctx.settings.jobName } : {}),
+      ...fields,
     });
     let staleLocksRemoved = 0;
     try {
@@ -55,7 +62,8 @@ export async function maintainRepository(ctx: MaintenanceContext, access: Reposi
       return run({ ...done, staleLocksRemoved });
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      if (err instanceof LockConflictError) return run({ outcome: 'Skipped', staleLocksRemoved, message: await lockedReason(repo, err, ctx.now()) });
+      if (err instanceof LockConflictError)
+        return run({ outcome: 'Skipped', staleLocksRemoved, message: await lockedReason(repo, err, ctx.now()) });
       return run({ outcome: 'Failed', staleLocksRemoved, message: `${opts.task} failed: ${(err as Error).message}` });
     }
   } finally {
@@ -67,28 +75,42 @@ type TaskResult = Omit<MaintenanceRun, 'task' | 'startTime' | 'durationSeconds'>
 
 async function pruneTask(ctx: MaintenanceContext, repo: Repository): Promise<TaskResult> {
   const result = await prune(repo, { signal: ctx.signal, lockWaitMs: ctx.settings.lockWaitMs });
-  const message = result.packsDeleted === 0 ? 'Nothing to free.' : `Deleted ${result.packsDeleted} pack(s) (${result.packsWritten} written by repacking), freeing ${result.bytesFreed} bytes.`;
+  const message =
+    result.packsDeleted === 0
+      ? 'Nothing to free.'
+      : `Deleted ${result.packsDeleted} pack(s) (${result.packsWritten} written by repacking), freeing ${result.bytesFreed} bytes.`;
   return { outcome: 'Succeeded', bytesFreed: result.bytesFreed, packsDeleted: result.packsDeleted, message };
 }
 
 async function checkTask(ctx: MaintenanceContext, repo: Repository, opts: TaskOptions): Promise<TaskResult> {
   const readData = opts.task === 'check-data';
-  const result = await check(repo, { readData, readDataSubset: opts.readDataFraction, signal: ctx.signal, lockWaitMs: ctx.settings.lockWaitMs });
+  const result = await check(repo, {
+    readData,
+    readDataSubset: opts.readDataFraction,
+    signal: ctx.signal,
+    lockWaitMs: ctx.settings.lockWaitMs,
+  });
   const read = readData ? `, read ${result.packsRead} pack(s) back` : '';
   const summary = `${result.snapshots} snapshot(s), ${result.trees} tree(s)${read}`;
   if (result.errors.length === 0) return { outcome: 'Succeeded', errorsFound: 0, message: `No errors in ${summary}.` };
   const quoted = result.errors.slice(0, quotedErrors).join('; ');
   const more = result.errors.length > quotedErrors ? ` and ${result.errors.length - quotedErrors} more` : '';
-  return { outcome: 'Failed', errorsFound: result.errors.length, message: `${result.errors.length} error(s) in ${summary}: ${quoted}${more}.` };
+  return {
+    outcome: 'Failed',
+    errorsFound: result.errors.length,
+    message: `${result.errors.length} error(s) in ${summary}: ${quoted}${more}.`,
+  };
 }
 
 /** Why the lock could not be taken, from the live locks as they are now. */
 async function lockedReason(repo: Repository, err: LockConflictError, now: Date): Promise<string> {
   const live = await liveLocks(repo, now).catch(() => []);
   const shared = live.find((l) => !l.exclusive);
-  if (shared) return `Skipped: a backup or restore is in progress (a shared lock held by ${shared.hostname} since ${shared.time.toISOString()}); the next scheduled run tries again.`;
+  if (shared)
+    return `Skipped: a backup or restore is in progress (a shared lock held by ${shared.hostname} since ${shared.time.toISOString()}); the next scheduled run tries again.`;
   const exclusive = live.find((l) => l.exclusive);
-  if (exclusive) return `Skipped: another maintenance run holds the repository's exclusive lock (${exclusive.hostname} since ${exclusive.time.toISOString()}); the next scheduled run tries again.`;
+  if (exclusive)
+    return `Skipped: another maintenance run holds the repository's exclusive lock (${exclusive.hostname} since ${exclusive.time.toISOString()}); the next scheduled run tries again.`;
   return `Skipped: ${err.message}; the next scheduled run tries again.`;
 }
 
@@ -97,7 +119,10 @@ async function lockedReason(repo: Repository, err: LockConflictError, now: Date)
  * stale (not refreshed for 30 minutes): `ferry repo unlock` done before every run.
  */
 async function clearStaleLocks(ctx: MaintenanceContext, repo: Repository): Promise<number> {
-  const { dead, stale } = await unlock(repo, { now: ctx.now(), clearDeadLocks: (store) => removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, store, ctx.log) });
+  const { dead, stale } = await unlock(repo, {
+    now: ctx.now(),
+    clearDeadLocks: (store) => removeDeadStepLocks(ctx.kube, ctx.ferryNamespace, store, ctx.log),
+  });
   for (const r of stale) ctx.log.info('removed a stale repository lock', { lock: r.id.slice(0, 8), reason: r.reason });
   return dead.length + stale.length;
 }

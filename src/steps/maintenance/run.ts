@@ -23,7 +23,8 @@ export type MaintenanceRequest = { mode: 'reconcile' } | { mode: 'run'; location
 export function readDataFraction(subset: string | undefined): number {
   const m = /^(\d+(?:\.\d+)?)%$/.exec(subset ?? defaultReadDataSubset);
   const percent = m ? Number(m[1]) : NaN;
-  if (!(percent > 0 && percent <= 100)) throw new Error(`readDataSubset "${subset}" is not a percentage from 1% to 100%.`);
+  if (!(percent > 0 && percent <= 100))
+    throw new Error(`readDataSubset "${subset}" is not a percentage from 1% to 100%.`);
   return percent / 100;
 }
 
@@ -31,10 +32,27 @@ export async function runMaintenance(ctx: MaintenanceContext, req: MaintenanceRe
   if (req.mode === 'reconcile') {
     const r = await reconcileCronJobs(ctx);
     const reason = `maintenance CronJobs: ${r.created.length} created, ${r.updated.length} updated, ${r.unchanged} unchanged, ${r.errors.length} errors${r.errors.length ? ` (${r.errors.join('; ')})` : ''}`;
-    return { outcome: r.errors.length ? 'Failed' : 'Advanced', reason, counters: { created: r.created.length, updated: r.updated.length, unchanged: r.unchanged, errors: r.errors.length } };
+    return {
+      outcome: r.errors.length ? 'Failed' : 'Advanced',
+      reason,
+      counters: {
+        created: r.created.length,
+        updated: r.updated.length,
+        unchanged: r.unchanged,
+        errors: r.errors.length,
+      },
+    };
   }
-  const bsl = await ctx.kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ctx.ferryNamespace, name: req.location });
-  if (!bsl) return { outcome: 'Skipped', reason: `BackupStorageLocation ${ctx.ferryNamespace}/${req.location} does not exist.` };
+  const bsl = await ctx.kube.get<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ctx.ferryNamespace,
+    name: req.location,
+  });
+  if (!bsl)
+    return {
+      outcome: 'Skipped',
+      reason: `BackupStorageLocation ${ctx.ferryNamespace}/${req.location} does not exist.`,
+    };
   return maintainLocation(ctx, bsl, req.task);
 }
 
@@ -77,7 +95,11 @@ async function bucketNamespaces(ctx: MaintenanceContext, bsl: BackupStorageLocat
 
 const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-async function maintainLocation(ctx: MaintenanceContext, bsl: BackupStorageLocation & KubeObject, task: MaintenanceTask): Promise<Outcome> {
+async function maintainLocation(
+  ctx: MaintenanceContext,
+  bsl: BackupStorageLocation & KubeObject,
+  task: MaintenanceTask,
+): Promise<Outcome> {
   const readDataFractionOf = readDataFraction(bsl.spec.maintenance?.check?.readDataSubset);
   const runs: MaintenanceRun[] = [];
   let bytesFreed = 0;
@@ -93,7 +115,13 @@ async function maintainLocation(ctx: MaintenanceContext, bsl: BackupStorageLocat
       }
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      run = { task, outcome: 'Failed', startTime: rfc3339(started), durationSeconds: (ctx.now().getTime() - started.getTime()) / 1000, message: `${task} could not start: ${(err as Error).message}` };
+      run = {
+        task,
+        outcome: 'Failed',
+        startTime: rfc3339(started),
+        durationSeconds: (ctx.now().getTime() - started.getTime()) / 1000,
+        message: `${task} could not start: ${(err as Error).message}`,
+      };
     }
     if (!run) continue;
     runs.push(run);
@@ -102,18 +130,30 @@ async function maintainLocation(ctx: MaintenanceContext, bsl: BackupStorageLocat
   }
   const outcome = worstOutcome(runs.map((r) => r.outcome));
   const count = (o: MaintenanceRun['outcome']): number => runs.filter((r) => r.outcome === o).length;
-  const reason = runs.length === 0
-    ? `No repository exists yet at BackupStorageLocation ${bsl.metadata.name}; nothing to ${task}.`
-    : `${task} of ${runs.length} repositor${runs.length === 1 ? 'y' : 'ies'} at ${bsl.metadata.name}: ${count('Succeeded')} succeeded, ${count('Skipped')} skipped, ${count('Failed')} failed${task === 'prune' ? `; ${bytesFreed} bytes freed` : ''}.`;
+  const reason =
+    runs.length === 0
+      ? `No repository exists yet at BackupStorageLocation ${bsl.metadata.name}; nothing to ${task}.`
+      : `${task} of ${runs.length} repositor${runs.length === 1 ? 'y' : 'ies'} at ${bsl.metadata.name}: ${count('Succeeded')} succeeded, ${count('Skipped')} skipped, ${count('Failed')} failed${task === 'prune' ? `; ${bytesFreed} bytes freed` : ''}.`;
   return {
     outcome: outcome === 'Succeeded' ? 'Advanced' : outcome === 'Skipped' ? 'Waiting' : 'Failed',
     reason,
-    counters: { repositories: runs.length, succeeded: count('Succeeded'), skipped: count('Skipped'), failed: count('Failed'), bytesFreed },
+    counters: {
+      repositories: runs.length,
+      succeeded: count('Succeeded'),
+      skipped: count('Skipped'),
+      failed: count('Failed'),
+      bytesFreed,
+    },
   };
 }
 
 /** The run in the location's status (optimistic concurrency: re-read and re-apply on a conflict), and an Event. */
-async function record(ctx: MaintenanceContext, bsl: BackupStorageLocation & KubeObject, namespace: string, run: MaintenanceRun): Promise<void> {
+async function record(
+  ctx: MaintenanceContext,
+  bsl: BackupStorageLocation & KubeObject,
+  namespace: string,
+  run: MaintenanceRun,
+): Promise<void> {
   const now = ctx.now();
   await updateStatus(ctx.kube, bsl, (fresh) => {
     fresh.status = recordRun(fresh.status, namespace, run, now);
@@ -122,7 +162,13 @@ async function record(ctx: MaintenanceContext, bsl: BackupStorageLocation & Kube
   ctx.log[run.outcome === 'Failed' ? 'warn' : 'info'](note, { namespace, task: run.task, outcome: run.outcome });
   try {
     const reason = `Maintenance${run.outcome}`;
-    await emitEvent(ctx.kube, bsl, { type: run.outcome === 'Failed' ? 'Warning' : 'Normal', reason, note, action: 'Maintain' }, { controller: 'ferry.dev/maintenance', instance: ctx.settings.podName }, now);
+    await emitEvent(
+      ctx.kube,
+      bsl,
+      { type: run.outcome === 'Failed' ? 'Warning' : 'Normal', reason, note, action: 'Maintain' },
+      { controller: 'ferry.dev/maintenance', instance: ctx.settings.podName },
+      now,
+    );
   } catch (err) {
     ctx.log.warn('could not record an Event', { error: (err as Error).message });
   }

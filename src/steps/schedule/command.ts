@@ -24,13 +24,18 @@ function scheduleContext(env: StepEnvironment, command: ScheduleContext['command
   };
 }
 
-function scheduleCommand(name: ScheduleContext['command'], run: (ctx: ScheduleContext, ref: ScheduleRef) => Promise<Outcome>): StepDescription {
+function scheduleCommand(
+  name: ScheduleContext['command'],
+  run: (ctx: ScheduleContext, ref: ScheduleRef) => Promise<Outcome>,
+): StepDescription {
   return {
     name,
     usage: `ferry-step ${name} <namespace>/<name>`,
     parse(args) {
       if (args.length !== 1 || !args[0]) {
-        throw new Error(`the ${name} command takes one argument, a BackupSchedule as <namespace>/<name>; got ${args.length}`);
+        throw new Error(
+          `the ${name} command takes one argument, a BackupSchedule as <namespace>/<name>; got ${args.length}`,
+        );
       }
       const ref = parseScheduleRef(args[0]);
       return {

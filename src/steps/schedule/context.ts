@@ -34,7 +34,8 @@ export interface ScheduleRef {
 export function parseScheduleRef(text: string): ScheduleRef {
   const parts = text.split('/');
   if (parts.length === 3 && parts[0].toLowerCase() === 'backupschedule') parts.shift();
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`"${text}" does not name a BackupSchedule: expected <namespace>/<name>`);
+  if (parts.length !== 2 || !parts[0] || !parts[1])
+    throw new Error(`"${text}" does not name a BackupSchedule: expected <namespace>/<name>`);
   return { namespace: parts[0], name: parts[1] };
 }
 
@@ -45,7 +46,11 @@ export function readSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promise<Sc
 type Status = NonNullable<BackupSchedule['status']>;
 
 /** A status write on the newest schedule; `change` returns false when nothing needs writing. */
-export function writeScheduleStatus(ctx: ScheduleContext, s: Schedule, change: (status: Status, fresh: Schedule) => boolean | void): Promise<Schedule> {
+export function writeScheduleStatus(
+  ctx: ScheduleContext,
+  s: Schedule,
+  change: (status: Status, fresh: Schedule) => boolean | void,
+): Promise<Schedule> {
   return updateStatus(ctx.kube, s, (fresh) => {
     const status: Status = { ...fresh.status };
     const result = change(status, fresh);
@@ -55,10 +60,20 @@ export function writeScheduleStatus(ctx: ScheduleContext, s: Schedule, change: (
 }
 
 /** An Event about the schedule; a failure to write it is logged, never fatal. */
-export async function scheduleEvent(ctx: ScheduleContext, s: Schedule, ev: { type: 'Normal' | 'Warning'; reason: string; note: string }): Promise<void> {
+export async function scheduleEvent(
+  ctx: ScheduleContext,
+  s: Schedule,
+  ev: { type: 'Normal' | 'Warning'; reason: string; note: string },
+): Promise<void> {
   try {
     const action = ctx.command === 'schedule' ? 'Reconcile' : 'Run';
-    await emitEvent(ctx.kube, s, { ...ev, action }, { controller: `ferry.dev/step-${ctx.command}`, instance: ctx.podName }, ctx.now());
+    await emitEvent(
+      ctx.kube,
+      s,
+      { ...ev, action },
+      { controller: `ferry.dev/step-${ctx.command}`, instance: ctx.podName },
+      ctx.now(),
+    );
   } catch (err) {
     ctx.log.warn('could not record an Event', { reason: ev.reason, error: (err as Error).message });
   }

@@ -13,7 +13,16 @@ import { planRetention } from '../../shared/retention/plan.ts';
 import { isEmptyPolicy } from '../../shared/retention/retention.ts';
 import { nextRun, parseCron } from '../../shared/schedule/cron.ts';
 import type { CronSchedule } from '../../shared/schedule/cron.ts';
-import { jitterDelay, runID, runUploadName, scheduleAnnotations, scheduleLabel, scheduleLabels, scheduledTimeOfJob, scheduleSelector } from '../../shared/schedule/names.ts';
+import {
+  jitterDelay,
+  runID,
+  runUploadName,
+  scheduleAnnotations,
+  scheduleLabel,
+  scheduleLabels,
+  scheduledTimeOfJob,
+  scheduleSelector,
+} from '../../shared/schedule/names.ts';
 import { matchesSelector, selectsSomething } from '../../shared/schedule/selector.ts';
 import type { Outcome } from '../context.ts';
 import { parseDuration } from '../../shared/api/duration.ts';
@@ -30,7 +39,12 @@ const maxMissedCount = 1000;
 export function missedBetween(cron: CronSchedule, lastMs: number | undefined, thisMs: number, zone: string): number {
   if (lastMs === undefined || lastMs >= thisMs) return 0;
   let n = 0;
-  for (let t = nextRun(cron, lastMs, zone); t !== undefined && t < thisMs && n < maxMissedCount; t = nextRun(cron, t, zone)) n++;
+  for (
+    let t = nextRun(cron, lastMs, zone);
+    t !== undefined && t < thisMs && n < maxMissedCount;
+    t = nextRun(cron, t, zone)
+  )
+    n++;
   return n;
 }
 
@@ -40,14 +54,17 @@ async function pvcsOf(ctx: ScheduleContext, s: Schedule): Promise<{ present: str
   const existing = new Set(claims.filter((c) => !c.metadata.deletionTimestamp).map((c) => c.metadata.name));
   const wanted = new Set(s.spec.pvcs ?? []);
   const selector = s.spec.selector;
-  if (selectsSomething(selector)) for (const c of claims) if (!c.metadata.deletionTimestamp && matchesSelector(selector, c.metadata.labels)) wanted.add(c.metadata.name);
+  if (selectsSomething(selector))
+    for (const c of claims)
+      if (!c.metadata.deletionTimestamp && matchesSelector(selector, c.metadata.labels)) wanted.add(c.metadata.name);
   const all = [...wanted].sort();
   return { present: all.filter((n) => existing.has(n)), missing: all.filter((n) => !existing.has(n)) };
 }
 
 function uploadFor(s: Schedule, pvc: string, run: string, scheduledMs: number): Upload {
   return {
-    apiVersion, kind: 'DataUpload',
+    apiVersion,
+    kind: 'DataUpload',
     metadata: {
       name: runUploadName(s.metadata.name, pvc, run),
       namespace: s.metadata.namespace,
@@ -67,24 +84,42 @@ function uploadFor(s: Schedule, pvc: string, run: string, scheduledMs: number): 
 const isDone = (du: DataUpload): boolean => terminalPhases.includes(du.status?.phase ?? 'New');
 
 async function uploadsOf(ctx: ScheduleContext, s: Schedule, run?: string): Promise<Upload[]> {
-  return ctx.kube.list<Upload>('DataUpload', { namespace: s.metadata.namespace, labelSelector: scheduleSelector(s.metadata.name, run) });
+  return ctx.kube.list<Upload>('DataUpload', {
+    namespace: s.metadata.namespace,
+    labelSelector: scheduleSelector(s.metadata.name, run),
+  });
 }
 
 /** Earlier runs' DataUploads still going: what concurrencyPolicy decides about. */
 async function applyConcurrency(ctx: ScheduleContext, s: Schedule, run: string): Promise<string | undefined> {
-  const earlier = (await uploadsOf(ctx, s)).filter((du) => du.metadata.labels?.[scheduleLabels.run] !== run && !isDone(du) && !du.metadata.deletionTimestamp);
+  const earlier = (await uploadsOf(ctx, s)).filter(
+    (du) => du.metadata.labels?.[scheduleLabels.run] !== run && !isDone(du) && !du.metadata.deletionTimestamp,
+  );
   if (earlier.length === 0) return undefined;
   const names = earlier.map((du) => du.metadata.name).join(', ');
   const policy = s.spec.concurrencyPolicy ?? 'Forbid';
-  if (policy === 'Forbid') return `DataUploads of an earlier run are not finished (${names}) and concurrencyPolicy is Forbid`;
+  if (policy === 'Forbid')
+    return `DataUploads of an earlier run are not finished (${names}) and concurrencyPolicy is Forbid`;
   if (policy === 'Replace') {
-    for (const du of earlier) await ctx.kube.patch({ kind: 'DataUpload', namespace: du.metadata.namespace, name: du.metadata.name }, { spec: { cancel: true } });
-    ctx.log.info('canceled the unfinished DataUploads of an earlier run (concurrencyPolicy Replace)', { dataUploads: names });
+    for (const du of earlier)
+      await ctx.kube.patch(
+        { kind: 'DataUpload', namespace: du.metadata.namespace, name: du.metadata.name },
+        { spec: { cancel: true } },
+      );
+    ctx.log.info('canceled the unfinished DataUploads of an earlier run (concurrencyPolicy Replace)', {
+      dataUploads: names,
+    });
   }
   return undefined;
 }
 
-async function createUploads(ctx: ScheduleContext, s: Schedule, pvcs: string[], run: string, scheduledMs: number): Promise<RunPVC[]> {
+async function createUploads(
+  ctx: ScheduleContext,
+  s: Schedule,
+  pvcs: string[],
+  run: string,
+  scheduledMs: number,
+): Promise<RunPVC[]> {
   const out: RunPVC[] = [];
   for (const pvc of pvcs) {
     const du = uploadFor(s, pvc, run, scheduledMs);
@@ -94,7 +129,8 @@ async function createUploads(ctx: ScheduleContext, s: Schedule, pvcs: string[], 
     } catch (err) {
       if (isAlreadyExists(err)) out.push({ pvc, dataUpload: du.metadata.name });
       // the dispatcher refuses e.g. a PVC that is not bound: this PVC fails this run, the others go on
-      else if (err instanceof KubeError && (err.status === 422 || err.status === 403 || err.status === 400)) out.push({ pvc, phase: 'Failed', message: err.message.slice(0, 4000) });
+      else if (err instanceof KubeError && (err.status === 422 || err.status === 403 || err.status === 400))
+        out.push({ pvc, phase: 'Failed', message: err.message.slice(0, 4000) });
       else throw err;
     }
   }
@@ -114,11 +150,18 @@ async function observe(ctx: ScheduleContext, s: Schedule, run: string, pvcs: Run
     const du = byName.get(p.dataUpload);
     if (!du) return { ...p, phase: 'Failed', message: `DataUpload ${p.dataUpload} was deleted before it ended` };
     const phase = du.status?.phase ?? 'New';
-    return phase === 'Completed' || !du.status?.message ? { pvc: p.pvc, dataUpload: p.dataUpload, phase } : { pvc: p.pvc, dataUpload: p.dataUpload, phase, message: du.status.message.slice(0, 4000) };
+    return phase === 'Completed' || !du.status?.message
+      ? { pvc: p.pvc, dataUpload: p.dataUpload, phase }
+      : { pvc: p.pvc, dataUpload: p.dataUpload, phase, message: du.status.message.slice(0, 4000) };
   });
 }
 
-async function recordRun(ctx: ScheduleContext, s: Schedule, lastRun: ScheduleRun, extra: (status: BackupScheduleStatus) => void = () => undefined): Promise<Schedule> {
+async function recordRun(
+  ctx: ScheduleContext,
+  s: Schedule,
+  lastRun: ScheduleRun,
+  extra: (status: BackupScheduleStatus) => void = () => undefined,
+): Promise<Schedule> {
   return writeScheduleStatus(ctx, s, (status) => {
     // a slow earlier run (concurrencyPolicy Allow) does not hide a later one; run ids sort by time
     if (!status.lastRun || status.lastRun.run <= lastRun.run) status.lastRun = lastRun;
@@ -136,17 +179,28 @@ async function applyRetention(ctx: ScheduleContext, s: Schedule): Promise<{ dele
   const plan = planRetention(uploads, downloads, rules, s.spec.timeZone ?? 'UTC');
   const deleted: string[] = [];
   for (const du of plan.delete) {
-    if (await ctx.kube.delete({ kind: 'DataUpload', namespace: du.metadata.namespace, name: du.metadata.name }, { uid: du.metadata.uid })) deleted.push(du.metadata.name);
+    if (
+      await ctx.kube.delete(
+        { kind: 'DataUpload', namespace: du.metadata.namespace, name: du.metadata.name },
+        { uid: du.metadata.uid },
+      )
+    )
+      deleted.push(du.metadata.name);
   }
   const spared = plan.spared.map((x) => `${x.name} (${x.why})`).join(', ');
-  return { deleted, note: `Retention deleted ${deleted.length} backup(s)${deleted.length ? `: ${deleted.join(', ')}` : ''}${spared ? `; kept ${spared}` : ''}.` };
+  return {
+    deleted,
+    note: `Retention deleted ${deleted.length} backup(s)${deleted.length ? `: ${deleted.join(', ')}` : ''}${spared ? `; kept ${spared}` : ''}.`,
+  };
 }
 
 export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promise<Outcome> {
   let s = await readSchedule(ctx, ref);
   if (!s) return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} does not exist.` };
-  if (s.metadata.deletionTimestamp) return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} is being deleted.` };
-  if (s.spec.suspend) return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} is suspended.` };
+  if (s.metadata.deletionTimestamp)
+    return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} is being deleted.` };
+  if (s.spec.suspend)
+    return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} is suspended.` };
   const zone = s.spec.timeZone ?? 'UTC';
   const cron = parseCron(s.spec.schedule);
   const now = ctx.now().getTime();
@@ -157,17 +211,39 @@ export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promi
   // runs due while the schedule was suspended were not missed: count from its resumption (Ready turned True)
   const ready = findCondition(s.status?.conditions, 'Ready');
   const resumedMs = ready?.status === 'True' ? Date.parse(ready.lastTransitionTime) : undefined;
-  const missed = missedBetween(cron, lastMs === undefined ? undefined : Math.max(lastMs, resumedMs ?? lastMs), scheduledMs, zone);
+  const missed = missedBetween(
+    cron,
+    lastMs === undefined ? undefined : Math.max(lastMs, resumedMs ?? lastMs),
+    scheduledMs,
+    zone,
+  );
   const next = nextRun(cron, Math.max(now, scheduledMs), zone);
   const timing = (status: BackupScheduleStatus): void => {
     if (status.lastScheduleTime && Date.parse(status.lastScheduleTime) >= scheduledMs) return;
     status.lastScheduleTime = scheduledTime;
     if (next !== undefined) status.nextScheduleTime = rfc3339(new Date(next));
     if (missed > 0) status.missedRuns = (status.missedRuns ?? 0) + missed;
-    const message = missed > 0 ? `${missed} run(s) due between ${s!.status?.lastScheduleTime} and ${scheduledTime} did not start.` : `The run due at ${scheduledTime} started.`;
-    status.conditions = setCondition(status.conditions, { type: 'MissedRun', status: missed > 0 ? 'True' : 'False', reason: missed > 0 ? 'RunsMissed' : 'OnTime', message }, ctx.now());
+    const message =
+      missed > 0
+        ? `${missed} run(s) due between ${s!.status?.lastScheduleTime} and ${scheduledTime} did not start.`
+        : `The run due at ${scheduledTime} started.`;
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: 'MissedRun',
+        status: missed > 0 ? 'True' : 'False',
+        reason: missed > 0 ? 'RunsMissed' : 'OnTime',
+        message,
+      },
+      ctx.now(),
+    );
   };
-  if (missed > 0) await scheduleEvent(ctx, s, { type: 'Warning', reason: 'MissedRun', note: `${missed} run(s) due between ${s.status?.lastScheduleTime} and ${scheduledTime} did not start (cluster down, or the CronJob missed its starting deadline).` });
+  if (missed > 0)
+    await scheduleEvent(ctx, s, {
+      type: 'Warning',
+      reason: 'MissedRun',
+      note: `${missed} run(s) due between ${s.status?.lastScheduleTime} and ${scheduledTime} did not start (cluster down, or the CronJob missed its starting deadline).`,
+    });
 
   const existing = await uploadsOf(ctx, s, run);
   if (existing.length === 0) {
@@ -182,15 +258,28 @@ export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promi
   }
   const { present, missing } = await pvcsOf(ctx, s);
   let pvcs: RunPVC[] = [
-    ...await createUploads(ctx, s, present, run, scheduledMs),
-    ...missing.map((pvc): RunPVC => ({ pvc, phase: 'Failed', message: `PersistentVolumeClaim ${pvc} does not exist in namespace ${ref.namespace}` })),
+    ...(await createUploads(ctx, s, present, run, scheduledMs)),
+    ...missing.map((pvc): RunPVC => ({
+      pvc,
+      phase: 'Failed',
+      message: `PersistentVolumeClaim ${pvc} does not exist in namespace ${ref.namespace}`,
+    })),
   ].sort((a, b) => a.pvc.localeCompare(b.pvc));
   if (pvcs.length === 0) {
-    await recordRun(ctx, s, { run, scheduledTime, outcome: 'Failed', message: 'No PVC is named or matches the selector.' }, timing);
+    await recordRun(
+      ctx,
+      s,
+      { run, scheduledTime, outcome: 'Failed', message: 'No PVC is named or matches the selector.' },
+      timing,
+    );
     return { outcome: 'Failed', reason: 'no PVC is named or matches the selector' };
   }
   s = await recordRun(ctx, s, { run, scheduledTime, outcome: 'Running', pvcs }, timing);
-  await scheduleEvent(ctx, s, { type: 'Normal', reason: 'RunStarted', note: `Run ${run}: backing up ${pvcs.map((p) => p.pvc).join(', ')}.` });
+  await scheduleEvent(ctx, s, {
+    type: 'Normal',
+    reason: 'RunStarted',
+    note: `Run ${run}: backing up ${pvcs.map((p) => p.pvc).join(', ')}.`,
+  });
 
   for (;;) {
     const seen = await observe(ctx, s, run, pvcs);
@@ -202,12 +291,39 @@ export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promi
   }
   const outcome = runOutcome(pvcs);
   const retention = outcome === 'Succeeded' ? await applyRetention(ctx, s) : { deleted: [], note: '' };
-  const failed = pvcs.filter((p) => p.phase !== 'Completed').map((p) => `${p.pvc} (${p.phase}${p.message ? `: ${p.message}` : ''})`);
-  const message = outcome === 'Succeeded' ? `All ${pvcs.length} backup(s) Completed. ${retention.note}`.trim() : `Backups not completed: ${failed.join('; ')}`.slice(0, 4000);
-  await recordRun(ctx, s, { run, scheduledTime, outcome, message, pvcs, ...(retention.deleted.length ? { deleted: retention.deleted } : {}) }, (status) => {
-    if (outcome === 'Succeeded' && (!status.lastSuccessfulTime || Date.parse(status.lastSuccessfulTime) < scheduledMs)) status.lastSuccessfulTime = scheduledTime;
-    status.conditions = setCondition(status.conditions, { type: 'LastRunSucceeded', status: outcome === 'Succeeded' ? 'True' : 'False', reason: outcome === 'Succeeded' ? 'AllCompleted' : 'BackupsFailed', message }, ctx.now());
+  const failed = pvcs
+    .filter((p) => p.phase !== 'Completed')
+    .map((p) => `${p.pvc} (${p.phase}${p.message ? `: ${p.message}` : ''})`);
+  const message =
+    outcome === 'Succeeded'
+      ? `All ${pvcs.length} backup(s) Completed. ${retention.note}`.trim()
+      : `Backups not completed: ${failed.join('; ')}`.slice(0, 4000);
+  await recordRun(
+    ctx,
+    s,
+    { run, scheduledTime, outcome, message, pvcs, ...(retention.deleted.length ? { deleted: retention.deleted } : {}) },
+    (status) => {
+      if (
+        outcome === 'Succeeded' &&
+        (!status.lastSuccessfulTime || Date.parse(status.lastSuccessfulTime) < scheduledMs)
+      )
+        status.lastSuccessfulTime = scheduledTime;
+      status.conditions = setCondition(
+        status.conditions,
+        {
+          type: 'LastRunSucceeded',
+          status: outcome === 'Succeeded' ? 'True' : 'False',
+          reason: outcome === 'Succeeded' ? 'AllCompleted' : 'BackupsFailed',
+          message,
+        },
+        ctx.now(),
+      );
+    },
+  );
+  await scheduleEvent(ctx, s, {
+    type: outcome === 'Succeeded' ? 'Normal' : 'Warning',
+    reason: outcome === 'Succeeded' ? 'RunSucceeded' : 'RunFailed',
+    note: `Run ${run}: ${message}`,
   });
-  await scheduleEvent(ctx, s, { type: outcome === 'Succeeded' ? 'Normal' : 'Warning', reason: outcome === 'Succeeded' ? 'RunSucceeded' : 'RunFailed', note: `Run ${run}: ${message}` });
   return { outcome: outcome === 'Succeeded' ? 'Advanced' : 'Failed', reason: message };
 }

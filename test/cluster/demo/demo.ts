@@ -14,18 +14,29 @@ import { openKube } from '../../../src/cli/resource/kube.ts';
 import { writeSample } from './sample.ts';
 import { ferryNamespace, restoredVolume, setUp, tearDown } from './scene.ts';
 import { summaryLines } from './summary.ts';
-import { apiVersion, type BackupStorageLocation, type DataDownload, type DataUpload } from '../../../src/shared/api/types.ts';
+import {
+  apiVersion,
+  type BackupStorageLocation,
+  type DataDownload,
+  type DataUpload,
+} from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { repositoryLocation } from '../../../src/shared/location/repository.ts';
 
 async function startBox(): Promise<Awaited<ReturnType<typeof up>>['record']> {
   const running = await readRecord();
   if (!running || (await problems(running)).length > 0) {
-    consola.start('Starting the cluster in a box (etcd, kube-apiserver, controllers, MinIO, emulated nodes). The first start on a '
-      + 'machine builds them from source: about 15 minutes on 2 cores, cached in ~/.cache/ferry afterwards; later starts take about 15 s.');
+    consola.start(
+      'Starting the cluster in a box (etcd, kube-apiserver, controllers, MinIO, emulated nodes). The first start on a ' +
+        'machine builds them from source: about 15 minutes on 2 cores, cached in ~/.cache/ferry afterwards; later starts take about 15 s.',
+    );
   }
   const { record, reused } = await up({ log: (line) => consola.info(line) });
-  consola.success(reused ? `Reusing the running cluster in a box (${record.server}).` : `The cluster in a box is up in ${record.timings.total} s.`);
+  consola.success(
+    reused
+      ? `Reusing the running cluster in a box (${record.server}).`
+      : `The cluster in a box is up in ${record.timings.total} s.`,
+  );
   return record;
 }
 
@@ -39,29 +50,56 @@ async function main(clean: boolean): Promise<number> {
     consola.success(`ferry is installed in namespace ${ferryNamespace}.`);
 
     const scene = await setUp(kube, record.s3);
-    consola.success(`BackupStorageLocation ${scene.location} on ${record.s3.endpoint}/${record.s3.bucket}; namespaces ${scene.appNamespace} and ${scene.restoreNamespace}.`);
+    consola.success(
+      `BackupStorageLocation ${scene.location} on ${record.s3.endpoint}/${record.s3.bucket}; namespaces ${scene.appNamespace} and ${scene.restoreNamespace}.`,
+    );
     const sample = await writeSample(scene.volumePath);
-    consola.success(`PVC ${scene.appNamespace}/${scene.pvc} holds ${sample.files} files, ${sample.symlinks} symlinks, ${formatBytes(sample.bytes)}.`);
+    consola.success(
+      `PVC ${scene.appNamespace}/${scene.pvc} holds ${sample.files} files, ${sample.symlinks} symlinks, ${formatBytes(sample.bytes)}.`,
+    );
 
     consola.start(`Backing up: DataUpload ${scene.appNamespace}/backup`);
     await kube.create<DataUpload & KubeObject>({
-      apiVersion, kind: 'DataUpload', metadata: { name: 'backup', namespace: scene.appNamespace },
+      apiVersion,
+      kind: 'DataUpload',
+      metadata: { name: 'backup', namespace: scene.appNamespace },
       spec: { sourcePVC: scene.pvc, backupStorageLocation: scene.location },
     });
-    const upload = await waitForEnd(kube, 'DataUpload', scene.appNamespace, 'backup', { quiet: false, pollMs: 500 }) as DataUpload;
+    const upload = (await waitForEnd(kube, 'DataUpload', scene.appNamespace, 'backup', {
+      quiet: false,
+      pollMs: 500,
+    })) as DataUpload;
 
     consola.start(`Restoring into another namespace: DataDownload ${scene.restoreNamespace}/restore`);
     await kube.create<DataDownload & KubeObject>({
-      apiVersion, kind: 'DataDownload', metadata: { name: 'restore', namespace: scene.restoreNamespace },
-      spec: { targetPVC: { name: scene.pvc }, backupStorageLocation: scene.location, source: { dataUpload: { name: 'backup', namespace: scene.appNamespace } } },
+      apiVersion,
+      kind: 'DataDownload',
+      metadata: { name: 'restore', namespace: scene.restoreNamespace },
+      spec: {
+        targetPVC: { name: scene.pvc },
+        backupStorageLocation: scene.location,
+        source: { dataUpload: { name: 'backup', namespace: scene.appNamespace } },
+      },
     });
-    const download = await waitForEnd(kube, 'DataDownload', scene.restoreNamespace, 'restore', { quiet: false, pollMs: 500 }) as DataDownload;
+    const download = (await waitForEnd(kube, 'DataDownload', scene.restoreNamespace, 'restore', {
+      quiet: false,
+      pollMs: 500,
+    })) as DataDownload;
 
     consola.start('Comparing the restored volume with the original, entry by entry...');
     const differences = await compareTrees(scene.volumePath, await restoredVolume(kube, scene, scene.pvc));
-    const location = await kube.get<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: scene.location });
+    const location = await kube.get<BackupStorageLocation & KubeObject>({
+      kind: 'BackupStorageLocation',
+      namespace: ferryNamespace,
+      name: scene.location,
+    });
     const lines = summaryLines({
-      scene, sample, upload, download, differences, kubeconfig: record.kubeconfig,
+      scene,
+      sample,
+      upload,
+      download,
+      differences,
+      kubeconfig: record.kubeconfig,
       repository: location ? repositoryLocation(location.spec, scene.appNamespace) : '?',
     });
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -29,11 +29,17 @@ export async function writeSample(root: string, shape: SampleShape = defaultShap
   for (let i = 0; i < shape.smallFiles; i++) {
     const dir = join(root, 'orders', `region-${i % 6}`, `day-${String(i % 30).padStart(2, '0')}`);
     await mkdir(dir, { recursive: true });
-    const record = { id: i, customer: `c-${(i * 7919) % 1000}`, items: (i % 5) + 1, note: 'shipped by ferry '.repeat(i % 40) };
+    const record = {
+      id: i,
+      customer: `c-${(i * 7919) % 1000}`,
+      items: (i % 5) + 1,
+      note: 'shipped by ferry '.repeat(i % 40),
+    };
     await put(join(dir, `order-${i}.json`), JSON.stringify(record));
   }
   await mkdir(join(root, 'blobs'), { recursive: true });
-  for (const [i, size] of shape.largeFiles.entries()) await put(join(root, 'blobs', `asset-${i}.bin`), randomBytes(size));
+  for (const [i, size] of shape.largeFiles.entries())
+    await put(join(root, 'blobs', `asset-${i}.bin`), randomBytes(size));
   if (shape.largeFiles.length > 0) {
     // the same bytes under another name: stored once
     await copyFile(join(root, 'blobs', 'asset-0.bin'), join(root, 'blobs', 'asset-0-copy.bin'));
@@ -41,12 +47,22 @@ export async function writeSample(root: string, shape: SampleShape = defaultShap
     info.bytes += shape.largeFiles[0];
   }
   await mkdir(join(root, 'logs'), { recursive: true });
-  await put(join(root, 'logs', 'app.log'), Array.from({ length: 20_000 }, (_, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z order ${i} accepted\n`).join(''));
+  await put(
+    join(root, 'logs', 'app.log'),
+    Array.from(
+      { length: 20_000 },
+      (_, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}Z order ${i} accepted\n`,
+    ).join(''),
+  );
   await put(join(root, 'run.sh'), '#!/bin/sh\nexec ./server --data /data\n');
   await chmod(join(root, 'run.sh'), 0o755);
   await put(join(root, 'license.txt'), 'read only\n');
   await chmod(join(root, 'license.txt'), 0o444);
-  for (const [target, name] of [['logs/app.log', 'current.log'], ['blobs', 'assets'], ['/nowhere', 'dangling']]) {
+  for (const [target, name] of [
+    ['logs/app.log', 'current.log'],
+    ['blobs', 'assets'],
+    ['/nowhere', 'dangling'],
+  ]) {
     await symlink(target, join(root, name));
     info.symlinks++;
   }

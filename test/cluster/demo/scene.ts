@@ -46,17 +46,30 @@ async function boundVolume(kube: Kube, namespace: string, name: string): Promise
     const c = await kube.get<Claim>({ kind: 'PersistentVolumeClaim', namespace, name });
     return c?.status?.phase === 'Bound' ? c : undefined;
   });
-  const pv = await kube.get<KubeObject & { spec: { csi: { volumeHandle: string } } }>({ kind: 'PersistentVolume', name: claim.spec.volumeName! });
+  const pv = await kube.get<KubeObject & { spec: { csi: { volumeHandle: string } } }>({
+    kind: 'PersistentVolume',
+    name: claim.spec.volumeName!,
+  });
   return join(statePaths().storage, 'volumes', pv!.spec.csi.volumeHandle);
 }
 
 export async function setUp(kube: Kube, s3: S3Settings): Promise<Scene> {
   const id = randomBytes(3).toString('hex');
-  const scene = { id, appNamespace: `demo-app-${id}`, restoreNamespace: `demo-restore-${id}`, location: `demo-${id}`, pvc: 'data' };
+  const scene = {
+    id,
+    appNamespace: `demo-app-${id}`,
+    restoreNamespace: `demo-restore-${id}`,
+    location: `demo-${id}`,
+    pvc: 'data',
+  };
   await namespace(kube, scene.appNamespace, id);
   await namespace(kube, scene.restoreNamespace, id);
-  const secret = (name: string, data: Record<string, string>): KubeObject =>
-    ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ferryNamespace, labels: { [demoLabel]: id } }, stringData: data });
+  const secret = (name: string, data: Record<string, string>): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: ferryNamespace, labels: { [demoLabel]: id } },
+    stringData: data,
+  });
   await kube.create(secret(`demo-s3-${id}`, { AWS_ACCESS_KEY_ID: s3.accessKey, AWS_SECRET_ACCESS_KEY: s3.secretKey }));
   await kube.create(secret(`demo-password-${id}`, { password: randomBytes(24).toString('base64url') }));
   const spec: BackupStorageLocationSpec = {
@@ -66,10 +79,21 @@ export async function setUp(kube: Kube, s3: S3Settings): Promise<Scene> {
     allowedNamespaces: [scene.appNamespace, scene.restoreNamespace],
     crossNamespaceRestores: [{ from: scene.appNamespace, to: [scene.restoreNamespace] }],
   };
-  await kube.create({ apiVersion, kind: 'BackupStorageLocation', metadata: { name: scene.location, namespace: ferryNamespace, labels: { [demoLabel]: id } }, spec });
   await kube.create({
-    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: scene.pvc, namespace: scene.appNamespace },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'ferry-local-immediate', resources: { requests: { storage: '1Gi' } } },
+    apiVersion,
+    kind: 'BackupStorageLocation',
+    metadata: { name: scene.location, namespace: ferryNamespace, labels: { [demoLabel]: id } },
+    spec,
+  });
+  await kube.create({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: scene.pvc, namespace: scene.appNamespace },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'ferry-local-immediate',
+      resources: { requests: { storage: '1Gi' } },
+    },
   });
   return { ...scene, volumePath: await boundVolume(kube, scene.appNamespace, scene.pvc) };
 }
@@ -83,8 +107,10 @@ export function restoredVolume(kube: Kube, scene: Scene, pvc: string): Promise<s
 export async function tearDown(kube: Kube, scene: Scene): Promise<void> {
   for (const name of [scene.appNamespace, scene.restoreNamespace]) await kube.delete({ kind: 'Namespace', name });
   // the location stays until the DataUpload's delete step has used it
-  await until('the demo DataUpload to be deleted', 5 * 60_000, async () => ((await kube.list('DataUpload', { namespace: scene.appNamespace })).length === 0 ? true : undefined))
-    .catch(() => undefined);
+  await until('the demo DataUpload to be deleted', 5 * 60_000, async () =>
+    (await kube.list('DataUpload', { namespace: scene.appNamespace })).length === 0 ? true : undefined,
+  ).catch(() => undefined);
   await kube.delete({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: scene.location });
-  for (const name of [`demo-s3-${scene.id}`, `demo-password-${scene.id}`]) await kube.delete({ kind: 'Secret', namespace: ferryNamespace, name });
+  for (const name of [`demo-s3-${scene.id}`, `demo-password-${scene.id}`])
+    await kube.delete({ kind: 'Secret', namespace: ferryNamespace, name });
 }

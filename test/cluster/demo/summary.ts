@@ -23,16 +23,20 @@ const stepOrder: StepName[] = ['snapshot', 'expose', 'transfer', 'finalize'];
 export function stepDurations(r: FerryResource): string {
   const steps = r.status?.steps ?? {};
   const seconds = (from: string, to: string): number => Math.round((Date.parse(to) - Date.parse(from)) / 1000);
-  return stepOrder.flatMap((s) => {
-    const rec = steps[s];
-    return rec?.startTime && rec.endTime ? [`${s} ${seconds(rec.startTime, rec.endTime)}s`] : [];
-  }).join(', ');
+  return stepOrder
+    .flatMap((s) => {
+      const rec = steps[s];
+      return rec?.startTime && rec.endTime ? [`${s} ${seconds(rec.startTime, rec.endTime)}s`] : [];
+    })
+    .join(', ');
 }
 
 /** From creation to the terminal phase. */
 function lifetime(r: FerryResource): string {
   const end = r.status?.completionTimestamp;
-  return end && r.metadata.creationTimestamp ? `${Math.round((Date.parse(end) - Date.parse(r.metadata.creationTimestamp)) / 1000)}s` : '?';
+  return end && r.metadata.creationTimestamp
+    ? `${Math.round((Date.parse(end) - Date.parse(r.metadata.creationTimestamp)) / 1000)}s`
+    : '?';
 }
 
 function row(name: string, text: string): string {
@@ -43,18 +47,36 @@ export function summaryLines(o: Outcome): string[] {
   const { scene, upload, download } = o;
   const stats = upload.status?.stats ?? { files: 0, bytes: 0, bytesAdded: 0, bytesStored: 0, durationSeconds: 0 };
   const saved = stats.bytes > 0 ? Math.round((1 - stats.bytesStored / stats.bytes) * 100) : 0;
-  const matched = o.differences.length === 0 && upload.status?.phase === 'Completed' && download.status?.phase === 'Completed';
+  const matched =
+    o.differences.length === 0 && upload.status?.phase === 'Completed' && download.status?.phase === 'Completed';
   const app = scene.appNamespace;
   const restore = scene.restoreNamespace;
   return [
     '',
     matched ? 'ferry demo: the restored volume matches the original.' : 'ferry demo: FAILED, see below.',
-    row('source', `${o.sample.files} files, ${o.sample.symlinks} symlinks, ${formatBytes(o.sample.bytes)} in PVC ${app}/${scene.pvc}`),
-    row('backup', `DataUpload ${app}/${upload.metadata.name} ${upload.status?.phase} in ${lifetime(upload)} (${stepDurations(upload)})`),
+    row(
+      'source',
+      `${o.sample.files} files, ${o.sample.symlinks} symlinks, ${formatBytes(o.sample.bytes)} in PVC ${app}/${scene.pvc}`,
+    ),
+    row(
+      'backup',
+      `DataUpload ${app}/${upload.metadata.name} ${upload.status?.phase} in ${lifetime(upload)} (${stepDurations(upload)})`,
+    ),
     row('snapshot', `${upload.status?.snapshotID ?? 'none'} in ${o.repository}`),
-    row('dedup', `${formatBytes(stats.bytes)} read, ${formatBytes(stats.bytesAdded)} new after deduplication, ${formatBytes(stats.bytesStored)} stored after compression (${saved}% saved)`),
-    row('restore', `DataDownload ${restore}/${download.metadata.name} ${download.status?.phase} in ${lifetime(download)} (${stepDurations(download)}), ${download.status?.stats?.files ?? 0} files into PVC ${restore}/${download.spec.targetPVC.name}`),
-    row('identical', o.differences.length === 0 ? 'yes (content, mode, owner, mtime, symlink targets of every entry)' : `NO, ${o.differences.length} difference(s): ${o.differences.slice(0, 5).join('; ')}`),
+    row(
+      'dedup',
+      `${formatBytes(stats.bytes)} read, ${formatBytes(stats.bytesAdded)} new after deduplication, ${formatBytes(stats.bytesStored)} stored after compression (${saved}% saved)`,
+    ),
+    row(
+      'restore',
+      `DataDownload ${restore}/${download.metadata.name} ${download.status?.phase} in ${lifetime(download)} (${stepDurations(download)}), ${download.status?.stats?.files ?? 0} files into PVC ${restore}/${download.spec.targetPVC.name}`,
+    ),
+    row(
+      'identical',
+      o.differences.length === 0
+        ? 'yes (content, mode, owner, mtime, symlink targets of every entry)'
+        : `NO, ${o.differences.length} difference(s): ${o.differences.slice(0, 5).join('; ')}`,
+    ),
     '',
     'Where to look:',
     `  export KUBECONFIG=${o.kubeconfig}`,

@@ -28,12 +28,23 @@ interface Ingredients {
 }
 
 // what minbase brings that nothing in the image reads; the Containerfile's apt-get update fetches fresh lists
-const trimmed = ['var/lib/apt/lists', 'var/cache/apt', 'usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/log'];
+const trimmed = [
+  'var/lib/apt/lists',
+  'var/cache/apt',
+  'usr/share/doc',
+  'usr/share/man',
+  'usr/share/info',
+  'usr/share/locale',
+  'var/log',
+];
 
 async function release(): Promise<string> {
   const text = await readFile('/etc/os-release', 'utf8');
   const codename = /^VERSION_CODENAME=["']?([a-z]+)/m.exec(text)?.[1];
-  if (!/^ID=["']?debian/m.test(text) || !codename) throw new Error('The box makes its image base with debootstrap from the Debian release this machine runs; /etc/os-release names no Debian release');
+  if (!/^ID=["']?debian/m.test(text) || !codename)
+    throw new Error(
+      'The box makes its image base with debootstrap from the Debian release this machine runs; /etc/os-release names no Debian release',
+    );
   return codename;
 }
 
@@ -64,10 +75,13 @@ async function machineNpm(): Promise<Ingredients['npm']> {
     const cli = await realpath(join(dir, 'npm')).catch(() => undefined);
     if (!cli) continue;
     const pkg = dirname(dirname(cli));
-    const manifest = JSON.parse(await readFile(join(pkg, 'package.json'), 'utf8').catch(() => '{}')) as { name?: string; version?: string };
+    const manifest = JSON.parse(await readFile(join(pkg, 'package.json'), 'utf8').catch(() => '{}')) as {
+      name?: string;
+      version?: string;
+    };
     if (manifest.name === 'npm' && manifest.version) return { dir: pkg, version: manifest.version };
   }
-  throw new Error('No npm on PATH: the image base needs one for the Containerfile\'s `npm ci`');
+  throw new Error("No npm on PATH: the image base needs one for the Containerfile's `npm ci`");
 }
 
 async function ingredients(): Promise<Ingredients> {
@@ -100,13 +114,17 @@ async function makeArchive(archive: string, i: Ingredients, log: (line: string) 
   await rm(rootfs, { recursive: true, force: true });
   try {
     log(`debootstrap --variant=minbase ${i.release} from ${i.mirror} (a minute or more)`);
-    await runCommand('debootstrap', ['--variant=minbase', i.release, rootfs, i.mirror], process.env, { purpose: 'Making the image base' });
+    await runCommand('debootstrap', ['--variant=minbase', i.release, rootfs, i.mirror], process.env, {
+      purpose: 'Making the image base',
+    });
     for (const dir of trimmed) {
       await rm(join(rootfs, dir), { recursive: true, force: true });
       await mkdir(join(rootfs, dir), { recursive: true });
     }
     await addNode(rootfs, i);
-    await runCommand('tar', ['--numeric-owner', '--xattrs', '-C', rootfs, '-cf', partial, '.'], process.env, { purpose: 'Archiving the image base' });
+    await runCommand('tar', ['--numeric-owner', '--xattrs', '-C', rootfs, '-cf', partial, '.'], process.env, {
+      purpose: 'Archiving the image base',
+    });
     await rename(partial, archive);
   } finally {
     await rm(rootfs, { recursive: true, force: true });
@@ -122,14 +140,30 @@ export async function ensureBase(log: (line: string) => void = () => {}): Promis
   return withLock(join(imageCache(), 'lock'), 20 * 60_000, async () => {
     if (await imageExists(image)) return { image, debootstrapped: false };
     const archive = join(imageCache(), `base-${k}.tar`);
-    const cached = await access(archive, constants.R_OK).then(() => true, () => false);
+    const cached = await access(archive, constants.R_OK).then(
+      () => true,
+      () => false,
+    );
     if (!cached) {
       await makeArchive(archive, i, log);
       // a base of other ingredients is not used again (a checkout with an older recipe makes its own anew)
-      for (const old of await readdir(imageCache())) if (/^base-[0-9a-f]{16}\.tar$/.test(old) && join(imageCache(), old) !== archive) await rm(join(imageCache(), old));
+      for (const old of await readdir(imageCache()))
+        if (/^base-[0-9a-f]{16}\.tar$/.test(old) && join(imageCache(), old) !== archive)
+          await rm(join(imageCache(), old));
     }
     log(`importing ${archive} as ${image}`);
-    await podman(['import', '--change', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', '--change', 'CMD ["node"]', archive, image], { purpose: 'Importing the image base', log });
+    await podman(
+      [
+        'import',
+        '--change',
+        'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        '--change',
+        'CMD ["node"]',
+        archive,
+        image,
+      ],
+      { purpose: 'Importing the image base', log },
+    );
     return { image, debootstrapped: !cached };
   });
 }

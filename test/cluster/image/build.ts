@@ -34,11 +34,29 @@ export async function buildImage(opts: BuildOptions = {}): Promise<BuiltImage> {
   const context = opts.context ?? checkoutDir;
   const tag = opts.tag ?? ferryImage;
   const base = await ensureBase(log);
-  await podman(['build', '--pull=never', '--network=host', '--volume=/etc/ssl/certs:/etc/ssl/certs:ro',
-    `--build-arg=BASE=${base.image}`, `--tag=${tag}`, `--file=${join(context, 'Containerfile')}`, context],
-  { purpose: `Building ${tag} from ${context}`, log });
-  const size = Number((await podman(['image', 'inspect', '--format={{.Size}}', tag], { purpose: 'Measuring the image' })).trim());
-  return { tag, base: base.image, size, seconds: (performance.now() - started) / 1000, debootstrapped: base.debootstrapped };
+  await podman(
+    [
+      'build',
+      '--pull=never',
+      '--network=host',
+      '--volume=/etc/ssl/certs:/etc/ssl/certs:ro',
+      `--build-arg=BASE=${base.image}`,
+      `--tag=${tag}`,
+      `--file=${join(context, 'Containerfile')}`,
+      context,
+    ],
+    { purpose: `Building ${tag} from ${context}`, log },
+  );
+  const size = Number(
+    (await podman(['image', 'inspect', '--format={{.Size}}', tag], { purpose: 'Measuring the image' })).trim(),
+  );
+  return {
+    tag,
+    base: base.image,
+    size,
+    seconds: (performance.now() - started) / 1000,
+    debootstrapped: base.debootstrapped,
+  };
 }
 
 /** One image per archive: containerd gives every name of a multi-image archive the first image's manifest. */
@@ -46,7 +64,9 @@ export async function exportImage(file: string, tag = ferryImage): Promise<void>
   await mkdir(dirname(file), { recursive: true });
   const partial = `${file}.partial-${process.pid}`;
   await rm(partial, { force: true });
-  await podman(['save', '--format=docker-archive', `--output=${partial}`, tag], { purpose: `Exporting ${tag} to ${file}` });
+  await podman(['save', '--format=docker-archive', `--output=${partial}`, tag], {
+    purpose: `Exporting ${tag} to ${file}`,
+  });
   await rename(partial, file);
 }
 
@@ -55,10 +75,18 @@ export async function exportImage(file: string, tag = ferryImage): Promise<void>
  * of the name's older builds are removed (a quarter of a GiB each).
  */
 export async function imageArchive(tag = ferryImage): Promise<string> {
-  const id = (await podman(['image', 'inspect', '--format={{.Id}}', tag], { purpose: `Looking up ${tag}` })).trim().slice(0, 16);
+  const id = (await podman(['image', 'inspect', '--format={{.Id}}', tag], { purpose: `Looking up ${tag}` }))
+    .trim()
+    .slice(0, 16);
   const prefix = `${tag.replace(/^.*\//, '').replace(/[^A-Za-z0-9.-]/g, '-')}-`;
   const file = join(imageCache(), `${prefix}${id}.tar`);
-  if (await access(file).then(() => true, () => false)) return file;
+  if (
+    await access(file).then(
+      () => true,
+      () => false,
+    )
+  )
+    return file;
   await exportImage(file, tag);
   const archives = new RegExp(`^${prefix.replace(/\./g, '\\.')}[0-9a-f]{16}\\.tar$`);
   for (const old of await readdir(imageCache())) {

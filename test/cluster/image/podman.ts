@@ -63,15 +63,27 @@ export function execute(cmd: string, args: string[], env: NodeJS.ProcessEnv, opt
       err.push(b);
       if (opts.log) for (const line of b.toString().split('\n')) if (line.trim()) opts.log(line);
     });
-    child.on('error', (e) => reject(new Error(`${opts.purpose}: cannot run ${cmd} (${e.message}); .ci/run installs it from Debian's packages`)));
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
+    child.on('error', (e) =>
+      reject(
+        new Error(`${opts.purpose}: cannot run ${cmd} (${e.message}); .ci/run installs it from Debian's packages`),
+      ),
+    );
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }),
+    );
   });
 }
 
 /** Runs a command to its end; resolves with its stdout, rejects with the tail of its stderr. */
-export async function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv, opts: RunOptions): Promise<string> {
+export async function runCommand(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: RunOptions,
+): Promise<string> {
   const r = await execute(cmd, args, env, opts);
-  if (r.code !== 0) throw new Error(`${opts.purpose}: ${cmd} ${args.join(' ')} exited with ${r.code}:\n${r.stderr.slice(-8000)}`);
+  if (r.code !== 0)
+    throw new Error(`${opts.purpose}: ${cmd} ${args.join(' ')} exited with ${r.code}:\n${r.stderr.slice(-8000)}`);
   return r.stdout;
 }
 

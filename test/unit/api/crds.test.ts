@@ -33,7 +33,10 @@ function* valuePaths(value: unknown, path: string): Generator<string> {
 }
 
 const fixtures: Record<DescribedKind, { spec: unknown; status?: unknown }> = {
-  BackupStorageLocation: fullLocation, DataUpload: fullUpload, DataDownload: fullDownload, BackupSchedule: fullSchedule,
+  BackupStorageLocation: fullLocation,
+  DataUpload: fullUpload,
+  DataDownload: fullDownload,
+  BackupSchedule: fullSchedule,
 };
 
 describe('deploy/crds', () => {
@@ -63,7 +66,8 @@ for (const kind of describedKinds) {
         if (path === `${kind}.metadata`) continue;
         assert.ok(typeof node.description === 'string' && node.description.length > 10, `${path} has no description`);
         assert.ok(node.type, `${path} has no type`);
-        for (const branch of node.oneOf ?? []) assert.deepEqual(Object.keys(branch), ['required'], `${path}: oneOf branches may only name required fields`);
+        for (const branch of node.oneOf ?? [])
+          assert.deepEqual(Object.keys(branch), ['required'], `${path}: oneOf branches may only name required fields`);
       }
     });
 
@@ -71,7 +75,10 @@ for (const kind of describedKinds) {
       const known = new Set([...nodes(schema, '')].map(([path]) => path));
       const crd = customResourceDefinition(kind) as any;
       for (const column of crd.spec.versions[0].additionalPrinterColumns) {
-        assert.ok(known.has(column.jsonPath) || column.jsonPath === '.metadata.creationTimestamp', `${column.name}: ${column.jsonPath} is not in the schema`);
+        assert.ok(
+          known.has(column.jsonPath) || column.jsonPath === '.metadata.creationTimestamp',
+          `${column.name}: ${column.jsonPath} is not in the schema`,
+        );
       }
     });
 

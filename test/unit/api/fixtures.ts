@@ -1,13 +1,34 @@
 // Resources with every field set, typed by src/shared/api/types.ts: the type checker refuses a field the types do
 // not have, and a test refuses a described field these objects lack, so types.ts and fields.ts describe one API.
-import type { BackupSchedule, BackupStorageLocation, Condition, DataDownload, DataUpload, StepRecord } from '../../../src/shared/api/types.ts';
+import type {
+  BackupSchedule,
+  BackupStorageLocation,
+  Condition,
+  DataDownload,
+  DataUpload,
+  StepRecord,
+} from '../../../src/shared/api/types.ts';
 
 const time = '2025-03-01T10:00:00Z';
 const id = 'a'.repeat(64);
 
-const condition: Condition = { type: 'Queued', status: 'False', reason: 'Dispatched', message: 'a transfer slot is free', lastTransitionTime: time, observedGeneration: 1 };
+const condition: Condition = {
+  type: 'Queued',
+  status: 'False',
+  reason: 'Dispatched',
+  message: 'a transfer slot is free',
+  lastTransitionTime: time,
+  observedGeneration: 1,
+};
 
-const record: StepRecord = { attempts: 1, job: 'ferry-up-0123456789abcdef-snapshot-1', startTime: time, endTime: time, outcome: 'Succeeded', message: '{}' };
+const record: StepRecord = {
+  attempts: 1,
+  job: 'ferry-up-0123456789abcdef-snapshot-1',
+  startTime: time,
+  endTime: time,
+  outcome: 'Succeeded',
+  message: '{}',
+};
 
 const common = {
   progress: { bytesDone: 50, totalBytes: 100, percent: 50 },
@@ -17,7 +38,13 @@ const common = {
   message: 'done',
   conditions: [condition],
   steps: { snapshot: record, expose: record, transfer: record, finalize: record, delete: record },
-  exposure: { namespace: 'ferry-system', pvc: 'ferry-up-x', volumeSnapshot: 'ferry-up-x', volumeSnapshotContent: 'ferry-up-x', pv: 'ferry-down-x' },
+  exposure: {
+    namespace: 'ferry-system',
+    pvc: 'ferry-up-x',
+    volumeSnapshot: 'ferry-up-x',
+    volumeSnapshotContent: 'ferry-up-x',
+    pv: 'ferry-down-x',
+  },
   stats: { files: 3, bytes: 100, bytesAdded: 10, bytesStored: 8, durationSeconds: 1.5 },
 };
 
@@ -26,24 +53,52 @@ export const fullLocation: BackupStorageLocation = {
   kind: 'BackupStorageLocation',
   metadata: { name: 'default', namespace: 'ferry-system' },
   spec: {
-    s3: { endpoint: 'https://s3.example.com:9000', bucket: 'backups', prefix: 'ferry/prod', region: 'us-east-1', forcePathStyle: true, caBundle: 'TFMwdExTMUNSVWRKVGc9PQ==' },
+    s3: {
+      endpoint: 'https://s3.example.com:9000',
+      bucket: 'backups',
+      prefix: 'ferry/prod',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      caBundle: 'TFMwdExTMUNSVWRKVGc9PQ==',
+    },
     credential: { name: 's3-keys', accessKeyIDKey: 'id', secretAccessKeyKey: 'secret' },
     repositoryPassword: { name: 'repo-password', key: 'password' },
     allowedNamespaces: ['app', 'other'],
     crossNamespaceRestores: [{ from: 'app', to: ['other'] }],
-    maintenance: { suspend: false, prune: { schedule: '0 3 * * 0' }, check: { schedule: '@daily', readDataSchedule: '0 4 * * 6', readDataSubset: '12.5%' } },
+    maintenance: {
+      suspend: false,
+      prune: { schedule: '0 3 * * 0' },
+      check: { schedule: '@daily', readDataSchedule: '0 4 * * 6', readDataSubset: '12.5%' },
+    },
   },
   status: {
-    phase: 'Available', message: 'reachable', lastValidationTime: time, conditions: [condition],
+    phase: 'Available',
+    message: 'reachable',
+    lastValidationTime: time,
+    conditions: [condition],
     maintenance: {
-      lastTask: 'prune', lastOutcome: 'Succeeded', lastRunTime: time,
-      repositories: [{
-        namespace: 'app',
-        runs: [{
-          task: 'prune', outcome: 'Succeeded', startTime: time, durationSeconds: 2.5, job: 'ferry-maint-prune-default-29000000',
-          bytesFreed: 1024, packsDeleted: 1, errorsFound: 0, staleLocksRemoved: 1, message: 'pruned',
-        }],
-      }],
+      lastTask: 'prune',
+      lastOutcome: 'Succeeded',
+      lastRunTime: time,
+      repositories: [
+        {
+          namespace: 'app',
+          runs: [
+            {
+              task: 'prune',
+              outcome: 'Succeeded',
+              startTime: time,
+              durationSeconds: 2.5,
+              job: 'ferry-maint-prune-default-29000000',
+              bytesFreed: 1024,
+              packsDeleted: 1,
+              errorsFound: 0,
+              staleLocksRemoved: 1,
+              message: 'pruned',
+            },
+          ],
+        },
+      ],
     },
   },
 };
@@ -63,7 +118,14 @@ export const fullUpload: DataUpload = {
     tags: { team: 'payments' },
     expire: '720h',
   },
-  status: { ...common, phase: 'Completed', snapshotID: id, parentSnapshotID: id, volumeSnapshot: 'data-snap', volumeMode: 'Filesystem' },
+  status: {
+    ...common,
+    phase: 'Completed',
+    snapshotID: id,
+    parentSnapshotID: id,
+    volumeSnapshot: 'data-snap',
+    volumeMode: 'Filesystem',
+  },
 };
 
 export const fullDownload: DataDownload = {
@@ -71,7 +133,13 @@ export const fullDownload: DataDownload = {
   kind: 'DataDownload',
   metadata: { name: 'restore', namespace: 'other', uid: '1f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' },
   spec: {
-    targetPVC: { name: 'data', storageClassName: 'fast', size: '10Gi', accessModes: ['ReadWriteOnce'], zeroedVolume: true },
+    targetPVC: {
+      name: 'data',
+      storageClassName: 'fast',
+      size: '10Gi',
+      accessModes: ['ReadWriteOnce'],
+      zeroedVolume: true,
+    },
     backupStorageLocation: 'default',
     source: { dataUpload: { name: 'nightly', namespace: 'app' } },
     sourceNamespace: 'app',
@@ -90,7 +158,10 @@ export const fullSchedule: BackupSchedule = {
     schedule: '30 2 * * *',
     timeZone: 'Europe/Berlin',
     pvcs: ['data'],
-    selector: { matchLabels: { backup: 'nightly' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['db'] }] },
+    selector: {
+      matchLabels: { backup: 'nightly' },
+      matchExpressions: [{ key: 'tier', operator: 'In', values: ['db'] }],
+    },
     backupStorageLocation: 'default',
     snapshotMoveData: true,
     expire: '720h',
@@ -107,7 +178,10 @@ export const fullSchedule: BackupSchedule = {
     nextScheduleTime: time,
     missedRuns: 1,
     lastRun: {
-      run: '202503011000', scheduledTime: time, outcome: 'Succeeded', message: 'all completed',
+      run: '202503011000',
+      scheduledTime: time,
+      outcome: 'Succeeded',
+      message: 'all completed',
       pvcs: [{ pvc: 'data', dataUpload: 'nightly-data-202503011000', phase: 'Completed', message: 'done' }],
       deleted: ['nightly-data-202502011000'],
     },

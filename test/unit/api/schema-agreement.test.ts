@@ -15,17 +15,26 @@ for (const kind of describedKinds) {
         const openapi = (resourceSchema(kind) as any).properties[part];
         let valid = 0;
         let runs = 0;
-        fc.assert(fc.property(arbitraryOf(fieldsOf[kind][part]), (value) => {
-          const byOpenAPI = validate(openapi, value, part);
-          const byValibot = validateFields(kind, part, value);
-          runs++;
-          if (byOpenAPI.length === 0) valid++;
-          assert.equal(byValibot.length === 0, byOpenAPI.length === 0,
-            `valibot says ${JSON.stringify(byValibot)}, OpenAPI says ${JSON.stringify(byOpenAPI)} for ${JSON.stringify(value)}`);
-        }), { numRuns: 250 });
+        fc.assert(
+          fc.property(arbitraryOf(fieldsOf[kind][part]), (value) => {
+            const byOpenAPI = validate(openapi, value, part);
+            const byValibot = validateFields(kind, part, value);
+            runs++;
+            if (byOpenAPI.length === 0) valid++;
+            assert.equal(
+              byValibot.length === 0,
+              byOpenAPI.length === 0,
+              `valibot says ${JSON.stringify(byValibot)}, OpenAPI says ${JSON.stringify(byOpenAPI)} for ${JSON.stringify(value)}`,
+            );
+          }),
+          { numRuns: 250 },
+        );
         // the generators must exercise both sides, or agreement proves nothing; measured over 5,000 samples the
         // valid share is 15% (BackupStorageLocation spec) to 84% (DataUpload spec), so 5-95% never trips by chance
-        assert.ok(valid > runs * 0.05 && valid < runs * 0.95, `${valid} of ${runs} generated ${part} objects were valid`);
+        assert.ok(
+          valid > runs * 0.05 && valid < runs * 0.95,
+          `${valid} of ${runs} generated ${part} objects were valid`,
+        );
       });
     }
   });

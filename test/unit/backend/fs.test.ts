@@ -30,7 +30,7 @@ after(async () => {
 backendContract({ name: 'fs', make: async () => new FsBackend(await freshDir()) });
 
 describe('fs backend on disk', () => {
-  it('creates restic\'s folders: keys, locks, snapshots, index and data/00..ff, private to the owner', async () => {
+  it("creates restic's folders: keys, locks, snapshots, index and data/00..ff, private to the owner", async () => {
     const repo = await freshDir();
     await new FsBackend(repo).create();
     assert.deepEqual((await readdir(repo)).sort(), ['data', 'index', 'keys', 'locks', 'snapshots']);
@@ -41,7 +41,7 @@ describe('fs backend on disk', () => {
     assert.equal((await stat(join(repo, 'data', 'a7'))).mode & 0o777, 0o700);
   });
 
-  it('writes files read-only (0400) at restic\'s paths, and can still remove them', async () => {
+  it("writes files read-only (0400) at restic's paths, and can still remove them", async () => {
     const repo = await freshDir();
     const b = new FsBackend(repo);
     await b.create();

@@ -12,7 +12,10 @@ const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEM
 describe('openBackend', () => {
   const s3Cases: [string, { endpoint: string; bucket: string; prefix: string }][] = [
     ['s3:http://127.0.0.1:9000/bucket', { endpoint: 'http://127.0.0.1:9000', bucket: 'bucket', prefix: '' }],
-    ['s3:https://minio.example:9443/bucket/a/b/', { endpoint: 'https://minio.example:9443', bucket: 'bucket', prefix: 'a/b' }],
+    [
+      's3:https://minio.example:9443/bucket/a/b/',
+      { endpoint: 'https://minio.example:9443', bucket: 'bucket', prefix: 'a/b' },
+    ],
     ['s3:s3.amazonaws.com/bucket/prefix', { endpoint: 'https://s3.amazonaws.com', bucket: 'bucket', prefix: 'prefix' }],
     ['s3://s3.eu-west-1.amazonaws.com/b', { endpoint: 'https://s3.eu-west-1.amazonaws.com', bucket: 'b', prefix: '' }],
   ];
@@ -47,12 +50,15 @@ describe('openBackend', () => {
     ['', /empty/],
   ] as const) {
     it(`rejects "${location}" with a clear permanent error`, () => {
-      assert.throws(() => openBackend(location), (err: Error) => {
-        assert.ok(isPermanent(err));
-        assert.match(err.message, message);
-        assert.doesNotMatch(err.message, /secret/);
-        return true;
-      });
+      assert.throws(
+        () => openBackend(location),
+        (err: Error) => {
+          assert.ok(isPermanent(err));
+          assert.match(err.message, message);
+          assert.doesNotMatch(err.message, /secret/);
+          return true;
+        },
+      );
     });
   }
 });

@@ -64,26 +64,33 @@ async function count(b: Backend, type: FileType): Promise<number> {
 
 const source = new FsBackend(await resticRepository());
 
-describe('restic reads and prunes repositories written through ferry\'s backends', () => {
+describe("restic reads and prunes repositories written through ferry's backends", () => {
   for (const target of ['fs', 's3'] as const) {
     it(`${target}: restic check --read-data passes on the copy, and forget --prune deletes through it`, async () => {
       const prefix = `copy-${target}`;
-      const [to, location, env] = target === 'fs'
-        ? [new FsBackend(join(work, prefix)), join(work, prefix), {}]
-        : [
-          new S3Backend({ endpoint: minio.endpoint, bucket, prefix, credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey } }),
-          `s3:${minio.endpoint}/${bucket}/${prefix}`, s3Env,
-        ];
+      const [to, location, env] =
+        target === 'fs'
+          ? [new FsBackend(join(work, prefix)), join(work, prefix), {}]
+          : [
+              new S3Backend({
+                endpoint: minio.endpoint,
+                bucket,
+                prefix,
+                credentials: { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey },
+              }),
+              `s3:${minio.endpoint}/${bucket}/${prefix}`,
+              s3Env,
+            ];
       const copied = await copyRepository(source, to);
       assert.ok(copied >= 8, `copied ${copied} files`);
-      assert.ok(await count(to, 'pack') >= 3, 'several packs across the data/xx folders');
+      assert.ok((await count(to, 'pack')) >= 3, 'several packs across the data/xx folders');
       await restic({ repo: location, env }, ['check', '--read-data']);
       const snapshots = await resticJSON<{ id: string }[]>({ repo: location, env }, ['snapshots']);
       assert.equal(snapshots.length, 2);
       const packsBefore = await count(to, 'pack');
       await restic({ repo: location, env }, ['forget', snapshots[1].id, '--prune']);
       assert.equal(await count(to, 'snapshot'), 1);
-      assert.ok(await count(to, 'pack') <= packsBefore);
+      assert.ok((await count(to, 'pack')) <= packsBefore);
       await restic({ repo: location, env }, ['check']);
       await to.close();
     });

@@ -37,7 +37,9 @@ class FlakyBackend extends MemBackend {
   }
 }
 
-async function setup(opts: RetryOptions = {}): Promise<{ flaky: FlakyBackend; retry: Backend; h: Handle; data: Uint8Array; retries: RetryInfo[] }> {
+async function setup(
+  opts: RetryOptions = {},
+): Promise<{ flaky: FlakyBackend; retry: Backend; h: Handle; data: Uint8Array; retries: RetryInfo[] }> {
   const flaky = new FlakyBackend();
   const retries: RetryInfo[] = [];
   const retry = new RetryBackend(flaky, { initialDelayMs: 1, maxDelayMs: 4, onRetry: (i) => retries.push(i), ...opts });
@@ -53,7 +55,13 @@ describe('retry backend', () => {
     flaky.loadErrors = [networkError(), Object.assign(new Error('SlowDown'), { $metadata: { httpStatusCode: 503 } })];
     assert.deepEqual(Buffer.from(await retry.load(h)), data);
     assert.equal(flaky.loadCalls, 3);
-    assert.deepEqual(retries.map((r) => [r.operation, r.attempt]), [[`load pack ${h.name}`, 1], [`load pack ${h.name}`, 2]]);
+    assert.deepEqual(
+      retries.map((r) => [r.operation, r.attempt]),
+      [
+        [`load pack ${h.name}`, 1],
+        [`load pack ${h.name}`, 2],
+      ],
+    );
   });
 
   for (const [label, error] of [
@@ -90,7 +98,10 @@ describe('retry backend', () => {
     const { flaky, retry, h, retries } = await setup({ initialDelayMs: 1, maxDelayMs: 8, random: () => 0.5 });
     flaky.loadErrors = Array.from({ length: 6 }, networkError);
     await retry.load(h);
-    assert.deepEqual(retries.map((r) => r.delayMs), [1, 1, 2, 4, 4, 4]);
+    assert.deepEqual(
+      retries.map((r) => r.delayMs),
+      [1, 1, 2, 4, 4, 4],
+    );
   });
 
   it('stops waiting as soon as the signal aborts', async () => {

@@ -5,22 +5,47 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { signV4 } from '../../../src/engine/backend/s3-signed.ts';
 
-const credentials = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
+const credentials = {
+  accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+};
 const emptyHash = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
-test('signs AWS\'s published GET Object example exactly', () => {
-  const auth = signV4({
-    method: 'GET', path: '/test.txt', query: '', payloadHash: emptyHash,
-    headers: { Host: 'examplebucket.s3.amazonaws.com', Range: 'bytes=0-9', 'x-amz-content-sha256': emptyHash, 'x-amz-date': '20130524T000000Z' },
-  }, credentials, 'us-east-1');
-  assert.equal(auth, 'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, '
-    + 'SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41');
+test("signs AWS's published GET Object example exactly", () => {
+  const auth = signV4(
+    {
+      method: 'GET',
+      path: '/test.txt',
+      query: '',
+      payloadHash: emptyHash,
+      headers: {
+        Host: 'examplebucket.s3.amazonaws.com',
+        Range: 'bytes=0-9',
+        'x-amz-content-sha256': emptyHash,
+        'x-amz-date': '20130524T000000Z',
+      },
+    },
+    credentials,
+    'us-east-1',
+  );
+  assert.equal(
+    auth,
+    'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, ' +
+      'SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41',
+  );
 });
 
 test('any change to what is signed changes the signature', () => {
   const base = {
-    method: 'GET', path: '/test.txt', query: '', payloadHash: emptyHash,
-    headers: { host: 'examplebucket.s3.amazonaws.com', 'x-amz-content-sha256': emptyHash, 'x-amz-date': '20130524T000000Z' },
+    method: 'GET',
+    path: '/test.txt',
+    query: '',
+    payloadHash: emptyHash,
+    headers: {
+      host: 'examplebucket.s3.amazonaws.com',
+      'x-amz-content-sha256': emptyHash,
+      'x-amz-date': '20130524T000000Z',
+    },
   };
   const signature = (r: typeof base, region = 'us-east-1') => signV4(r, credentials, region).split('Signature=')[1];
   const reference = signature(base);

@@ -24,7 +24,13 @@ after(async () => {
 });
 
 function backend(opts: Partial<S3Options> = {}): S3Backend {
-  return new S3Backend({ endpoint: minio.endpoint, bucket, prefix: `repo-${randomID().slice(0, 12)}`, credentials, ...opts });
+  return new S3Backend({
+    endpoint: minio.endpoint,
+    bucket,
+    prefix: `repo-${randomID().slice(0, 12)}`,
+    credentials,
+    ...opts,
+  });
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {
@@ -36,16 +42,21 @@ async function keysUnder(prefix: string): Promise<string[]> {
 backendContract({ name: 's3 on MinIO', make: async () => backend({ multipartAbove: 16 * 1024 * 1024 }) });
 
 describe('s3 backend on MinIO', () => {
-  it('stores restic\'s layout under the prefix', async () => {
+  it("stores restic's layout under the prefix", async () => {
     const b = backend({ prefix: 'team/repo1' });
     const pack = handle('pack');
     const key = handle('key');
     await b.save(pack, randomBytes(10));
     await b.save(key, randomBytes(10));
     await b.save(handle('config'), randomBytes(10));
-    assert.deepEqual(await keysUnder('team/repo1/'), [
-      'team/repo1/config', `team/repo1/data/${pack.name.slice(0, 2)}/${pack.name}`, `team/repo1/keys/${key.name}`,
-    ].sort());
+    assert.deepEqual(
+      await keysUnder('team/repo1/'),
+      [
+        'team/repo1/config',
+        `team/repo1/data/${pack.name.slice(0, 2)}/${pack.name}`,
+        `team/repo1/keys/${key.name}`,
+      ].sort(),
+    );
     await b.close();
   });
 
@@ -63,7 +74,13 @@ describe('s3 backend on MinIO', () => {
       const data = randomBytes(size);
       await b.save(h, data);
       assert.ok(Buffer.from(await b.load(h)).equals(data));
-      return (await raw.send(new HeadObjectCommand({ Bucket: bucket, Key: `multipart/data/${h.name.slice(0, 2)}/${h.name}` }))).ETag ?? '';
+      return (
+        (
+          await raw.send(
+            new HeadObjectCommand({ Bucket: bucket, Key: `multipart/data/${h.name.slice(0, 2)}/${h.name}` }),
+          )
+        ).ETag ?? ''
+      );
     };
     assert.doesNotMatch(await etag(16 * 1024 * 1024), /-\d+"$/, 'an object at the limit is one PUT');
     assert.match(await etag(20 * 1024 * 1024 + 1), /-3"$/, 'a multipart ETag ends in -<parts> (8 MiB parts)');
@@ -76,10 +93,14 @@ describe('s3 backend on MinIO', () => {
     const pack = handle('pack');
     // MinIO lists the uploads of one object, named in full
     const key = `aborted/data/${pack.name.slice(0, 2)}/${pack.name}`;
-    const uploadsOf = async (): Promise<number> => (await raw.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }))).Uploads?.length ?? 0;
+    const uploadsOf = async (): Promise<number> =>
+      (await raw.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }))).Uploads?.length ?? 0;
     const saving = b.save(pack, randomBytes(64 * 1024 * 1024), ac.signal);
     // abort once the multipart upload exists, not after a fixed delay: a fast machine finished 40 MiB in 150 ms
-    const settled = saving.then(() => true, () => true);
+    const settled = saving.then(
+      () => true,
+      () => true,
+    );
     while (!(await Promise.race([settled, Promise.resolve(false)])) && (await uploadsOf()) === 0) {
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -109,7 +130,10 @@ describe('s3 backend on MinIO', () => {
     const started = performance.now();
     await assert.rejects(b.save({ type: 'index', name: other }, damaged, undefined, other), (err: Error) => {
       assert.ok(isPermanent(err));
-      assert.equal(err.message, `S3 at ${minio.endpoint} refused index ${other}: the bytes it received do not hash to the file's name (XAmzContentSHA256Mismatch); they changed after they were hashed, in memory or on the way, and nothing was stored.`);
+      assert.equal(
+        err.message,
+        `S3 at ${minio.endpoint} refused index ${other}: the bytes it received do not hash to the file's name (XAmzContentSHA256Mismatch); they changed after they were hashed, in memory or on the way, and nothing was stored.`,
+      );
       return true;
     });
     assert.ok(performance.now() - started < 3000, 'not retried');
@@ -134,12 +158,17 @@ describe('s3 backend on MinIO', () => {
 
   it('fails fast with one clear permanent error for wrong credentials, without echoing them', async () => {
     const secret = `wrong-${randomID()}`;
-    const b = openBackend(`s3:${minio.endpoint}/${bucket}/repo`, { s3: { credentials: { accessKeyId: minio.accessKey, secretAccessKey: secret } } });
+    const b = openBackend(`s3:${minio.endpoint}/${bucket}/repo`, {
+      s3: { credentials: { accessKeyId: minio.accessKey, secretAccessKey: secret } },
+    });
     const started = performance.now();
     await assert.rejects(b.load(handle('pack')), (err: Error) => {
       assert.ok(isPermanent(err));
       // the GET's answer names the refusal
-      assert.match(err.message, /refused access to bucket "ferry-contract" \(SignatureDoesNotMatch\): check the credentials/);
+      assert.match(
+        err.message,
+        /refused access to bucket "ferry-contract" \(SignatureDoesNotMatch\): check the credentials/,
+      );
       assert.ok(!err.message.includes(secret));
       return true;
     });
@@ -149,7 +178,11 @@ describe('s3 backend on MinIO', () => {
 
   it('reads credentials and region from the standard AWS environment variables', async () => {
     const saved = { ...process.env };
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: minio.accessKey, AWS_SECRET_ACCESS_KEY: minio.secretKey, AWS_DEFAULT_REGION: 'eu-central-1' });
+    Object.assign(process.env, {
+      AWS_ACCESS_KEY_ID: minio.accessKey,
+      AWS_SECRET_ACCESS_KEY: minio.secretKey,
+      AWS_DEFAULT_REGION: 'eu-central-1',
+    });
     try {
       const b = openBackend(`s3:${minio.endpoint}/${bucket}/env-creds`);
       const h = handle('index');
@@ -161,10 +194,23 @@ describe('s3 backend on MinIO', () => {
     }
   });
 
-  it('without credentials at hand, asks the SDK\'s provider chain, and says so when it finds none', async () => {
+  it("without credentials at hand, asks the SDK's provider chain, and says so when it finds none", async () => {
     const saved = { ...process.env };
-    for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI']) delete process.env[k];
-    Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' });
+    for (const k of [
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+      'AWS_SESSION_TOKEN',
+      'AWS_PROFILE',
+      'AWS_WEB_IDENTITY_TOKEN_FILE',
+      'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+      'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+    ])
+      delete process.env[k];
+    Object.assign(process.env, {
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+      AWS_CONFIG_FILE: '/nonexistent',
+    });
     try {
       const b = openBackend(`s3:${minio.endpoint}/${bucket}/no-creds`);
       await assert.rejects(b.load(handle('index')), (err: Error) => {
@@ -202,7 +248,9 @@ describe('s3 backend over TLS with a private CA', () => {
     try {
       const tlsBucket = await tls.bucket('tls');
       const creds = { accessKeyId: tls.accessKey, secretAccessKey: tls.secretKey };
-      const trusted = openBackend(`s3:${tls.endpoint}/${tlsBucket}/repo`, { s3: { credentials: creds, caFile: tls.caFile } });
+      const trusted = openBackend(`s3:${tls.endpoint}/${tlsBucket}/repo`, {
+        s3: { credentials: creds, caFile: tls.caFile },
+      });
       const h = handle('snapshot');
       await trusted.save(h, randomBytes(7));
       assert.equal((await trusted.stat(h)).size, 7);

@@ -49,9 +49,17 @@ test('unchanged directories keep their tree ids; a changed file renews its direc
     assert.equal(changed.archive.counters.filesUnmodified, 2);
     assert.equal(changed.archive.counters.filesChanged, 1);
     for (const d of ['a', 'a/deep']) {
-      assert.notEqual((await nodeAt(repo, changed, dir, d)).subtree, (await nodeAt(repo, first, dir, d)).subtree, `${d} has a new tree`);
+      assert.notEqual(
+        (await nodeAt(repo, changed, dir, d)).subtree,
+        (await nodeAt(repo, first, dir, d)).subtree,
+        `${d} has a new tree`,
+      );
     }
-    assert.equal((await nodeAt(repo, changed, dir, 'b')).subtree, (await nodeAt(repo, first, dir, 'b')).subtree, 'b keeps its tree');
+    assert.equal(
+      (await nodeAt(repo, changed, dir, 'b')).subtree,
+      (await nodeAt(repo, first, dir, 'b')).subtree,
+      'b keeps its tree',
+    );
     assert.equal((await nodeAt(repo, changed, dir, 'a/deep/x')).mtime.ns, BigInt(when.getTime()) * 1_000_000n);
     assert.notEqual((await nodeAt(repo, changed, dir, '')).subtree, (await nodeAt(repo, first, dir, '')).subtree);
   } finally {
@@ -84,11 +92,22 @@ test('a parent chosen from the snapshots listed under the lock is followed, and 
     await writeFile(join(dir, 'f'), 'content');
     const repo = await testRepo(new MemBackend());
     const first = await backup(repo, { paths: [dir] });
-    const same = await backup(repo, { paths: [dir], parent: (snapshots) => snapshots.find((e) => e.id === first.snapshotID) });
+    const same = await backup(repo, {
+      paths: [dir],
+      parent: (snapshots) => snapshots.find((e) => e.id === first.snapshotID),
+    });
     assert.equal(same.snapshot.parent, first.snapshotID);
     assert.equal(same.archive.counters.filesUnmodified, 1);
 
-    await assert.rejects(backup(repo, { paths: [dir], parent: () => { throw new Error('no snapshot matches "abc"'); } }), /no snapshot matches/);
+    await assert.rejects(
+      backup(repo, {
+        paths: [dir],
+        parent: () => {
+          throw new Error('no snapshot matches "abc"');
+        },
+      }),
+      /no snapshot matches/,
+    );
     const locks: string[] = [];
     for await (const id of repo.list('lock')) locks.push(id);
     assert.deepEqual(locks, []);
@@ -117,11 +136,22 @@ test('a parent whose tree breaks restic invariants is not trusted: the backup wa
     const parentTree = await rewritePath(repo, first.snapshot.tree, dir.split('/').filter(Boolean), badID);
 
     const warnings: string[] = [];
-    const again = await backup(repo, { paths: [dir], parent: { id: 'parent', snapshot: { ...first.snapshot, tree: parentTree } }, onWarning: (m) => warnings.push(m) });
-    assert.ok(warnings.some((w) => w.includes(badID) && w.includes('"one"')), `no warning names tree ${badID}: ${warnings.join('\n')}`);
+    const again = await backup(repo, {
+      paths: [dir],
+      parent: { id: 'parent', snapshot: { ...first.snapshot, tree: parentTree } },
+      onWarning: (m) => warnings.push(m),
+    });
+    assert.ok(
+      warnings.some((w) => w.includes(badID) && w.includes('"one"')),
+      `no warning names tree ${badID}: ${warnings.join('\n')}`,
+    );
     assert.equal(again.archive.counters.filesUnmodified, 0, 'nothing taken from the invalid tree');
     assert.equal(again.archive.counters.filesNew, 2);
-    assert.equal((await nodeAt(repo, again, dir, '')).subtree, (await nodeAt(repo, first, dir, '')).subtree, 'the new snapshot is the valid tree again');
+    assert.equal(
+      (await nodeAt(repo, again, dir, '')).subtree,
+      (await nodeAt(repo, first, dir, '')).subtree,
+      'the new snapshot is the valid tree again',
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

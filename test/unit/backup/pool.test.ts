@@ -75,7 +75,10 @@ test('whole files start a thread each while the others are occupied, up to the p
     const p = pool(repo, 1);
     try {
       const sizes = await Promise.all(paths.map((path) => p.backupFile(path)));
-      assert.deepEqual(sizes.map((s) => s.size), [1 << 20, 1 << 20, 1 << 20, 1 << 20]);
+      assert.deepEqual(
+        sizes.map((s) => s.size),
+        [1 << 20, 1 << 20, 1 << 20, 1 << 20],
+      );
       assert.equal(p.threads, 2);
     } finally {
       await p.close();

@@ -94,9 +94,11 @@ test('a batch leaves when full by count or by bytes, or when flushed, and no mor
   // 4 files fill a batch by count; then 2 files of 600 bytes fill one by bytes; the third batch waits for a slot
   const sizes = [1, 1, 1, 1, 600, 600, 1];
   for (const [i, size] of sizes.entries()) {
-    admitted.push(batches.add(Buffer.from(`f${i}`), size).then((a) => {
-      done[i] = a.done;
-    }));
+    admitted.push(
+      batches.add(Buffer.from(`f${i}`), size).then((a) => {
+        done[i] = a.done;
+      }),
+    );
   }
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(sent, [4, 2], 'a partial batch waits for more files');
@@ -111,7 +113,10 @@ test('a batch leaves when full by count or by bytes, or when flushed, and no mor
     release.shift()?.();
     await new Promise((r) => setImmediate(r));
   }
-  assert.deepEqual((await Promise.all(done)).map((f) => f.id), sizes.map((_, i) => `f${i}`));
+  assert.deepEqual(
+    (await Promise.all(done)).map((f) => f.id),
+    sizes.map((_, i) => `f${i}`),
+  );
   assert.equal(most, 2);
   assert.equal(added, 7);
 });

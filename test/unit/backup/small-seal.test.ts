@@ -16,9 +16,22 @@ const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('he
 
 test('a batch of small blobs sealed side by side: each slice opens to its plaintext, and the buffer can be transferred', () => {
   const key = newMasterKey();
-  const plains = [Buffer.from('x'.repeat(100)), randomBytes(100), Buffer.alloc(0), Buffer.from('ab'.repeat(3000)), randomBytes(5000)];
-  const { sealed, blobs } = sealSmallBlobs(key, true, plains.map((data) => ({ id: sha(data), data })));
-  assert.equal(sealed.length, blobs.reduce((n, b) => n + b.sealedLength, 0));
+  const plains = [
+    Buffer.from('x'.repeat(100)),
+    randomBytes(100),
+    Buffer.alloc(0),
+    Buffer.from('ab'.repeat(3000)),
+    randomBytes(5000),
+  ];
+  const { sealed, blobs } = sealSmallBlobs(
+    key,
+    true,
+    plains.map((data) => ({ id: sha(data), data })),
+  );
+  assert.equal(
+    sealed.length,
+    blobs.reduce((n, b) => n + b.sealedLength, 0),
+  );
   assert.equal(transferList([sealed]).length, 1);
   let at = 0;
   blobs.forEach((b, i) => {
@@ -34,14 +47,20 @@ test('a batch of small blobs sealed side by side: each slice opens to its plaint
 });
 
 test('a blob whose id does not match its content is refused', () => {
-  assert.throws(() => sealSmallBlobs(newMasterKey(), true, [{ id: sha(Buffer.from('a')), data: Buffer.from('b') }]), /did not read back correctly/);
+  assert.throws(
+    () => sealSmallBlobs(newMasterKey(), true, [{ id: sha(Buffer.from('a')), data: Buffer.from('b') }]),
+    /did not read back correctly/,
+  );
 });
 
 test('packed paths come back as they went, empty ones included, in a buffer of their own', () => {
   const paths = [Buffer.from('/a/b'), Buffer.alloc(0), Buffer.from('/ü/ç/\xff'), Buffer.from('/x')];
   const packed = packPaths(paths);
   assert.equal(transferList([packed.bytes]).length, 1);
-  assert.deepEqual(unpackPaths(packed).map((p) => Buffer.from(p)), paths);
+  assert.deepEqual(
+    unpackPaths(packed).map((p) => Buffer.from(p)),
+    paths,
+  );
 });
 
 test('appendFileSync reads whole files one after another, growing the buffer when they do not fit', async () => {

@@ -20,7 +20,7 @@ test('another worker needs every worker busy and a core the threads leave spare'
   assert.equal(worthAnotherThread([0.95, 0.95], 0.5, 4, defaultGrowth), true);
 });
 
-test('a thread\'s CPU share is its CPU time over the time between two readings', async () => {
+test("a thread's CPU share is its CPU time over the time between two readings", async () => {
   assert.equal(cpuShare({ usedMs: 100, atMs: 1000 }, { usedMs: 850, atMs: 2000 }), 0.75);
   const before = threadCpu();
   const until = performance.now() + 200;

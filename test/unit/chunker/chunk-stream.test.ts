@@ -46,7 +46,11 @@ test('chunkStream yields the chunks restic cuts, the last partial one included',
       await writeFile(file, data);
       const expected = await refChunks(pol, file);
       assert.deepEqual(await collect(reusedBuffer(data, [65536, 1, 1_000_003, 4093])), expected, `${size} bytes`);
-      assert.deepEqual(await collect(reusedBuffer(data, [65536, 1, 1_000_003, 4093], true)), expected, `${size} bytes from a Buffer`);
+      assert.deepEqual(
+        await collect(reusedBuffer(data, [65536, 1, 1_000_003, 4093], true)),
+        expected,
+        `${size} bytes from a Buffer`,
+      );
     }
   } finally {
     await rm(dir, { recursive: true, force: true });

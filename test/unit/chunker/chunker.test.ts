@@ -115,7 +115,10 @@ describe('Chunker matches restic/chunker', () => {
     const mixed = Buffer.concat([seededBytes('before zeros', 2 * MiB), zeros, seededBytes('after zeros', 2 * MiB)]);
     for (const data of [zeros, mixed]) {
       const [chunks] = await assertSameChunks(data, polynomials, [65537, 1000003]);
-      assert.ok(chunks.some((c) => c.length === minChunkSize), 'the zero run produced minimum-size chunks');
+      assert.ok(
+        chunks.some((c) => c.length === minChunkSize),
+        'the zero run produced minimum-size chunks',
+      );
     }
   });
 
@@ -123,9 +126,13 @@ describe('Chunker matches restic/chunker', () => {
     // a repeating 4 KiB pattern only ever shows the fingerprints of its 4096 windows; this seed has no boundary among them
     const pattern = seededBytes('no boundary', 4096);
     const data = new Uint8Array(20 * MiB + 10);
-    for (let offset = 0; offset < data.length; offset += pattern.length) data.set(pattern.subarray(0, data.length - offset), offset);
+    for (let offset = 0; offset < data.length; offset += pattern.length)
+      data.set(pattern.subarray(0, data.length - offset), offset);
     const [chunks] = await assertSameChunks(data, [polynomials[0]], [65537, data.length]);
-    assert.ok(chunks.some((c) => c.length === maxChunkSize), 'the pattern produced maximum-size chunks');
+    assert.ok(
+      chunks.some((c) => c.length === maxChunkSize),
+      'the pattern produced maximum-size chunks',
+    );
   });
 });
 

@@ -86,7 +86,10 @@ describe('parsePolynomial and formatPolynomial', () => {
     assert.equal(parsePolynomial('3da3358b4dc173'), resticTestPolynomial);
     assert.equal(parsePolynomial('3DA3358B4DC173'), resticTestPolynomial);
     assert.equal(formatPolynomial(resticTestPolynomial), '3da3358b4dc173');
-    assert.equal(JSON.stringify({ chunker_polynomial: formatPolynomial(resticTestPolynomial) }), '{"chunker_polynomial":"3da3358b4dc173"}');
+    assert.equal(
+      JSON.stringify({ chunker_polynomial: formatPolynomial(resticTestPolynomial) }),
+      '{"chunker_polynomial":"3da3358b4dc173"}',
+    );
   });
 
   test('round-trip every 64-bit value', () => {
@@ -97,7 +100,11 @@ describe('parsePolynomial and formatPolynomial', () => {
 
   test('reject malformed text with a message naming it', () => {
     for (const bad of ['', '0x3da3358b4dc173', '3da3 358b', 'xyz', '-5', '1ffffffffffffffff']) {
-      assert.throws(() => parsePolynomial(bad), (err: Error) => err.message.includes(`"${bad}"`), `"${bad}"`);
+      assert.throws(
+        () => parsePolynomial(bad),
+        (err: Error) => err.message.includes(`"${bad}"`),
+        `"${bad}"`,
+      );
     }
     assert.throws(() => formatPolynomial(-1n), /outside the unsigned 64-bit range/);
   });

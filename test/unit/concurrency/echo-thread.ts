@@ -2,4 +2,6 @@
 import { getCompileCacheDir } from 'node:module';
 import { parentPort, threadId } from 'node:worker_threads';
 
-parentPort!.on('message', (msg: unknown) => parentPort!.postMessage({ threadId, msg, cache: getCompileCacheDir() !== undefined }));
+parentPort!.on('message', (msg: unknown) =>
+  parentPort!.postMessage({ threadId, msg, cache: getCompileCacheDir() !== undefined }),
+);

@@ -19,8 +19,15 @@ function expectedCTR(key: Uint8Array, iv: Uint8Array, input: Uint8Array): Buffer
 }
 
 // IVs whose low bytes are about to overflow, so carries cross bytes, the 64-bit halves and 2^128 itself.
-const nearWrap = fc.constantFrom('0102030405060708fffffffffffffff0', 'ffffffffffffffffffffffffffffffff', '000000000000000000000000ffffffff');
-const anyIV = fc.oneof(fc.uint8Array({ minLength: 16, maxLength: 16 }), nearWrap.map((h) => new Uint8Array(Buffer.from(h, 'hex'))));
+const nearWrap = fc.constantFrom(
+  '0102030405060708fffffffffffffff0',
+  'ffffffffffffffffffffffffffffffff',
+  '000000000000000000000000ffffffff',
+);
+const anyIV = fc.oneof(
+  fc.uint8Array({ minLength: 16, maxLength: 16 }),
+  nearWrap.map((h) => new Uint8Array(Buffer.from(h, 'hex'))),
+);
 
 test('small inputs (cached-ECB keystream) equal the reference CTR, carries included', () => {
   const key = randomBytes(32);
@@ -36,7 +43,11 @@ test('small inputs (cached-ECB keystream) equal the reference CTR, carries inclu
 
 test('large inputs (native CTR) equal the reference CTR, carries included', () => {
   const key = randomBytes(32);
-  for (const h of ['0102030405060708fffffffffffffff0', 'ffffffffffffffffffffffffffffff00', randomBytes(16).toString('hex')]) {
+  for (const h of [
+    '0102030405060708fffffffffffffff0',
+    'ffffffffffffffffffffffffffffff00',
+    randomBytes(16).toString('hex'),
+  ]) {
     const iv = Buffer.from(h, 'hex');
     for (const size of [2049, 5000, 70_000]) {
       const input = randomBytes(size);
@@ -58,7 +69,12 @@ test('the result is a new buffer and the input is left as it was', () => {
 
 test('counterPlus adds blocks to the IV as one 128-bit number, wrapping at 2^128', () => {
   const out = new Uint8Array(16);
-  for (const h of ['00000000000000000000000000000000', '0102030405060708fffffffffffffff0', 'ffffffffffffffffffffffffffffffff', randomBytes(16).toString('hex')]) {
+  for (const h of [
+    '00000000000000000000000000000000',
+    '0102030405060708fffffffffffffff0',
+    'ffffffffffffffffffffffffffffffff',
+    randomBytes(16).toString('hex'),
+  ]) {
     for (const blocks of [0, 1, 255, 256, 65_537, 2 ** 40 + 3]) {
       counterPlus(Buffer.from(h, 'hex'), blocks, out);
       const want = (BigInt('0x' + h) + BigInt(blocks)) % (1n << 128n);
@@ -77,7 +93,11 @@ test('aesCTRRun gives each message what CTR alone from its own counter gives: iv
       const counter = new Uint8Array(16);
       inputs.forEach((input, i) => {
         counterPlus(iv, blocks, counter);
-        assert.deepEqual(Buffer.from(outs[i]), expectedCTR(key, counter, input), `message ${i} of ${lengths.join(',')}`);
+        assert.deepEqual(
+          Buffer.from(outs[i]),
+          expectedCTR(key, counter, input),
+          `message ${i} of ${lengths.join(',')}`,
+        );
         blocks += Math.max(1, Math.ceil(input.length / 16));
       });
     }),

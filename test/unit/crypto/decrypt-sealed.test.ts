@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decryptSealed, decryptSealedMany, open, openMany, seal, sealManyInto, sealOverhead, CiphertextError } from '../../../src/engine/crypto/seal.ts';
+import {
+  decryptSealed,
+  decryptSealedMany,
+  open,
+  openMany,
+  seal,
+  sealManyInto,
+  sealOverhead,
+  CiphertextError,
+} from '../../../src/engine/crypto/seal.ts';
 import { newMasterKey } from '../../../src/engine/crypto/key.ts';
 import { randomBytes } from '../../support/repo.ts';
 
@@ -28,7 +37,9 @@ test('sealManyInto seals each plaintext as seal would: its own IV (an empty one 
     const start = BigInt('0x' + Buffer.from(o.subarray(0, 16)).toString('hex'));
     return [start, start + BigInt(Math.max(1, Math.ceil(plains[i].length / 16)))];
   });
-  ranges.slice(1).forEach(([start], i) => assert.equal(start, ranges[i][1], `blob ${i + 1} starts where blob ${i} ended`));
+  ranges
+    .slice(1)
+    .forEach(([start], i) => assert.equal(start, ranges[i][1], `blob ${i + 1} starts where blob ${i} ended`));
   outs.forEach((o, i) => assert.ok(Buffer.from(open(key, o)).equals(Buffer.from(plains[i])), `blob ${i}`));
   assert.throws(() => sealManyInto(key, [plains[4]], [new Uint8Array(plains[4].length)]), RangeError);
 });

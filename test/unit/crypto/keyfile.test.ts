@@ -2,7 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { newMasterKey } from '../../../src/engine/crypto/key.ts';
-import { createKeyFile, InvalidKeyFileError, openKeyFile, parseKeyFile, WrongPasswordError } from '../../../src/engine/crypto/keyfile.ts';
+import {
+  createKeyFile,
+  InvalidKeyFileError,
+  openKeyFile,
+  parseKeyFile,
+  WrongPasswordError,
+} from '../../../src/engine/crypto/keyfile.ts';
 import { open, seal } from '../../../src/engine/crypto/seal.ts';
 
 const cheap = { N: 1024, r: 8, p: 1 };
@@ -23,7 +29,7 @@ test('a wrong password is reported as WrongPasswordError', async () => {
   await assert.rejects(openKeyFile(bytes, 's3cret!'), WrongPasswordError);
 });
 
-test('the id is the SHA-256 of the bytes, and the JSON carries restic\'s fields in restic\'s order', async () => {
+test("the id is the SHA-256 of the bytes, and the JSON carries restic's fields in restic's order", async () => {
   const { id, bytes } = await createKeyFile('pw', newMasterKey(), meta, cheap);
   assert.equal(id, createHash('sha256').update(bytes).digest('hex'));
   const doc = JSON.parse(Buffer.from(bytes).toString('utf8'));
@@ -32,7 +38,10 @@ test('the id is the SHA-256 of the bytes, and the JSON carries restic\'s fields 
   assert.equal(doc.kdf, 'scrypt');
   assert.equal(Buffer.from(doc.salt, 'base64').length, 64);
   // data = IV || sealed {"mac":{"k":..,"r":..},"encrypt":..}: 3 base64 fields of 16, 16 and 32 bytes.
-  assert.equal(Buffer.from(doc.data, 'base64').length, 32 + '{"mac":{"k":"","r":""},"encrypt":""}'.length + 24 + 24 + 44);
+  assert.equal(
+    Buffer.from(doc.data, 'base64').length,
+    32 + '{"mac":{"k":"","r":""},"encrypt":""}'.length + 24 + 24 + 44,
+  );
   assert.deepEqual(parseKeyFile(bytes).N, 1024);
 });
 

@@ -14,7 +14,7 @@ const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const keyFile = fixture('restic-key.json');
 const masterKey = openKeyFile(keyFile, fixturePassword);
 
-test('restic\'s key file is scrypt with a 64-byte salt and opens with its password', async () => {
+test("restic's key file is scrypt with a 64-byte salt and opens with its password", async () => {
   const meta = parseKeyFile(keyFile);
   assert.equal(meta.kdf, 'scrypt');
   assert.equal(Buffer.from(meta.salt, 'base64').length, 64);
@@ -24,17 +24,17 @@ test('restic\'s key file is scrypt with a 64-byte salt and opens with its passwo
   assert.equal(key.macR.length, 16);
 });
 
-test('restic\'s key file rejects another password as WrongPasswordError', async () => {
+test("restic's key file rejects another password as WrongPasswordError", async () => {
   await assert.rejects(openKeyFile(keyFile, fixturePassword + ' '), WrongPasswordError);
 });
 
-test('the master key opens restic\'s config to what `restic cat config` printed', async () => {
+test("the master key opens restic's config to what `restic cat config` printed", async () => {
   const config = JSON.parse(Buffer.from(open(await masterKey, fixture('restic-config.bin'))).toString('utf8'));
   assert.deepEqual(config, JSON.parse(fixture('restic-config.json').toString('utf8')));
   assert.equal(config.version, 2);
 });
 
-test('the master key opens restic\'s pack header and its data blob, whose SHA-256 the header names', async () => {
+test("the master key opens restic's pack header and its data blob, whose SHA-256 the header names", async () => {
   const key = await masterKey;
   const pack = fixture('restic-data-pack.bin');
   const headerLength = pack.readUInt32LE(pack.length - 4);

@@ -8,13 +8,15 @@ import { CiphertextError, open, seal, sealFramed, sealInto, sealOverhead } from 
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 
-test('opens the known ciphertext from restic\'s crypto tests', () => {
+test("opens the known ciphertext from restic's crypto tests", () => {
   const key: MasterKey = {
     encrypt: hex('303e8687b1d7db18421bdc6bb8588ccadac4d59ee87b8ff70c44e635790cafef'),
     macK: hex('ef4d8824cb80b2bcc5fbff8a9b12a42c'),
     macR: hex('cc8d4b948ee0ebfe1d415de921d10353'),
   };
-  const sealed = hex('69fb41c62d12def4593bd71757138606338f621aeaeb39da0fe4f99233f8037a54ea63338a813bcf3f75d8c3cc75dddf8750');
+  const sealed = hex(
+    '69fb41c62d12def4593bd71757138606338f621aeaeb39da0fe4f99233f8037a54ea63338a813bcf3f75d8c3cc75dddf8750',
+  );
   assert.equal(Buffer.from(open(key, sealed)).toString('utf8'), 'Dies ist ein Test!');
 });
 
@@ -39,7 +41,9 @@ test('the ciphertext part is AES-256-CTR of the plaintext under the stored IV', 
 
 test('every seal draws a fresh IV, also across refills of the IV pool', () => {
   const key = newMasterKey();
-  const ivs = new Set(Array.from({ length: 1000 }, () => Buffer.from(seal(key, new Uint8Array(4)).subarray(0, 16)).toString('hex')));
+  const ivs = new Set(
+    Array.from({ length: 1000 }, () => Buffer.from(seal(key, new Uint8Array(4)).subarray(0, 16)).toString('hex')),
+  );
   assert.equal(ivs.size, 1000);
 });
 
@@ -48,7 +52,11 @@ test('every seal draws a fresh IV, also across refills of the IV pool', () => {
 test('the CTR counter carries across all 128 bits, as restic (Go) does', () => {
   const key = newMasterKey();
   const iv = hex('0102030405060708fffffffffffffffe');
-  const counters = ['0102030405060708fffffffffffffffe', '0102030405060708ffffffffffffffff', '01020304050607090000000000000000'];
+  const counters = [
+    '0102030405060708fffffffffffffffe',
+    '0102030405060708ffffffffffffffff',
+    '01020304050607090000000000000000',
+  ];
   const ecb = createCipheriv('aes-256-ecb', key.encrypt, null).setAutoPadding(false);
   const keystream = Buffer.concat(counters.map((c) => ecb.update(hex(c))));
   const plaintext = randomBytes(48);
@@ -93,7 +101,9 @@ test('sealInto seals into a slice of a shared buffer, leaving its neighbours alo
   const shared = new Uint8Array(8 + plaintext.length + sealOverhead + 8).fill(0xaa);
   sealInto(key, plaintext, shared.subarray(8, 8 + plaintext.length + sealOverhead));
   assert.deepEqual(Buffer.from(open(key, shared.subarray(8, shared.length - 8))), plaintext);
-  assert.ok(shared.subarray(0, 8).every((b) => b === 0xaa) && shared.subarray(shared.length - 8).every((b) => b === 0xaa));
+  assert.ok(
+    shared.subarray(0, 8).every((b) => b === 0xaa) && shared.subarray(shared.length - 8).every((b) => b === 0xaa),
+  );
   assert.throws(() => sealInto(key, plaintext, new Uint8Array(plaintext.length + sealOverhead + 1)), RangeError);
 });
 

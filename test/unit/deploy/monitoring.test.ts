@@ -9,7 +9,8 @@ import yaml from 'js-yaml';
 type Obj = Record<string, any>;
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const read = (...path: string[]): Obj[] => (yaml.loadAll(readFileSync(join(root, ...path), 'utf8')) as Obj[]).filter(Boolean);
+const read = (...path: string[]): Obj[] =>
+  (yaml.loadAll(readFileSync(join(root, ...path), 'utf8')) as Obj[]).filter(Boolean);
 
 it('the ServiceMonitor selects the dispatcher Service and its metrics port, which serves /metrics', () => {
   const [monitor] = read('deploy', 'monitoring', 'servicemonitor.yaml');
@@ -19,12 +20,16 @@ it('the ServiceMonitor selects the dispatcher Service and its metrics port, whic
   assert.equal(monitor.kind, 'ServiceMonitor');
   assert.equal(monitor.metadata.namespace, service.metadata.namespace);
   assert.deepEqual(monitor.spec.namespaceSelector.matchNames, [service.metadata.namespace]);
-  for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) assert.equal(service.metadata.labels[k], v, `Service label ${k}`);
+  for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels))
+    assert.equal(service.metadata.labels[k], v, `Service label ${k}`);
   const [endpoint] = monitor.spec.endpoints;
   const port = service.spec.ports.find((p: Obj) => p.name === endpoint.port);
   assert.ok(port, `the Service has a port named ${endpoint.port}`);
   const container = deployment.spec.template.spec.containers[0];
-  assert.ok(container.ports.some((p: Obj) => p.name === port.targetPort), 'the Service port leads to the container port');
+  assert.ok(
+    container.ports.some((p: Obj) => p.name === port.targetPort),
+    'the Service port leads to the container port',
+  );
   assert.equal(endpoint.path, '/metrics');
 });
 

@@ -35,7 +35,8 @@ async function move(w: World, r: Resource, phase: Phase, extra: Record<string, u
 }
 
 function stepsOf(kube: MemoryKube, r?: Resource): string[] {
-  return jobs(kube).filter((j) => !r || j.metadata.labels?.['ferry.dev/uid'] === r.metadata.uid)
+  return jobs(kube)
+    .filter((j) => !r || j.metadata.labels?.['ferry.dev/uid'] === r.metadata.uid)
     .map((j) => `${j.metadata.labels?.['ferry.dev/step']}-${j.metadata.labels?.['ferry.dev/attempt']}`);
 }
 
@@ -67,15 +68,24 @@ describe('the dispatcher at admission', () => {
     await move(w, r, 'Finalizing');
     await move(w, r, 'Completed');
     assert.deepEqual(stepsOf(w.kube), ['snapshot-1', 'expose-1', 'transfer-1', 'finalize-1']);
-    const transfer = w.kube.peek<KubeObject>({ kind: 'Job', namespace: ferryNamespace, name: jobName('DataUpload', r.metadata.uid!, 'transfer', 1) }) as any;
-    assert.deepEqual(transfer.spec.template.spec.containers[0].volumeDevices, [{ name: 'ferry-volume', devicePath: '/ferry/device' }]);
+    const transfer = w.kube.peek<KubeObject>({
+      kind: 'Job',
+      namespace: ferryNamespace,
+      name: jobName('DataUpload', r.metadata.uid!, 'transfer', 1),
+    }) as any;
+    assert.deepEqual(transfer.spec.template.spec.containers[0].volumeDevices, [
+      { name: 'ferry-volume', devicePath: '/ferry/device' },
+    ]);
   });
 
   it('does nothing for a dry run', async () => {
     const w = world();
     const r = await created(w, upload('dry'));
     const old = w.kube.peek<Resource>(key(r))!;
-    await allowed(w, review('UPDATE', { ...old, status: { phase: 'Accepted' } }, { old, subResource: 'status', dryRun: true }));
+    await allowed(
+      w,
+      review('UPDATE', { ...old, status: { phase: 'Accepted' } }, { old, subResource: 'status', dryRun: true }),
+    );
     await w.settle();
     assert.deepEqual(stepsOf(w.kube), ['snapshot-1']);
   });
@@ -89,7 +99,9 @@ describe('the dispatcher at admission', () => {
     await w.settle();
     assert.equal(jobs(w.kube).length, 0);
     assert.equal(w.metrics.dispatches.get({ kind: 'DataUpload', step: 'unknown', result: 'failed' }), 1);
-    assert.ok(w.logs.some((l) => l.includes('The Job template CronJob ferry-system/ferry-step-snapshot does not exist')));
+    assert.ok(
+      w.logs.some((l) => l.includes('The Job template CronJob ferry-system/ferry-step-snapshot does not exist')),
+    );
   });
 
   it('cancels once the cancel request is stored, and finalizes the canceled resource', async () => {
@@ -99,7 +111,11 @@ describe('the dispatcher at admission', () => {
     const old = w.kube.peek<Resource>(key(r))!;
     const canceled = { ...old, spec: { ...old.spec, cancel: true } } as Resource;
     await allowed(w, review('UPDATE', canceled, { old }));
-    assert.equal(w.kube.peek<Resource>(key(r))!.status?.phase, 'Accepted', 'the status write waits until the change is stored');
+    assert.equal(
+      w.kube.peek<Resource>(key(r))!.status?.phase,
+      'Accepted',
+      'the status write waits until the change is stored',
+    );
     await w.kube.replace(canceled);
     const before = w.kube.peek<Resource>(key(r))!;
     await w.settle();
@@ -117,7 +133,17 @@ describe('the dispatcher at admission', () => {
 
   it('runs the delete step when a finished DataUpload is deleted', async () => {
     const w = world();
-    const r = await created(w, upload('gone', undefined, { metadata: { name: 'gone', namespace: 'app', uid: 'f0000001-0000-4000-8000-000000000000', finalizers: ['ferry.dev/delete-repository-data'] } }));
+    const r = await created(
+      w,
+      upload('gone', undefined, {
+        metadata: {
+          name: 'gone',
+          namespace: 'app',
+          uid: 'f0000001-0000-4000-8000-000000000000',
+          finalizers: ['ferry.dev/delete-repository-data'],
+        },
+      }),
+    );
     await move(w, r, 'Completed');
     await allowed(w, review('DELETE', null, { old: w.kube.peek(key(r)) }));
     await w.kube.delete(key(r));
@@ -141,17 +167,31 @@ describe('the dispatcher under transfer limits', () => {
   it('starts the oldest up to the cluster limit, queues the others with a reason, and starts them as slots free', async () => {
     const w = world({ limits: { cluster: 2, perNode: 0 } });
     const [a, b, c, d] = await prepared(w, ['a', 'b', 'c', 'd']);
-    assert.deepEqual(jobs(w.kube).map((j) => j.metadata.labels?.['ferry.dev/name']).sort(), ['a', 'b']);
+    assert.deepEqual(
+      jobs(w.kube)
+        .map((j) => j.metadata.labels?.['ferry.dev/name'])
+        .sort(),
+      ['a', 'b'],
+    );
     for (const r of [c, d]) {
       const queued = w.kube.peek<Resource>(key(r))!.status?.conditions?.find((x) => x.type === 'Queued');
       assert.equal(queued?.status, 'True');
-      assert.equal(queued?.message, 'Waiting for a transfer slot: 2 of 2 transfers allowed in the cluster are running.');
+      assert.equal(
+        queued?.message,
+        'Waiting for a transfer slot: 2 of 2 transfers allowed in the cluster are running.',
+      );
     }
     assert.equal(w.metrics.dispatches.get({ kind: 'DataUpload', step: 'transfer', result: 'waiting' }) > 0, true);
     assert.deepEqual([w.metrics.transferring.get({}), w.metrics.waiting.get({})], [2, 2]);
     await move(w, a, 'InProgress');
     await move(w, a, 'Finalizing');
-    assert.deepEqual(jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer').map((j) => j.metadata.labels?.['ferry.dev/name']).sort(), ['a', 'b', 'c']);
+    assert.deepEqual(
+      jobs(w.kube)
+        .filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer')
+        .map((j) => j.metadata.labels?.['ferry.dev/name'])
+        .sort(),
+      ['a', 'b', 'c'],
+    );
     assert.equal(w.kube.peek<Resource>(key(c))!.status?.conditions?.find((x) => x.type === 'Queued')?.status, 'False');
     assert.equal(w.kube.peek<Resource>(key(d))!.status?.conditions?.find((x) => x.type === 'Queued')?.status, 'True');
     assert.deepEqual([w.metrics.transferring.get({}), w.metrics.waiting.get({})], [2, 1]);
@@ -162,10 +202,25 @@ describe('the dispatcher under transfer limits', () => {
     const w = world({ limits: { cluster: 0, perNode: 1 } });
     const r = upload('local', 'Accepted');
     // node-1: where the least busy choice would put the next transfer, were this one not counted there
-    w.kube.seed(r, { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-local' }, spec: { nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } } } });
+    w.kube.seed(r, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pv-local' },
+      spec: {
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] },
+            ],
+          },
+        },
+      },
+    });
     const stored = w.kube.peek<Resource>(key(r))!;
     const exposure = exposed(w, stored);
-    w.kube.mutate({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name: exposureName(stored) }, (c) => { (c.spec as any).volumeName = 'pv-local'; });
+    w.kube.mutate({ kind: 'PersistentVolumeClaim', namespace: ferryNamespace, name: exposureName(stored) }, (c) => {
+      (c.spec as any).volumeName = 'pv-local';
+    });
     await move(w, stored, 'Prepared', exposure);
     const [job] = jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer') as any[];
     assert.equal(job.spec.template.spec.nodeSelector['kubernetes.io/hostname'], undefined);
@@ -173,7 +228,11 @@ describe('the dispatcher under transfer limits', () => {
     w.kube.seed(second);
     await move(w, w.kube.peek<Resource>(key(second))!, 'Prepared', exposed(w, second));
     const pinned = jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/name'] === 'second') as any[];
-    assert.equal(pinned[0].spec.template.spec.nodeSelector['kubernetes.io/hostname'], 'node-2', 'node-1 is taken by the first transfer');
+    assert.equal(
+      pinned[0].spec.template.spec.nodeSelector['kubernetes.io/hostname'],
+      'node-2',
+      'node-1 is taken by the first transfer',
+    );
   });
 
   it('starts one transfer for one free slot when two resources become Prepared at the same moment', async () => {
@@ -194,8 +253,10 @@ describe('the dispatcher under transfer limits', () => {
   it('pins transfers to nodes within the per-node limit', async () => {
     const w = world({ limits: { cluster: 0, perNode: 1 } });
     await prepared(w, ['a', 'b', 'c']);
-    const pinned = jobs(w.kube).filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer')
-      .map((j) => (j.spec as any).template.spec.nodeSelector['kubernetes.io/hostname']).sort();
+    const pinned = jobs(w.kube)
+      .filter((j) => j.metadata.labels?.['ferry.dev/step'] === 'transfer')
+      .map((j) => (j.spec as any).template.spec.nodeSelector['kubernetes.io/hostname'])
+      .sort();
     assert.deepEqual(pinned, ['node-1', 'node-2']);
   });
 });
@@ -211,7 +272,13 @@ describe('the sweep', () => {
     let report = await sweep(w.dispatcher);
     assert.deepEqual(report.dispatched, ['DataUpload app/flaky: expose attempt 1']);
     for (const attempt of [1, 2, 3]) {
-      finishJob(w.kube, jobName('DataUpload', r.metadata.uid!, 'expose', attempt), 'Failed', new Date(now).toISOString(), 'Job has reached the specified backoff limit');
+      finishJob(
+        w.kube,
+        jobName('DataUpload', r.metadata.uid!, 'expose', attempt),
+        'Failed',
+        new Date(now).toISOString(),
+        'Job has reached the specified backoff limit',
+      );
       now += 60_000;
       report = await sweep(w.dispatcher);
     }
@@ -219,7 +286,10 @@ describe('the sweep', () => {
     assert.equal(report.failed.length, 1);
     const stored = w.kube.peek<Resource>(key(r))!;
     assert.equal(stored.status?.phase, 'Failing');
-    assert.match(stored.status?.message ?? '', /^step expose failed 3 times; the last attempt \(Job ferry-up-\w+-expose-3\) said: BackoffLimitExceeded: Job has reached/);
+    assert.match(
+      stored.status?.message ?? '',
+      /^step expose failed 3 times; the last attempt \(Job ferry-up-\w+-expose-3\) said: BackoffLimitExceeded: Job has reached/,
+    );
     assert.ok(w.kube.all('Event').some((e) => e.reason === 'Failing' && e.type === 'Warning'));
   });
 
@@ -228,7 +298,11 @@ describe('the sweep', () => {
     const r = upload('nightly', 'Accepted');
     w.kube.seed(r);
     // e.g. a template edited in Git into something the apiserver refuses
-    w.kube.failNext('create', 'Job', new KubeError(422, 'Invalid', 'Job.batch "x" is invalid: spec.template.spec.containers[0].image: Required value'));
+    w.kube.failNext(
+      'create',
+      'Job',
+      new KubeError(422, 'Invalid', 'Job.batch "x" is invalid: spec.template.spec.containers[0].image: Required value'),
+    );
     const report = await sweep(w.dispatcher);
     assert.deepEqual(report.errors, []);
     assert.equal(report.failed.length, 1);
@@ -240,7 +314,9 @@ describe('the sweep', () => {
   it('leaves running Jobs alone and cancels what asks to be canceled', async () => {
     const w = world();
     const busy = upload('busy', 'Accepted');
-    const stop = upload('stop', 'Prepared', { spec: { sourcePVC: 'data', backupStorageLocation: 'default', cancel: true } });
+    const stop = upload('stop', 'Prepared', {
+      spec: { sourcePVC: 'data', backupStorageLocation: 'default', cancel: true },
+    });
     w.kube.seed(busy, stop);
     const first = await sweep(w.dispatcher);
     assert.deepEqual(first.canceled, ['DataUpload app/stop']);
@@ -260,7 +336,9 @@ describe('the sweep', () => {
     await w.kube.delete(key(r));
     assert.deepEqual((await sweep(w.dispatcher)).deleted, [], 'a young Job may belong to a resource being created');
     now += 11 * 60_000;
-    assert.deepEqual((await sweep(w.dispatcher)).deleted, [`Job ${jobName('DataUpload', r.metadata.uid!, 'expose', 1)}`]);
+    assert.deepEqual((await sweep(w.dispatcher)).deleted, [
+      `Job ${jobName('DataUpload', r.metadata.uid!, 'expose', 1)}`,
+    ]);
     assert.equal(jobs(w.kube).length, 0);
   });
 

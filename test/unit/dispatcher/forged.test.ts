@@ -30,7 +30,10 @@ async function writesAfter(w: World, reviews: Review[]): Promise<string[]> {
   // allowed or denied: either way, only the cluster decides what happens next
   for (const r of reviews) assert.equal((await handleReview(r, w.handler)).status, 200);
   await w.settle();
-  return w.kube.actions.slice(from).filter((a) => a.verb !== 'get' && a.verb !== 'list').map((a) => `${a.verb} ${a.kind} ${a.namespace ?? ''}/${a.name ?? ''}`);
+  return w.kube.actions
+    .slice(from)
+    .filter((a) => a.verb !== 'get' && a.verb !== 'list')
+    .map((a) => `${a.verb} ${a.kind} ${a.namespace ?? ''}/${a.name ?? ''}`);
 }
 
 function stored(w: World, r: Resource): Resource {
@@ -42,17 +45,30 @@ function withUid<T extends Resource>(r: T, uid: string, namespace = r.metadata.n
   return { ...r, metadata: { ...r.metadata, uid, namespace } };
 }
 
-const schedulesTemplate = yaml.load(readFileSync(join(import.meta.dirname, '..', '..', '..', 'jobs', 'schedule.yaml'), 'utf8')) as KubeObject;
+const schedulesTemplate = yaml.load(
+  readFileSync(join(import.meta.dirname, '..', '..', '..', 'jobs', 'schedule.yaml'), 'utf8'),
+) as KubeObject;
 
 function schedule(annotations?: Record<string, string>): KubeObject {
   return {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupSchedule',
-    metadata: { name: 'nightly', namespace: 'app', uid: 'abcdef01-2345-4000-8000-000000000000', generation: 1, ...(annotations ? { annotations } : {}) },
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupSchedule',
+    metadata: {
+      name: 'nightly',
+      namespace: 'app',
+      uid: 'abcdef01-2345-4000-8000-000000000000',
+      generation: 1,
+      ...(annotations ? { annotations } : {}),
+    },
     spec: { schedule: '0 2 * * *', pvcs: ['data'], backupStorageLocation: 'default' },
   };
 }
 
-function scheduleReview(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: KubeObject | null, old?: KubeObject): Review {
+function scheduleReview(
+  operation: 'CREATE' | 'UPDATE' | 'DELETE',
+  object: KubeObject | null,
+  old?: KubeObject,
+): Review {
   const r = review(operation, object, { old });
   r.request!.kind.kind = 'BackupSchedule';
   r.request!.resource.resource = 'backupschedules';
@@ -62,8 +78,10 @@ function scheduleReview(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: KubeO
 describe('a forged review changes nothing in the cluster', () => {
   it('a DataUpload or DataDownload created with a uid nothing stored has: no Job, however many', async () => {
     const w = world();
-    const forged = [...Array.from({ length: 40 }, (_, i) => review('CREATE', withUid(upload(`ghost-${i}`), randomUUID()))),
-      review('CREATE', withUid(download('ghost'), randomUUID()))];
+    const forged = [
+      ...Array.from({ length: 40 }, (_, i) => review('CREATE', withUid(upload(`ghost-${i}`), randomUUID()))),
+      review('CREATE', withUid(download('ghost'), randomUUID())),
+    ];
     assert.deepEqual(await writesAfter(w, forged), []);
   });
 
@@ -72,7 +90,10 @@ describe('a forged review changes nothing in the cluster', () => {
     const real = stored(w, upload('real', 'Completed'));
     const other = withUid(upload('real'), randomUUID());
     const elsewhere = withUid(upload('real'), real.metadata.uid!, 'other');
-    assert.deepEqual(await writesAfter(w, [review('CREATE', other), review('CREATE', elsewhere), review('CREATE', real)]), []);
+    assert.deepEqual(
+      await writesAfter(w, [review('CREATE', other), review('CREATE', elsewhere), review('CREATE', real)]),
+      [],
+    );
   });
 
   it('status updates the apiserver never stored (new phase, exposure, cancel, deletion): no Job, no status write', async () => {
@@ -88,14 +109,31 @@ describe('a forged review changes nothing in the cluster', () => {
         forged.push(review('UPDATE', { ...r, status }, { old: r, subResource: 'status' }));
       }
       forged.push(review('UPDATE', { ...r, spec: { ...r.spec, cancel: true } }, { old: r }));
-      const finalized = { ...r, metadata: { ...r.metadata, finalizers: ['ferry.dev/delete-repository-data'] }, status: { phase: 'Completed' } };
+      const finalized = {
+        ...r,
+        metadata: { ...r.metadata, finalizers: ['ferry.dev/delete-repository-data'] },
+        status: { phase: 'Completed' },
+      };
       forged.push(review('DELETE', null, { old: finalized }));
       // the same changes in another namespace, and with a uid of nothing stored
-      forged.push(review('UPDATE', withUid({ ...r, status: { phase: 'Prepared' } } as Resource, r.metadata.uid!, 'stranger'), { old: r, subResource: 'status' }));
-      forged.push(review('UPDATE', withUid({ ...r, status: { phase: 'Prepared' } } as Resource, randomUUID()), { old: r, subResource: 'status' }));
+      forged.push(
+        review('UPDATE', withUid({ ...r, status: { phase: 'Prepared' } } as Resource, r.metadata.uid!, 'stranger'), {
+          old: r,
+          subResource: 'status',
+        }),
+      );
+      forged.push(
+        review('UPDATE', withUid({ ...r, status: { phase: 'Prepared' } } as Resource, randomUUID()), {
+          old: r,
+          subResource: 'status',
+        }),
+      );
     }
     assert.deepEqual(await writesAfter(w, forged), []);
-    assert.equal(w.kube.peek<Resource>({ kind: 'DataUpload', namespace: 'app', name: 'up' })?.status?.phase, 'Accepted');
+    assert.equal(
+      w.kube.peek<Resource>({ kind: 'DataUpload', namespace: 'app', name: 'up' })?.status?.phase,
+      'Accepted',
+    );
   });
 
   it('a BackupSchedule deletion carrying ferry.dev/delete-backups in oldObject deletes no DataUpload while the schedule stays', async () => {
@@ -109,15 +147,35 @@ describe('a forged review changes nothing in the cluster', () => {
     w.kube.seed(schedule());
     assert.deepEqual(await writesAfter(w, [scheduleReview('DELETE', null, annotated)]), []);
     w.kube.seed(annotated);
-    assert.deepEqual(await writesAfter(w, [scheduleReview('DELETE', null, annotated), scheduleReview('UPDATE', { ...annotated, metadata: { ...annotated.metadata, deletionTimestamp: '2025-01-01T00:00:00Z' } }, annotated)]), []);
+    assert.deepEqual(
+      await writesAfter(w, [
+        scheduleReview('DELETE', null, annotated),
+        scheduleReview(
+          'UPDATE',
+          { ...annotated, metadata: { ...annotated.metadata, deletionTimestamp: '2025-01-01T00:00:00Z' } },
+          annotated,
+        ),
+      ]),
+      [],
+    );
     assert.equal(w.kube.all('DataUpload').length, 1);
     // another uid under the same name: not the schedule the review names
-    assert.deepEqual(await writesAfter(w, [scheduleReview('DELETE', null, { ...annotated, metadata: { ...annotated.metadata, uid: randomUUID() } })]), []);
+    assert.deepEqual(
+      await writesAfter(w, [
+        scheduleReview('DELETE', null, { ...annotated, metadata: { ...annotated.metadata, uid: randomUUID() } }),
+      ]),
+      [],
+    );
   });
 
   it('schedules and locations with new generations or uids nothing stored: no reconcile Job', async () => {
     const w = world();
-    w.kube.seed(schedulesTemplate, yaml.load(readFileSync(join(import.meta.dirname, '..', '..', '..', 'jobs', 'maintenance-reconcile.yaml'), 'utf8')) as KubeObject);
+    w.kube.seed(
+      schedulesTemplate,
+      yaml.load(
+        readFileSync(join(import.meta.dirname, '..', '..', '..', 'jobs', 'maintenance-reconcile.yaml'), 'utf8'),
+      ) as KubeObject,
+    );
     const s = schedule();
     w.kube.seed({ ...s, status: { observedGeneration: 1 } });
     const loc = w.kube.peek<KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'default' })!;
@@ -130,7 +188,12 @@ describe('a forged review changes nothing in the cluster', () => {
     const forged: Review[] = [];
     for (let i = 0; i < 20; i++) {
       forged.push(scheduleReview('CREATE', { ...s, metadata: { ...s.metadata, name: `s${i}`, uid: randomUUID() } }));
-      forged.push(locationReview('CREATE', { ...location(`l${i}`), metadata: { ...location(`l${i}`).metadata, uid: randomUUID(), generation: 1 } }));
+      forged.push(
+        locationReview('CREATE', {
+          ...location(`l${i}`),
+          metadata: { ...location(`l${i}`).metadata, uid: randomUUID(), generation: 1 },
+        }),
+      );
     }
     forged.push(scheduleReview('UPDATE', { ...s, metadata: { ...s.metadata, generation: 9 } }, s));
     forged.push(locationReview('UPDATE', { ...loc, metadata: { ...loc.metadata, generation: 9 } }, loc));
@@ -150,8 +213,17 @@ describe('the transfer Job mounts what the expose step made', () => {
     await allowed(w, review('UPDATE', next, { old: r, subResource: 'status' }));
     await w.kube.replaceStatus(next);
     await w.settle();
-    const job = w.kube.peek<KubeObject>({ kind: 'Job', namespace: ferryNamespace, name: jobName('DataUpload', r.metadata.uid!, 'transfer', 1) }) as any;
-    assert.deepEqual(job.spec.template.spec.volumes.filter((v: any) => v.persistentVolumeClaim).map((v: any) => v.persistentVolumeClaim), [{ claimName: exposureName(r), readOnly: true }]);
+    const job = w.kube.peek<KubeObject>({
+      kind: 'Job',
+      namespace: ferryNamespace,
+      name: jobName('DataUpload', r.metadata.uid!, 'transfer', 1),
+    }) as any;
+    assert.deepEqual(
+      job.spec.template.spec.volumes
+        .filter((v: any) => v.persistentVolumeClaim)
+        .map((v: any) => v.persistentVolumeClaim),
+      [{ claimName: exposureName(r), readOnly: true }],
+    );
   });
 
   it('no volume at all when the claim of that name is not labelled with the uid (the transfer then fails saying so)', async () => {
@@ -161,12 +233,18 @@ describe('the transfer Job mounts what the expose step made', () => {
     const planted = claim(ferryNamespace, exposureName(r));
     planted.metadata.labels = { [labels.uid]: randomUUID() };
     w.kube.seed(planted);
-    const next = { ...r, status: { phase: 'Prepared', exposure: { namespace: ferryNamespace, pvc: exposureName(r) } } } as Resource;
+    const next = {
+      ...r,
+      status: { phase: 'Prepared', exposure: { namespace: ferryNamespace, pvc: exposureName(r) } },
+    } as Resource;
     await allowed(w, review('UPDATE', next, { old: r, subResource: 'status' }));
     await w.kube.replaceStatus(next);
     await w.settle();
     const [job] = jobs(w.kube) as any[];
     assert.equal(job.metadata.labels[labels.step], 'transfer');
-    assert.equal((job.spec.template.spec.volumes ?? []).some((v: any) => v.persistentVolumeClaim), false);
+    assert.equal(
+      (job.spec.template.spec.volumes ?? []).some((v: any) => v.persistentVolumeClaim),
+      false,
+    );
   });
 });

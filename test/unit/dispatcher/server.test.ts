@@ -19,14 +19,25 @@ interface Answer {
   body: string;
 }
 
-function post(port: number, ca: string, path: string, body: string, client?: { cert: string; key: string }): Promise<Answer> {
+function post(
+  port: number,
+  ca: string,
+  path: string,
+  body: string,
+  client?: { cert: string; key: string },
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, path, method: 'POST', ca, ...client, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = httpsRequest(
+      { host: '127.0.0.1', port, path, method: 'POST', ca, ...client, headers: { 'Content-Type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -58,7 +69,19 @@ describe('the dispatcher servers', () => {
     dir = await mkdtemp(join(tmpdir(), 'ferry-dispatcher-'));
     certs = await makeTestCertificates(dir);
     ca = await readFile(certs.caFile, 'utf8');
-    servers = await startServers({ port: 0, metricsPort: 0, path: '/validate', tlsCert: certs.certFile, tlsKey: certs.keyFile, certCheckMs: 100, host: '127.0.0.1' }, w.handler, w.handler.log);
+    servers = await startServers(
+      {
+        port: 0,
+        metricsPort: 0,
+        path: '/validate',
+        tlsCert: certs.certFile,
+        tlsKey: certs.keyFile,
+        certCheckMs: 100,
+        host: '127.0.0.1',
+      },
+      w.handler,
+      w.handler.log,
+    );
   });
 
   after(async () => {
@@ -88,7 +111,9 @@ describe('the dispatcher servers', () => {
     assert.equal((await post(servers.webhookPort, ca, '/validate', '{"kind":"Pod"}')).status, 400);
     assert.equal((await post(servers.webhookPort, ca, '/elsewhere', '{}')).status, 404);
     // an oversized body is cut off: the client sees 413, or a closed connection if it was still sending
-    const big = await post(servers.webhookPort, ca, '/validate', 'x'.repeat(4 * 1024 * 1024)).catch((err: Error) => err);
+    const big = await post(servers.webhookPort, ca, '/validate', 'x'.repeat(4 * 1024 * 1024)).catch(
+      (err: Error) => err,
+    );
     if (!(big instanceof Error)) assert.equal(big.status, 413);
     assert.equal((await created('after')).status, 200);
   });
@@ -97,8 +122,14 @@ describe('the dispatcher servers', () => {
     assert.deepEqual(await get(servers.metricsPort, '/healthz'), { status: 200, body: 'ok\n' });
     assert.deepEqual(await get(servers.metricsPort, '/readyz'), { status: 200, body: 'ready\n' });
     const metrics = await get(servers.metricsPort, '/metrics');
-    assert.match(metrics.body, /^ferry_dispatcher_admissions_total\{kind="DataUpload",operation="CREATE",result="allowed"\} [1-9]/m);
-    assert.match(metrics.body, /^ferry_dispatcher_dispatches_total\{kind="DataUpload",step="snapshot",result="created"\} 2$/m);
+    assert.match(
+      metrics.body,
+      /^ferry_dispatcher_admissions_total\{kind="DataUpload",operation="CREATE",result="allowed"\} [1-9]/m,
+    );
+    assert.match(
+      metrics.body,
+      /^ferry_dispatcher_dispatches_total\{kind="DataUpload",step="snapshot",result="created"\} 2$/m,
+    );
     assert.match(metrics.body, /^ferry_dispatcher_admission_duration_seconds_count\{kind="DataUpload"\} [1-9]/m);
     assert.equal((await get(servers.metricsPort, '/other')).status, 404);
   });
@@ -137,11 +168,23 @@ describe('the webhook with a client CA', () => {
     const stranger = join(dir, 'stranger');
     await Promise.all([mkdir(trusted), mkdir(stranger)]);
     await Promise.all([makeTestCertificates(trusted), makeTestCertificates(stranger)]);
-    for (const [name, caDir, cn] of [['apiserver', trusted, 'kube-apiserver-webhook-client'], ['other', trusted, 'someone-else'], ['stranger', stranger, 'kube-apiserver-webhook-client']] as const) {
+    for (const [name, caDir, cn] of [
+      ['apiserver', trusted, 'kube-apiserver-webhook-client'],
+      ['other', trusted, 'someone-else'],
+      ['stranger', stranger, 'kube-apiserver-webhook-client'],
+    ] as const) {
       const pair = await makeClientCertificate(caDir, dir, name, cn);
       clients[name] = { cert: await readFile(pair.certFile, 'utf8'), key: await readFile(pair.keyFile, 'utf8') };
     }
-    const opts = { port: 0, metricsPort: 0, path: '/validate', tlsCert: certs.certFile, tlsKey: certs.keyFile, clientCA: join(trusted, 'ca.crt'), host: '127.0.0.1' };
+    const opts = {
+      port: 0,
+      metricsPort: 0,
+      path: '/validate',
+      tlsCert: certs.certFile,
+      tlsKey: certs.keyFile,
+      clientCA: join(trusted, 'ca.crt'),
+      host: '127.0.0.1',
+    };
     servers = await startServers(opts, w.handler, w.handler.log);
     named = await startServers({ ...opts, clientNames: ['kube-apiserver-webhook-client'] }, w.handler, w.handler.log);
   });
@@ -155,18 +198,28 @@ describe('the webhook with a client CA', () => {
     const answer = await post(servers.webhookPort, ca, '/validate', body, clients.apiserver);
     assert.equal(answer.status, 200);
     assert.equal(JSON.parse(answer.body).response.allowed, true);
-    assert.equal((await post(servers.webhookPort, ca, '/validate', body, clients.other)).status, 200, 'without names, any certificate the CA signed');
+    assert.equal(
+      (await post(servers.webhookPort, ca, '/validate', body, clients.other)).status,
+      200,
+      'without names, any certificate the CA signed',
+    );
   });
 
   it('refuses in the TLS handshake a caller without a certificate, or with one another CA signed', async () => {
     await assert.rejects(post(servers.webhookPort, ca, '/validate', body), /certificate|socket hang up|ECONNRESET/i);
-    await assert.rejects(post(servers.webhookPort, ca, '/validate', body, clients.stranger), /certificate|socket hang up|ECONNRESET|unknown ca/i);
+    await assert.rejects(
+      post(servers.webhookPort, ca, '/validate', body, clients.stranger),
+      /certificate|socket hang up|ECONNRESET|unknown ca/i,
+    );
   });
 
   it('with names, refuses a certificate of another name with 403 saying which', async () => {
     assert.equal((await post(named.webhookPort, ca, '/validate', body, clients.apiserver)).status, 200);
     const refused = await post(named.webhookPort, ca, '/validate', body, clients.other);
     assert.equal(refused.status, 403);
-    assert.match(refused.body, /common name "someone-else" is not one of FERRY_CLIENT_NAMES \(kube-apiserver-webhook-client\)/);
+    assert.match(
+      refused.body,
+      /common name "someone-else" is not one of FERRY_CLIENT_NAMES \(kube-apiserver-webhook-client\)/,
+    );
   });
 });

@@ -18,22 +18,34 @@ export const ferryNamespace = 'ferry-system';
 const jobsDir = join(import.meta.dirname, '..', '..', '..', 'jobs');
 
 export function templates(): KubeObject[] {
-  return ['snapshot', 'expose', 'transfer-backup', 'transfer-restore', 'finalize', 'delete'].map((file) => yaml.load(readFileSync(join(jobsDir, `${file}.yaml`), 'utf8')) as KubeObject);
+  return ['snapshot', 'expose', 'transfer-backup', 'transfer-restore', 'finalize', 'delete'].map(
+    (file) => yaml.load(readFileSync(join(jobsDir, `${file}.yaml`), 'utf8')) as KubeObject,
+  );
 }
 
 export function location(name = 'default', allowed = ['app', 'other']): KubeObject {
   return {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name, namespace: ferryNamespace },
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupStorageLocation',
+    metadata: { name, namespace: ferryNamespace },
     spec: {
       s3: { endpoint: 'http://127.0.0.1:9000', bucket: 'ferry' },
-      credential: { name: 's3' }, repositoryPassword: { name: 'repo', key: 'password' },
-      allowedNamespaces: allowed, crossNamespaceRestores: [{ from: 'app', to: ['other'] }],
+      credential: { name: 's3' },
+      repositoryPassword: { name: 'repo', key: 'password' },
+      allowedNamespaces: allowed,
+      crossNamespaceRestores: [{ from: 'app', to: ['other'] }],
     },
   };
 }
 
 export function claim(namespace: string, name: string, phase = 'Bound', volumeMode = 'Filesystem'): KubeObject {
-  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace }, spec: { volumeMode }, status: { phase } };
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace },
+    spec: { volumeMode },
+    status: { phase },
+  };
 }
 
 let counter = 0;
@@ -44,10 +56,16 @@ function uidFor(n: number, kind: string): string {
 }
 
 /** A stored-looking DataUpload: uid and creation time set, in `phase`. */
-export function upload(name: string, phase?: Phase, extra: Partial<DataUpload> = {}, created = '2025-01-01T00:00:00Z'): Resource {
+export function upload(
+  name: string,
+  phase?: Phase,
+  extra: Partial<DataUpload> = {},
+  created = '2025-01-01T00:00:00Z',
+): Resource {
   counter++;
   return {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload',
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataUpload',
     metadata: { name, namespace: 'app', uid: uidFor(counter, '0'), creationTimestamp: created, resourceVersion: '1' },
     spec: { sourcePVC: 'data', backupStorageLocation: 'default' },
     ...(phase ? { status: { phase } } : {}),
@@ -58,23 +76,44 @@ export function upload(name: string, phase?: Phase, extra: Partial<DataUpload> =
 export function download(name: string, phase?: Phase, extra: Partial<DataDownload> = {}): Resource {
   counter++;
   return {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload',
-    metadata: { name, namespace: 'other', uid: uidFor(counter, '1'), creationTimestamp: '2025-01-01T00:00:00Z', resourceVersion: '1' },
-    spec: { targetPVC: { name: 'restored' }, backupStorageLocation: 'default', source: { snapshotID: 'abcdef0123456789' }, sourceNamespace: 'app' },
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataDownload',
+    metadata: {
+      name,
+      namespace: 'other',
+      uid: uidFor(counter, '1'),
+      creationTimestamp: '2025-01-01T00:00:00Z',
+      resourceVersion: '1',
+    },
+    spec: {
+      targetPVC: { name: 'restored' },
+      backupStorageLocation: 'default',
+      source: { snapshotID: 'abcdef0123456789' },
+      sourceNamespace: 'app',
+    },
     ...(phase ? { status: { phase } } : {}),
     ...extra,
   } as Resource;
 }
 
-export function review(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: unknown, opts: { old?: unknown; subResource?: string; dryRun?: boolean } = {}): AdmissionReview {
-  const obj = (operation === 'DELETE' ? opts.old : object) as { kind?: string; metadata?: { name?: string; namespace?: string } } | undefined;
+export function review(
+  operation: 'CREATE' | 'UPDATE' | 'DELETE',
+  object: unknown,
+  opts: { old?: unknown; subResource?: string; dryRun?: boolean } = {},
+): AdmissionReview {
+  const obj = (operation === 'DELETE' ? opts.old : object) as
+    { kind?: string; metadata?: { name?: string; namespace?: string } } | undefined;
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
       uid: `req-${++counter}`,
       kind: { group: 'ferry.dev', version: 'v1alpha1', kind: obj?.kind ?? 'DataUpload' },
-      resource: { group: 'ferry.dev', version: 'v1alpha1', resource: obj?.kind === 'DataDownload' ? 'datadownloads' : 'datauploads' },
+      resource: {
+        group: 'ferry.dev',
+        version: 'v1alpha1',
+        resource: obj?.kind === 'DataDownload' ? 'datadownloads' : 'datauploads',
+      },
       subResource: opts.subResource,
       name: obj?.metadata?.name,
       namespace: obj?.metadata?.namespace,
@@ -106,12 +145,22 @@ export function world(opts: Partial<Pick<DispatcherDeps, 'limits' | 'maxAttempts
   const log = createLogger({}, { write: (line) => logs.push(line) });
   const metrics = new DispatcherMetrics();
   const dispatcher = new Dispatcher({
-    kube, namespace: ferryNamespace, limits: { cluster: 0, perNode: 0 }, maxAttempts: 3, nodes: async () => ['node-1', 'node-2'],
-    log, metrics, instance: 'test', ...opts,
+    kube,
+    namespace: ferryNamespace,
+    limits: { cluster: 0, perNode: 0 },
+    maxAttempts: 3,
+    nodes: async () => ['node-1', 'node-2'],
+    log,
+    metrics,
+    instance: 'test',
+    ...opts,
   });
   const changes = new StoredChanges(kube, { timeoutMs: 300, firstReadMs: 1 });
   return {
-    kube, dispatcher, metrics, logs,
+    kube,
+    dispatcher,
+    metrics,
+    logs,
     handler: { kube, namespace: ferryNamespace, dispatcher, changes, metrics, log, budgetMs: 2000 },
     settle: () => changes.idle(),
   };
@@ -122,8 +171,24 @@ export function jobs(kube: MemoryKube): KubeObject[] {
 }
 
 /** Marks a Job finished as the Job controller would. */
-export function finishJob(kube: MemoryKube, name: string, outcome: 'Complete' | 'Failed', at = '2025-01-01T00:00:00Z', message = ''): void {
+export function finishJob(
+  kube: MemoryKube,
+  name: string,
+  outcome: 'Complete' | 'Failed',
+  at = '2025-01-01T00:00:00Z',
+  message = '',
+): void {
   kube.mutate({ kind: 'Job', namespace: ferryNamespace, name }, (job) => {
-    job.status = { conditions: [{ type: outcome, status: 'True', reason: outcome === 'Failed' ? 'BackoffLimitExceeded' : 'Completed', message, lastTransitionTime: at }] };
+    job.status = {
+      conditions: [
+        {
+          type: outcome,
+          status: 'True',
+          reason: outcome === 'Failed' ? 'BackoffLimitExceeded' : 'Completed',
+          message,
+          lastTransitionTime: at,
+        },
+      ],
+    };
   });
 }

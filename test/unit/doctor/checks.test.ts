@@ -33,11 +33,20 @@ describe('webhook caBundle against the serving certificate', () => {
 
   it('names a bundle without the signing CA, an empty one, a wrong host and an expired certificate', () => {
     const [cert] = certificates(leaf);
-    assert.match(trustProblem(certificates(otherCa), cert, '127.0.0.1') ?? '', /does not hold the CA that signed the serving certificate \(issuer "CN=ferry test CA"/);
+    assert.match(
+      trustProblem(certificates(otherCa), cert, '127.0.0.1') ?? '',
+      /does not hold the CA that signed the serving certificate \(issuer "CN=ferry test CA"/,
+    );
     assert.equal(trustProblem([], cert, '127.0.0.1'), 'holds no certificate');
-    assert.match(trustProblem(certificates(ca), cert, 'ferry-dispatcher.ferry-system.svc') ?? '', /does not name ferry-dispatcher\.ferry-system\.svc \(.*IP Address:127\.0\.0\.1/);
+    assert.match(
+      trustProblem(certificates(ca), cert, 'ferry-dispatcher.ferry-system.svc') ?? '',
+      /does not name ferry-dispatcher\.ferry-system\.svc \(.*IP Address:127\.0\.0\.1/,
+    );
     assert.match(trustProblem(certificates(ca), cert, '10.0.0.1') ?? '', /does not name 10\.0\.0\.1/);
-    assert.match(trustProblem(certificates(ca), cert, '127.0.0.1', new Date(Date.now() + 10 * 86_400_000)) ?? '', /expired on/);
+    assert.match(
+      trustProblem(certificates(ca), cert, '127.0.0.1', new Date(Date.now() + 10 * 86_400_000)) ?? '',
+      /expired on/,
+    );
   });
 });
 
@@ -56,9 +65,41 @@ describe('installed CRD against this ferry', () => {
   });
 
   it('names what differs', () => {
-    assert.equal(crdDifference(expected, installed((c) => { c.status.conditions[0].status = 'False'; })), 'is not Established');
-    assert.equal(crdDifference(expected, installed((c) => { c.spec.versions[0].name = 'v1alpha0'; })), 'does not have version v1alpha1 (it has v1alpha0)');
-    assert.match(crdDifference(expected, installed((c) => { c.spec.versions[0].served = false; })) ?? '', /served=false, storage=true instead of served=true/);
-    assert.match(crdDifference(expected, installed((c) => { delete c.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.sourcePVC; })) ?? '', /schema that differs from this ferry's/);
+    assert.equal(
+      crdDifference(
+        expected,
+        installed((c) => {
+          c.status.conditions[0].status = 'False';
+        }),
+      ),
+      'is not Established',
+    );
+    assert.equal(
+      crdDifference(
+        expected,
+        installed((c) => {
+          c.spec.versions[0].name = 'v1alpha0';
+        }),
+      ),
+      'does not have version v1alpha1 (it has v1alpha0)',
+    );
+    assert.match(
+      crdDifference(
+        expected,
+        installed((c) => {
+          c.spec.versions[0].served = false;
+        }),
+      ) ?? '',
+      /served=false, storage=true instead of served=true/,
+    );
+    assert.match(
+      crdDifference(
+        expected,
+        installed((c) => {
+          delete c.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.sourcePVC;
+        }),
+      ) ?? '',
+      /schema that differs from this ferry's/,
+    );
   });
 });

@@ -13,7 +13,10 @@ function fixture(t: { after(fn: () => void): void }, names: Buffer[]): Buffer {
   return Buffer.from(dir);
 }
 
-const onDisk = (dir: Buffer): string[] => readdirSync(dir, { encoding: 'buffer' }).map((n) => n.toString('hex')).sort();
+const onDisk = (dir: Buffer): string[] =>
+  readdirSync(dir, { encoding: 'buffer' })
+    .map((n) => n.toString('hex'))
+    .sort();
 const hex = (names: Uint8Array[]): string[] => names.map((n) => Buffer.from(n).toString('hex'));
 
 test('UTF-8 names come back as their bytes, sorted byte-wise (not by UTF-16 code units)', (t) => {
@@ -22,14 +25,25 @@ test('UTF-8 names come back as their bytes, sorted byte-wise (not by UTF-16 code
   const dir = fixture(t, names);
   const got = listNames(dir);
   assert.deepEqual([...hex(got)].sort(), onDisk(dir));
-  assert.deepEqual(hex(got), [...names].sort(Buffer.compare).map((n) => n.toString('hex')));
+  assert.deepEqual(
+    hex(got),
+    [...names].sort(Buffer.compare).map((n) => n.toString('hex')),
+  );
 });
 
 test('a name that is not UTF-8, or that holds U+FFFD itself, is kept byte for byte', (t) => {
-  const names = [Buffer.from([0x66, 0xff, 0x67]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('\uFFFD'), Buffer.from('plain')];
+  const names = [
+    Buffer.from([0x66, 0xff, 0x67]),
+    Buffer.from([0xed, 0xa0, 0x80]),
+    Buffer.from('\uFFFD'),
+    Buffer.from('plain'),
+  ];
   const dir = fixture(t, names);
   const got = listNames(dir);
-  assert.deepEqual(hex(got), [...names].sort(Buffer.compare).map((n) => n.toString('hex')));
+  assert.deepEqual(
+    hex(got),
+    [...names].sort(Buffer.compare).map((n) => n.toString('hex')),
+  );
 });
 
 test('an empty folder has no names', (t) => {

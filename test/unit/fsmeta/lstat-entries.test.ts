@@ -13,7 +13,8 @@ function fixture(t: { after(fn: () => void): void }): string {
 }
 
 const sameStat = (a: ReturnType<typeof lstatSync>, b: ReturnType<typeof lstatSync>): void => {
-  for (const k of ['ino', 'mode', 'size', 'mtimeNs', 'nlink'] as const) assert.equal((a as never)[k], (b as never)[k], k);
+  for (const k of ['ino', 'mode', 'size', 'mtimeNs', 'nlink'] as const)
+    assert.equal((a as never)[k], (b as never)[k], k);
 };
 
 test('entries are stat-ed as by their full paths, symlinks not followed, missing ones undefined, and the cwd kept', (t) => {

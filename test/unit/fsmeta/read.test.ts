@@ -31,7 +31,10 @@ test('a file records mode, times, owner, inode, size and links', async () => {
     assert.deepEqual(node.name, new Uint8Array(Buffer.from('f\x80', 'latin1')));
     assert.equal(node.type, 'file');
     assert.equal(node.mode, goMode.setuid | 0o750);
-    assert.deepEqual([node.mtime, node.atime, node.ctime], [localTime(st.mtimeNs), localTime(st.atimeNs), localTime(st.ctimeNs)]);
+    assert.deepEqual(
+      [node.mtime, node.atime, node.ctime],
+      [localTime(st.mtimeNs), localTime(st.atimeNs), localTime(st.ctimeNs)],
+    );
     assert.equal(node.mtime.ns % 1_000_000_000n, st.mtimeNs % 1_000_000_000n);
     assert.deepEqual([node.uid, node.gid, node.user, node.group], [uid, gid, 'me', 'us']);
     assert.deepEqual([node.inode, node.deviceId, node.size, node.links], [st.ino, st.dev, 5n, 2n]);
@@ -47,7 +50,10 @@ test('atime is the mtime and st_dev is kept for hard links only, when asked, as 
     await utimes(`${dir}/one`, 1000, 2000);
     const st = await lstat(`${dir}/one`, { bigint: true });
     const plain = await read(Buffer.from(`${dir}/one`));
-    assert.deepEqual([plain.atime, plain.mtime, plain.deviceId], [localTime(st.mtimeNs), localTime(st.mtimeNs), st.dev]);
+    assert.deepEqual(
+      [plain.atime, plain.mtime, plain.deviceId],
+      [localTime(st.mtimeNs), localTime(st.mtimeNs), st.dev],
+    );
     assert.equal((await read(Buffer.from(`${dir}/one`), { withAtime: true })).atime.ns, 1000n * 1_000_000_000n);
     const only = { deviceIdOnlyForHardlinks: true };
     assert.equal((await read(Buffer.from(`${dir}/one`), only)).deviceId, 0n);
@@ -88,7 +94,9 @@ test('extended attributes are read when a reader is given', async () => {
   await withScratch(async (dir) => {
     await writeFile(`${dir}/x`, '');
     execFileSync('setfattr', ['-n', 'user.color', '-v', 'blue', `${dir}/x`]);
-    assert.deepEqual((await read(Buffer.from(`${dir}/x`), { xattrs: new XattrReader() })).extendedAttributes, [{ name: 'user.color', value: new Uint8Array(Buffer.from('blue')) }]);
+    assert.deepEqual((await read(Buffer.from(`${dir}/x`), { xattrs: new XattrReader() })).extendedAttributes, [
+      { name: 'user.color', value: new Uint8Array(Buffer.from('blue')) },
+    ]);
     assert.deepEqual((await read(Buffer.from(`${dir}/x`))).extendedAttributes, []);
   });
 });

@@ -27,8 +27,15 @@ test('restores owner, special mode bits, exact times and attributes of a file', 
     const path = `${dir}/f`;
     await writeFile(path, 'x');
     const node = newNode(new Uint8Array(0), 'file', {
-      mode: goMode.setuid | goMode.setgid | 0o750, uid: 1234, gid: 5678, mtime, atime,
-      extendedAttributes: [{ name: 'user.k', value: new Uint8Array([1, 2]) }, { name: 'user.empty', value: new Uint8Array(0) }],
+      mode: goMode.setuid | goMode.setgid | 0o750,
+      uid: 1234,
+      gid: 5678,
+      mtime,
+      atime,
+      extendedAttributes: [
+        { name: 'user.k', value: new Uint8Array([1, 2]) },
+        { name: 'user.empty', value: new Uint8Array(0) },
+      ],
     });
     restoreMetadata(path, node, { xattrs: true });
     const st = await lstat(path, { bigint: true });
@@ -40,12 +47,15 @@ test('restores owner, special mode bits, exact times and attributes of a file', 
   });
 });
 
-test('a sticky directory and a symlink get their own times; the symlink\'s target is untouched', async () => {
+test("a sticky directory and a symlink get their own times; the symlink's target is untouched", async () => {
   await withScratch(async (dir) => {
     await mkdir(`${dir}/d`);
     await writeFile(`${dir}/target`, '');
     await symlink('target', `${dir}/l`);
-    restoreMetadata(`${dir}/d`, newNode(new Uint8Array(0), 'dir', { mode: (goMode.dir | goMode.sticky | 0o777) >>> 0, mtime, atime }));
+    restoreMetadata(
+      `${dir}/d`,
+      newNode(new Uint8Array(0), 'dir', { mode: (goMode.dir | goMode.sticky | 0o777) >>> 0, mtime, atime }),
+    );
     const d = await lstat(`${dir}/d`, { bigint: true });
     assert.deepEqual([Number(d.mode) & 0o7777, d.mtimeNs, d.atimeNs], [0o1777, mtime.ns, atime.ns]);
     const before = await lstat(`${dir}/target`, { bigint: true });
@@ -53,14 +63,19 @@ test('a sticky directory and a symlink get their own times; the symlink\'s targe
     const l = await lstat(`${dir}/l`, { bigint: true });
     assert.deepEqual([l.mtimeNs, l.atimeNs], [mtime.ns, atime.ns]);
     const after = await lstat(`${dir}/target`, { bigint: true });
-    assert.deepEqual([after.mtimeNs, after.atimeNs, after.uid, after.mode], [before.mtimeNs, before.atimeNs, before.uid, before.mode]);
+    assert.deepEqual(
+      [after.mtimeNs, after.atimeNs, after.uid, after.mode],
+      [before.mtimeNs, before.atimeNs, before.uid, before.mode],
+    );
     if (isRoot) assert.equal(l.uid, 4321n);
   });
 });
 
 test('a missing entry fails naming the path and each step', async () => {
   await withScratch(async (dir) => {
-    assert.throws(() => restoreMetadata(`${dir}/gone`, newNode(new Uint8Array(0), 'file', { mtime, atime })),
-      /could not restore the metadata of .*gone: ownership: ENOENT.*; mode: .*; times: /);
+    assert.throws(
+      () => restoreMetadata(`${dir}/gone`, newNode(new Uint8Array(0), 'file', { mtime, atime })),
+      /could not restore the metadata of .*gone: ownership: ENOENT.*; mode: .*; times: /,
+    );
   });
 });

@@ -13,7 +13,11 @@ const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1')
 
 test('writes and reads back attributes with any bytes, on any path, in the order getfattr lists them', async () => {
   await withScratch(async (dir) => {
-    const attrs: ExtendedAttribute[] = [{ name: 'user.a=b', value: bytes('\x00\xff\n') }, { name: 'user.empty', value: new Uint8Array(0) }, { name: 'user.ü', value: bytes('v') }];
+    const attrs: ExtendedAttribute[] = [
+      { name: 'user.a=b', value: bytes('\x00\xff\n') },
+      { name: 'user.empty', value: new Uint8Array(0) },
+      { name: 'user.ü', value: bytes('v') },
+    ];
     for (const path of [Buffer.from(`${dir}/new\nline`), rawPath(dir, bytes('raw\x80'))]) {
       await writeFile(path, '');
       for (const a of attrs) setXattrOf(path, a.name, a.value!);
@@ -24,11 +28,13 @@ test('writes and reads back attributes with any bytes, on any path, in the order
     // the same names getfattr (another reader) lists, and a value set with setfattr reads back
     await writeFile(`${dir}/plain`, '');
     execFileSync('setfattr', ['-n', 'user.color', '-v', 'blue', `${dir}/plain`]);
-    assert.deepEqual(await new XattrReader().read(Buffer.from(`${dir}/plain`)), [{ name: 'user.color', value: bytes('blue') }]);
+    assert.deepEqual(await new XattrReader().read(Buffer.from(`${dir}/plain`)), [
+      { name: 'user.color', value: bytes('blue') },
+    ]);
   });
 });
 
-test('a symlink\'s attributes are its own: the file it points to is neither read nor written', async () => {
+test("a symlink's attributes are its own: the file it points to is neither read nor written", async () => {
   await withScratch(async (dir) => {
     await writeFile(`${dir}/target`, '');
     setXattrOf(Buffer.from(`${dir}/target`), 'user.t', bytes('1'));
@@ -36,14 +42,19 @@ test('a symlink\'s attributes are its own: the file it points to is neither read
     assert.deepEqual(await new XattrReader().read(Buffer.from(`${dir}/link`)), []);
     // user.* attributes are not allowed on symlinks: the call fails rather than reaching the target
     assert.throws(() => setXattrOf(Buffer.from(`${dir}/link`), 'user.x', bytes('2')), /EPERM/);
-    assert.deepEqual(await new XattrReader().read(Buffer.from(`${dir}/target`)), [{ name: 'user.t', value: bytes('1') }]);
+    assert.deepEqual(await new XattrReader().read(Buffer.from(`${dir}/target`)), [
+      { name: 'user.t', value: bytes('1') },
+    ]);
   });
 });
 
 test('support is probed per directory and explained when missing; an unreadable file warns', async () => {
   await withScratch(async (dir) => {
     assert.equal(await xattrUnsupportedReason(dir), null);
-    assert.match(String(await xattrUnsupportedReason(`${dir}/nowhere`)), /cannot read extended attributes of .*nowhere: ENOENT/);
+    assert.match(
+      String(await xattrUnsupportedReason(`${dir}/nowhere`)),
+      /cannot read extended attributes of .*nowhere: ENOENT/,
+    );
     const warnings: string[] = [];
     assert.deepEqual(await new XattrReader((w) => warnings.push(w)).read(Buffer.from(`${dir}/nowhere`)), []);
     assert.match(warnings.join('\n'), /nowhere were not read: ENOENT/);

@@ -19,7 +19,16 @@ function general(bytes: Uint8Array): [ID, PackedBlob][] {
 function fast(bytes: Uint8Array): { read: boolean; blobs: [ID, PackedBlob][] } {
   const blobs: [ID, PackedBlob][] = [];
   const read = readIndexFast(bytes, (pack, b) => {
-    blobs.push([pack, { id: b.ids.toString('hex', b.at, b.at + 32), type: b.type, offset: b.offset, length: b.length, uncompressedLength: b.uncompressedLength }]);
+    blobs.push([
+      pack,
+      {
+        id: b.ids.toString('hex', b.at, b.at + 32),
+        type: b.type,
+        offset: b.offset,
+        length: b.length,
+        uncompressedLength: b.uncompressedLength,
+      },
+    ]);
   });
   return { read, blobs };
 }
@@ -38,17 +47,20 @@ const indexFile: fc.Arbitrary<IndexFile> = fc.record({
 });
 
 test('readIndexFast reads every index file ferry writes, blob for blob as the general reader does', () => {
-  fc.assert(fc.property(indexFile, (f) => {
-    const bytes = encodeIndexFile(f);
-    const got = fast(bytes);
-    assert.equal(got.read, true);
-    assert.deepEqual(got.blobs, general(bytes));
-  }));
+  fc.assert(
+    fc.property(indexFile, (f) => {
+      const bytes = encodeIndexFile(f);
+      const got = fast(bytes);
+      assert.equal(got.read, true);
+      assert.deepEqual(got.blobs, general(bytes));
+    }),
+  );
 });
 
-test('readIndexFast reads restic\'s spelling: compact, fields in its order, a newline at the end', () => {
-  const text = `{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"data","offset":0,"length":7172,"uncompressed_length":15592},`
-    + `{"id":"${id(3)}","type":"tree","offset":7172,"length":984}]}]}\n`;
+test("readIndexFast reads restic's spelling: compact, fields in its order, a newline at the end", () => {
+  const text =
+    `{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"data","offset":0,"length":7172,"uncompressed_length":15592},` +
+    `{"id":"${id(3)}","type":"tree","offset":7172,"length":984}]}]}\n`;
   const got = fast(Buffer.from(text));
   assert.equal(got.read, true);
   assert.deepEqual(got.blobs, [
@@ -86,7 +98,11 @@ test('readIndexFast gives up on any other spelling, having handed out only blobs
     }
     assert.ok(got.blobs.length <= 2, what);
     for (const [k, b] of got.blobs.entries()) {
-      assert.deepEqual(b, [id(100), { id: id(k + 1), type: 'data', offset: k + 1, length: 5, uncompressedLength: 0 }], what);
+      assert.deepEqual(
+        b,
+        [id(100), { id: id(k + 1), type: 'data', offset: k + 1, length: 5, uncompressedLength: 0 }],
+        what,
+      );
       if (expected.length > 0) assert.deepEqual(b, expected[k], what);
     }
   }

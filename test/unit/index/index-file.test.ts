@@ -13,18 +13,30 @@ const read = (json: string): { supersedes: ID[]; blobs: [ID, PackedBlob][] } => 
   return { supersedes, blobs };
 };
 
-test('encodeIndexFile writes restic\'s layout: supersedes only when set, uncompressed_length only when compressed', () => {
+test("encodeIndexFile writes restic's layout: supersedes only when set, uncompressed_length only when compressed", () => {
   const f: IndexFile = {
     supersedes: [id(9)],
     packs: [
-      { id: id(1), blobs: [{ id: id(2), type: 'data', offset: 0, length: 2 ** 40, uncompressedLength: Number.MAX_SAFE_INTEGER }, { id: id(3), type: 'tree', offset: 77, length: 5, uncompressedLength: 0 }] },
+      {
+        id: id(1),
+        blobs: [
+          { id: id(2), type: 'data', offset: 0, length: 2 ** 40, uncompressedLength: Number.MAX_SAFE_INTEGER },
+          { id: id(3), type: 'tree', offset: 77, length: 5, uncompressedLength: 0 },
+        ],
+      },
       { id: id(4), blobs: [] },
     ],
   };
   const expected = {
     supersedes: [id(9)],
     packs: [
-      { id: id(1), blobs: [{ id: id(2), type: 'data', offset: 0, length: 2 ** 40, uncompressed_length: Number.MAX_SAFE_INTEGER }, { id: id(3), type: 'tree', offset: 77, length: 5 }] },
+      {
+        id: id(1),
+        blobs: [
+          { id: id(2), type: 'data', offset: 0, length: 2 ** 40, uncompressed_length: Number.MAX_SAFE_INTEGER },
+          { id: id(3), type: 'tree', offset: 77, length: 5 },
+        ],
+      },
       { id: id(4), blobs: [] },
     ],
   };
@@ -53,10 +65,19 @@ test('readIndexFile skips unknown fields, takes null for empty lists and waits f
 
 test('readIndexFile names the index file and what is wrong with it', () => {
   assert.throws(() => read('[{"id":"x"}]'), /index deadbeef uses the legacy format/);
-  assert.throws(() => read(`{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"blob","offset":0,"length":1}]}]}`), /index deadbeef has a blob of unknown type "blob"/);
+  assert.throws(
+    () => read(`{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"blob","offset":0,"length":1}]}]}`),
+    /index deadbeef has a blob of unknown type "blob"/,
+  );
   assert.throws(() => read(`{"packs":[{"blobs":[]}]}`), /index deadbeef lists a pack without an id/);
-  assert.throws(() => read(`{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"data","offset":0,"length":1.5}]}]}`), /index deadbeef field "length" holds 1.5/);
-  assert.throws(() => read(`{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"data","offset":-4,"length":1}]}]}`), /index deadbeef field "offset" holds -4, which is not an unsigned integer/);
+  assert.throws(
+    () => read(`{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"data","offset":0,"length":1.5}]}]}`),
+    /index deadbeef field "length" holds 1.5/,
+  );
+  assert.throws(
+    () => read(`{"packs":[{"id":"${id(1)}","blobs":[{"id":"${id(2)}","type":"data","offset":-4,"length":1}]}]}`),
+    /index deadbeef field "offset" holds -4, which is not an unsigned integer/,
+  );
   assert.throws(() => read('{"packs":[}'), /index deadbeef is not valid JSON/);
   assert.throws(() => read('{"packs":[]} {}'), /index deadbeef is not valid JSON: expected the end of the document/);
 });
@@ -64,8 +85,20 @@ test('readIndexFile names the index file and what is wrong with it', () => {
 test('the pack ids read from an index file do not keep its text alive', () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
-  const blobs = Array.from({ length: 40_000 }, (_, i) => ({ id: id(i + 1), type: 'data' as const, offset: i * 100, length: 100, uncompressedLength: 0 }));
-  const bytes = encodeIndexFile({ supersedes: [id(7)], packs: [{ id: id(1), blobs: blobs.slice(0, 20_000) }, { id: id(2), blobs: blobs.slice(20_000) }] });
+  const blobs = Array.from({ length: 40_000 }, (_, i) => ({
+    id: id(i + 1),
+    type: 'data' as const,
+    offset: i * 100,
+    length: 100,
+    uncompressedLength: 0,
+  }));
+  const bytes = encodeIndexFile({
+    supersedes: [id(7)],
+    packs: [
+      { id: id(1), blobs: blobs.slice(0, 20_000) },
+      { id: id(2), blobs: blobs.slice(20_000) },
+    ],
+  });
   const strings = (): number => {
     gc();
     const m = process.memoryUsage();

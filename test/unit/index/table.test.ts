@@ -8,19 +8,41 @@ const id = (n: number, salt = ''): string => createHash('sha256').update(`${salt
 
 test('finds every blob among 200,000 (several chunks), tells trees from data', () => {
   const t = new BlobTable();
-  const want = new Map<string, { pack: string; offset: number; length: number; uncompressedLength: number; type: BlobType }>();
+  const want = new Map<
+    string,
+    { pack: string; offset: number; length: number; uncompressedLength: number; type: BlobType }
+  >();
   for (let n = 0; n < 200_000; n++) {
     const type: BlobType = n % 7 === 0 ? 'tree' : 'data';
-    const loc = { pack: id(n % 97, 'pack'), offset: n * 3, length: 100 + (n % 50), uncompressedLength: n % 3 === 0 ? 0 : 400 + n, type };
+    const loc = {
+      pack: id(n % 97, 'pack'),
+      offset: n * 3,
+      length: 100 + (n % 50),
+      uncompressedLength: n % 3 === 0 ? 0 : 400 + n,
+      type,
+    };
     assert.equal(t.add(loc.pack, { id: id(n), ...loc }), true);
     want.set(type + id(n), loc);
   }
-  assert.equal(t.add(id(5 % 97, 'pack'), { id: id(5), type: 'data', offset: 15, length: 105, uncompressedLength: 405 }), false, 'the same location is not added twice');
+  assert.equal(
+    t.add(id(5 % 97, 'pack'), { id: id(5), type: 'data', offset: 15, length: 105, uncompressedLength: 405 }),
+    false,
+    'the same location is not added twice',
+  );
   assert.equal(t.size, 200_000);
   let position = 0;
   for (const got of t.entries()) {
     const w = want.get(got.type + got.id);
-    assert.deepEqual({ pack: got.pack, offset: got.offset, length: got.length, uncompressedLength: got.uncompressedLength, type: got.type }, w);
+    assert.deepEqual(
+      {
+        pack: got.pack,
+        offset: got.offset,
+        length: got.length,
+        uncompressedLength: got.uncompressedLength,
+        type: got.type,
+      },
+      w,
+    );
     assert.equal(t.position(got.id, got.type), position, 'entries come in the order they were added');
     assert.deepEqual(t.at(position), got);
     position++;
@@ -76,12 +98,21 @@ test('a blob stored in several packs keeps every location; lookups answer the fi
   const first = { id: id(1), type: 'data' as const, offset: 0, length: 10, uncompressedLength: 0 };
   assert.equal(t.add(id(1, 'pack'), first), true);
   // many other blobs in between, so the table grows and rehashes while both copies are in it
-  for (let n = 2; n < 5000; n++) t.add(id(n % 3, 'pack'), { id: id(n), type: 'data', offset: n, length: 10, uncompressedLength: 0 });
+  for (let n = 2; n < 5000; n++)
+    t.add(id(n % 3, 'pack'), { id: id(n), type: 'data', offset: n, length: 10, uncompressedLength: 0 });
   assert.equal(t.add(id(2, 'pack'), { ...first, offset: 40 }), true, 'a second pack');
   assert.equal(t.add(id(1, 'pack'), { ...first, offset: 90 }), true, 'a second place in the same pack');
   assert.equal(t.add(id(2, 'pack'), { ...first, offset: 40 }), false, 'the same location again');
-  for (let n = 5000; n < 20_000; n++) t.add(id(n % 3, 'pack'), { id: id(n), type: 'data', offset: n, length: 10, uncompressedLength: 0 });
-  assert.deepEqual(t.locations(id(1), 'data').map((l) => [l.pack, l.offset]), [[id(1, 'pack'), 0], [id(2, 'pack'), 40], [id(1, 'pack'), 90]]);
+  for (let n = 5000; n < 20_000; n++)
+    t.add(id(n % 3, 'pack'), { id: id(n), type: 'data', offset: n, length: 10, uncompressedLength: 0 });
+  assert.deepEqual(
+    t.locations(id(1), 'data').map((l) => [l.pack, l.offset]),
+    [
+      [id(1, 'pack'), 0],
+      [id(2, 'pack'), 40],
+      [id(1, 'pack'), 90],
+    ],
+  );
   assert.deepEqual(t.get(id(1), 'data'), { ...first, pack: id(1, 'pack') });
   assert.equal(t.position(id(1), 'data'), 0);
   assert.deepEqual(t.positions(id(1), 'data'), [0, 4999, 5000]);

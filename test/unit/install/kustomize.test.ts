@@ -48,25 +48,43 @@ async function withOverlay<T>(body: string, work: (dir: string) => Promise<T>): 
 describe('kustomize subset', () => {
   it('renders deploy/ exactly as kubectl kustomize does', async () => {
     const ours = await renderKustomization(deployDir);
-    assert.ok(ours.some((o) => o.kind === 'CronJob'), 'jobs/ is taken in');
-    assert.ok(ours.some((o) => o.kind === 'ValidatingWebhookConfiguration'), 'policies/ is taken in');
+    assert.ok(
+      ours.some((o) => o.kind === 'CronJob'),
+      'jobs/ is taken in',
+    );
+    assert.ok(
+      ours.some((o) => o.kind === 'ValidatingWebhookConfiguration'),
+      'policies/ is taken in',
+    );
     assertSameObjects(ours, await kubectlKustomize(deployDir));
   });
 
   it('moves deploy/ to another namespace and image as an overlay with namespace and images does', async () => {
-    const expected = await withOverlay('namespace: backup-ops\nimages:\n  - name: ferry\n    newName: registry.example:5000/ops/ferry\n    newTag: "1.4.2"\n', kubectlKustomize);
+    const expected = await withOverlay(
+      'namespace: backup-ops\nimages:\n  - name: ferry\n    newName: registry.example:5000/ops/ferry\n    newTag: "1.4.2"\n',
+      kubectlKustomize,
+    );
     const ours = await renderInstall({ namespace: 'backup-ops', image: 'registry.example:5000/ops/ferry:1.4.2' });
     // kustomize leaves an admission policy's parameter behind in ferry-system (an overlay patches it, README); ferry install moves it
-    const params = (objs: KubeObject[]) => objs.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding' && (o.spec as any).paramRef?.namespace);
-    assert.ok(params(ours).length > 0 && params(ours).every((o) => (o.spec as any).paramRef.namespace === 'backup-ops'));
+    const params = (objs: KubeObject[]) =>
+      objs.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding' && (o.spec as any).paramRef?.namespace);
+    assert.ok(
+      params(ours).length > 0 && params(ours).every((o) => (o.spec as any).paramRef.namespace === 'backup-ops'),
+    );
     for (const o of params(expected)) (o.spec as any).paramRef.namespace = 'backup-ops';
     assertSameObjects(ours, expected);
-    assert.deepEqual(ours.filter((o) => o.metadata.namespace === 'ferry-system').map((o) => o.metadata.name), []);
+    assert.deepEqual(
+      ours.filter((o) => o.metadata.namespace === 'ferry-system').map((o) => o.metadata.name),
+      [],
+    );
   });
 
   it('pins a digest as kustomize does', async () => {
     const digest = `sha256:${'ab'.repeat(32)}`;
-    const expected = await withOverlay(`images:\n  - name: ferry\n    newName: ghcr.io/o/ferry\n    digest: ${digest}\n`, kubectlKustomize);
+    const expected = await withOverlay(
+      `images:\n  - name: ferry\n    newName: ghcr.io/o/ferry\n    digest: ${digest}\n`,
+      kubectlKustomize,
+    );
     assertSameObjects(await renderInstall({ image: `ghcr.io/o/ferry@${digest}` }), expected);
   });
 
@@ -77,10 +95,22 @@ describe('kustomize subset', () => {
   });
 
   it('splits image references at the tag, not at a registry port', () => {
-    assert.deepEqual(parseImage('registry.example:5000/ferry'), { name: 'registry.example:5000/ferry', digest: undefined });
-    assert.deepEqual(parseImage('registry.example:5000/ferry:v1'), { name: 'registry.example:5000/ferry', tag: 'v1', digest: undefined });
+    assert.deepEqual(parseImage('registry.example:5000/ferry'), {
+      name: 'registry.example:5000/ferry',
+      digest: undefined,
+    });
+    assert.deepEqual(parseImage('registry.example:5000/ferry:v1'), {
+      name: 'registry.example:5000/ferry',
+      tag: 'v1',
+      digest: undefined,
+    });
     assert.deepEqual(parseImage('ferry@sha256:00'), { name: 'ferry', digest: 'sha256:00' });
-    assert.deepEqual(ferryImage('reg/ferry'), { name: 'ferry', newName: 'reg/ferry', newTag: 'latest', digest: undefined });
+    assert.deepEqual(ferryImage('reg/ferry'), {
+      name: 'ferry',
+      newName: 'reg/ferry',
+      newTag: 'latest',
+      digest: undefined,
+    });
     assert.throws(() => ferryImage(':v1'), /is not an image reference/);
   });
 });

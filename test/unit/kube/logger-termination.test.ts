@@ -8,8 +8,14 @@ import { encodeTerminationMessage, writeTerminationMessage } from '../../../src/
 
 test('every log line is one JSON object with the bound resource, and secrets are masked at any depth', () => {
   const lines: string[] = [];
-  const log = createLogger({ resource: 'DataUpload/ns/du' }, { write: (l) => lines.push(l) }).with({ step: 'transfer' });
-  log.info('opened the repository', { location: 's3:http://x/b/p/ns', password: 'hunter2', s3: { credentials: { secretAccessKey: 'abc' } } });
+  const log = createLogger({ resource: 'DataUpload/ns/du' }, { write: (l) => lines.push(l) }).with({
+    step: 'transfer',
+  });
+  log.info('opened the repository', {
+    location: 's3:http://x/b/p/ns',
+    password: 'hunter2',
+    s3: { credentials: { secretAccessKey: 'abc' } },
+  });
   log.info('opened the repository', { n: 2 });
   log.debug('not shown at the default level');
   assert.equal(lines.length, 2, 'repeated messages are not collapsed; debug is off');
@@ -30,6 +36,9 @@ test('the termination message is JSON, at most 4096 bytes, and is written to the
   assert.equal(JSON.parse(long).counters.bytes, 1);
   const dir = mkdtempSync(join(tmpdir(), 'ferry-term-'));
   assert.equal(writeTerminationMessage({ outcome: 'Advanced', reason: 'snapshot ready' }, join(dir, 'log')), true);
-  assert.deepEqual(JSON.parse(readFileSync(join(dir, 'log'), 'utf8')), { outcome: 'Advanced', reason: 'snapshot ready' });
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, 'log'), 'utf8')), {
+    outcome: 'Advanced',
+    reason: 'snapshot ready',
+  });
   assert.equal(writeTerminationMessage({ outcome: 'x', reason: 'y' }, join(dir, 'missing', 'log')), false);
 });

@@ -5,7 +5,12 @@ import { isAlreadyExists, isConflict, KubeError } from '../../../src/shared/kube
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 
 function pvc(name: string, labels: Record<string, string> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'ns', labels }, spec: { size: 1 } };
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: 'ns', labels },
+    spec: { size: 1 },
+  };
 }
 
 test('create refuses a taken name; get returns copies', async () => {
@@ -15,7 +20,10 @@ test('create refuses a taken name; get returns copies', async () => {
   await assert.rejects(kube.create(pvc('a')), isAlreadyExists);
   const got = await kube.get({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'a' });
   (got!.spec as { size: number }).size = 9;
-  assert.equal((kube.peek({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'a' })!.spec as { size: number }).size, 1);
+  assert.equal(
+    (kube.peek({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'a' })!.spec as { size: number }).size,
+    1,
+  );
 });
 
 test('a stale resourceVersion is a Conflict; replace keeps status and replaceStatus keeps spec', async () => {
@@ -37,7 +45,14 @@ test('delete waits for finalizers; removing the last one deletes', async () => {
   assert.equal(await kube.delete(key), true);
   const held = await kube.get(key);
   assert.ok(held?.metadata.deletionTimestamp);
-  await kube.patch(key, [{ op: 'test', path: '/metadata/finalizers/0', value: 'x/y' }, { op: 'remove', path: '/metadata/finalizers/0' }], { type: 'json' });
+  await kube.patch(
+    key,
+    [
+      { op: 'test', path: '/metadata/finalizers/0', value: 'x/y' },
+      { op: 'remove', path: '/metadata/finalizers/0' },
+    ],
+    { type: 'json' },
+  );
   assert.equal(await kube.get(key), undefined);
   assert.equal(await kube.delete(key), false);
 });
@@ -47,8 +62,14 @@ test('merge patches check a resourceVersion they carry; json patch tests fail as
   const key = { kind: 'PersistentVolumeClaim' as const, namespace: 'ns', name: 'a' };
   const made = await kube.create(pvc('a', { keep: 'me' }));
   await kube.patch(key, { metadata: { labels: { add: 'x' } } });
-  await assert.rejects(kube.patch(key, { metadata: { resourceVersion: made.metadata.resourceVersion, labels: { late: 'y' } } }), isConflict);
-  await assert.rejects(kube.patch(key, [{ op: 'test', path: '/metadata/labels/keep', value: 'other' }], { type: 'json' }), isConflict);
+  await assert.rejects(
+    kube.patch(key, { metadata: { resourceVersion: made.metadata.resourceVersion, labels: { late: 'y' } } }),
+    isConflict,
+  );
+  await assert.rejects(
+    kube.patch(key, [{ op: 'test', path: '/metadata/labels/keep', value: 'other' }], { type: 'json' }),
+    isConflict,
+  );
   assert.deepEqual(kube.peek(key)!.metadata.labels, { keep: 'me', add: 'x' });
 });
 
@@ -57,7 +78,8 @@ test('list filters by namespace and equality label selectors', async () => {
   await kube.create(pvc('a', { app: 'x', tier: 'db' }));
   await kube.create(pvc('b', { app: 'x' }));
   await kube.create({ ...pvc('c', { app: 'x' }), metadata: { name: 'c', namespace: 'other', labels: { app: 'x' } } });
-  const names = async (opts: object) => (await kube.list('PersistentVolumeClaim', opts)).map((o) => o.metadata.name).sort();
+  const names = async (opts: object) =>
+    (await kube.list('PersistentVolumeClaim', opts)).map((o) => o.metadata.name).sort();
   assert.deepEqual(await names({ namespace: 'ns', labelSelector: 'app=x' }), ['a', 'b']);
   assert.deepEqual(await names({ labelSelector: 'app=x,tier=db' }), ['a']);
   assert.deepEqual(await names({ labelSelector: 'app==x' }), ['a', 'b', 'c']);
@@ -66,9 +88,15 @@ test('list filters by namespace and equality label selectors', async () => {
 
 test('reactors run after a call and injected failures fail the next matching call', async () => {
   const kube = new MemoryKube();
-  kube.on('create', 'PersistentVolumeClaim', (obj, k) => k.mutate({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: obj.metadata.name }, (o) => { o.status = { phase: 'Bound' }; }));
+  kube.on('create', 'PersistentVolumeClaim', (obj, k) =>
+    k.mutate({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: obj.metadata.name }, (o) => {
+      o.status = { phase: 'Bound' };
+    }),
+  );
   await kube.create(pvc('a'));
-  assert.deepEqual(kube.peek({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'a' })!.status, { phase: 'Bound' });
+  assert.deepEqual(kube.peek({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'a' })!.status, {
+    phase: 'Bound',
+  });
   kube.failNext('get', 'PersistentVolumeClaim', new KubeError(503, 'ServiceUnavailable', 'down'));
   await assert.rejects(kube.get({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'a' }), /down/);
   assert.ok(await kube.get({ kind: 'PersistentVolumeClaim', namespace: 'ns', name: 'a' }));

@@ -7,11 +7,23 @@ import { isConflict, isTransient, KubeError } from '../../../src/shared/kube/err
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 
 const key = { kind: 'DataUpload' as const, namespace: 'ns', name: 'du' };
-const du = (): KubeObject => ({ apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', metadata: { name: 'du', namespace: 'ns' }, spec: {}, status: { phase: 'New' } });
+const du = (): KubeObject => ({
+  apiVersion: 'ferry.dev/v1alpha1',
+  kind: 'DataUpload',
+  metadata: { name: 'du', namespace: 'ns' },
+  spec: {},
+  status: { phase: 'New' },
+});
 
 function instantRetries(kube: MemoryKube, maxElapsedMs = 60_000) {
   const delays: number[] = [];
-  const retrying = new RetryingKube(kube, { maxElapsedMs, random: () => 1, sleep: async (ms) => { delays.push(ms); } });
+  const retrying = new RetryingKube(kube, {
+    maxElapsedMs,
+    random: () => 1,
+    sleep: async (ms) => {
+      delays.push(ms);
+    },
+  });
   return { retrying, delays };
 }
 
@@ -19,9 +31,21 @@ test('transient failures (webhook down, 503, refused connections) are retried wi
   const kube = new MemoryKube();
   kube.seed(du());
   const { retrying, delays } = instantRetries(kube);
-  kube.failNext('replaceStatus', 'DataUpload', new KubeError(500, 'InternalError', 'Internal error occurred: failed calling webhook "dispatch.ferry.dev": connection refused'));
+  kube.failNext(
+    'replaceStatus',
+    'DataUpload',
+    new KubeError(
+      500,
+      'InternalError',
+      'Internal error occurred: failed calling webhook "dispatch.ferry.dev": connection refused',
+    ),
+  );
   kube.failNext('replaceStatus', 'DataUpload', new KubeError(503, 'ServiceUnavailable', 'apiserver restarting'));
-  kube.failNext('replaceStatus', 'DataUpload', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }));
+  kube.failNext(
+    'replaceStatus',
+    'DataUpload',
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+  );
   const current = (await retrying.get(key))!;
   const written = await retrying.replaceStatus({ ...current, status: { phase: 'Accepted' } });
   assert.deepEqual(written.status, { phase: 'Accepted' });
@@ -50,7 +74,9 @@ test('updateStatus reapplies the change to the newest object after a Conflict', 
   kube.seed(du());
   const stale = (await kube.get(key))!;
   // someone else writes first (the dispatcher recording an attempt)
-  kube.mutate(key, (o) => { (o.status as Record<string, unknown>).message = 'dispatched'; });
+  kube.mutate(key, (o) => {
+    (o.status as Record<string, unknown>).message = 'dispatched';
+  });
   let calls = 0;
   const written = await updateStatus(kube, stale, (fresh) => {
     calls++;
@@ -67,10 +93,18 @@ test('updateStatus writes nothing when the change says so, and passes its errors
   const before = kube.actions.length;
   assert.deepEqual(await updateStatus(kube, obj, () => false), obj);
   assert.equal(kube.actions.length, before);
-  await assert.rejects(updateStatus(kube, obj, () => { throw new Error('phase moved on'); }), /phase moved on/);
+  await assert.rejects(
+    updateStatus(kube, obj, () => {
+      throw new Error('phase moved on');
+    }),
+    /phase moved on/,
+  );
   kube.mutate(key, () => {});
   kube.failNext('replaceStatus', 'DataUpload', new KubeError(409, 'Conflict', 'stale'));
   kube.failNext('get', 'DataUpload', new KubeError(403, 'Forbidden', 'no'));
-  await assert.rejects(updateStatus(kube, obj, () => {}), /no/);
+  await assert.rejects(
+    updateStatus(kube, obj, () => {}),
+    /no/,
+  );
   assert.equal(isConflict(new KubeError(409, 'AlreadyExists', 'x')), false);
 });

@@ -6,7 +6,13 @@ import type { BackupStorageLocationSpec } from '../../../src/shared/api/types.ts
 import { backupAllowed, restoreAllowed } from '../../../src/shared/location/namespaces.ts';
 
 type Access = Pick<BackupStorageLocationSpec, 'allowedNamespaces' | 'crossNamespaceRestores'>;
-const spec: Access = { allowedNamespaces: ['team-a', 'team-b'], crossNamespaceRestores: [{ from: 'team-a', to: ['team-b'] }, { from: 'shared', to: ['*'] }] };
+const spec: Access = {
+  allowedNamespaces: ['team-a', 'team-b'],
+  crossNamespaceRestores: [
+    { from: 'team-a', to: ['team-b'] },
+    { from: 'shared', to: ['*'] },
+  ],
+};
 
 test('a namespace backs up only where the location lists it or "*"', () => {
   const cases: [Access, string, boolean][] = [
@@ -27,7 +33,8 @@ test('a namespace backs up only where the location lists it or "*"', () => {
     [{ allowedNamespaces: ['a'.repeat(63)] }, 'a'.repeat(63), true],
     [{ allowedNamespaces: ['a'.repeat(63)] }, 'a'.repeat(62), false],
   ];
-  for (const [s, ns, allowed] of cases) assert.equal(backupAllowed(s, ns), allowed, `${JSON.stringify(s.allowedNamespaces)} / "${ns}"`);
+  for (const [s, ns, allowed] of cases)
+    assert.equal(backupAllowed(s, ns), allowed, `${JSON.stringify(s.allowedNamespaces)} / "${ns}"`);
 });
 
 test('a restore within a namespace needs the namespace allowed; across namespaces only a rule for that source allows it', () => {
@@ -46,11 +53,38 @@ test('a restore within a namespace needs the namespace allowed; across namespace
     [spec, 'shared-2', 'anyone', false],
     // a rule's source is a name, not a wildcard
     [{ allowedNamespaces: ['team-a'], crossNamespaceRestores: [{ from: '*', to: ['*'] }] }, 'team-b', 'team-a', false],
-    [{ allowedNamespaces: ['team-a'], crossNamespaceRestores: [{ from: 'team', to: ['*'] }] }, 'team-b', 'team-a', false],
-    [{ allowedNamespaces: ['team-a'], crossNamespaceRestores: [{ from: 'team-b', to: ['team'] }] }, 'team-b', 'team-a', false],
+    [
+      { allowedNamespaces: ['team-a'], crossNamespaceRestores: [{ from: 'team', to: ['*'] }] },
+      'team-b',
+      'team-a',
+      false,
+    ],
+    [
+      { allowedNamespaces: ['team-a'], crossNamespaceRestores: [{ from: 'team-b', to: ['team'] }] },
+      'team-b',
+      'team-a',
+      false,
+    ],
     // a target list written as one string must not match by substring
-    [{ allowedNamespaces: ['team-a'], crossNamespaceRestores: [{ from: 'team-b', to: 'team-ab' as unknown as string[] }] }, 'team-b', 'team-a', false],
-    [{ allowedNamespaces: ['team-a'], crossNamespaceRestores: 'team-b' as unknown as Access['crossNamespaceRestores'] }, 'team-b', 'team-a', false],
+    [
+      {
+        allowedNamespaces: ['team-a'],
+        crossNamespaceRestores: [{ from: 'team-b', to: 'team-ab' as unknown as string[] }],
+      },
+      'team-b',
+      'team-a',
+      false,
+    ],
+    [
+      {
+        allowedNamespaces: ['team-a'],
+        crossNamespaceRestores: 'team-b' as unknown as Access['crossNamespaceRestores'],
+      },
+      'team-b',
+      'team-a',
+      false,
+    ],
   ];
-  for (const [s, from, to, allowed] of cases) assert.equal(restoreAllowed(s, from, to), allowed, `${JSON.stringify(s)}: ${from} -> ${to}`);
+  for (const [s, from, to, allowed] of cases)
+    assert.equal(restoreAllowed(s, from, to), allowed, `${JSON.stringify(s)}: ${from} -> ${to}`);
 });

@@ -21,12 +21,16 @@ function s3(req: IncomingMessage, res: ServerResponse): void {
   lastUrl = req.url ?? '';
   if ('code' in answer) {
     res.writeHead(answer.status, { 'Content-Type': 'application/xml' });
-    res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${answer.code}</Code><Message>${answer.code} from the test</Message></Error>`);
+    res.end(
+      `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${answer.code}</Code><Message>${answer.code} from the test</Message></Error>`,
+    );
     return;
   }
   const prefixes = answer.prefixes.map((p) => `<CommonPrefixes><Prefix>${p}</Prefix></CommonPrefixes>`).join('');
   res.writeHead(200, { 'Content-Type': 'application/xml' });
-  res.end(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>backups/</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><Delimiter>/</Delimiter><IsTruncated>false</IsTruncated>${prefixes}</ListBucketResult>`);
+  res.end(
+    `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>backups/</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><Delimiter>/</Delimiter><IsTruncated>false</IsTruncated>${prefixes}</ListBucketResult>`,
+  );
 }
 
 function failure(r: ProbeResult): string {
@@ -48,7 +52,12 @@ describe('storage location check', () => {
     tls = createTlsServer({ cert: await readFile(certs.certFile), key: await readFile(certs.keyFile) }, s3);
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
     await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
-    target = { endpoint: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, bucket: 'b', prefix: 'backups', credentials };
+    target = {
+      endpoint: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      bucket: 'b',
+      prefix: 'backups',
+      credentials,
+    };
     tlsEndpoint = `https://127.0.0.1:${(tls.address() as AddressInfo).port}`;
   });
   after(async () => {

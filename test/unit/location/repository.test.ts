@@ -22,8 +22,15 @@ const spec = (over: Partial<BackupStorageLocationSpec['s3']> = {}): BackupStorag
 test('the repository URL is s3:<endpoint>/<bucket>/<prefix>/<namespace> and parses back', () => {
   const url = repositoryLocation(spec(), 'team-a');
   assert.equal(url, 's3:http://127.0.0.1:9000/ferry/backups/prod/team-a');
-  assert.deepEqual(parseS3Location(url), { endpoint: 'http://127.0.0.1:9000', bucket: 'ferry', prefix: 'backups/prod/team-a' });
-  assert.equal(repositoryLocation(spec({ prefix: undefined, endpoint: 'https://s3.example.com/' }), 'x'), 's3:https://s3.example.com/ferry/x');
+  assert.deepEqual(parseS3Location(url), {
+    endpoint: 'http://127.0.0.1:9000',
+    bucket: 'ferry',
+    prefix: 'backups/prod/team-a',
+  });
+  assert.equal(
+    repositoryLocation(spec({ prefix: undefined, endpoint: 'https://s3.example.com/' }), 'x'),
+    's3:https://s3.example.com/ferry/x',
+  );
   assert.equal(repositoryLocation(spec({ prefix: '/a//b/' }), 'x'), 's3:http://127.0.0.1:9000/ferry/a/b/x');
   assert.throws(() => repositoryLocation(spec(), '../etc'), /not a namespace name/);
   assert.throws(() => repositoryLocation(spec({ endpoint: 'http://h/path' }), 'x'), /http\(s\):\/\/host/);
@@ -31,7 +38,13 @@ test('the repository URL is s3:<endpoint>/<bucket>/<prefix>/<namespace> and pars
 
 test('the password is hex HMAC-SHA256 of the namespace under the location secret (checked with WebCrypto)', async () => {
   const secret = 'location-secret';
-  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
   const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode('ferry.dev/repository/team-a'));
   assert.equal(repositoryPassword(secret, 'team-a'), Buffer.from(mac).toString('hex'));
   assert.equal(repositoryPassword(Buffer.from(secret), 'team-a'), repositoryPassword(secret, 'team-a'));
@@ -71,7 +84,15 @@ test('repository access reads the location and its Secrets, writes a private CA 
   const kube = new MemoryKube();
   const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
   kube.seed(
-    { apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: 'default', namespace: 'ferry-system' }, spec: { ...spec({ caBundle: Buffer.from(pem).toString('base64') }), credential: { name: 'creds', accessKeyIDKey: 'id' } } },
+    {
+      apiVersion: 'ferry.dev/v1alpha1',
+      kind: 'BackupStorageLocation',
+      metadata: { name: 'default', namespace: 'ferry-system' },
+      spec: {
+        ...spec({ caBundle: Buffer.from(pem).toString('base64') }),
+        credential: { name: 'creds', accessKeyIDKey: 'id' },
+      },
+    },
     secret('creds', { id: 'AKID', AWS_SECRET_ACCESS_KEY: 'SECRET\n' }),
     secret('repo-pass', { password: 'location-secret' }),
   );
@@ -88,11 +109,28 @@ test('repository access reads the location and its Secrets, writes a private CA 
 
 test('a missing location, Secret or key is named in the error', async () => {
   const kube = new MemoryKube();
-  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'nope', 'team-a'), /BackupStorageLocation "nope" does not exist in namespace ferry-system/);
-  kube.seed({ apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: 'default', namespace: 'ferry-system' }, spec: spec() });
-  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'), /credentials Secret "creds" does not exist/);
-  kube.seed(secret('creds', { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }), secret('repo-pass', { other: 'x' }));
-  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'), /repository password Secret "repo-pass" has no key "password"/);
+  await assert.rejects(
+    repositoryAccess(kube, 'ferry-system', 'nope', 'team-a'),
+    /BackupStorageLocation "nope" does not exist in namespace ferry-system/,
+  );
+  kube.seed({
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupStorageLocation',
+    metadata: { name: 'default', namespace: 'ferry-system' },
+    spec: spec(),
+  });
+  await assert.rejects(
+    repositoryAccess(kube, 'ferry-system', 'default', 'team-a'),
+    /credentials Secret "creds" does not exist/,
+  );
+  kube.seed(
+    secret('creds', { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }),
+    secret('repo-pass', { other: 'x' }),
+  );
+  await assert.rejects(
+    repositoryAccess(kube, 'ferry-system', 'default', 'team-a'),
+    /repository password Secret "repo-pass" has no key "password"/,
+  );
 });
 
 test('a step whose Job lacks the location\'s Secrets says where it looked, not just "forbidden"', async () => {
@@ -104,7 +142,14 @@ test('a step whose Job lacks the location\'s Secrets says where it looked, not j
     }
   }
   const kube = new NoSecrets();
-  kube.seed({ apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: 'default', namespace: 'ferry-system' }, spec: spec() });
-  await assert.rejects(repositoryAccess(kube, 'ferry-system', 'default', 'team-a'),
-    /credentials Secret "creds" is neither mounted at \/ferry\/secrets\/creds\/AWS_ACCESS_KEY_ID nor readable by this account/);
+  kube.seed({
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupStorageLocation',
+    metadata: { name: 'default', namespace: 'ferry-system' },
+    spec: spec(),
+  });
+  await assert.rejects(
+    repositoryAccess(kube, 'ferry-system', 'default', 'team-a'),
+    /credentials Secret "creds" is neither mounted at \/ferry\/secrets\/creds\/AWS_ACCESS_KEY_ID nor readable by this account/,
+  );
 });

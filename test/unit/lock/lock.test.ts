@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Lock, LockConflictError, encodeLock, newLockInfo, removeStaleLocks, staleReason, staleAfterMs } from '../../../src/engine/lock/lock.ts';
+import {
+  Lock,
+  LockConflictError,
+  encodeLock,
+  newLockInfo,
+  removeStaleLocks,
+  staleReason,
+  staleAfterMs,
+} from '../../../src/engine/lock/lock.ts';
 import { lockStore } from '../../../src/engine/repository/lock-store.ts';
 import { testRepo } from '../../support/repo.ts';
 
@@ -8,7 +16,10 @@ test('shared locks coexist; an exclusive lock waits for them and is refused whil
   const store = lockStore(await testRepo());
   const a = await Lock.acquire(store, { exclusive: false });
   const b = await Lock.acquire(store, { exclusive: false });
-  await assert.rejects(Lock.acquire(store, { exclusive: true }), (err: Error) => err instanceof LockConflictError && /locked by .*a shared lock since/.test(err.message));
+  await assert.rejects(
+    Lock.acquire(store, { exclusive: true }),
+    (err: Error) => err instanceof LockConflictError && /locked by .*a shared lock since/.test(err.message),
+  );
   await a.release();
   await b.release();
   const x = await Lock.acquire(store, { exclusive: true });
@@ -34,7 +45,10 @@ test('stale locks are ignored by acquire and removed by removeStaleLocks', async
   const id = await store.save(encodeLock(stale));
   const l = await Lock.acquire(store, { exclusive: true });
   const removed = await removeStaleLocks(store);
-  assert.deepEqual(removed.map((r) => r.id), [id]);
+  assert.deepEqual(
+    removed.map((r) => r.id),
+    [id],
+  );
   await l.release();
   const left: string[] = [];
   for await (const x of store.list()) left.push(x);

@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import type { BackupStorageLocation } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
-import { cronJobName, defaultSchedules, desiredCronJob, tasks, templateCronJob } from '../../../src/steps/maintenance/cronjobs.ts';
+import {
+  cronJobName,
+  defaultSchedules,
+  desiredCronJob,
+  tasks,
+  templateCronJob,
+} from '../../../src/steps/maintenance/cronjobs.ts';
 import { labelValue } from '../../../src/shared/kube/names.ts';
 import { runMaintenance } from '../../../src/steps/maintenance/run.ts';
 import { ferryNamespace, harness, location } from '../steps/harness.ts';
@@ -16,9 +22,16 @@ import { ferryNamespace, harness, location } from '../steps/harness.ts';
 const root = join(import.meta.dirname, '..', '..', '..');
 const template = yaml.load(readFileSync(join(root, 'jobs', 'maintenance.yaml'), 'utf8')) as KubeObject;
 
-function bsl(name = 'default', maintenance?: BackupStorageLocation['spec']['maintenance']): BackupStorageLocation & KubeObject {
+function bsl(
+  name = 'default',
+  maintenance?: BackupStorageLocation['spec']['maintenance'],
+): BackupStorageLocation & KubeObject {
   const base = location()[0] as BackupStorageLocation & KubeObject;
-  return { ...base, metadata: { ...base.metadata, name, uid: `uid-${name}` }, spec: { ...base.spec, ...(maintenance ? { maintenance } : {}) } };
+  return {
+    ...base,
+    metadata: { ...base.metadata, name, uid: `uid-${name}` },
+    spec: { ...base.spec, ...(maintenance ? { maintenance } : {}) },
+  };
 }
 
 type Cron = KubeObject & { spec: any };
@@ -28,16 +41,30 @@ test('the template is the suspended ferry-step-maintenance CronJob', () => {
   assert.equal((template.spec as any).suspend, true);
 });
 
-test('a CronJob per task with the location\'s schedules, its arguments and the location as owner', () => {
+test("a CronJob per task with the location's schedules, its arguments and the location as owner", () => {
   const loc = bsl('default', { prune: { schedule: '15 2 * * *' }, check: { readDataSchedule: '@weekly' } });
   const made = tasks.map((t) => desiredCronJob(template, loc, t) as Cron);
-  assert.deepEqual(made.map((c) => c.metadata.name), ['ferry-maint-prune-default', 'ferry-maint-check-default', 'ferry-maint-check-data-default']);
-  assert.deepEqual(made.map((c) => c.spec.schedule), ['15 2 * * *', defaultSchedules.check, '@weekly']);
+  assert.deepEqual(
+    made.map((c) => c.metadata.name),
+    ['ferry-maint-prune-default', 'ferry-maint-check-default', 'ferry-maint-check-data-default'],
+  );
+  assert.deepEqual(
+    made.map((c) => c.spec.schedule),
+    ['15 2 * * *', defaultSchedules.check, '@weekly'],
+  );
   for (const [i, c] of made.entries()) {
     assert.equal(c.metadata.namespace, ferryNamespace);
     assert.equal(c.spec.suspend, false);
     assert.equal(c.spec.concurrencyPolicy, 'Forbid');
-    assert.deepEqual(c.metadata.ownerReferences, [{ apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', name: 'default', uid: 'uid-default', controller: true }]);
+    assert.deepEqual(c.metadata.ownerReferences, [
+      {
+        apiVersion: 'ferry.dev/v1alpha1',
+        kind: 'BackupStorageLocation',
+        name: 'default',
+        uid: 'uid-default',
+        controller: true,
+      },
+    ]);
     const pod = c.spec.jobTemplate.spec.template;
     assert.deepEqual(pod.spec.containers[0].args, ['maintenance', 'default', tasks[i]]);
     assert.equal(pod.spec.serviceAccountName, 'ferry-step-maintenance');
@@ -48,16 +75,23 @@ test('a CronJob per task with the location\'s schedules, its arguments and the l
   assert.equal((desiredCronJob(template, bsl('x', { suspend: true }), 'prune') as Cron).spec.suspend, true);
 });
 
-test('the location\'s two Secrets are volumes of its CronJobs\' pods, mounted read-only (the account reads none)', () => {
+test("the location's two Secrets are volumes of its CronJobs' pods, mounted read-only (the account reads none)", () => {
   const loc = bsl('default');
   const pod = (desiredCronJob(template, loc, 'prune') as Cron).spec.jobTemplate.spec.template.spec;
   const names = [loc.spec.credential.name, loc.spec.repositoryPassword.name];
-  assert.deepEqual(pod.volumes.filter((v: any) => v.secret).map((v: any) => v.secret.secretName), names);
-  assert.deepEqual(pod.containers[0].volumeMounts.filter((m: any) => m.name.startsWith('ferry-secret-')).map((m: any) => [m.mountPath, m.readOnly]),
-    names.map((n) => [`/ferry/secrets/${n}`, true]));
+  assert.deepEqual(
+    pod.volumes.filter((v: any) => v.secret).map((v: any) => v.secret.secretName),
+    names,
+  );
+  assert.deepEqual(
+    pod.containers[0].volumeMounts
+      .filter((m: any) => m.name.startsWith('ferry-secret-'))
+      .map((m: any) => [m.mountPath, m.readOnly]),
+    names.map((n) => [`/ferry/secrets/${n}`, true]),
+  );
 });
 
-test('names fit a CronJob (52 characters) and labels fit a label, however long the location\'s name', () => {
+test("names fit a CronJob (52 characters) and labels fit a label, however long the location's name", () => {
   const long = `backups.${'very-long-name.'.repeat(15)}example`;
   for (const task of tasks) {
     const name = cronJobName(long, task);
@@ -71,7 +105,11 @@ test('names fit a CronJob (52 characters) and labels fit a label, however long t
 
 test('reconcile creates the missing CronJobs, leaves matching ones, updates changed ones', async () => {
   const h = harness('delete');
-  h.kube.seed({ ...template, metadata: { ...template.metadata, namespace: ferryNamespace } }, ...location(), bsl('second'));
+  h.kube.seed(
+    { ...template, metadata: { ...template.metadata, namespace: ferryNamespace } },
+    ...location(),
+    bsl('second'),
+  );
   const first = await runMaintenance(h.ctx, { mode: 'reconcile' });
   assert.equal(first.outcome, 'Advanced', first.reason);
   assert.deepEqual(first.counters, { created: 6, updated: 0, unchanged: 0, errors: 0 });
@@ -90,5 +128,8 @@ test('reconcile creates the missing CronJobs, leaves matching ones, updates chan
 test('reconcile without the template says what to install', async () => {
   const h = harness('delete');
   h.kube.seed(...location());
-  await assert.rejects(runMaintenance(h.ctx, { mode: 'reconcile' }), /template CronJob ferry-system\/ferry-step-maintenance does not exist/);
+  await assert.rejects(
+    runMaintenance(h.ctx, { mode: 'reconcile' }),
+    /template CronJob ferry-system\/ferry-step-maintenance does not exist/,
+  );
 });

@@ -29,12 +29,27 @@ test('S3: the common prefixes one level under the prefix, nothing from beside it
   const bucket = await minio.bucket('ferry-folders');
   const credentials = { accessKeyId: minio.accessKey, secretAccessKey: minio.secretKey };
   const raw = new S3Client({ endpoint: minio.endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
-  const keys = ['loc/app/config', 'loc/app/data/00/0011', 'loc/gone/keys/ab', 'loc/file-at-root', 'other/app/config', 'loc2/x/config'];
+  const keys = [
+    'loc/app/config',
+    'loc/app/data/00/0011',
+    'loc/gone/keys/ab',
+    'loc/file-at-root',
+    'other/app/config',
+    'loc2/x/config',
+  ];
   for (let i = 0; i < 5; i++) keys.push(`loc/ns-${i}/config`);
   for (const Key of keys) await raw.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
   raw.destroy();
   const opts = { s3: { credentials, region: 'us-east-1' } };
-  assert.deepEqual(await listFolders(`s3:${minio.endpoint}/${bucket}/loc`, opts), ['app', 'gone', 'ns-0', 'ns-1', 'ns-2', 'ns-3', 'ns-4']);
+  assert.deepEqual(await listFolders(`s3:${minio.endpoint}/${bucket}/loc`, opts), [
+    'app',
+    'gone',
+    'ns-0',
+    'ns-1',
+    'ns-2',
+    'ns-3',
+    'ns-4',
+  ]);
   assert.deepEqual(await listFolders(`s3:${minio.endpoint}/${bucket}`, opts), ['loc', 'loc2', 'other']);
   assert.deepEqual(await listFolders(`s3:${minio.endpoint}/${bucket}/empty`, opts), []);
   await assert.rejects(listFolders(`s3:${minio.endpoint}/no-such-bucket-here/loc`, opts), /no-such-bucket-here/);

@@ -7,25 +7,47 @@ import { historyLimit, maintainedCondition, recordRun, worstOutcome } from '../.
 const now = new Date('2026-03-01T12:00:00Z');
 
 function run(i: number, over: Partial<MaintenanceRun> = {}): MaintenanceRun {
-  return { task: 'prune', outcome: 'Succeeded', startTime: new Date(now.getTime() + i * 60_000).toISOString().replace('.000', ''), durationSeconds: i, ...over };
+  return {
+    task: 'prune',
+    outcome: 'Succeeded',
+    startTime: new Date(now.getTime() + i * 60_000).toISOString().replace('.000', ''),
+    durationSeconds: i,
+    ...over,
+  };
 }
 
 test('keeps the latest runs per repository, newest first, bounded, and valid by the CRD schema', () => {
   let status = undefined;
   for (let i = 0; i < historyLimit + 5; i++) status = recordRun(status, 'app', run(i), now);
-  status = recordRun(status, 'other', run(99, { task: 'check', outcome: 'Skipped', message: 'a backup is in progress' }), now);
+  status = recordRun(
+    status,
+    'other',
+    run(99, { task: 'check', outcome: 'Skipped', message: 'a backup is in progress' }),
+    now,
+  );
   const repos = status!.maintenance!.repositories!;
-  assert.deepEqual(repos.map((r) => r.namespace), ['app', 'other']);
+  assert.deepEqual(
+    repos.map((r) => r.namespace),
+    ['app', 'other'],
+  );
   assert.equal(repos[0].runs.length, historyLimit);
-  assert.deepEqual(repos[0].runs.map((r) => r.durationSeconds), [14, 13, 12, 11, 10, 9, 8, 7, 6, 5]);
+  assert.deepEqual(
+    repos[0].runs.map((r) => r.durationSeconds),
+    [14, 13, 12, 11, 10, 9, 8, 7, 6, 5],
+  );
   assert.equal(status!.maintenance!.lastTask, 'check');
   assert.equal(status!.maintenance!.lastOutcome, 'Skipped');
   assert.equal(status!.maintenance!.lastRunTime, run(99).startTime);
   assert.deepEqual(validateFields('BackupStorageLocation', 'status', status).map(issueText), []);
 });
 
-test('the Maintained condition stays False while any repository\'s latest run failed', () => {
-  let status = recordRun(undefined, 'app', run(1, { task: 'check-data', outcome: 'Failed', errorsFound: 2, message: 'pack x is corrupted' }), now);
+test("the Maintained condition stays False while any repository's latest run failed", () => {
+  let status = recordRun(
+    undefined,
+    'app',
+    run(1, { task: 'check-data', outcome: 'Failed', errorsFound: 2, message: 'pack x is corrupted' }),
+    now,
+  );
   let c = status.conditions!.find((x) => x.type === maintainedCondition)!;
   assert.equal(c.status, 'False');
   assert.equal(c.reason, 'CheckDataFailed');

@@ -13,15 +13,25 @@ import { locationReconcileJobName } from '../../../src/dispatcher/location.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { ferryNamespace, jobs, location, review, world, type World } from '../dispatcher/world.ts';
 
-const template = yaml.load(readFileSync(join(import.meta.dirname, '..', '..', '..', 'jobs', 'maintenance-reconcile.yaml'), 'utf8')) as KubeObject;
+const template = yaml.load(
+  readFileSync(join(import.meta.dirname, '..', '..', '..', 'jobs', 'maintenance-reconcile.yaml'), 'utf8'),
+) as KubeObject;
 const uid = '5f0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b';
 
 function stored(generation: number, spec: Record<string, unknown> = {}): KubeObject {
   const l = location('fresh', ['*']);
-  return { ...l, metadata: { ...l.metadata, uid, generation }, spec: { ...(l.spec as Record<string, unknown>), ...spec } };
+  return {
+    ...l,
+    metadata: { ...l.metadata, uid, generation },
+    spec: { ...(l.spec as Record<string, unknown>), ...spec },
+  };
 }
 
-function locationReview(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: KubeObject | null, opts: Parameters<typeof review>[2] = {}): AdmissionReview {
+function locationReview(
+  operation: 'CREATE' | 'UPDATE' | 'DELETE',
+  object: KubeObject | null,
+  opts: Parameters<typeof review>[2] = {},
+): AdmissionReview {
   const r = review(operation, object, opts);
   r.request!.kind.kind = 'BackupStorageLocation';
   r.request!.resource.resource = 'backupstoragelocations';
@@ -49,12 +59,15 @@ test('creating a location starts one reconcile Job from the template, named afte
   w.kube.seed(stored(1));
   await w.settle();
   const made = jobs(w.kube);
-  assert.deepEqual(made.map((j) => j.metadata.name), [locationReconcileJobName(uid, 1)]);
+  assert.deepEqual(
+    made.map((j) => j.metadata.name),
+    [locationReconcileJobName(uid, 1)],
+  );
   assert.equal(made[0].metadata.name, 'ferry-maint-reconcile-5f0c1a2b3c4d4e5f-g1');
   assert.equal(made[0].metadata.namespace, ferryNamespace);
   assert.equal(made[0].metadata.annotations?.['ferry.dev/location'], 'fresh');
   const want = (template.spec as { jobTemplate: { spec: unknown } }).jobTemplate.spec;
-  assert.deepEqual(made[0].spec, want, 'the pod is the template\'s (reconcile account, `maintenance --reconcile`)');
+  assert.deepEqual(made[0].spec, want, "the pod is the template's (reconcile account, `maintenance --reconcile`)");
 });
 
 test('a new generation starts another; a metadata-only change, a status write, a dry run and a deletion start none', async () => {
@@ -83,7 +96,12 @@ test('a new generation starts another; a metadata-only change, a status write, a
   await allowed(w, locationReview('DELETE', null, { old: changed }));
   await w.kube.delete({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'fresh' });
   await w.settle();
-  assert.deepEqual(jobs(w.kube).map((j) => j.metadata.name).sort(), [locationReconcileJobName(uid, 1), locationReconcileJobName(uid, 2)]);
+  assert.deepEqual(
+    jobs(w.kube)
+      .map((j) => j.metadata.name)
+      .sort(),
+    [locationReconcileJobName(uid, 1), locationReconcileJobName(uid, 2)],
+  );
 });
 
 test('without the template the location is still allowed, and the log says the periodic reconcile will act', async () => {
@@ -92,5 +110,12 @@ test('without the template the location is still allowed, and the log says the p
   w.kube.seed(stored(1));
   await w.settle();
   assert.equal(jobs(w.kube).length, 0);
-  assert.ok(w.logs.some((l) => l.includes('the periodic maintenance reconcile will') && l.includes('ferry-maintenance-reconcile does not exist')), w.logs.join('\n'));
+  assert.ok(
+    w.logs.some(
+      (l) =>
+        l.includes('the periodic maintenance reconcile will') &&
+        l.includes('ferry-maintenance-reconcile does not exist'),
+    ),
+    w.logs.join('\n'),
+  );
 });

@@ -28,7 +28,11 @@ const mib = 1024 * 1024;
 
 /** The folders under `root` of the in-memory buckets: each repository location a test opened. */
 function memFolders(h: Harness): MaintenanceContext['listFolders'] {
-  return async (root) => [...h.backends.keys()].filter((l) => l.startsWith(`${root}/`)).map((l) => l.slice(root.length + 1).split('/')[0]).sort();
+  return async (root) =>
+    [...h.backends.keys()]
+      .filter((l) => l.startsWith(`${root}/`))
+      .map((l) => l.slice(root.length + 1).split('/')[0])
+      .sort();
 }
 
 function setup(allowed = ['app', 'empty']): Harness {
@@ -37,7 +41,8 @@ function setup(allowed = ['app', 'empty']): Harness {
   h.kube.seed(...location(allowed));
   h.kube.on('replaceStatus', 'BackupStorageLocation', (o) => {
     const issues = validateFields('BackupStorageLocation', 'status', o.status);
-    if (issues.length > 0) throw new Error(`invalid BackupStorageLocation status written: ${issues.map(issueText).join('; ')}`);
+    if (issues.length > 0)
+      throw new Error(`invalid BackupStorageLocation status written: ${issues.map(issueText).join('; ')}`);
   });
   return h;
 }
@@ -45,7 +50,10 @@ function setup(allowed = ['app', 'empty']): Harness {
 /** The app namespace's repository with two snapshots: one of a shared file, one adding a unique file. */
 async function twoSnapshots(h: Harness, namespace = 'app'): Promise<{ repo: Repository; ids: string[] }> {
   const backend = h.ctx.engine.openBackend(`s3:http://127.0.0.1:9/ferry/test/${namespace}`, {});
-  const repo = await Repository.init(backend, repositoryPassword('location secret', namespace), { kdf: testKDF, polynomial: testPolynomial });
+  const repo = await Repository.init(backend, repositoryPassword('location secret', namespace), {
+    kdf: testKDF,
+    polynomial: testPolynomial,
+  });
   const dir = join(scratch, `volume-${Math.random().toString(36).slice(2)}`);
   await mkdir(dir);
   await writeFile(join(dir, 'shared'), randomBytes(mib, 1));
@@ -62,7 +70,11 @@ async function packBytes(backend: Backend): Promise<number> {
 }
 
 function statusOf(h: Harness): BackupStorageLocation['status'] {
-  return h.kube.peek<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'default' })!.status;
+  return h.kube.peek<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ferryNamespace,
+    name: 'default',
+  })!.status;
 }
 
 async function lockCount(repo: Repository): Promise<number> {
@@ -71,7 +83,7 @@ async function lockCount(repo: Repository): Promise<number> {
   return n;
 }
 
-test('prune frees the data of a forgotten snapshot and records the bytes freed in the location\'s history', async () => {
+test("prune frees the data of a forgotten snapshot and records the bytes freed in the location's history", async () => {
   const h = setup();
   const { repo, ids } = await twoSnapshots(h);
   await forgetSnapshots(repo, [ids[1]]);
@@ -81,7 +93,11 @@ test('prune frees the data of a forgotten snapshot and records the bytes freed i
   assert.equal(out.outcome, 'Advanced', out.reason);
   assert.ok(freed >= mib && freed < 1.2 * mib, `freed ${freed} bytes`);
   const m = statusOf(h)!.maintenance!;
-  assert.deepEqual(m.repositories!.map((r) => r.namespace), ['app'], 'the namespace without a repository is passed over');
+  assert.deepEqual(
+    m.repositories!.map((r) => r.namespace),
+    ['app'],
+    'the namespace without a repository is passed over',
+  );
   const [last] = m.repositories![0].runs;
   assert.equal(last.task, 'prune');
   assert.equal(last.outcome, 'Succeeded');
@@ -92,14 +108,25 @@ test('prune frees the data of a forgotten snapshot and records the bytes freed i
   assert.equal(await lockCount(repo), 0, 'prune released its lock');
 });
 
-test('a backup in progress makes prune, check and check-data skip, and keeps the backup\'s lock', async () => {
+test("a backup in progress makes prune, check and check-data skip, and keeps the backup's lock", async () => {
   const h = setup();
   const { repo, ids } = await twoSnapshots(h);
   await forgetSnapshots(repo, [ids[1]]);
   const before = await packBytes(repo.backend);
   // a transfer pod that is running holds the shared lock
-  h.kube.seed({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ferry-up-0123456789abcdef-transfer-1-abcde', namespace: ferryNamespace, labels: { 'app.kubernetes.io/name': 'ferry' } }, status: { phase: 'Running' } });
-  const backupLock = await lockStore(repo).save(encodeLock({ ...newLockInfo(false), hostname: 'ferry-up-0123456789abcdef-transfer-1-abcde', pid: 7 }));
+  h.kube.seed({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'ferry-up-0123456789abcdef-transfer-1-abcde',
+      namespace: ferryNamespace,
+      labels: { 'app.kubernetes.io/name': 'ferry' },
+    },
+    status: { phase: 'Running' },
+  });
+  const backupLock = await lockStore(repo).save(
+    encodeLock({ ...newLockInfo(false), hostname: 'ferry-up-0123456789abcdef-transfer-1-abcde', pid: 7 }),
+  );
   const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'prune' });
   assert.equal(out.outcome, 'Waiting', out.reason);
   const [skipped] = statusOf(h)!.maintenance!.repositories![0].runs;
@@ -110,14 +137,16 @@ test('a backup in progress makes prune, check and check-data skip, and keeps the
   for await (const id of lockStore(repo).list()) locks.push(id);
   assert.deepEqual(locks, [backupLock], 'the backup keeps its lock and maintenance left none');
 
-
   // check takes the exclusive lock too: a verdict on a repository a backup is writing is not recorded
   for (const task of ['check', 'check-data'] as const) {
     const check = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task });
     assert.equal(check.outcome, 'Waiting', check.reason);
     const [checked] = statusOf(h)!.maintenance!.repositories![0].runs;
     assert.deepEqual([checked.task, checked.outcome, checked.errorsFound], [task, 'Skipped', undefined]);
-    assert.match(checked.message!, /^Skipped: a backup or restore is in progress \(a shared lock held by ferry-up-0123456789abcdef-transfer-1-abcde/);
+    assert.match(
+      checked.message!,
+      /^Skipped: a backup or restore is in progress \(a shared lock held by ferry-up-0123456789abcdef-transfer-1-abcde/,
+    );
   }
   const after: string[] = [];
   for await (const id of lockStore(repo).list()) after.push(id);
@@ -147,26 +176,44 @@ test('with every namespace allowed, the repositories are found in the bucket: on
   assert.equal(out.outcome, 'Advanced', out.reason);
   assert.equal(opened, 2, 'the two folders named like namespaces were opened');
   const repos = statusOf(h)!.maintenance!.repositories!;
-  assert.deepEqual(repos.map((r) => r.namespace), ['gone']);
+  assert.deepEqual(
+    repos.map((r) => r.namespace),
+    ['gone'],
+  );
   assert.deepEqual([repos[0].runs[0].task, repos[0].runs[0].outcome], ['prune', 'Succeeded']);
-  assert.ok((repos[0].runs[0].bytesFreed ?? 0) > 0 && before - (await packBytes(repo.backend)) === repos[0].runs[0].bytesFreed);
+  assert.ok(
+    (repos[0].runs[0].bytesFreed ?? 0) > 0 && before - (await packBytes(repo.backend)) === repos[0].runs[0].bytesFreed,
+  );
 });
 
 test('a bucket that cannot be listed leaves the namespaces the cluster knows to maintain', async () => {
   const h = setup(['app']);
   await twoSnapshots(h);
-  (h.ctx as MaintenanceContext).listFolders = async () => { throw new Error('Access Denied'); };
+  (h.ctx as MaintenanceContext).listFolders = async () => {
+    throw new Error('Access Denied');
+  };
   const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check' });
   assert.equal(out.outcome, 'Advanced', out.reason);
-  assert.deepEqual(statusOf(h)!.maintenance!.repositories!.map((r) => r.namespace), ['app']);
-  assert.ok(h.logs.some((l) => l.includes('could not list the repositories in the bucket') && l.includes('Access Denied')), h.logs.join('\n'));
+  assert.deepEqual(
+    statusOf(h)!.maintenance!.repositories!.map((r) => r.namespace),
+    ['app'],
+  );
+  assert.ok(
+    h.logs.some((l) => l.includes('could not list the repositories in the bucket') && l.includes('Access Denied')),
+    h.logs.join('\n'),
+  );
 });
 
 test('the lock of a killed maintenance Job is removed and the run succeeds', async () => {
   const h = setup();
   const { repo } = await twoSnapshots(h);
   const dead = 'ferry-maint-prune-default-29000000-x7k2p';
-  h.kube.seed({ apiVersion: 'v1', kind: 'Pod', metadata: { name: dead, namespace: ferryNamespace, labels: { 'app.kubernetes.io/name': 'ferry' } }, status: { phase: 'Failed' } });
+  h.kube.seed({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: dead, namespace: ferryNamespace, labels: { 'app.kubernetes.io/name': 'ferry' } },
+    status: { phase: 'Failed' },
+  });
   await lockStore(repo).save(encodeLock({ ...newLockInfo(true), hostname: dead, pid: 7 }));
   const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'prune' });
   assert.equal(out.outcome, 'Advanced', out.reason);
@@ -198,7 +245,11 @@ test('check-data reports a corrupted pack as a failed run with the errors found'
   await repo.backend.remove({ type: 'pack', name: victim });
   await repo.backend.save({ type: 'pack', name: victim }, damaged);
   // every pack read back, so the damaged one surely is
-  const bsl = h.kube.peek<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'default' })!;
+  const bsl = h.kube.peek<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ferryNamespace,
+    name: 'default',
+  })!;
   await h.kube.replace({ ...bsl, spec: { ...bsl.spec, maintenance: { check: { readDataSubset: '100%' } } } });
   const out = await runMaintenance(h.ctx, { mode: 'run', location: 'default', task: 'check-data' });
   assert.equal(out.outcome, 'Failed');
@@ -222,7 +273,11 @@ test('a location with no repository yet has nothing to do; a missing location is
 });
 
 test('arguments and the read-data subset', () => {
-  assert.deepEqual(parseMaintenanceArgs(['default', 'check-data']), { mode: 'run', location: 'default', task: 'check-data' });
+  assert.deepEqual(parseMaintenanceArgs(['default', 'check-data']), {
+    mode: 'run',
+    location: 'default',
+    task: 'check-data',
+  });
   assert.deepEqual(parseMaintenanceArgs(['--reconcile']), { mode: 'reconcile' });
   assert.throws(() => parseMaintenanceArgs(['default']), /does not name a storage location and a task/);
   assert.throws(() => parseMaintenanceArgs(['default', 'vacuum']), /does not name a storage location and a task/);
@@ -245,7 +300,18 @@ test('a status written meanwhile by another maintenance Job is kept: the record 
       if (!raced) {
         raced = true;
         h.kube.mutate(key, (o) => {
-          o.status = { maintenance: { repositories: [{ namespace: 'other', runs: [{ task: 'check', outcome: 'Succeeded', startTime: '2026-03-01T11:00:00Z', durationSeconds: 1 }] }] } };
+          o.status = {
+            maintenance: {
+              repositories: [
+                {
+                  namespace: 'other',
+                  runs: [
+                    { task: 'check', outcome: 'Succeeded', startTime: '2026-03-01T11:00:00Z', durationSeconds: 1 },
+                  ],
+                },
+              ],
+            },
+          };
         });
       }
       return open(loc, opts);
@@ -255,5 +321,11 @@ test('a status written meanwhile by another maintenance Job is kept: the record 
   assert.equal(out.outcome, 'Advanced', out.reason);
   assert.ok(raced);
   const repos = statusOf(h)!.maintenance!.repositories!;
-  assert.deepEqual(repos.map((r) => [r.namespace, r.runs.length]), [['app', 1], ['other', 1]]);
+  assert.deepEqual(
+    repos.map((r) => [r.namespace, r.runs.length]),
+    [
+      ['app', 1],
+      ['other', 1],
+    ],
+  );
 });

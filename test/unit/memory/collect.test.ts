@@ -33,7 +33,10 @@ test('capHeapGrowth stops the young generation growing at about 8 MiB, where it 
   const capped = peak('new_space', true, 60000);
   // measured: 128 MiB free, 16-18 MiB capped (gc observers hear of a collection a moment later, so a fast allocator
   // may see one growth past the cap, and the space's size counts a page or two beyond its semi-spaces)
-  assert.ok(free >= 64, `without the cap the young generation reached only ${free} MiB: the test no longer shows growth`);
+  assert.ok(
+    free >= 64,
+    `without the cap the young generation reached only ${free} MiB: the test no longer shows growth`,
+  );
   assert.ok(capped <= 32, `with the cap the young generation reached ${capped} MiB`);
 });
 
@@ -41,6 +44,12 @@ test('capHeapGrowth keeps the old generation near the bytes it holds alive', () 
   const free = peak('old_space', false, 200000);
   const capped = peak('old_space', true, 200000);
   // measured: 114-174 MiB free, 64-82 MiB capped, for about 25 MiB alive
-  assert.ok(free >= 100, `without the cap the old generation reached only ${free} MiB: the test no longer shows growth`);
-  assert.ok(capped <= free * 0.75, `with the cap the old generation reached ${capped} MiB, against ${free} MiB without`);
+  assert.ok(
+    free >= 100,
+    `without the cap the old generation reached only ${free} MiB: the test no longer shows growth`,
+  );
+  assert.ok(
+    capped <= free * 0.75,
+    `with the cap the old generation reached ${capped} MiB, against ${free} MiB without`,
+  );
 });

@@ -95,12 +95,17 @@ test('the source is read a few pack stretches at a time, none over 16 MiB, each 
   });
   const dst = await destination();
   const seen: CopyProgress[] = [];
-  const r = await copy(await Repository.open(counting, testPassword), dst.repo, { onProgress: (p) => seen.push({ ...p }) });
+  const r = await copy(await Repository.open(counting, testPassword), dst.repo, {
+    onProgress: (p) => seen.push({ ...p }),
+  });
   assert.ok(r.stats.dataBlobs > 8, `${r.stats.dataBlobs} data blobs copied`);
   // progress is told as the copy goes, and ends at the whole: every queued byte copied, every snapshot done
   assert.ok(seen.length >= 2 && seen[0].bytesDone < seen.at(-1)!.bytesDone, `${seen.length} progress reports`);
   const last = seen.at(-1)!;
-  assert.deepEqual([last.bytesDone, last.blobsDone, last.snapshotsDone, last.totalsFinal], [last.bytesTotal, r.stats.dataBlobs + r.stats.treeBlobs, 1, true]);
+  assert.deepEqual(
+    [last.bytesDone, last.blobsDone, last.snapshotsDone, last.totalsFinal],
+    [last.bytesTotal, r.stats.dataBlobs + r.stats.treeBlobs, 1, true],
+  );
   assert.equal(last.bytesDone, r.stats.dataAdded);
   assert.ok(most <= 3, `${most} pack reads at once`);
   assert.ok(largest <= 16 << 20, `a read of ${largest} bytes`);
@@ -122,7 +127,10 @@ test('many small snapshots copied at once share their packs instead of leaving a
   assert.equal(r.snapshots.filter((s) => !s.skipped).length, 12);
   assert.ok(r.stats.packs <= 2, `${r.stats.packs} packs for 12 small snapshots`);
   const copied = await listSnapshots(await Repository.open(dst.backend, destinationPassword));
-  assert.deepEqual(copied.map((e) => e.snapshot.original), r.snapshots.map((s) => s.source));
+  assert.deepEqual(
+    copied.map((e) => e.snapshot.original),
+    r.snapshots.map((s) => s.source),
+  );
 });
 
 test('a copy interrupted after storing packs but before their index resumes without sending them again', async () => {
@@ -132,16 +140,22 @@ test('a copy interrupted after storing packs but before their index resumes with
       const v = Reflect.get(target, prop) as unknown;
       if (prop === 'save') {
         return (...args: Parameters<Backend['save']>) =>
-          (args[0].type === 'index' ? Promise.reject(new Error('connection lost')) : (target as Backend).save(...args));
+          args[0].type === 'index' ? Promise.reject(new Error('connection lost')) : (target as Backend).save(...args);
       }
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
-  await assert.rejects(copy(await Repository.open(sourceBackend, testPassword), await Repository.open(failingIndex, destinationPassword)), /cannot be copied: connection lost/);
+  await assert.rejects(
+    copy(await Repository.open(sourceBackend, testPassword), await Repository.open(failingIndex, destinationPassword)),
+    /cannot be copied: connection lost/,
+  );
   const sent = [];
   for await (const f of dst.backend.list('pack')) sent.push(f.name);
   assert.ok(sent.length >= 2, `${sent.length} packs stored before the failure`);
-  const r = await copy(await Repository.open(sourceBackend, testPassword), await Repository.open(dst.backend, destinationPassword));
+  const r = await copy(
+    await Repository.open(sourceBackend, testPassword),
+    await Repository.open(dst.backend, destinationPassword),
+  );
   assert.equal(r.adoptedPacks, sent.length);
   assert.deepEqual([r.stats.packs, r.stats.dataBlobs], [0, 0]);
   assert.equal(r.snapshots.length, 1);

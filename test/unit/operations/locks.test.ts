@@ -40,23 +40,39 @@ async function locks(): Promise<{ exclusive: boolean }[]> {
 test('a restore holds a shared lock while it reads and removes it when aborted or failed', async () => {
   const gate = gated(backend);
   const ac = new AbortController();
-  const restoring = restore(await Repository.open(gate.view, testPassword), { snapshot, target: { kind: 'directory', path: join(scratch, 'r1') }, signal: ac.signal });
+  const restoring = restore(await Repository.open(gate.view, testPassword), {
+    snapshot,
+    target: { kind: 'directory', path: join(scratch, 'r1') },
+    signal: ac.signal,
+  });
   await gate.reading;
-  assert.deepEqual((await locks()).map((l) => l.exclusive), [false]);
+  assert.deepEqual(
+    (await locks()).map((l) => l.exclusive),
+    [false],
+  );
   ac.abort(new Error('stopped by the test'));
   gate.open();
   await assert.rejects(restoring, /stopped by the test/);
   assert.deepEqual(await locks(), [], 'an aborted restore leaves no lock');
 
-  await assert.rejects(restore(await Repository.open(backend, testPassword), { snapshot: 'deadbeef', target: { kind: 'directory', path: join(scratch, 'r2') } }), SnapshotNotFoundError);
+  await assert.rejects(
+    restore(await Repository.open(backend, testPassword), {
+      snapshot: 'deadbeef',
+      target: { kind: 'directory', path: join(scratch, 'r2') },
+    }),
+    SnapshotNotFoundError,
+  );
   assert.deepEqual(await locks(), [], 'a failed restore leaves no lock');
 });
 
-test('a check holds the exclusive lock while it reads the data, as restic\'s does', async () => {
+test("a check holds the exclusive lock while it reads the data, as restic's does", async () => {
   const gate = gated(backend);
   const checking = check(await Repository.open(gate.view, testPassword), { readData: true });
   await gate.reading;
-  assert.deepEqual((await locks()).map((l) => l.exclusive), [true]);
+  assert.deepEqual(
+    (await locks()).map((l) => l.exclusive),
+    [true],
+  );
   gate.open();
   assert.deepEqual((await checking).errors, []);
   assert.deepEqual(await locks(), []);
@@ -64,17 +80,24 @@ test('a check holds the exclusive lock while it reads the data, as restic\'s doe
 
 test('a restore whose lock is removed under it (an unlock) stops, saying so, rather than read beside a prune', async () => {
   const gate = gated(backend);
-  const restoring = restore(await Repository.open(gate.view, testPassword), { snapshot, target: { kind: 'directory', path: join(scratch, 'r3') }, lockRefreshMs: 50 });
+  const restoring = restore(await Repository.open(gate.view, testPassword), {
+    snapshot,
+    target: { kind: 'directory', path: join(scratch, 'r3') },
+    lockRefreshMs: 50,
+  });
   await gate.reading;
   const store = lockStore(await Repository.open(backend, testPassword));
   for await (const id of store.list()) await store.remove(id);
   await new Promise((r) => setTimeout(r, 300));
   gate.open();
-  await assert.rejects(restoring, (err: Error) => err instanceof LockLostError && /was removed by someone else/.test(err.message));
+  await assert.rejects(
+    restoring,
+    (err: Error) => err instanceof LockLostError && /was removed by someone else/.test(err.message),
+  );
   assert.deepEqual(await locks(), []);
 });
 
-test('listing snapshots and adding a key wait for a prune or check to end, as restic\'s do: each takes a shared lock', async () => {
+test("listing snapshots and adding a key wait for a prune or check to end, as restic's do: each takes a shared lock", async () => {
   const held = await Lock.acquire(lockStore(await Repository.open(backend, testPassword)), { exclusive: true });
   try {
     const repo = await Repository.open(backend, testPassword);
@@ -84,7 +107,10 @@ test('listing snapshots and adding a key wait for a prune or check to end, as re
     await held.release();
   }
   const repo = await Repository.open(backend, testPassword);
-  assert.deepEqual((await snapshots(repo)).map((e) => e.id), [snapshot]);
+  assert.deepEqual(
+    (await snapshots(repo)).map((e) => e.id),
+    [snapshot],
+  );
   await addKey(repo, 'another password');
   await Repository.open(backend, 'another password');
   assert.deepEqual(await locks(), []);
@@ -98,7 +124,10 @@ test('a backup that finds its own earlier snapshot under the lock takes it; a fo
   assert.equal(extra.snapshot.parent, snapshot);
   const { removed } = await forget(repo, (all) => all.filter((e) => e.id !== snapshot).map((e) => e.id));
   assert.deepEqual(removed, [extra.snapshotID]);
-  assert.deepEqual((await snapshots(repo)).map((e) => e.id), [snapshot]);
+  assert.deepEqual(
+    (await snapshots(repo)).map((e) => e.id),
+    [snapshot],
+  );
   assert.deepEqual(await locks(), []);
 });
 
@@ -106,17 +135,27 @@ test('a forget that finds nothing to remove does not wait for the backups beside
   const held = await Lock.acquire(lockStore(await Repository.open(backend, testPassword)), { exclusive: false });
   try {
     const repo = await Repository.open(backend, testPassword);
-    assert.deepEqual(await forget(repo, (all) => all.filter((e) => e.snapshot.tags.includes('none-has-it')).map((e) => e.id)), { removed: [] });
-    await assert.rejects(forget(repo, (all) => all.map((e) => e.id)), LockConflictError);
+    assert.deepEqual(
+      await forget(repo, (all) => all.filter((e) => e.snapshot.tags.includes('none-has-it')).map((e) => e.id)),
+      { removed: [] },
+    );
+    await assert.rejects(
+      forget(repo, (all) => all.map((e) => e.id)),
+      LockConflictError,
+    );
   } finally {
     await held.release();
   }
-  assert.deepEqual((await snapshots(await Repository.open(backend, testPassword))).map((e) => e.id), [snapshot]);
+  assert.deepEqual(
+    (await snapshots(await Repository.open(backend, testPassword))).map((e) => e.id),
+    [snapshot],
+  );
   assert.deepEqual(await locks(), []);
 });
 
 /** Engine work that needs a lock its caller holds; only src/engine/operations/ may call it. */
-const unlockedWork = /\b(backupLocked|pruneLocked|copyLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|listSnapshots|removeStaleLocks|lockStore|Lock\.acquire)\b|\.addKey\(/;
+const unlockedWork =
+  /\b(backupLocked|pruneLocked|copyLocked|checkRepository|restoreTree|restoreStream|forgetSnapshots|listSnapshots|removeStaleLocks|lockStore|Lock\.acquire)\b|\.addKey\(/;
 
 test('outside the engine, repository work goes through the operations: no caller reaches the unlocked work', async () => {
   const src = join(import.meta.dirname, '..', '..', '..', 'src');
@@ -125,7 +164,9 @@ test('outside the engine, repository work goes through the operations: no caller
     for (const file of await readdir(join(src, dir), { recursive: true })) {
       if (!file.endsWith('.ts') && !file.endsWith('.mjs')) continue;
       const text = await readFile(join(src, dir, file), 'utf8');
-      for (const line of text.split('\n')) if (unlockedWork.test(line) && !line.trimStart().startsWith('//')) callers.push(`${relative(src, join(src, dir, file))}: ${line.trim()}`);
+      for (const line of text.split('\n'))
+        if (unlockedWork.test(line) && !line.trimStart().startsWith('//'))
+          callers.push(`${relative(src, join(src, dir, file))}: ${line.trim()}`);
     }
   }
   assert.deepEqual(callers, []);

@@ -2,25 +2,57 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { compress, decompress } from '../../../src/engine/compress/zstd.ts';
-import { blobLevel, compressBlob, compressBlobInto, decompressBlob, decompressOwnFrame, smallBlobMax } from '../../../src/engine/pack/blob-zstd.ts';
+import {
+  blobLevel,
+  compressBlob,
+  compressBlobInto,
+  decompressBlob,
+  decompressOwnFrame,
+  smallBlobMax,
+} from '../../../src/engine/pack/blob-zstd.ts';
 
-const text = (n: number): Buffer => Buffer.from(Array.from({ length: Math.ceil(n / 7) }, (_, i) => `line ${i % 997}\n`).join('').slice(0, n));
+const text = (n: number): Buffer =>
+  Buffer.from(
+    Array.from({ length: Math.ceil(n / 7) }, (_, i) => `line ${i % 997}\n`)
+      .join('')
+      .slice(0, n),
+  );
 
 /** log lines of random words: text whose frames differ between zstd's levels */
 const logText = (n: number): Buffer => {
-  const words = Array.from({ length: 400 }, () => randomBytes(3 + (randomBytes(1)[0] % 6)).toString('base64url').toLowerCase());
+  const words = Array.from({ length: 400 }, () =>
+    randomBytes(3 + (randomBytes(1)[0] % 6))
+      .toString('base64url')
+      .toLowerCase(),
+  );
   const lines: string[] = [];
   for (let size = 0; size < n; size += lines.at(-1)!.length) {
-    lines.push(`{"ts":${1700000000 + lines.length},"level":"info","msg":"${Array.from({ length: 6 }, () => words[randomBytes(2).readUInt16LE() % words.length]).join(' ')}"}\n`);
+    lines.push(
+      `{"ts":${1700000000 + lines.length},"level":"info","msg":"${Array.from({ length: 6 }, () => words[randomBytes(2).readUInt16LE() % words.length]).join(' ')}"}\n`,
+    );
   }
   return Buffer.from(lines.join('').slice(0, n));
 };
 
-test('compressBlob writes the very frame compress does at the blob\'s level, frame after frame, and nothing when zstd cannot shrink the input', () => {
+test("compressBlob writes the very frame compress does at the blob's level, frame after frame, and nothing when zstd cannot shrink the input", () => {
   // incompressible inputs in between leave a frame unfinished in the reused context: the next one must not notice,
   // and must still be written at its level
-  const inputs = [Buffer.alloc(1, 7), text(100), randomBytes(100), logText(9000), text(5000), randomBytes(70_000), logText(12_000),
-    text(1 << 20), logText(200_000), text(3 << 20), randomBytes(3), text(29), randomBytes(16 << 10), logText(smallBlobMax)];
+  const inputs = [
+    Buffer.alloc(1, 7),
+    text(100),
+    randomBytes(100),
+    logText(9000),
+    text(5000),
+    randomBytes(70_000),
+    logText(12_000),
+    text(1 << 20),
+    logText(200_000),
+    text(3 << 20),
+    randomBytes(3),
+    text(29),
+    randomBytes(16 << 10),
+    logText(smallBlobMax),
+  ];
   for (const plain of inputs) {
     const reference = compress(plain, blobLevel(plain.length));
     const z = compressBlob(plain);
@@ -36,7 +68,11 @@ test('compressBlob writes the very frame compress does at the blob\'s level, fra
 });
 
 test('blobs up to 16 KiB compress at level 1, bigger ones at level 3, also written into a frame buffer', () => {
-  for (const [plain, level] of [[logText(smallBlobMax), 1], [logText(smallBlobMax + 1), 3], [logText(300_000), 3]] as const) {
+  for (const [plain, level] of [
+    [logText(smallBlobMax), 1],
+    [logText(smallBlobMax + 1), 3],
+    [logText(300_000), 3],
+  ] as const) {
     assert.equal(blobLevel(plain.length), level);
     const room = Buffer.alloc(plain.length + 40, 0xee);
     const length = compressBlobInto(plain, room, 16);
@@ -50,7 +86,7 @@ test('blobs up to 16 KiB compress at level 1, bigger ones at level 3, also writt
   }
 });
 
-test('a frame is the blob\'s own: the next compression does not overwrite it', () => {
+test("a frame is the blob's own: the next compression does not overwrite it", () => {
   const a = compressBlob(text(300));
   const copy = Buffer.from(a!);
   compressBlob(text(400));
@@ -81,7 +117,10 @@ test('decompressOwnFrame reads back frame after frame, and after a bad frame thr
   damaged[damaged.length - 5] ^= 0xff;
   assert.throws(() => decompressOwnFrame(damaged, inputs[1].length));
   assert.throws(() => decompressOwnFrame(frames[1], inputs[1].length - 1));
-  assert.throws(() => decompressOwnFrame(frames[1], inputs[1].length + 1), /decompressed 5000 bytes where the index promised 5001/);
+  assert.throws(
+    () => decompressOwnFrame(frames[1], inputs[1].length + 1),
+    /decompressed 5000 bytes where the index promised 5001/,
+  );
   frames.forEach((z, i) => assert.deepEqual(Buffer.from(decompressOwnFrame(z, inputs[i].length)), inputs[i]));
 });
 
@@ -96,6 +135,8 @@ test('decompressBlob: each plaintext is its own (a reused context never overwrit
   assert.throws(() => decompressBlob(damaged, inputs[1].length));
   // a frame cut short leaves the reused context mid-frame: it must be dropped, not fed the next frame
   assert.throws(() => decompressBlob(frames[3].subarray(0, frames[3].length - 3), inputs[3].length));
-  frames.forEach((z, i) => assert.deepEqual(Buffer.from(decompressBlob(z, inputs[i].length)), inputs[i], `blob ${i} again`));
+  frames.forEach((z, i) =>
+    assert.deepEqual(Buffer.from(decompressBlob(z, inputs[i].length)), inputs[i], `blob ${i} again`),
+  );
   outs.forEach((out, i) => assert.deepEqual(Buffer.from(out), inputs[i], `blob ${i} kept`));
 });

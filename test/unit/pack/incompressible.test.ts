@@ -21,10 +21,16 @@ test('random bytes of 2 KiB to 8 MiB look incompressible, and zstd indeed cannot
 test('text, JSON, hex, base64, zeros and short blobs are compressed', () => {
   const random = Buffer.from(randomBytes(300_000, 7));
   const cases: [string, Uint8Array][] = [
-    ['json', json], ['hex', Buffer.from(random.toString('hex'))], ['base64', Buffer.from(random.toString('base64'))],
-    ['zeros', new Uint8Array(1 << 20)], ['short random', randomBytes(2047, 3)],
+    ['json', json],
+    ['hex', Buffer.from(random.toString('hex'))],
+    ['base64', Buffer.from(random.toString('base64'))],
+    ['zeros', new Uint8Array(1 << 20)],
+    ['short random', randomBytes(2047, 3)],
     // random halves around a compressible middle: the sample slices see the text
-    ['mixed', Buffer.concat([random.subarray(0, 100_000), json.subarray(0, 400_000), random.subarray(100_000, 200_000)])],
+    [
+      'mixed',
+      Buffer.concat([random.subarray(0, 100_000), json.subarray(0, 400_000), random.subarray(100_000, 200_000)]),
+    ],
   ];
   for (const [name, data] of cases) assert.equal(looksIncompressible(data), false, name);
 });
@@ -32,9 +38,18 @@ test('text, JSON, hex, base64, zeros and short blobs are compressed', () => {
 test('small text files and small files that are random only in part are compressed', () => {
   // the sample of a small blob is 4 KiB; its slices must reach past a random start
   const random = Buffer.from(randomBytes(8192, 11));
-  for (const size of [3000, 5000, 9000, 16_384, 60_000]) assert.equal(looksIncompressible(json.subarray(0, size)), false, `${size} bytes of JSON`);
-  assert.equal(looksIncompressible(Buffer.concat([random.subarray(0, 4096), json.subarray(0, 12_288)])), false, 'random first 4 KiB, then JSON');
-  assert.equal(looksIncompressible(Buffer.concat([json.subarray(0, 12_288), random.subarray(0, 4096)])), false, 'JSON, then random last 4 KiB');
+  for (const size of [3000, 5000, 9000, 16_384, 60_000])
+    assert.equal(looksIncompressible(json.subarray(0, size)), false, `${size} bytes of JSON`);
+  assert.equal(
+    looksIncompressible(Buffer.concat([random.subarray(0, 4096), json.subarray(0, 12_288)])),
+    false,
+    'random first 4 KiB, then JSON',
+  );
+  assert.equal(
+    looksIncompressible(Buffer.concat([json.subarray(0, 12_288), random.subarray(0, 4096)])),
+    false,
+    'JSON, then random last 4 KiB',
+  );
 });
 
 test('prepareBlob stores random data raw and compressible data compressed, both reading back', () => {
@@ -51,7 +66,14 @@ test('prepareBlob stores random data raw and compressible data compressed, both 
 test('blobs prepared one after another stay intact, above the largest chunk too, each reading back alone', () => {
   // prepareBlob stages every body in one buffer per thread; what it returns must not share it
   const key = newMasterKey();
-  const blobs: Uint8Array[] = [json, randomBytes(3 << 20, 12), json.subarray(0, 5000), randomBytes((8 << 20) + 100, 13), Buffer.concat(Array<Uint8Array>(30).fill(json)), new Uint8Array(0)];
+  const blobs: Uint8Array[] = [
+    json,
+    randomBytes(3 << 20, 12),
+    json.subarray(0, 5000),
+    randomBytes((8 << 20) + 100, 13),
+    Buffer.concat(Array<Uint8Array>(30).fill(json)),
+    new Uint8Array(0),
+  ];
   assert.ok(blobs[4].length > 8 << 20, 'a compressible blob above the largest chunk');
   const prepared = blobs.map((data) => {
     const id = createHash('sha256').update(data).digest('hex');

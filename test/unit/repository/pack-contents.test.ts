@@ -9,7 +9,13 @@ test('pack contents keep blobs in pack order, each once, with every field', () =
   const c = new PackContents();
   const blobs: PackedBlob[] = [];
   for (let i = 0; i < 70_000; i++) {
-    blobs.push({ id: id(i * 7919 + 1), type: i % 5 === 0 ? 'tree' : 'data', offset: i * 150, length: 150, uncompressedLength: i % 2 === 0 ? 0 : 100 + i });
+    blobs.push({
+      id: id(i * 7919 + 1),
+      type: i % 5 === 0 ? 'tree' : 'data',
+      offset: i * 150,
+      length: 150,
+      uncompressedLength: i % 2 === 0 ? 0 : 100 + i,
+    });
   }
   for (const b of blobs) assert.ok(c.add(b));
   assert.ok(!c.add({ ...blobs[3], offset: 1 }), 'a blob already in the pack');

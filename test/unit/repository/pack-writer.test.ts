@@ -102,7 +102,13 @@ test('a pack of tiny blobs closes at its target size header included', async () 
 test('an index file is written once its packs hold blobsPerIndex blobs, and never splits a pack', async () => {
   const backend = new MemBackend();
   const repo = await testRepo(backend);
-  const writer = repo.writer({ packSize: 16 * kib, uploads: 1, blobsPerIndex: 500, packsPerIndex: 1000, indexIntervalMs: 3_600_000 });
+  const writer = repo.writer({
+    packSize: 16 * kib,
+    uploads: 1,
+    blobsPerIndex: 500,
+    packsPerIndex: 1000,
+    indexIntervalMs: 3_600_000,
+  });
   const stored = new Set(await addTinyBlobs(repo, writer, 3000));
   await writer.flush();
   const listed = new Set<string>();
@@ -110,10 +116,14 @@ test('an index file is written once its packs hold blobsPerIndex blobs, and neve
   const files: { blobs: number; lastPack: number }[] = [];
   for await (const f of backend.list('index')) {
     const perPack = new Map<string, number>();
-    readIndexFile(indexText(decodeUnpacked(repo.key, await backend.load({ type: 'index', name: f.name }), repo.config.version)), f.name, (pack, b) => {
-      perPack.set(pack, (perPack.get(pack) ?? 0) + 1);
-      listed.add(b.id);
-    });
+    readIndexFile(
+      indexText(decodeUnpacked(repo.key, await backend.load({ type: 'index', name: f.name }), repo.config.version)),
+      f.name,
+      (pack, b) => {
+        perPack.set(pack, (perPack.get(pack) ?? 0) + 1);
+        listed.add(b.id);
+      },
+    );
     for (const pack of perPack.keys()) {
       assert.equal(indexOf.get(pack), undefined, `pack ${pack} is listed by two index files`);
       indexOf.set(pack, f.name);
@@ -135,7 +145,10 @@ test('a pack closes at blobsPerPack blobs, however small they are', async () => 
   await addTinyBlobs(repo, writer, 1000);
   await writer.flush();
   const perPack = await Promise.all(repo.index.packs().map(async (pack) => (await repo.readPackHeader(pack)).length));
-  assert.deepEqual(perPack, Array.from({ length: 10 }, () => 100));
+  assert.deepEqual(
+    perPack,
+    Array.from({ length: 10 }, () => 100),
+  );
 });
 
 test('tree packs close at treePackSize, data packs at packSize', async () => {
@@ -161,7 +174,11 @@ test('tree packs close at treePackSize, data packs at packSize', async () => {
   assert.equal(sizes.tree.length, 6, shape);
   assert.equal(sizes.data.filter((n) => n >= 256 * kib).length, 1, shape);
   assert.equal(sizes.data.length, 2, shape);
-  assert.equal(writer.stats.packBytes, [...sizes.data, ...sizes.tree].reduce((a, b) => a + b, 0), 'stats count the bytes stored');
+  assert.equal(
+    writer.stats.packBytes,
+    [...sizes.data, ...sizes.tree].reduce((a, b) => a + b, 0),
+    'stats count the bytes stored',
+  );
 });
 
 test('every pack is named by the SHA-256 of its bytes, hashed as blobs arrive', async () => {
@@ -197,13 +214,13 @@ function packBuffers(backend: MemBackend, delayMs: number): ArrayBufferLike[] {
     if (h.type !== 'pack') return save(h, data, signal);
     buffers.push(data.buffer);
     await new Promise((r) => setTimeout(r, delayMs));
-    assert.equal(hashID(data), h.name, 'a pack\'s bytes changed during its upload');
+    assert.equal(hashID(data), h.name, "a pack's bytes changed during its upload");
     return save(h, data, signal);
   };
   return buffers;
 }
 
-test('a stored data pack\'s buffer carries the next pack, never while its own upload still reads it', async () => {
+test("a stored data pack's buffer carries the next pack, never while its own upload still reads it", async () => {
   const backend = new MemBackend();
   const repo = await testRepo(backend);
   // uploads that take a while and check, at their end, that the bytes they were given still hash to the pack's name
@@ -222,7 +239,8 @@ test('a stored data pack\'s buffer carries the next pack, never while its own up
   assert.ok(new Set(buffers).size < buffers.length, 'some pack went out in a buffer an earlier pack used');
   const reopened = await Repository.open(backend, testPassword);
   await reopened.loadIndex();
-  for (const [i, id] of ids.entries()) assert.ok(Buffer.from(await reopened.loadBlob('data', id)).equals(Buffer.from(randomBytes(300 * kib, 50 + i))));
+  for (const [i, id] of ids.entries())
+    assert.ok(Buffer.from(await reopened.loadBlob('data', id)).equals(Buffer.from(randomBytes(300 * kib, 50 + i))));
 });
 
 test('packs of tiny blobs (10,000 and more) each get a fresh buffer: a backup of tiny files is bound by memory', async () => {

@@ -3,14 +3,23 @@ import assert from 'node:assert/strict';
 import { MemBackend } from '../../../src/engine/backend/mem.ts';
 import { Repository } from '../../../src/engine/repository/repository.ts';
 import { newMasterKey } from '../../../src/engine/crypto/key.ts';
-import { CorruptBlobError, NoRepositoryError, RepositoryExistsError, WrongPasswordError } from '../../../src/engine/repository/errors.ts';
+import {
+  CorruptBlobError,
+  NoRepositoryError,
+  RepositoryExistsError,
+  WrongPasswordError,
+} from '../../../src/engine/repository/errors.ts';
 import { hashID } from '../../../src/engine/ids/id.ts';
 import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
 import { PackWriter, repoParts } from '../../../src/engine/repository/pack-writer.ts';
 import { adoptUnindexedPacks } from '../../../src/engine/repository/adopt.ts';
 import { randomBytes, testKDF, testPassword, testPolynomial, testRepo } from '../../support/repo.ts';
 
-async function storeBlobs(repo: Repository, blobs: Uint8Array[], writer: PackWriter = repo.writer({ packSize: 64 * 1024 })): Promise<string[]> {
+async function storeBlobs(
+  repo: Repository,
+  blobs: Uint8Array[],
+  writer: PackWriter = repo.writer({ packSize: 64 * 1024 }),
+): Promise<string[]> {
   const ids: string[] = [];
   for (const data of blobs) {
     const id = hashID(data);
@@ -36,11 +45,17 @@ test('init, then open with the password; a wrong password and a missing reposito
 test('a first init that loses the race after its check still succeeds, and both racers read one repository', async () => {
   // two first backups of a namespace pass the same key, id and polynomial; the loser looked for a config before the
   // winner saved one, so it goes on to prepare the location, add its key and save the same config again
-  const identity = { masterKey: newMasterKey(), id: hashID(randomBytes(8, 3)), polynomial: testPolynomial, kdf: testKDF };
+  const identity = {
+    masterKey: newMasterKey(),
+    id: hashID(randomBytes(8, 3)),
+    polynomial: testPolynomial,
+    kdf: testKDF,
+  };
   const backend = new MemBackend();
   let winner: Repository | undefined;
   const late = Object.create(backend) as MemBackend;
-  for (const m of ['save', 'load', 'stat', 'remove', 'list'] as const) Object.assign(late, { [m]: backend[m].bind(backend) });
+  for (const m of ['save', 'load', 'stat', 'remove', 'list'] as const)
+    Object.assign(late, { [m]: backend[m].bind(backend) });
   late.create = async () => {
     winner = await Repository.init(backend, testPassword, identity);
     return backend.create();
@@ -60,7 +75,8 @@ test('an added key opens the same repository', async () => {
   const repo = await testRepo(backend);
   await repo.addKey('second password', testKDF);
   const other = await Repository.open(backend, 'second password');
-  for (const part of ['encrypt', 'macK', 'macR'] as const) assert.ok(Buffer.from(other.key[part]).equals(Buffer.from(repo.key[part])));
+  for (const part of ['encrypt', 'macK', 'macR'] as const)
+    assert.ok(Buffer.from(other.key[part]).equals(Buffer.from(repo.key[part])));
 });
 
 test('blobs stored through the writer load back after reopening, compressed or not', async () => {
@@ -70,7 +86,8 @@ test('blobs stored through the writer load back after reopening, compressed or n
   const ids = await storeBlobs(repo, blobs);
   const reopened = await Repository.open(backend, testPassword);
   await reopened.loadIndex();
-  for (let i = 0; i < blobs.length; i++) assert.ok(Buffer.from(await reopened.loadBlob('data', ids[i])).equals(Buffer.from(blobs[i])), `blob ${i}`);
+  for (let i = 0; i < blobs.length; i++)
+    assert.ok(Buffer.from(await reopened.loadBlob('data', ids[i])).equals(Buffer.from(blobs[i])), `blob ${i}`);
   const text = reopened.index.get(ids[1], 'data')!;
   assert.ok(text.uncompressedLength === 200_000 && text.length < 2000, 'compressible data is stored compressed');
   const random = reopened.index.get(ids[0], 'data')!;
@@ -79,7 +96,10 @@ test('blobs stored through the writer load back after reopening, compressed or n
 
 test('each pack header agrees with the index', async () => {
   const repo = await testRepo();
-  await storeBlobs(repo, Array.from({ length: 12 }, (_, i) => randomBytes(30_000, i + 10)));
+  await storeBlobs(
+    repo,
+    Array.from({ length: 12 }, (_, i) => randomBytes(30_000, i + 10)),
+  );
   assert.ok(repo.index.packs().length >= 4);
   for (const pack of repo.index.packs()) {
     for (const b of await repo.readPackHeader(pack)) assert.deepEqual(repo.index.get(b.id, b.type), { ...b, pack });
@@ -148,8 +168,10 @@ test('open reads the config while it looks for the key, not after', async () => 
     if (type === 'key') keysListed();
     return backend.list(type, signal);
   };
-  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('open read the config and the keys one after the other')), 2000).unref());
-  const repo = await Promise.race([Repository.open(gated, testPassword), timeout]) as Repository;
+  const timeout = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error('open read the config and the keys one after the other')), 2000).unref(),
+  );
+  const repo = (await Promise.race([Repository.open(gated, testPassword), timeout])) as Repository;
   assert.equal(repo.config.version, 2);
   // a missing repository is still named as such, not as a wrong password (it has no key files either)
   await assert.rejects(Repository.open(new MemBackend(), 'nope'), NoRepositoryError);
@@ -164,15 +186,33 @@ test('index files in any JSON spelling load, the fast reader giving way to the g
   // the same blobs, the last one with its fields in another order: read fast up to there, then read again in full
   const entry = (id: string) => {
     const l = written.get(id)!;
-    return { id, type: 'data', offset: l.offset, length: l.length, ...(l.uncompressedLength ? { uncompressed_length: l.uncompressedLength } : {}) };
+    return {
+      id,
+      type: 'data',
+      offset: l.offset,
+      length: l.length,
+      ...(l.uncompressedLength ? { uncompressed_length: l.uncompressedLength } : {}),
+    };
   };
   const pack = written.get(ids[0])!.pack;
-  assert.ok(ids.every((id) => written.get(id)!.pack === pack), 'the test expects the three blobs in one pack');
+  assert.ok(
+    ids.every((id) => written.get(id)!.pack === pack),
+    'the test expects the three blobs in one pack',
+  );
   const last = entry(ids[2]);
-  const reordered = { ...('uncompressed_length' in last ? { uncompressed_length: last.uncompressed_length } : {}), length: last.length, offset: last.offset, type: last.type, id: last.id };
+  const reordered = {
+    ...('uncompressed_length' in last ? { uncompressed_length: last.uncompressed_length } : {}),
+    length: last.length,
+    offset: last.offset,
+    type: last.type,
+    id: last.id,
+  };
   const text = `{"packs":[{"id":"${pack}","blobs":[${JSON.stringify(entry(ids[0]))},${JSON.stringify(entry(ids[1]))},${JSON.stringify(reordered)}]}]}`;
   await repo.saveUnpacked('index', Buffer.from(text));
-  await repo.saveUnpacked('index', Buffer.from(JSON.stringify({ packs: [{ id: pack, blobs: [entry(ids[1])] }] }, null, 2)));
+  await repo.saveUnpacked(
+    'index',
+    Buffer.from(JSON.stringify({ packs: [{ id: pack, blobs: [entry(ids[1])] }] }, null, 2)),
+  );
   const reopened = await Repository.open(backend, testPassword);
   await reopened.loadIndex();
   assert.equal(reopened.index.size, 3);

@@ -12,7 +12,9 @@ async function storeTrees(repo: Repository, count: number, packSize: number): Pr
   const writer = repo.writer({ packSize });
   const trees = new Map<string, Uint8Array>();
   for (let i = 0; i < count; i++) {
-    const data = Buffer.from(JSON.stringify({ nodes: [{ name: `f${i}`, pad: Buffer.from(randomBytes(200, i + 1)).toString('hex') }] }) + '\n');
+    const data = Buffer.from(
+      JSON.stringify({ nodes: [{ name: `f${i}`, pad: Buffer.from(randomBytes(200, i + 1)).toString('hex') }] }) + '\n',
+    );
     const id = hashID(data);
     trees.set(id, data);
     if (writer.claim('tree', id)) await writer.add(prepareBlob(repo.key, 'tree', id, data, true), data.length);
@@ -26,7 +28,10 @@ test('trees load with one read per tree pack, in any order, and match their ids'
   await storeTrees(await testRepo(backend), 200, 16 * 1024);
   const repo = await Repository.open(backend, testPassword);
   await repo.loadIndex();
-  const ids = [...repo.index.entries()].filter((b) => b.type === 'tree').map((b) => b.id).reverse();
+  const ids = [...repo.index.entries()]
+    .filter((b) => b.type === 'tree')
+    .map((b) => b.id)
+    .reverse();
   assert.equal(ids.length, 200);
   const packs = repo.index.packs().length;
   assert.ok(packs >= 4, `only ${packs} packs`);
@@ -57,5 +62,9 @@ test('a pack longer than one read is read in windows; a full cache forgets its o
   const tiny = new TreeCache(backend, repo.index, { maxRead: 4096, capacity: 4096 + 512 });
   for (const loc of locs) await tiny.sealed(loc);
   for (const loc of locs) await tiny.sealed(loc);
-  assert.equal(backend.packReads, 2 * Math.ceil(span.end / 4096), 'with room for one window, the second pass reads them all again');
+  assert.equal(
+    backend.packReads,
+    2 * Math.ceil(span.end / 4096),
+    'with room for one window, the second pass reads them all again',
+  );
 });

@@ -27,7 +27,14 @@ test.after(() => rm(work, { recursive: true, force: true }));
 const sentinel = join(work, 'sentinel');
 const names = ['a', 'b', 'x'] as const;
 /** every symlink points into the sentinel, absolutely or by climbing out of the target */
-const linkTargets = [sentinel, `${sentinel}/b`, '../sentinel', '../../sentinel', '../../../sentinel/b', '../sentinel/a'];
+const linkTargets = [
+  sentinel,
+  `${sentinel}/b`,
+  '../sentinel',
+  '../../sentinel',
+  '../../../sentinel/b',
+  '../sentinel/a',
+];
 
 type Spec =
   | { kind: 'dir'; name: string; children: Spec[] }
@@ -42,19 +49,33 @@ const leaf: fc.Arbitrary<Spec> = fc.oneof(
 );
 /** a symlink, then entries of the same name after it: the attack of issue 28 */
 const shadowed = (children: fc.Arbitrary<Spec[]>): fc.Arbitrary<Spec[]> =>
-  fc.tuple(name, fc.constantFrom(...linkTargets), fc.array(fc.constantFrom('dir', 'file', 'fifo', 'chardev', 'hardlink'), { minLength: 1, maxLength: 3 }), children)
+  fc
+    .tuple(
+      name,
+      fc.constantFrom(...linkTargets),
+      fc.array(fc.constantFrom('dir', 'file', 'fifo', 'chardev', 'hardlink'), { minLength: 1, maxLength: 3 }),
+      children,
+    )
     .map(([n, target, kinds, below]) => [
       { kind: 'symlink', name: n, target },
-      ...kinds.map((k): Spec => (k === 'dir' ? { kind: 'dir', name: n, children: below } : { kind: k as 'file', name: n })),
+      ...kinds.map((k): Spec =>
+        k === 'dir' ? { kind: 'dir', name: n, children: below } : { kind: k as 'file', name: n },
+      ),
     ]);
 const { entries } = fc.letrec<{ entries: Spec[]; entry: Spec }>((tie) => ({
   entry: fc.oneof(
     { depthSize: 'small' },
     leaf,
     fc.record({ kind: fc.constant('dir' as const), name, children: tie('entries') }),
-    fc.record({ kind: fc.constant('deep' as const), name, depth: fc.integer({ min: 20, max: 60 }), children: tie('entries') }),
+    fc.record({
+      kind: fc.constant('deep' as const),
+      name,
+      depth: fc.integer({ min: 20, max: 60 }),
+      children: tie('entries'),
+    }),
   ),
-  entries: fc.tuple(fc.array(tie('entry'), { maxLength: 4 }), shadowed(fc.array(tie('entry'), { maxLength: 3 })))
+  entries: fc
+    .tuple(fc.array(tie('entry'), { maxLength: 4 }), shadowed(fc.array(tie('entry'), { maxLength: 3 })))
     .map(([plain, attack]) => [...plain, ...attack]),
 }));
 
@@ -69,11 +90,18 @@ async function writeSpecs(w: RawTreeWriter, specs: Spec[], content: string): Pro
     const common = { mtime, atime: mtime, uid: 4242, gid: 4242 };
     switch (s.kind) {
       case 'dir':
-        nodes.push(newNode(n, 'dir', { ...common, mode: (goMode.dir | 0o777) >>> 0, subtree: await writeSpecs(w, s.children, content) }));
+        nodes.push(
+          newNode(n, 'dir', {
+            ...common,
+            mode: (goMode.dir | 0o777) >>> 0,
+            subtree: await writeSpecs(w, s.children, content),
+          }),
+        );
         break;
       case 'deep': {
         let subtree = await writeSpecs(w, s.children, content);
-        for (let i = 0; i < s.depth; i++) subtree = await w.tree([newNode(n, 'dir', { ...common, mode: (goMode.dir | 0o755) >>> 0, subtree })]);
+        for (let i = 0; i < s.depth; i++)
+          subtree = await w.tree([newNode(n, 'dir', { ...common, mode: (goMode.dir | 0o755) >>> 0, subtree })]);
         nodes.push(newNode(n, 'dir', { ...common, mode: (goMode.dir | 0o755) >>> 0, subtree }));
         break;
       }
@@ -82,17 +110,33 @@ async function writeSpecs(w: RawTreeWriter, specs: Spec[], content: string): Pro
         // setuid and a foreign owner: what must never land outside the target
         const data = Buffer.from(content);
         const link = s.kind === 'hardlink' ? { links: 2n, inode: 77n, deviceId: 1n } : { links: 1n };
-        nodes.push(newNode(n, 'file', { ...common, ...link, mode: (goMode.setuid | 0o777) >>> 0, size: BigInt(data.length), content: [await w.data(data)] }));
+        nodes.push(
+          newNode(n, 'file', {
+            ...common,
+            ...link,
+            mode: (goMode.setuid | 0o777) >>> 0,
+            size: BigInt(data.length),
+            content: [await w.data(data)],
+          }),
+        );
         break;
       }
       case 'fifo':
         nodes.push(newNode(n, 'fifo', { ...common, mode: (goMode.namedPipe | 0o666) >>> 0 }));
         break;
       case 'chardev':
-        nodes.push(newNode(n, 'chardev', { ...common, mode: (goMode.device | goMode.charDevice | 0o666) >>> 0, device: devNull }));
+        nodes.push(
+          newNode(n, 'chardev', {
+            ...common,
+            mode: (goMode.device | goMode.charDevice | 0o666) >>> 0,
+            device: devNull,
+          }),
+        );
         break;
       case 'symlink':
-        nodes.push(newNode(n, 'symlink', { ...common, mode: (goMode.symlink | 0o777) >>> 0, linkTarget: Buffer.from(s.target) }));
+        nodes.push(
+          newNode(n, 'symlink', { ...common, mode: (goMode.symlink | 0o777) >>> 0, linkTarget: Buffer.from(s.target) }),
+        );
         break;
     }
   }
@@ -161,22 +205,40 @@ async function viaTransferPath(snapshot: string, target: string): Promise<string
   }
 }
 
-test('the reproduction of issue 28: a symlink to outside, then a folder and a file of the same name', { timeout: 300_000 }, async () => {
-  const specs: Spec[] = [
-    { kind: 'symlink', name: 'a', target: sentinel },
-    { kind: 'dir', name: 'a', children: [{ kind: 'file', name: 'b' }, { kind: 'fifo', name: 'x' }] },
-    { kind: 'symlink', name: 'b', target: `${sentinel}/b` },
-    { kind: 'file', name: 'b' },
-  ];
-  const snapshot = await hostileSnapshot(specs);
-  await assertContained(join(work, 'target-cli'), () => viaCli(snapshot, join(work, 'target-cli')));
-  await assertContained(join(work, 'target-step'), () => viaTransferPath(snapshot, join(work, 'target-step')));
-});
-
-test('hostile trees restored by the CLI and by the transfer step\'s code change nothing outside the target', { timeout: 1_200_000 }, async () => {
-  await fc.assert(fc.asyncProperty(entries, async (specs) => {
+test(
+  'the reproduction of issue 28: a symlink to outside, then a folder and a file of the same name',
+  { timeout: 300_000 },
+  async () => {
+    const specs: Spec[] = [
+      { kind: 'symlink', name: 'a', target: sentinel },
+      {
+        kind: 'dir',
+        name: 'a',
+        children: [
+          { kind: 'file', name: 'b' },
+          { kind: 'fifo', name: 'x' },
+        ],
+      },
+      { kind: 'symlink', name: 'b', target: `${sentinel}/b` },
+      { kind: 'file', name: 'b' },
+    ];
     const snapshot = await hostileSnapshot(specs);
     await assertContained(join(work, 'target-cli'), () => viaCli(snapshot, join(work, 'target-cli')));
     await assertContained(join(work, 'target-step'), () => viaTransferPath(snapshot, join(work, 'target-step')));
-  }), { numRuns: 12 });
-});
+  },
+);
+
+test(
+  "hostile trees restored by the CLI and by the transfer step's code change nothing outside the target",
+  { timeout: 1_200_000 },
+  async () => {
+    await fc.assert(
+      fc.asyncProperty(entries, async (specs) => {
+        const snapshot = await hostileSnapshot(specs);
+        await assertContained(join(work, 'target-cli'), () => viaCli(snapshot, join(work, 'target-cli')));
+        await assertContained(join(work, 'target-step'), () => viaTransferPath(snapshot, join(work, 'target-step')));
+      }),
+      { numRuns: 12 },
+    );
+  },
+);

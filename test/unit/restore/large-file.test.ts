@@ -59,7 +59,10 @@ test('one 40 MiB file is read by several ranged reads at once and written correc
     const target = join(work, 'target');
     await restoreTree(repo, snapshot.tree, { target });
     assert.ok(Buffer.from(await readFile(join(target, source, 'disk.img'))).equals(data), 'the restored file differs');
-    assert.ok(backend.maxInFlight >= 3, `at most ${backend.maxInFlight} pack read(s) in flight for one file: one stream`);
+    assert.ok(
+      backend.maxInFlight >= 3,
+      `at most ${backend.maxInFlight} pack read(s) in flight for one file: one stream`,
+    );
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -85,7 +88,8 @@ class CountingSemaphore extends Semaphore {
 async function backedUpNode(work: string, size: number, seed: number) {
   const { source, data, repo, snapshot } = await backedUpFile(work, size, seed, new MemBackend());
   let tree = decodeTree(await repo.loadBlob('tree', snapshot.tree));
-  for (const part of source.split('/').filter(Boolean)) tree = decodeTree(await repo.loadBlob('tree', findNode(tree, Buffer.from(part))!.subtree!));
+  for (const part of source.split('/').filter(Boolean))
+    tree = decodeTree(await repo.loadBlob('tree', findNode(tree, Buffer.from(part))!.subtree!));
   return { data, repo, node: findNode(tree, Buffer.from('disk.img'))! };
 }
 
@@ -123,7 +127,10 @@ test('each blob of a file is freed as soon as it is written, not left for a coll
     await writeFileContent(repo, Buffer.from(target), node.content!, content, () => {});
     assert.ok(Buffer.from(await readFile(target)).equals(data), 'the written file differs');
     assert.equal(handed.length, node.content!.length);
-    assert.ok(handed.every((b) => b.length === 0), 'a blob written was not freed');
+    assert.ok(
+      handed.every((b) => b.length === 0),
+      'a blob written was not freed',
+    );
   } finally {
     await rm(work, { recursive: true, force: true });
   }

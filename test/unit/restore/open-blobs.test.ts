@@ -13,13 +13,21 @@ test('blobs go to the workers in groups of about 1 MiB, each a buffer of its own
   const read = backing.subarray(1000, 1000 + (4 << 20));
   const blobs: PackedBlob[] = [];
   for (let offset = start; offset + 300_000 <= start + read.length; offset += 300_000) {
-    blobs.push({ type: 'data', id: offset.toString(16).padStart(64, '0'), offset, length: 300_000, uncompressedLength: 0 });
+    blobs.push({
+      type: 'data',
+      id: offset.toString(16).padStart(64, '0'),
+      offset,
+      length: 300_000,
+      uncompressedLength: 0,
+    });
   }
   const posted: { bytes: Uint8Array; blobs: BlobInRead[] }[] = [];
   const open = openOnWorkers({
     async openBlobs(bytes, inRead) {
       posted.push({ bytes, blobs: inRead });
-      return inRead.map((b) => (b.offset === 0 && posted.length === 2 ? 'bad MAC' : bytes.slice(b.offset, b.offset + b.length)));
+      return inRead.map((b) =>
+        b.offset === 0 && posted.length === 2 ? 'bad MAC' : bytes.slice(b.offset, b.offset + b.length),
+      );
     },
   });
   const results = await open(blobs[0].id, blobs, read, start);
@@ -27,12 +35,20 @@ test('blobs go to the workers in groups of about 1 MiB, each a buffer of its own
   assert.ok(posted.length >= 3, `${posted.length} groups`);
   for (const p of posted) {
     assert.equal(p.bytes.byteOffset, 0, 'the group starts its own buffer');
-    assert.equal(p.bytes.byteLength, p.bytes.buffer.byteLength, 'and is all of it, so postMessage moves it instead of cloning');
+    assert.equal(
+      p.bytes.byteLength,
+      p.bytes.buffer.byteLength,
+      'and is all of it, so postMessage moves it instead of cloning',
+    );
     const span = p.blobs.at(-1)!.offset + p.blobs.at(-1)!.length;
     assert.equal(p.bytes.length, span);
-    assert.ok(span <= (1 << 20) || p.blobs.length === 1, `a group of ${span} bytes`);
+    assert.ok(span <= 1 << 20 || p.blobs.length === 1, `a group of ${span} bytes`);
   }
-  assert.deepEqual(posted.flatMap((p) => p.blobs.map((b) => b.id)), blobs.map((b) => b.id), 'every blob once, in order');
+  assert.deepEqual(
+    posted.flatMap((p) => p.blobs.map((b) => b.id)),
+    blobs.map((b) => b.id),
+    'every blob once, in order',
+  );
   // each result is that blob's bytes (or its failure, named by pack and blob)
   const firstOfSecond = posted[0].blobs.length;
   results.forEach((r, i) => {

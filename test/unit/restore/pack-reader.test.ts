@@ -13,7 +13,12 @@ import { release } from '../../../src/engine/memory/release.ts';
 import type { Handle } from '../../../src/engine/backend/backend.ts';
 
 /** A repository holding `count` blobs of `size` bytes in packs of about `packSize` bytes. */
-async function repoWithBlobs(count: number, size: number, packSize: number, backend = new CountingBackend()): Promise<{ repo: Repository; backend: CountingBackend; blobs: Map<string, Uint8Array> }> {
+async function repoWithBlobs(
+  count: number,
+  size: number,
+  packSize: number,
+  backend = new CountingBackend(),
+): Promise<{ repo: Repository; backend: CountingBackend; blobs: Map<string, Uint8Array> }> {
   const repo = await testRepo(backend);
   const writer = repo.writer({ packSize });
   const blobs = new Map<string, Uint8Array>();
@@ -54,11 +59,23 @@ test('a read never exceeds maxRead, and a wide gap between wanted blobs starts a
   backend.packReads = 0;
   // every other blob, with gaps of one blob that maxGap 0 refuses to read through
   const sparse = new PackReader(repo.backend, openHere(repo), { maxGap: 0 });
-  await Promise.all(ids.map((id) => locate(repo, id)).sort((a, b) => a.offset - b.offset).filter((_, i) => i % 2 === 0).map((loc) => sparse.read(loc)));
+  await Promise.all(
+    ids
+      .map((id) => locate(repo, id))
+      .sort((a, b) => a.offset - b.offset)
+      .filter((_, i) => i % 2 === 0)
+      .map((loc) => sparse.read(loc)),
+  );
   assert.equal(backend.packReads, 32);
   backend.packReads = 0;
   const bridged = new PackReader(repo.backend, openHere(repo), { maxGap: 5000 });
-  await Promise.all(ids.map((id) => locate(repo, id)).sort((a, b) => a.offset - b.offset).filter((_, i) => i % 2 === 0).map((loc) => bridged.read(loc)));
+  await Promise.all(
+    ids
+      .map((id) => locate(repo, id))
+      .sort((a, b) => a.offset - b.offset)
+      .filter((_, i) => i % 2 === 0)
+      .map((loc) => bridged.read(loc)),
+  );
   assert.equal(backend.packReads, 1);
 });
 
@@ -95,15 +112,25 @@ test('a read whose blobs were all opened is freed once they are handed over; one
   const got = await Promise.all(ids.map((id) => opened.read(locate(repo, id))));
   ids.forEach((id, i) => assert.ok(Buffer.from(got[i]).equals(Buffer.from(blobs.get(id)!)), `blob ${i}`));
   assert.ok(backend.reads.length > 0);
-  assert.ok(backend.reads.every((r) => r.length === 0), 'every read freed');
+  assert.ok(
+    backend.reads.every((r) => r.length === 0),
+    'every read freed',
+  );
 
   backend.reads = [];
   const mixed = new PackReader(repo.backend, openHere(repo));
   const loc = locate(repo, ids[0]);
-  const [sealed] = await Promise.all([mixed.readSealed(loc), ...ids.slice(1).map((id) => mixed.read(locate(repo, id)))]);
+  const [sealed] = await Promise.all([
+    mixed.readSealed(loc),
+    ...ids.slice(1).map((id) => mixed.read(locate(repo, id))),
+  ]);
   const held = backend.reads.find((r) => r.buffer === sealed.buffer);
   assert.ok(held && held.length > 0, 'the read a sealed blob is a view of is kept');
-  assert.ok(Buffer.from(sealed).equals(Buffer.from(await repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length))));
+  assert.ok(
+    Buffer.from(sealed).equals(
+      Buffer.from(await repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length)),
+    ),
+  );
 });
 
 test('a blob asked for sealed comes as the pack stores it, sharing the read of those opened, and is not opened', async () => {
@@ -124,7 +151,8 @@ test('a blob asked for sealed comes as the pack stores it, sharing the read of t
   assert.equal(opened, 11);
   for (const [i, id] of ids.entries()) {
     const loc = locate(repo, id);
-    const expected = i % 2 === 0 ? await repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length) : blobs.get(id)!;
+    const expected =
+      i % 2 === 0 ? await repo.backend.load({ type: 'pack', name: loc.pack }, loc.offset, loc.length) : blobs.get(id)!;
     assert.ok(Buffer.from(got[i]).equals(Buffer.from(expected)), `blob ${i}`);
   }
   assert.ok(Buffer.from(got[20]).equals(Buffer.from(blobs.get(ids[0])!)));
@@ -144,11 +172,17 @@ test('a damaged blob fails alone, naming its pack and id; a missing pack fails a
     if (i !== 4) return assert.equal(r.status, 'fulfilled', `blob ${i}`);
     assert.equal(r.status, 'rejected');
     const err = (r as PromiseRejectedResult).reason as Error;
-    assert.ok(err instanceof CorruptBlobError && err.message.includes(victim.pack) && err.message.includes(ids[4]), err.message);
+    assert.ok(
+      err instanceof CorruptBlobError && err.message.includes(victim.pack) && err.message.includes(ids[4]),
+      err.message,
+    );
   });
   await backend.remove({ type: 'pack', name: victim.pack });
   const gone = await Promise.allSettled(ids.map((id) => reader.read(locate(repo, id))));
-  assert.ok(gone.every((r) => r.status === 'rejected' && backend.isNotExist(r.reason)), `${path} is gone, yet a read succeeded`);
+  assert.ok(
+    gone.every((r) => r.status === 'rejected' && backend.isNotExist(r.reason)),
+    `${path} is gone, yet a read succeeded`,
+  );
 });
 
 test('with a budget, blobs are handed over only as earlier ones are done with, and each pack is still read once', async () => {
@@ -164,20 +198,25 @@ test('with a budget, blobs are handed over only as earlier ones are done with, a
   const capacity = 40_000;
   // as a restore reads: whole packs, the part not yet wanted kept for later
   const reader = new PackReader(repo.backend, openHere(repo), {
-    budget: new ByteBudget(capacity), maxRead: 20_000, cache: 40_000, span: (p) => repo.index.span(p, 'data'),
+    budget: new ByteBudget(capacity),
+    maxRead: 20_000,
+    cache: 40_000,
+    span: (p) => repo.index.span(p, 'data'),
   });
   let held = 0;
   let maxHeld = 0;
   // every blob is asked for at once, as a restore's files do; each is "written" a turn later, then given back
-  const results = await Promise.allSettled(ids.map(async (id) => {
-    const loc = locate(repo, id);
-    const data = await reader.read(loc);
-    maxHeld = Math.max(maxHeld, (held += data.length));
-    await new Promise((r) => setImmediate(r));
-    held -= data.length;
-    reader.done(loc);
-    return data;
-  }));
+  const results = await Promise.allSettled(
+    ids.map(async (id) => {
+      const loc = locate(repo, id);
+      const data = await reader.read(loc);
+      maxHeld = Math.max(maxHeld, (held += data.length));
+      await new Promise((r) => setImmediate(r));
+      held -= data.length;
+      reader.done(loc);
+      return data;
+    }),
+  );
   results.forEach((r, i) => {
     if (i === 150) return assert.equal(r.status, 'rejected', 'the damaged blob was handed over');
     assert.ok(r.status === 'fulfilled' && Buffer.from(r.value).equals(Buffer.from(blobs.get(ids[i])!)), `blob ${i}`);
@@ -190,13 +229,18 @@ test('with a budget, blobs are handed over only as earlier ones are done with, a
 test('a budget smaller than one read still lets every blob through', async () => {
   const { repo, blobs } = await repoWithBlobs(40, 1000, 16 * 1024);
   const reader = new PackReader(repo.backend, openHere(repo), { budget: new ByteBudget(3000) });
-  const got = await Promise.all([...blobs.keys()].map(async (id) => {
-    const loc = locate(repo, id);
-    const data = await reader.read(loc);
-    reader.done(loc);
-    return data;
-  }));
-  assert.deepEqual(got.map((d) => hashID(d)), [...blobs.keys()]);
+  const got = await Promise.all(
+    [...blobs.keys()].map(async (id) => {
+      const loc = locate(repo, id);
+      const data = await reader.read(loc);
+      reader.done(loc);
+      return data;
+    }),
+  );
+  assert.deepEqual(
+    got.map((d) => hashID(d)),
+    [...blobs.keys()],
+  );
 });
 
 test('aborting rejects blobs still waiting for a read', async () => {
@@ -206,7 +250,10 @@ test('aborting rejects blobs still waiting for a read', async () => {
   const pending = [...blobs.keys()].map((id) => reader.read(locate(repo, id)));
   ctl.abort(new Error('stop now'));
   const results = await Promise.allSettled(pending);
-  assert.ok(results.every((r) => r.status === 'rejected'), 'a blob was delivered after the abort');
+  assert.ok(
+    results.every((r) => r.status === 'rejected'),
+    'a blob was delivered after the abort',
+  );
   await assert.rejects(reader.read(locate(repo, [...blobs.keys()][0])), /stop now/);
 });
 
@@ -217,14 +264,18 @@ test('with a cache, blobs asked for a few at a time in pack order cost one read 
   const askInTurns = async (reader: PackReader): Promise<void> => {
     for (let i = 0; i < ids.length; i += 5) {
       const got = await Promise.all(ids.slice(i, i + 5).map((id) => reader.read(locate(repo, id))));
-      got.forEach((data, j) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i + j])!)), `blob ${i + j}`));
+      got.forEach((data, j) =>
+        assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i + j])!)), `blob ${i + j}`),
+      );
     }
   };
   await askInTurns(new PackReader(repo.backend, openHere(repo)));
   // without reading ahead, every turn costs a read (two when its blobs straddle packs)
   assert.ok(backend.packReads >= ids.length / 5, `${backend.packReads} reads`);
   backend.packReads = 0;
-  await askInTurns(new PackReader(repo.backend, openHere(repo), { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') }));
+  await askInTurns(
+    new PackReader(repo.backend, openHere(repo), { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') }),
+  );
   assert.equal(backend.packReads, packs);
 });
 
@@ -240,7 +291,10 @@ test('a blob that a read in flight will bring waits for it instead of costing a 
       return repo.backend.load(...args);
     },
   } as typeof repo.backend;
-  const reader = new PackReader(slow, openHere(repo), { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') });
+  const reader = new PackReader(slow, openHere(repo), {
+    cache: 1 << 20,
+    span: (pack) => repo.index.span(pack, 'data'),
+  });
   const ids = [...blobs.keys()];
   const first = reader.read(locate(repo, ids[0]));
   // the first read is under way when the others are asked for
@@ -264,7 +318,10 @@ test('a damaged blob in a read kept for later still fails alone when asked for',
       return bytes;
     },
   } as typeof repo.backend;
-  const reader = new PackReader(damaged, openHere(repo), { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') });
+  const reader = new PackReader(damaged, openHere(repo), {
+    cache: 1 << 20,
+    span: (pack) => repo.index.span(pack, 'data'),
+  });
   await reader.read(locate(repo, ids[0]));
   const later = await Promise.allSettled(ids.slice(1).map((id) => reader.read(locate(repo, id))));
   const failed = later.flatMap((r, i) => (r.status === 'rejected' ? [i + 1] : []));
@@ -283,10 +340,19 @@ test('blobs served from a kept read reach the opener in pack order, whatever ord
   };
   const reader = new PackReader(repo.backend, open, { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') });
   await reader.read(locate(repo, ids[0]));
-  const rest = await Promise.all(ids.slice(1).reverse().map((id) => reader.read(locate(repo, id))));
+  const rest = await Promise.all(
+    ids
+      .slice(1)
+      .reverse()
+      .map((id) => reader.read(locate(repo, id))),
+  );
   rest.reverse().forEach((data, i) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[i + 1])!))));
   assert.equal(orders.length, 2, 'the first read, then one delivery from the kept bytes');
-  for (const o of orders) assert.deepEqual(o, [...o].sort((a, b) => a - b));
+  for (const o of orders)
+    assert.deepEqual(
+      o,
+      [...o].sort((a, b) => a - b),
+    );
 });
 
 test('a read reaches ahead to the pack end, but not into bytes already kept', async () => {
@@ -315,7 +381,10 @@ test('a small part kept from a read is copied out: it does not hold the whole re
   const { repo, blobs } = await repoWithBlobs(40, 1000, 1 << 20);
   const ids = [...blobs.keys()].map((id) => locate(repo, id)).sort((a, b) => a.offset - b.offset);
   // as the filesystem backend does: a Buffer, whose slice() is a view rather than a copy
-  const buffers = { ...repo.backend, load: async (...args: Parameters<typeof repo.backend.load>) => Buffer.from(await repo.backend.load(...args)) };
+  const buffers = {
+    ...repo.backend,
+    load: async (...args: Parameters<typeof repo.backend.load>) => Buffer.from(await repo.backend.load(...args)),
+  };
   const span = (pack: string) => repo.index.span(pack, 'data');
   const reader = new PackReader(buffers as typeof repo.backend, openHere(repo), { cache: 1 << 20, span });
   await Promise.all(ids.slice(0, 36).map((loc) => reader.read(loc)));
@@ -323,5 +392,7 @@ test('a small part kept from a read is copied out: it does not hold the whole re
   assert.ok(tail > 0 && tail < 5000, `the kept part should be the last 4 blobs, is ${tail} bytes`);
   assert.equal(reader.heldBytes, tail, 'the kept part holds more than itself');
   const rest = await Promise.all(ids.slice(36).map((loc) => reader.read(loc)));
-  rest.forEach((data, i) => assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[36 + i].id)!)), `blob ${36 + i}`));
+  rest.forEach((data, i) =>
+    assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[36 + i].id)!)), `blob ${36 + i}`),
+  );
 });

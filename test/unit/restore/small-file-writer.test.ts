@@ -33,9 +33,12 @@ test('small files are written whole on their thread with mode and times, batched
   const writer = newWriter();
   try {
     const mtime = utcTime(1_600_000_000_123_456_789n);
-    const node = (mode: number) => newNode(Buffer.from('f'), 'file', { mode, mtime, atime: mtime, uid: process.getuid!(), gid: process.getgid!() });
+    const node = (mode: number) =>
+      newNode(Buffer.from('f'), 'file', { mode, mtime, atime: mtime, uid: process.getuid!(), gid: process.getgid!() });
     // several in one turn travel as one batch; the last comes in a later turn
-    await Promise.all([0, 1, 2].map((i) => writer.write(Buffer.from(`f${i}`), Buffer.from(`data ${i}`), 6, node(0o640 + i))));
+    await Promise.all(
+      [0, 1, 2].map((i) => writer.write(Buffer.from(`f${i}`), Buffer.from(`data ${i}`), 6, node(0o640 + i))),
+    );
     await writer.write(Buffer.from('tail'), Buffer.from('abc'), 4096, node(0o600));
     for (const i of [0, 1, 2]) {
       const path = join(work, `f${i}`);
@@ -57,7 +60,10 @@ test('a file that cannot be created fails with its path, and the writer goes on'
   const writer = newWriter();
   try {
     const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
-    await assert.rejects(writer.write(Buffer.from('missing/x'), Buffer.from('x'), 1, node), /could not write .*missing\/x: ENOENT/);
+    await assert.rejects(
+      writer.write(Buffer.from('missing/x'), Buffer.from('x'), 1, node),
+      /could not write .*missing\/x: ENOENT/,
+    );
     await writer.write(Buffer.from('after'), Buffer.from('y'), 1, node);
     assert.equal((await readFile(join(work, 'after'))).toString(), 'y');
   } finally {
@@ -70,7 +76,10 @@ test('closing refuses files not yet handed over, waits for those that were, and 
   const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
   await writer.write(Buffer.from('first'), Buffer.from('1'), 1, node);
   // queued in this turn: close comes before the batch leaves
-  const late = assert.rejects(writer.write(Buffer.from('late'), Buffer.from('2'), 1, node), /restore ended before this file was written/);
+  const late = assert.rejects(
+    writer.write(Buffer.from('late'), Buffer.from('2'), 1, node),
+    /restore ended before this file was written/,
+  );
   await writer.close();
   await late;
   await assert.rejects(stat(join(work, 'late')), { code: 'ENOENT' });
@@ -83,11 +92,26 @@ test("a folder's owner, mode and times are set on the thread through the folder 
     const dir = join(work, 'folder');
     await mkdir(dir);
     const mtime = utcTime(1_500_000_000_987_654_321n);
-    await writer.writeMetadata(Buffer.from('folder'), newNode(Buffer.from('folder'), 'dir', { mode: 0o750 | 0x80000000, mtime, atime: mtime, uid: process.getuid!(), gid: process.getgid!() }));
+    await writer.writeMetadata(
+      Buffer.from('folder'),
+      newNode(Buffer.from('folder'), 'dir', {
+        mode: 0o750 | 0x80000000,
+        mtime,
+        atime: mtime,
+        uid: process.getuid!(),
+        gid: process.getgid!(),
+      }),
+    );
     const st = await stat(dir, { bigint: true });
     assert.equal(Number(st.mode & 0o777n), 0o750);
     assert.equal(st.mtimeNs, mtime.ns);
-    await assert.rejects(writer.writeMetadata(Buffer.from('no-such-folder'), newNode(Buffer.from('x'), 'dir', { mode: 0o755 | 0x80000000 })), /could not restore the metadata of .*no-such-folder: .*ENOENT/);
+    await assert.rejects(
+      writer.writeMetadata(
+        Buffer.from('no-such-folder'),
+        newNode(Buffer.from('x'), 'dir', { mode: 0o755 | 0x80000000 }),
+      ),
+      /could not restore the metadata of .*no-such-folder: .*ENOENT/,
+    );
   } finally {
     await writer.close();
   }
@@ -101,7 +125,14 @@ test('a sealed file is opened and checked on the thread; a damaged blob fails na
     const random = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 2654435761) >>> 24));
     const sealedOf = (data: Buffer) => {
       const blob = prepareBlob(key, 'data', hashID(data), data, true);
-      const loc: BlobLocation = { pack: 'ab'.repeat(32), type: 'data', id: blob.id, offset: 0, length: blob.sealed.length, uncompressedLength: blob.uncompressedLength };
+      const loc: BlobLocation = {
+        pack: 'ab'.repeat(32),
+        type: 'data',
+        id: blob.id,
+        offset: 0,
+        length: blob.sealed.length,
+        uncompressedLength: blob.uncompressedLength,
+      };
       return { sealed: Buffer.from(blob.sealed), loc };
     };
     const a = sealedOf(text);
@@ -122,10 +153,16 @@ test('a sealed file is opened and checked on the thread; a damaged blob fails na
       writer.writeSealed(Buffer.from('damaged'), damaged, a.loc, text.length, node),
       writer.writeSealed(Buffer.from('wrong-id'), b.sealed, wrongId, random.length, node),
     ]);
-    for (const [r, loc] of [[mac, a.loc], [id, wrongId]] as const) {
+    for (const [r, loc] of [
+      [mac, a.loc],
+      [id, wrongId],
+    ] as const) {
       assert.equal(r.status, 'rejected');
       const err = (r as PromiseRejectedResult).reason as Error;
-      assert.ok(err instanceof CorruptBlobError && err.message.includes(loc.pack) && err.message.includes(loc.id), err.message);
+      assert.ok(
+        err instanceof CorruptBlobError && err.message.includes(loc.pack) && err.message.includes(loc.id),
+        err.message,
+      );
     }
     assert.match(((id as PromiseRejectedResult).reason as Error).message, /does not match its id/);
     await assert.rejects(stat(join(work, 'damaged')), { code: 'ENOENT' });
@@ -141,7 +178,12 @@ test('small blobs a backup sealed as one batch restore together; a damaged one i
     const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
     // text (stored compressed), random bytes (stored raw) and an empty file, sealed as the backup seals a batch
     const plains = Array.from({ length: 12 }, (_, i) => {
-      const data = i % 3 === 0 ? Buffer.from(`{"n": ${i}}\n`.repeat(50 + i)) : i % 3 === 1 ? Buffer.from(Array.from({ length: 900 + i }, (_, j) => ((j + 1) * (i + 7) * 2654435761) >>> 24)) : Buffer.alloc(0);
+      const data =
+        i % 3 === 0
+          ? Buffer.from(`{"n": ${i}}\n`.repeat(50 + i))
+          : i % 3 === 1
+            ? Buffer.from(Array.from({ length: 900 + i }, (_, j) => ((j + 1) * (i + 7) * 2654435761) >>> 24))
+            : Buffer.alloc(0);
       return { id: hashID(data), data };
     });
     const { sealed, blobs } = sealSmallBlobs(key, true, plains);
@@ -150,7 +192,14 @@ test('small blobs a backup sealed as one batch restore together; a damaged one i
       const bytes = Buffer.from(sealed.subarray(at, at + b.sealedLength));
       at += b.sealedLength;
       if (i === 5) bytes[bytes.length - 3] ^= 1;
-      const loc: BlobLocation = { pack: 'cd'.repeat(32), type: 'data', id: b.id, offset: 0, length: b.sealedLength, uncompressedLength: b.uncompressedLength };
+      const loc: BlobLocation = {
+        pack: 'cd'.repeat(32),
+        type: 'data',
+        id: b.id,
+        offset: 0,
+        length: b.sealedLength,
+        uncompressedLength: b.uncompressedLength,
+      };
       return writer.writeSealed(Buffer.from(`run-${i}`), bytes, loc, plains[i].data.length, node);
     });
     const settled = await Promise.allSettled(files);

@@ -27,12 +27,26 @@ test('fifos, devices, symlinks and folders are restored exactly', async () => {
     const atime = utcTime(1_600_000_000_000_000_001n);
     const mtime = utcTime(-1_000_000_000_999_999_999n);
     const common = { atime, mtime, uid: 1234, gid: 5678 };
-    const sub = await w.tree([newNode(Buffer.from('inner'), 'fifo', { ...common, mode: (goMode.namedPipe | 0o640) >>> 0 })]);
+    const sub = await w.tree([
+      newNode(Buffer.from('inner'), 'fifo', { ...common, mode: (goMode.namedPipe | 0o640) >>> 0 }),
+    ]);
     const root = await w.tree([
       newNode(Buffer.from('block'), 'dev', { ...common, mode: (goMode.device | 0o660) >>> 0, device: rdev }),
-      newNode(Buffer.from('char'), 'chardev', { ...common, mode: (goMode.device | goMode.charDevice | 0o666) >>> 0, device: 0x103n }),
-      newNode(Buffer.from('dir'), 'dir', { ...common, mode: (goMode.dir | goMode.sticky | 0o1777) >>> 0, subtree: sub }),
-      newNode(Buffer.from('link'), 'symlink', { ...common, mode: (goMode.symlink | 0o777) >>> 0, linkTarget: Buffer.from('/etc/passwd') }),
+      newNode(Buffer.from('char'), 'chardev', {
+        ...common,
+        mode: (goMode.device | goMode.charDevice | 0o666) >>> 0,
+        device: 0x103n,
+      }),
+      newNode(Buffer.from('dir'), 'dir', {
+        ...common,
+        mode: (goMode.dir | goMode.sticky | 0o1777) >>> 0,
+        subtree: sub,
+      }),
+      newNode(Buffer.from('link'), 'symlink', {
+        ...common,
+        mode: (goMode.symlink | 0o777) >>> 0,
+        linkTarget: Buffer.from('/etc/passwd'),
+      }),
     ]);
     const id = await w.snapshot(root);
     await repo.loadIndex();
@@ -40,13 +54,20 @@ test('fifos, devices, symlinks and folders are restored exactly', async () => {
     const target = join(work, 'target');
     await restoreTree(repo, tree, { target });
     const expect: [string, (s: import('node:fs').BigIntStats) => boolean, number, bigint][] = [
-      ['block', (s) => s.isBlockDevice(), 0o660, rdev], ['char', (s) => s.isCharacterDevice(), 0o666, 0x103n],
-      ['dir', (s) => s.isDirectory(), 0o1777, 0n], ['dir/inner', (s) => s.isFIFO(), 0o640, 0n], ['link', (s) => s.isSymbolicLink(), 0o777, 0n],
+      ['block', (s) => s.isBlockDevice(), 0o660, rdev],
+      ['char', (s) => s.isCharacterDevice(), 0o666, 0x103n],
+      ['dir', (s) => s.isDirectory(), 0o1777, 0n],
+      ['dir/inner', (s) => s.isFIFO(), 0o640, 0n],
+      ['link', (s) => s.isSymbolicLink(), 0o777, 0n],
     ];
     for (const [name, isType, mode, device] of expect) {
       const st = await lstat(join(target, name), { bigint: true });
       assert.ok(isType(st), `${name} type`);
-      assert.deepEqual([Number(st.mode) & 0o7777, st.rdev, st.uid, st.gid, st.atimeNs, st.mtimeNs], [mode, device, 1234n, 5678n, atime.ns, mtime.ns], name);
+      assert.deepEqual(
+        [Number(st.mode) & 0o7777, st.rdev, st.uid, st.gid, st.atimeNs, st.mtimeNs],
+        [mode, device, 1234n, 5678n, atime.ns, mtime.ns],
+        name,
+      );
     }
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -2,7 +2,20 @@
 // written through; a folder in the way of a non-folder is refused, naming it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,14 +63,20 @@ test('a file is created afresh: a hard link to a file outside, a symlink or a fi
 test('a folder where a file, symlink or link goes is refused, naming the entry', () => {
   mkdirSync(join(target, 'd'));
   writeFileSync(join(target, 'plain'), 'p');
-  assert.throws(() => createFile(root, b('d')), /refusing to restore the file d: a folder of that name is already in the target/);
+  assert.throws(
+    () => createFile(root, b('d')),
+    /refusing to restore the file d: a folder of that name is already in the target/,
+  );
   assert.throws(() => makeSymlinkEntry(root, b('d'), b('/etc')), /refusing to restore the symlink d: a folder/);
   assert.throws(() => makeHardLink(root, b('plain'), b('d')), /refusing to restore the hard link d: a folder/);
 });
 
 test('nothing is reached through a symlink in the middle of a path, a link source included', () => {
   symlinkSync(outside, join(target, 'via'));
-  assert.throws(() => createFile(root, b('via/new')), /refusing to restore via\/new: a symlink or non-folder stands in its path/);
+  assert.throws(
+    () => createFile(root, b('via/new')),
+    /refusing to restore via\/new: a symlink or non-folder stands in its path/,
+  );
   assert.throws(() => makeHardLink(root, b('via/f'), b('stolen')), /refusing to restore via\/f: a symlink/);
   assert.throws(() => makeFolder(root, b('via/sub')), /refusing to restore via\/sub/);
   assert.deepEqual(execFileSync('ls', [outside]).toString().trim().split('\n'), ['f']);

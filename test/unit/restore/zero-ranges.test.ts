@@ -32,7 +32,10 @@ function image(): Uint8Array {
 }
 
 /** The image backed up as a block volume is, and restored over a target of the same size holding `garbage`. */
-async function restoredOver(garbage: number, restore: (repo: Repository, tree: ID, target: string) => Promise<unknown>): Promise<{ data: Uint8Array; restored: Buffer }> {
+async function restoredOver(
+  garbage: number,
+  restore: (repo: Repository, tree: ID, target: string) => Promise<unknown>,
+): Promise<{ data: Uint8Array; restored: Buffer }> {
   const work = await mkdtemp(join(tmpdir(), 'ferry-zero-ranges-'));
   try {
     const data = image();
@@ -52,7 +55,11 @@ async function restoredOver(garbage: number, restore: (repo: Repository, tree: I
 function assertSame(restored: Buffer, data: Uint8Array): void {
   assert.equal(restored.length, data.length);
   const firstWrong = restored.findIndex((b, i) => b !== data[i]);
-  assert.equal(firstWrong, -1, `byte ${firstWrong} is ${restored[firstWrong]} where the backup has ${data[firstWrong]}`);
+  assert.equal(
+    firstWrong,
+    -1,
+    `byte ${firstWrong} is ${restored[firstWrong]} where the backup has ${data[firstWrong]}`,
+  );
 }
 
 test('a block restore writes the zero ranges over a volume that held other data', async () => {
@@ -60,7 +67,7 @@ test('a block restore writes the zero ranges over a volume that held other data'
   assertSame(restored, data);
 });
 
-test('a restore of a block volume\'s snapshot onto a device (a loop device over old data) writes its zero ranges', async () => {
+test("a restore of a block volume's snapshot onto a device (a loop device over old data) writes its zero ranges", async () => {
   const { data, restored } = await restoredOver(0x55, async (repo, tree, file) => {
     const { stdout } = await run('losetup', ['--find', '--show', file]);
     const device = stdout.trim();
@@ -74,7 +81,9 @@ test('a restore of a block volume\'s snapshot onto a device (a loop device over 
 });
 
 test('a target declared zeroed keeps its zero ranges unwritten (what the flag promises costs nothing)', async () => {
-  const { data, restored } = await restoredOver(0xaa, (repo, tree, target) => restoreStream(repo, tree, target, { zeroed: true }));
+  const { data, restored } = await restoredOver(0xaa, (repo, tree, target) =>
+    restoreStream(repo, tree, target, { zeroed: true }),
+  );
   // the data regions are restored; the long zero run was left as the "volume" had it
   assert.ok(restored.subarray(0, 2 * MiB).equals(data.subarray(0, 2 * MiB)));
   assert.ok(restored.subarray(26 * MiB, 28 * MiB).equals(data.subarray(26 * MiB, 28 * MiB)));

@@ -11,14 +11,24 @@ const created = '2025-01-01T00:00:00Z';
 const hour = 3_600_000;
 const now = Date.parse(created) + 2 * hour;
 
-function du(name: string, extra: Partial<DataUpload> = {}, phase: 'Completed' | 'InProgress' = 'Completed'): KubeObject {
+function du(
+  name: string,
+  extra: Partial<DataUpload> = {},
+  phase: 'Completed' | 'InProgress' = 'Completed',
+): KubeObject {
   const r = upload(name, phase, {}, created);
   return { ...r, spec: { ...r.spec, expire: '1h' }, ...extra, metadata: { ...r.metadata, ...extra.metadata } };
 }
 
 it('expiry: deletes exactly the expired, finished, unretained, unread DataUploads', async () => {
   const kube = new MemoryKube();
-  const reader = download('restore', 'InProgress', { spec: { targetPVC: { name: 'x' }, backupStorageLocation: 'default', source: { dataUpload: { name: 'read', namespace: 'app' } } } });
+  const reader = download('restore', 'InProgress', {
+    spec: {
+      targetPVC: { name: 'x' },
+      backupStorageLocation: 'default',
+      source: { dataUpload: { name: 'read', namespace: 'app' } },
+    },
+  });
   kube.seed(
     du('expired'),
     du('later', { spec: { sourcePVC: 'data', backupStorageLocation: 'default', expire: '3h' } }),
@@ -30,8 +40,18 @@ it('expiry: deletes exactly the expired, finished, unretained, unread DataUpload
   );
   const result = await expireUploads(kube, now);
   assert.deepEqual(result, { deleted: ['DataUpload app/expired: expired (spec.expire 1h)'], errors: [] });
-  assert.deepEqual(kube.all('DataUpload').map((d) => d.metadata.name).sort(), ['forever', 'later', 'read', 'retained', 'running']);
-  const verdicts = Object.fromEntries(kube.all('DataUpload').map((d) => [d.metadata.name, expiryVerdict(d as unknown as DataUpload, [reader as never], now)]));
+  assert.deepEqual(
+    kube
+      .all('DataUpload')
+      .map((d) => d.metadata.name)
+      .sort(),
+    ['forever', 'later', 'read', 'retained', 'running'],
+  );
+  const verdicts = Object.fromEntries(
+    kube
+      .all('DataUpload')
+      .map((d) => [d.metadata.name, expiryVerdict(d as unknown as DataUpload, [reader as never], now)]),
+  );
   assert.deepEqual(verdicts, {
     forever: { expire: false, why: 'no spec.expire' },
     later: { expire: false, why: 'not expired yet' },

@@ -33,7 +33,14 @@ interface ResticSnapshot {
 
 const berlin = 'Europe/Berlin';
 // local times restic is given with --time in Berlin: winter, summer, both sides of both DST changes, a year end
-const berlinTimes = ['2024-01-15 12:00:00', '2024-03-31 01:59:00', '2024-03-31 03:00:00', '2024-10-27 01:30:00', '2024-10-27 03:30:00', '2024-12-31 23:59:00'];
+const berlinTimes = [
+  '2024-01-15 12:00:00',
+  '2024-03-31 01:59:00',
+  '2024-03-31 03:00:00',
+  '2024-10-27 01:30:00',
+  '2024-10-27 03:30:00',
+  '2024-12-31 23:59:00',
+];
 
 function pad(n: number): string {
   return String(n).padStart(2, '0');
@@ -49,7 +56,10 @@ test('restic (Go) and zone.ts agree on Berlin local time, offset included, acros
     const ms = Date.parse(sn.time);
     const w = wallClock(ms, berlin);
     const shown = `${w.year}-${pad(w.month)}-${pad(w.day)} ${pad(w.hour)}:${pad(w.minute)}:${pad(w.second)}`;
-    assert.ok(berlinTimes.includes(shown), `${sn.time} is ${shown} in Berlin by zone.ts, which is not one of the times given`);
+    assert.ok(
+      berlinTimes.includes(shown),
+      `${sn.time} is ${shown} in Berlin by zone.ts, which is not one of the times given`,
+    );
     const offset = offsetAt(ms, berlin) / 60_000;
     const written = sn.time.match(/([+-])(\d{2}):(\d{2})$/);
     assert.ok(written, `restic wrote ${sn.time} without an offset`);
@@ -59,8 +69,12 @@ test('restic (Go) and zone.ts agree on Berlin local time, offset included, acros
 
 const zones = ['UTC', berlin, 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kolkata', 'Pacific/Chatham'];
 const ruleFlags: Record<keyof KeepRules, string> = {
-  keepLast: '--keep-last', keepHourly: '--keep-hourly', keepDaily: '--keep-daily',
-  keepWeekly: '--keep-weekly', keepMonthly: '--keep-monthly', keepYearly: '--keep-yearly',
+  keepLast: '--keep-last',
+  keepHourly: '--keep-hourly',
+  keepDaily: '--keep-daily',
+  keepWeekly: '--keep-weekly',
+  keepMonthly: '--keep-monthly',
+  keepYearly: '--keep-yearly',
 };
 
 const gap = fc.oneof(
@@ -69,7 +83,15 @@ const gap = fc.oneof(
   fc.integer({ min: 86_400, max: 45 * 86_400 }),
 );
 const count = fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined });
-const rules = fc.record({ keepLast: count, keepHourly: count, keepDaily: count, keepWeekly: count, keepMonthly: count, keepYearly: count })
+const rules = fc
+  .record({
+    keepLast: count,
+    keepHourly: count,
+    keepDaily: count,
+    keepWeekly: count,
+    keepMonthly: count,
+    keepYearly: count,
+  })
   .filter((r) => Object.values(r).some((n) => (n ?? 0) > 0));
 const history = fc.record({
   start: fc.integer({ min: Date.UTC(2022, 0, 1) / 1000, max: Date.UTC(2025, 0, 1) / 1000 }),
@@ -77,8 +99,14 @@ const history = fc.record({
 });
 
 async function resticKeeps(keep: KeepRules): Promise<Set<string>> {
-  const flags = Object.entries(keep).filter(([, n]) => (n ?? 0) > 0).flatMap(([name, n]) => [ruleFlags[name as keyof KeepRules], String(n)]);
-  const groups = await resticJSON<{ keep: ResticSnapshot[] | null }[]>({ repo: path }, ['forget', '--dry-run', ...flags]);
+  const flags = Object.entries(keep)
+    .filter(([, n]) => (n ?? 0) > 0)
+    .flatMap(([name, n]) => [ruleFlags[name as keyof KeepRules], String(n)]);
+  const groups = await resticJSON<{ keep: ResticSnapshot[] | null }[]>({ repo: path }, [
+    'forget',
+    '--dry-run',
+    ...flags,
+  ]);
   assert.equal(groups.length, 1, 'all snapshots share host and paths, so restic forms one group');
   return new Set((groups[0].keep ?? []).map((s) => s.id));
 }
@@ -87,20 +115,26 @@ test('applyRetention keeps exactly what restic forget keeps, for random historie
   const [base] = await resticJSON<ResticSnapshot[]>({ repo: path }, ['snapshots', '--latest', '1']);
   assert.ok(base, 'the first test left a snapshot whose tree the synthetic history reuses');
   const seed = testSeed(20261121);
-  await fc.assert(fc.asyncProperty(history, rules, fc.constantFrom(...zones), async (h, keep, zone) => {
-    await forgetSnapshots(repo, (await listSnapshots(repo)).map((e) => e.id));
-    let seconds = h.start;
-    const items: { id: string; time: number }[] = [];
-    for (const g of h.gaps) {
-      seconds += g;
-      const ms = seconds * 1000;
-      // the snapshot records the zone's offset, as restic does for a backup taken in that zone
-      const time = { ns: BigInt(seconds) * 1_000_000_000n, offset: offsetAt(ms, zone) / 1000 };
-      const id = await saveSnapshot(repo, newSnapshot(base.tree, time, { hostname: 'h', paths: [source] }));
-      items.push({ id, time: ms });
-    }
-    const ours = new Set(applyRetention(items, keep, zone).keep.map((i) => i.id));
-    const theirs = await resticKeeps(keep);
-    assert.deepEqual([...ours].sort(), [...theirs].sort(), `zone ${zone}, rules ${JSON.stringify(keep)}`);
-  }), { seed, numRuns: 40 });
+  await fc.assert(
+    fc.asyncProperty(history, rules, fc.constantFrom(...zones), async (h, keep, zone) => {
+      await forgetSnapshots(
+        repo,
+        (await listSnapshots(repo)).map((e) => e.id),
+      );
+      let seconds = h.start;
+      const items: { id: string; time: number }[] = [];
+      for (const g of h.gaps) {
+        seconds += g;
+        const ms = seconds * 1000;
+        // the snapshot records the zone's offset, as restic does for a backup taken in that zone
+        const time = { ns: BigInt(seconds) * 1_000_000_000n, offset: offsetAt(ms, zone) / 1000 };
+        const id = await saveSnapshot(repo, newSnapshot(base.tree, time, { hostname: 'h', paths: [source] }));
+        items.push({ id, time: ms });
+      }
+      const ours = new Set(applyRetention(items, keep, zone).keep.map((i) => i.id));
+      const theirs = await resticKeeps(keep);
+      assert.deepEqual([...ours].sort(), [...theirs].sort(), `zone ${zone}, rules ${JSON.stringify(keep)}`);
+    }),
+    { seed, numRuns: 40 },
+  );
 });

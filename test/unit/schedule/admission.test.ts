@@ -15,10 +15,20 @@ import { ferryNamespace, jobs, review, upload, world } from '../dispatcher/world
 
 const jobsDir = join(import.meta.dirname, '..', '..', '..', 'jobs');
 
-function schedule(spec: Partial<BackupSchedule['spec']> = {}, meta: Partial<BackupSchedule['metadata']> = {}): BackupSchedule & KubeObject {
+function schedule(
+  spec: Partial<BackupSchedule['spec']> = {},
+  meta: Partial<BackupSchedule['metadata']> = {},
+): BackupSchedule & KubeObject {
   return {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupSchedule',
-    metadata: { name: 'nightly', namespace: 'app', uid: 'abcdef01-2345-4000-8000-000000000000', generation: 1, ...meta },
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupSchedule',
+    metadata: {
+      name: 'nightly',
+      namespace: 'app',
+      uid: 'abcdef01-2345-4000-8000-000000000000',
+      generation: 1,
+      ...meta,
+    },
     spec: { schedule: '*/5 * * * *', pvcs: ['data'], backupStorageLocation: 'default', ...spec },
   };
 }
@@ -38,19 +48,55 @@ async function answer(w: ReturnType<typeof world>, body: ReturnType<typeof revie
 describe('BackupSchedule admission', () => {
   const denied: [string, Partial<BackupSchedule['spec']>, RegExp][] = [
     // the shape (five fields or a macro) is the CRD's own check too; the meaning only the dispatcher checks
-    ['a cron expression with four fields', { schedule: '* * * *' }, /^spec\.schedule: must be a cron schedule of five fields/],
-    ['a step of zero', { schedule: '*/0 * * * *' }, /^spec\.schedule: the step "\/0" in the minute field must be a whole number above 0/],
-    ['a weekday name that is not one', { schedule: '0 0 * * FUN' }, /^spec\.schedule: "FUN" in the day of week field is not a number or a name/],
-    ['a minute out of range', { schedule: '61 * * * *' }, /^spec\.schedule: 61 in the minute field is out of range 0-59/],
+    [
+      'a cron expression with four fields',
+      { schedule: '* * * *' },
+      /^spec\.schedule: must be a cron schedule of five fields/,
+    ],
+    [
+      'a step of zero',
+      { schedule: '*/0 * * * *' },
+      /^spec\.schedule: the step "\/0" in the minute field must be a whole number above 0/,
+    ],
+    [
+      'a weekday name that is not one',
+      { schedule: '0 0 * * FUN' },
+      /^spec\.schedule: "FUN" in the day of week field is not a number or a name/,
+    ],
+    [
+      'a minute out of range',
+      { schedule: '61 * * * *' },
+      /^spec\.schedule: 61 in the minute field is out of range 0-59/,
+    ],
     ['an unknown macro', { schedule: '@sometimes' }, /^spec\.schedule: must be a cron schedule/],
-    ['an unknown time zone', { timeZone: 'Mars/Olympus_Mons' }, /^spec\.timeZone: "Mars\/Olympus_Mons" is not a time zone known to the IANA/],
+    [
+      'an unknown time zone',
+      { timeZone: 'Mars/Olympus_Mons' },
+      /^spec\.timeZone: "Mars\/Olympus_Mons" is not a time zone known to the IANA/,
+    ],
     ['an offset for a time zone', { timeZone: '+01:00' }, /^spec\.timeZone: must be an IANA time zone name/],
-    ['no PVCs named or selected', { pvcs: undefined }, /^spec: name PVCs in spec\.pvcs or select them with spec\.selector/],
+    [
+      'no PVCs named or selected',
+      { pvcs: undefined },
+      /^spec: name PVCs in spec\.pvcs or select them with spec\.selector/,
+    ],
     ['an empty selector', { pvcs: undefined, selector: {} }, /^spec: name PVCs/],
-    ['In without values', { selector: { matchExpressions: [{ key: 'a', operator: 'In' }] } }, /matchExpressions\[0\]\.values: must not be empty for In/],
-    ['a retention count below zero', { retention: { keepDaily: -1 } }, /^spec\.retention\.keepDaily: must be at least 0/],
+    [
+      'In without values',
+      { selector: { matchExpressions: [{ key: 'a', operator: 'In' }] } },
+      /matchExpressions\[0\]\.values: must not be empty for In/,
+    ],
+    [
+      'a retention count below zero',
+      { retention: { keepDaily: -1 } },
+      /^spec\.retention\.keepDaily: must be at least 0/,
+    ],
     ['an expiry in words', { expire: 'a month' }, /^spec\.expire: must be a duration/],
-    ['an unknown concurrency policy', { concurrencyPolicy: 'Queue' as 'Allow' }, /^spec\.concurrencyPolicy: must be one of Allow, Forbid, Replace/],
+    [
+      'an unknown concurrency policy',
+      { concurrencyPolicy: 'Queue' as 'Allow' },
+      /^spec\.concurrencyPolicy: must be one of Allow, Forbid, Replace/,
+    ],
   ];
   for (const [name, spec, message] of denied) {
     it(`denies ${name}, naming the field`, async () => {
@@ -81,11 +127,20 @@ describe('BackupSchedule admission', () => {
     await w.kube.replace(relabelled);
     await w.settle();
     assert.equal(jobs(w.kube).length, 1);
-    const suspended = { ...relabelled, metadata: { ...relabelled.metadata, generation: 2 }, spec: { ...s.spec, suspend: true } };
+    const suspended = {
+      ...relabelled,
+      metadata: { ...relabelled.metadata, generation: 2 },
+      spec: { ...s.spec, suspend: true },
+    };
     assert.equal((await answer(w, review('UPDATE', suspended, { old: relabelled }))).allowed, true);
     await w.kube.replace(suspended);
     await w.settle();
-    assert.deepEqual(jobs(w.kube).map((j) => j.metadata.name).sort(), ['ferry-sched-abcdef0123454000-g1', 'ferry-sched-abcdef0123454000-g2']);
+    assert.deepEqual(
+      jobs(w.kube)
+        .map((j) => j.metadata.name)
+        .sort(),
+      ['ferry-sched-abcdef0123454000-g1', 'ferry-sched-abcdef0123454000-g2'],
+    );
   });
 
   it('does nothing on a dry run', async () => {
@@ -121,6 +176,9 @@ describe('BackupSchedule admission', () => {
     await answer(w, review('DELETE', undefined, { old: annotated }));
     await w.kube.delete(key);
     await w.settle();
-    assert.deepEqual(w.kube.all('DataUpload').map((d) => d.metadata.name), ['other-data-202501010000']);
+    assert.deepEqual(
+      w.kube.all('DataUpload').map((d) => d.metadata.name),
+      ['other-data-202501010000'],
+    );
   });
 });

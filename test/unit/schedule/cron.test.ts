@@ -44,14 +44,20 @@ test('next runs in a time zone: every minute, a daily time, DST gaps skipped, a 
   assert.equal(iso(nextRun(parseCron('* * * * *'), at, 'UTC')), '2024-05-01T10:01:00.000Z');
   assert.equal(iso(nextRun(parseCron('0 3 * * *'), at, 'Asia/Kolkata')), '2024-05-01T21:30:00.000Z'); // 03:00 +05:30
   // 02:30 does not exist in Berlin on 2024-03-31: the next 02:30 is on April 1st (CEST, +02:00)
-  assert.equal(iso(nextRun(parseCron('30 2 * * *'), Date.parse('2024-03-30T12:00:00Z'), 'Europe/Berlin')), '2024-04-01T00:30:00.000Z');
+  assert.equal(
+    iso(nextRun(parseCron('30 2 * * *'), Date.parse('2024-03-30T12:00:00Z'), 'Europe/Berlin')),
+    '2024-04-01T00:30:00.000Z',
+  );
   // 02:30 happens twice in Berlin on 2024-10-27 (00:30Z in CEST, 01:30Z in CET): fired at the first only
   const first = nextRun(parseCron('30 2 * * *'), Date.parse('2024-10-26T12:00:00Z'), 'Europe/Berlin');
   assert.equal(iso(first), '2024-10-27T00:30:00.000Z');
   assert.equal(iso(nextRun(parseCron('30 2 * * *'), first as number, 'Europe/Berlin')), '2024-10-28T01:30:00.000Z');
   assert.equal(nextRun(parseCron('0 0 30 2 *'), at, 'UTC'), undefined);
   // both day fields restricted: either matches (the 13th, or any Friday)
-  assert.equal(iso(nextRun(parseCron('0 0 13 * 5'), Date.parse('2024-09-01T00:00:00Z'), 'UTC')), '2024-09-06T00:00:00.000Z');
+  assert.equal(
+    iso(nextRun(parseCron('0 0 13 * 5'), Date.parse('2024-09-01T00:00:00Z'), 'UTC')),
+    '2024-09-06T00:00:00.000Z',
+  );
 });
 
 function fires(s: CronSchedule, ms: number, zone: string): boolean {
@@ -63,29 +69,54 @@ function fires(s: CronSchedule, ms: number, zone: string): boolean {
 }
 
 test('nextRun is the first minute that matches, by brute force over the minutes in between (random schedules)', () => {
-  const list = (min: number, max: number): fc.Arbitrary<string> => fc.uniqueArray(fc.integer({ min, max }), { minLength: 1, maxLength: 4 }).map((a) => a.join(','));
-  const schedule = fc.tuple(
-    fc.oneof(fc.constant('*'), list(0, 59), fc.integer({ min: 1, max: 30 }).map((n) => `*/${n}`)),
-    fc.oneof(fc.constant('*'), list(0, 23)),
-    fc.oneof(fc.constant('*'), list(1, 31)),
-    fc.constant('*'),
-    fc.oneof(fc.constant('*'), list(0, 6)),
-  ).map((f) => f.join(' '));
+  const list = (min: number, max: number): fc.Arbitrary<string> =>
+    fc.uniqueArray(fc.integer({ min, max }), { minLength: 1, maxLength: 4 }).map((a) => a.join(','));
+  const schedule = fc
+    .tuple(
+      fc.oneof(
+        fc.constant('*'),
+        list(0, 59),
+        fc.integer({ min: 1, max: 30 }).map((n) => `*/${n}`),
+      ),
+      fc.oneof(fc.constant('*'), list(0, 23)),
+      fc.oneof(fc.constant('*'), list(1, 31)),
+      fc.constant('*'),
+      fc.oneof(fc.constant('*'), list(0, 6)),
+    )
+    .map((f) => f.join(' '));
   const zone = fc.constantFrom('UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe');
   // around the 2024 DST changes of those zones, and plain days
-  const start = fc.constantFrom(Date.parse('2024-03-09T00:00:00Z'), Date.parse('2024-03-30T12:00:00Z'), Date.parse('2024-10-26T12:00:00Z'), Date.parse('2024-04-06T12:00:00Z'), Date.parse('2024-06-01T00:00:00Z'))
+  const start = fc
+    .constantFrom(
+      Date.parse('2024-03-09T00:00:00Z'),
+      Date.parse('2024-03-30T12:00:00Z'),
+      Date.parse('2024-10-26T12:00:00Z'),
+      Date.parse('2024-04-06T12:00:00Z'),
+      Date.parse('2024-06-01T00:00:00Z'),
+    )
     .chain((t) => fc.integer({ min: 0, max: 2 * 86_400 }).map((s) => t + s * 1000));
-  fc.assert(fc.property(schedule, zone, start, (text, z, after) => {
-    const s = parseCron(text);
-    const next = nextRun(s, after, z);
-    const windowEnd = after + 3 * 86_400_000;
-    let expected: number | undefined;
-    for (let t = Math.floor(after / 60_000) * 60_000 + 60_000; t <= windowEnd && expected === undefined; t += 60_000) {
-      // a minute shown twice (fall back) fires the first time only: not when the same wall-clock hour came an hour ago
-      const repeat = wallClock(t - 3_600_000, z).hour === wallClock(t, z).hour && fires(s, t - 3_600_000, z);
-      if (fires(s, t, z) && !repeat) expected = t;
-    }
-    if (expected === undefined) assert.ok(next === undefined || next > windowEnd, `${text} in ${z}: nextRun found ${iso(next)} where no minute matches`);
-    else assert.equal(iso(next), iso(expected), `${text} in ${z} after ${iso(after)}`);
-  }), { seed: testSeed(5), numRuns: 60 });
+  fc.assert(
+    fc.property(schedule, zone, start, (text, z, after) => {
+      const s = parseCron(text);
+      const next = nextRun(s, after, z);
+      const windowEnd = after + 3 * 86_400_000;
+      let expected: number | undefined;
+      for (
+        let t = Math.floor(after / 60_000) * 60_000 + 60_000;
+        t <= windowEnd && expected === undefined;
+        t += 60_000
+      ) {
+        // a minute shown twice (fall back) fires the first time only: not when the same wall-clock hour came an hour ago
+        const repeat = wallClock(t - 3_600_000, z).hour === wallClock(t, z).hour && fires(s, t - 3_600_000, z);
+        if (fires(s, t, z) && !repeat) expected = t;
+      }
+      if (expected === undefined)
+        assert.ok(
+          next === undefined || next > windowEnd,
+          `${text} in ${z}: nextRun found ${iso(next)} where no minute matches`,
+        );
+      else assert.equal(iso(next), iso(expected), `${text} in ${z} after ${iso(after)}`);
+    }),
+    { seed: testSeed(5), numRuns: 60 },
+  );
 });

@@ -2,29 +2,50 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { cronJobName, jitterDelay, runID, runUploadName, scheduleLabel, scheduledTimeOfJob } from '../../../src/shared/schedule/names.ts';
+import {
+  cronJobName,
+  jitterDelay,
+  runID,
+  runUploadName,
+  scheduleLabel,
+  scheduledTimeOfJob,
+} from '../../../src/shared/schedule/names.ts';
 import { matchesSelector } from '../../../src/shared/schedule/selector.ts';
 
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const labelPattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** Schedule and PVC names as Kubernetes allows them: DNS-1123 subdomains of up to 253 characters. */
-const name = fc.array(fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?$/), { minLength: 1, maxLength: 6 })
-  .map((parts) => parts.join('.').slice(0, 253).replace(/[-.]+$/, '')).filter((n) => dnsSubdomain.test(n));
+const name = fc
+  .array(fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?$/), { minLength: 1, maxLength: 6 })
+  .map((parts) =>
+    parts
+      .join('.')
+      .slice(0, 253)
+      .replace(/[-.]+$/, ''),
+  )
+  .filter((n) => dnsSubdomain.test(n));
 
 it('DataUpload and CronJob names stay within 253 and 52 characters, valid and distinct; the schedule label within 63', () => {
-  fc.assert(fc.property(name, name, fc.integer({ min: 0, max: 4_000_000_000 }), (schedule, pvc, minutes) => {
-    const run = runID(minutes * 60_000);
-    const du = runUploadName(schedule, pvc, run);
-    assert.ok(du.length <= 253 && dnsSubdomain.test(du) && du.endsWith(`-${run}`), du);
-    if (schedule.length + pvc.length + run.length + 2 <= 253) assert.equal(du, `${schedule}-${pvc}-${run}`, 'a name that fits is kept whole');
-    assert.equal(runUploadName(schedule, pvc, run), du);
-    const cron = cronJobName(schedule);
-    assert.ok(cron.length <= 52 && dnsSubdomain.test(cron), cron);
-    const label = scheduleLabel(schedule);
-    assert.ok(label.length <= 63 && labelPattern.test(label), label);
-  }), { seed: 3, numRuns: 300 });
+  fc.assert(
+    fc.property(name, name, fc.integer({ min: 0, max: 4_000_000_000 }), (schedule, pvc, minutes) => {
+      const run = runID(minutes * 60_000);
+      const du = runUploadName(schedule, pvc, run);
+      assert.ok(du.length <= 253 && dnsSubdomain.test(du) && du.endsWith(`-${run}`), du);
+      if (schedule.length + pvc.length + run.length + 2 <= 253)
+        assert.equal(du, `${schedule}-${pvc}-${run}`, 'a name that fits is kept whole');
+      assert.equal(runUploadName(schedule, pvc, run), du);
+      const cron = cronJobName(schedule);
+      assert.ok(cron.length <= 52 && dnsSubdomain.test(cron), cron);
+      const label = scheduleLabel(schedule);
+      assert.ok(label.length <= 63 && labelPattern.test(label), label);
+    }),
+    { seed: 3, numRuns: 300 },
+  );
   const long = 's'.repeat(200);
-  assert.notEqual(runUploadName(long, `${'p'.repeat(60)}a`, '202501010000'), runUploadName(long, `${'p'.repeat(60)}b`, '202501010000'));
+  assert.notEqual(
+    runUploadName(long, `${'p'.repeat(60)}a`, '202501010000'),
+    runUploadName(long, `${'p'.repeat(60)}b`, '202501010000'),
+  );
   assert.notEqual(scheduleLabel(`${'s'.repeat(63)}a`), scheduleLabel(`${'s'.repeat(63)}b`));
   assert.notEqual(cronJobName(`${'s'.repeat(63)}a`), cronJobName(`${'s'.repeat(63)}b`));
 });
@@ -46,9 +67,18 @@ it('label selectors: matchLabels and every operator', () => {
   const labels = { app: 'db', tier: 'gold' };
   assert.equal(matchesSelector({ matchLabels: { app: 'db' } }, labels), true);
   assert.equal(matchesSelector({ matchLabels: { app: 'web' } }, labels), false);
-  assert.equal(matchesSelector({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['gold', 'silver'] }] }, labels), true);
-  assert.equal(matchesSelector({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['gold'] }] }, labels), false);
-  assert.equal(matchesSelector({ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }, labels), true);
+  assert.equal(
+    matchesSelector({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['gold', 'silver'] }] }, labels),
+    true,
+  );
+  assert.equal(
+    matchesSelector({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['gold'] }] }, labels),
+    false,
+  );
+  assert.equal(
+    matchesSelector({ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }, labels),
+    true,
+  );
   assert.equal(matchesSelector({ matchExpressions: [{ key: 'zone', operator: 'Exists' }] }, labels), false);
   assert.equal(matchesSelector({ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] }, labels), true);
 });

@@ -1,14 +1,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AmbiguousSnapshotIDError, findLatest, matchesFilter, resolveSnapshotID, selectSnapshot, selectSnapshots, SnapshotNotFoundError } from '../../../src/engine/snapshot/select.ts';
+import {
+  AmbiguousSnapshotIDError,
+  findLatest,
+  matchesFilter,
+  resolveSnapshotID,
+  selectSnapshot,
+  selectSnapshots,
+  SnapshotNotFoundError,
+} from '../../../src/engine/snapshot/select.ts';
 import type { SnapshotEntry } from '../../../src/engine/snapshot/select.ts';
 import { newSnapshot } from '../../../src/engine/snapshot/snapshot.ts';
 
 const sec = (s: number): bigint => BigInt(s) * 1_000_000_000n;
 const now = sec(1000);
 
-function entry(id: string, at: number, fields: { hostname?: string; tags?: string[]; paths?: string[] } = {}): SnapshotEntry {
-  return { id: id.padEnd(64, '0'), snapshot: newSnapshot('ee'.repeat(32), { ns: sec(at), offset: 0 }, { paths: ['/data'], ...fields }) };
+function entry(
+  id: string,
+  at: number,
+  fields: { hostname?: string; tags?: string[]; paths?: string[] } = {},
+): SnapshotEntry {
+  return {
+    id: id.padEnd(64, '0'),
+    snapshot: newSnapshot('ee'.repeat(32), { ns: sec(at), offset: 0 }, { paths: ['/data'], ...fields }),
+  };
 }
 
 const entries = [
@@ -35,11 +50,14 @@ test('breaks equal times by id so listing order does not matter', () => {
 });
 
 test('says which filter matched nothing', () => {
-  assert.throws(() => findLatest(entries, { hosts: ['n9'], tags: [['x', 'y']] }, now), (err: Error) => {
-    assert.ok(err instanceof SnapshotNotFoundError);
-    assert.equal(err.message, 'no snapshot matches hosts n9; tags x+y');
-    return true;
-  });
+  assert.throws(
+    () => findLatest(entries, { hosts: ['n9'], tags: [['x', 'y']] }, now),
+    (err: Error) => {
+      assert.ok(err instanceof SnapshotNotFoundError);
+      assert.equal(err.message, 'no snapshot matches hosts n9; tags x+y');
+      return true;
+    },
+  );
   assert.throws(() => matchesFilter(entries[0].snapshot, { paths: ['data'] }), /must be absolute/);
 });
 
@@ -47,9 +65,16 @@ test('resolves id prefixes and names ambiguity', () => {
   const ids = entries.map((e) => e.id);
   assert.equal(resolveSnapshotID(ids, 'b2'), 'b2'.padEnd(64, '0'));
   assert.equal(resolveSnapshotID(ids, ids[0]), ids[0]);
-  assert.throws(() => resolveSnapshotID(ids, 'a'), (err: Error) => err instanceof AmbiguousSnapshotIDError &&
-    err.message === 'snapshot id prefix "a" is ambiguous: it matches 2 snapshots (a1000000, a2000000)');
-  assert.throws(() => resolveSnapshotID(ids, 'd'), (err: Error) => err instanceof SnapshotNotFoundError && /no snapshot id starts with "d"/.test(err.message));
+  assert.throws(
+    () => resolveSnapshotID(ids, 'a'),
+    (err: Error) =>
+      err instanceof AmbiguousSnapshotIDError &&
+      err.message === 'snapshot id prefix "a" is ambiguous: it matches 2 snapshots (a1000000, a2000000)',
+  );
+  assert.throws(
+    () => resolveSnapshotID(ids, 'd'),
+    (err: Error) => err instanceof SnapshotNotFoundError && /no snapshot id starts with "d"/.test(err.message),
+  );
   assert.throws(() => resolveSnapshotID(ids, 'latest!'), /not a snapshot id or id prefix/);
   assert.equal(selectSnapshot(entries, 'latest', { hosts: ['n1'] }, now).id.slice(0, 2), 'b2');
   assert.equal(selectSnapshot(entries, 'c1').id.slice(0, 2), 'c1');

@@ -66,11 +66,20 @@ test('forgets the snapshot, frees only its unique data, then removes the finaliz
   const out = await runOne(h.ctx, deleteData, ref);
   assert.equal(out.outcome, 'Advanced', out.reason);
   const repo = await Repository.open(backend, repositoryPassword('location secret', 'app'));
-  assert.deepEqual((await listSnapshots(repo)).map((e) => e.id), [ids[0]]);
+  assert.deepEqual(
+    (await listSnapshots(repo)).map((e) => e.id),
+    [ids[0]],
+  );
   const freed = before - (await packBytes(backend));
-  assert.ok(freed > 900 * 1024 && freed < 1600 * 1024, `freed ${freed} bytes; the unique file was 1 MiB of random data`);
+  assert.ok(
+    freed > 900 * 1024 && freed < 1600 * 1024,
+    `freed ${freed} bytes; the unique file was 1 MiB of random data`,
+  );
   assert.deepEqual(h.kube.peek<DataUpload & KubeObject>(ref)!.metadata.finalizers, ['example.com/keep']);
-  assert.deepEqual(eventsOf(h.kube).map((e) => e.reason), ['RepositoryDataDeleted']);
+  assert.deepEqual(
+    eventsOf(h.kube).map((e) => e.reason),
+    ['RepositoryDataDeleted'],
+  );
   assert.equal(out.counters?.snapshotsForgotten, 1);
 });
 
@@ -91,10 +100,16 @@ test('a failure leaves the finalizer, says why in status and an Event, and is th
   await assert.rejects(runOne(h.ctx, deleteData, ref), /The credentials Secret "s3" does not exist/);
   const du = h.kube.peek<DataUpload & KubeObject>(ref)!;
   assert.ok(du.metadata.finalizers?.includes(finalizerName));
-  assert.match(du.status!.message!, /^Could not delete the repository data: The credentials Secret "s3" does not exist in namespace ferry-system\. The finalizer stays/);
+  assert.match(
+    du.status!.message!,
+    /^Could not delete the repository data: The credentials Secret "s3" does not exist in namespace ferry-system\. The finalizer stays/,
+  );
   assert.equal(du.status?.conditions?.find((c) => c.type === 'RepositoryDataDeleted')?.status, 'False');
   assert.equal(du.status?.steps?.delete?.outcome, 'Failed');
-  assert.deepEqual(eventsOf(h.kube).map((e) => [e.reason, e.type]), [['DeleteFailed', 'Warning']]);
+  assert.deepEqual(
+    eventsOf(h.kube).map((e) => [e.reason, e.type]),
+    [['DeleteFailed', 'Warning']],
+  );
   assert.equal(du.status?.phase, 'Completed', 'the phase stays terminal');
 });
 
@@ -103,7 +118,10 @@ test('with its storage location gone the finalizer is released with a Warning, s
   h.kube.seed(deleting('uid-z', 'a'.repeat(64)));
   assert.equal((await runOne(h.ctx, deleteData, ref)).outcome, 'Advanced');
   assert.deepEqual(h.kube.peek<DataUpload & KubeObject>(ref)!.metadata.finalizers, ['example.com/keep']);
-  assert.deepEqual(eventsOf(h.kube).map((e) => [e.reason, e.type]), [['RepositoryDataKept', 'Warning']]);
+  assert.deepEqual(
+    eventsOf(h.kube).map((e) => [e.reason, e.type]),
+    [['RepositoryDataKept', 'Warning']],
+  );
 });
 
 /** A restore in another namespace (staging) reading du-1 of namespace app, by name or by snapshot ID. */
@@ -114,9 +132,13 @@ function readers(snapshotID: string): Record<string, DataDownload & KubeObject> 
   return { byName, byID };
 }
 
-const waiting = 'Waiting: DataDownload staging/dd-1 is reading this backup; the finalizer stays and the sweep tries again.';
+const waiting =
+  'Waiting: DataDownload staging/dd-1 is reading this backup; the finalizer stays and the sweep tries again.';
 
-for (const [how, pick] of [['by DataUpload name', 'byName'], ['by snapshot ID', 'byID']] as const) {
+for (const [how, pick] of [
+  ['by DataUpload name', 'byName'],
+  ['by snapshot ID', 'byID'],
+] as const) {
   test(`a restore in another namespace reading the backup ${how} holds the deletion: nothing forgotten, finalizer kept, retried`, async () => {
     const { backends, ids } = await twoBackups();
     const h = harness('delete');
@@ -129,28 +151,42 @@ for (const [how, pick] of [['by DataUpload name', 'byName'], ['by snapshot ID', 
       assert.equal(out.reason, waiting);
     }
     const repo = await Repository.open(backends.get(repoLocation)!, repositoryPassword('location secret', 'app'));
-    assert.deepEqual((await listSnapshots(repo)).map((e) => e.id).sort(), [...ids].sort(), 'both snapshots are still there');
+    assert.deepEqual(
+      (await listSnapshots(repo)).map((e) => e.id).sort(),
+      [...ids].sort(),
+      'both snapshots are still there',
+    );
     const du = h.kube.peek<DataUpload & KubeObject>(ref)!;
     assert.deepEqual(du.metadata.finalizers, [finalizerName, 'example.com/keep']);
     assert.equal(du.status?.message, waiting);
     assert.equal(du.status?.conditions?.find((c) => c.type === 'RepositoryDataDeleted')?.reason, 'RestoreReading');
-    assert.deepEqual(eventsOf(h.kube).map((e) => e.reason), ['DeleteWaiting'], 'one Event, not one per retry');
+    assert.deepEqual(
+      eventsOf(h.kube).map((e) => e.reason),
+      ['DeleteWaiting'],
+      'one Event, not one per retry',
+    );
 
     // the restore ends: the next run deletes
     h.kube.seed({ ...reader, status: { phase: 'Completed' } });
     const out = await runOne(h.ctx, deleteData, ref);
     assert.equal(out.outcome, 'Advanced', out.reason);
-    assert.deepEqual((await listSnapshots(repo)).map((e) => e.id), [ids[0]]);
+    assert.deepEqual(
+      (await listSnapshots(repo)).map((e) => e.id),
+      [ids[0]],
+    );
     assert.deepEqual(h.kube.peek<DataUpload & KubeObject>(ref)!.metadata.finalizers, ['example.com/keep']);
   });
 }
 
-test('restores that ended, or read another backup or another namespace\'s repository, do not hold the deletion', async () => {
+test("restores that ended, or read another backup or another namespace's repository, do not hold the deletion", async () => {
   const h = harness('delete');
   const du = deleting('uid-w', 'c'.repeat(64));
   du.metadata.finalizers = [finalizerName];
   const ended = dataDownload({ source: { dataUpload: { name: 'du-1', namespace: 'app' } } }, { phase: 'Failed' });
-  const otherBackup = dataDownload({ source: { dataUpload: { name: 'du-2', namespace: 'app' } } }, { phase: 'InProgress' });
+  const otherBackup = dataDownload(
+    { source: { dataUpload: { name: 'du-2', namespace: 'app' } } },
+    { phase: 'InProgress' },
+  );
   const otherRepo = dataDownload({ source: { snapshotID: 'c'.repeat(64) } }, { phase: 'InProgress' });
   [ended.metadata.name, otherBackup.metadata.name, otherRepo.metadata.name] = ['dd-ended', 'dd-other', 'dd-repo'];
   h.kube.seed(du, ended, otherBackup, otherRepo, ...location());

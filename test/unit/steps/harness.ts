@@ -41,9 +41,15 @@ export function harness(step: StepName, settings: Partial<StepSettings> = {}, ku
     ferryNamespace,
     sweep: false,
     settings: {
-      podName: `ferry-up-abc-${step}-1-x7k2p`, jobName: `ferry-up-abc-${step}-1`, nodeName: 'node-1',
-      volumePath: '/nonexistent/volume', devicePath: '/nonexistent/device',
-      phaseWaitMs: 3000, pollMs: 1000, progressMs: 50, lockWaitMs: 1000,
+      podName: `ferry-up-abc-${step}-1-x7k2p`,
+      jobName: `ferry-up-abc-${step}-1`,
+      nodeName: 'node-1',
+      volumePath: '/nonexistent/volume',
+      devicePath: '/nonexistent/device',
+      phaseWaitMs: 3000,
+      pollMs: 1000,
+      progressMs: 50,
+      lockWaitMs: 1000,
       ...settings,
     },
     engine: {
@@ -66,28 +72,48 @@ export function harness(step: StepName, settings: Partial<StepSettings> = {}, ku
   return { kube, ctx, logs, clock, backends };
 }
 
-export function dataUpload(over: Partial<DataUpload['spec']> = {}, status?: DataUpload['status']): DataUpload & KubeObject {
+export function dataUpload(
+  over: Partial<DataUpload['spec']> = {},
+  status?: DataUpload['status'],
+): DataUpload & KubeObject {
   return {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload',
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataUpload',
     metadata: { name: 'du-1', namespace: 'app', uid: '0b7c7a2e-1111-4c3e-9f00-000000000001' },
     spec: { sourcePVC: 'data', backupStorageLocation: 'default', ...over },
     ...(status ? { status } : {}),
   };
 }
 
-export function dataDownload(over: Partial<DataDownload['spec']> = {}, status?: DataDownload['status']): DataDownload & KubeObject {
+export function dataDownload(
+  over: Partial<DataDownload['spec']> = {},
+  status?: DataDownload['status'],
+): DataDownload & KubeObject {
   return {
-    apiVersion: 'ferry.dev/v1alpha1', kind: 'DataDownload',
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataDownload',
     metadata: { name: 'dd-1', namespace: 'restore', uid: '5a5a5a5a-2222-4c3e-9f00-000000000002' },
     spec: { targetPVC: { name: 'data-copy' }, backupStorageLocation: 'default', source: { snapshotID: 'ab' }, ...over },
     ...(status ? { status } : {}),
   };
 }
 
-export function pvc(namespace: string, name: string, spec: Record<string, unknown> = {}, status?: Record<string, unknown>): KubeObject {
+export function pvc(
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown> = {},
+  status?: Record<string, unknown>,
+): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace },
-    spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '1Gi' } }, ...spec },
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'fast',
+      resources: { requests: { storage: '1Gi' } },
+      ...spec,
+    },
     ...(status ? { status } : {}),
   };
 }
@@ -97,11 +123,28 @@ export function location(allowed: string[] = ['*']): KubeObject[] {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   return [
     {
-      apiVersion: 'ferry.dev/v1alpha1', kind: 'BackupStorageLocation', metadata: { name: 'default', namespace: ferryNamespace },
-      spec: { s3: { endpoint: 'http://127.0.0.1:9', bucket: 'ferry', prefix: 'test' }, credential: { name: 's3' }, repositoryPassword: { name: 'repo', key: 'password' }, allowedNamespaces: allowed },
+      apiVersion: 'ferry.dev/v1alpha1',
+      kind: 'BackupStorageLocation',
+      metadata: { name: 'default', namespace: ferryNamespace },
+      spec: {
+        s3: { endpoint: 'http://127.0.0.1:9', bucket: 'ferry', prefix: 'test' },
+        credential: { name: 's3' },
+        repositoryPassword: { name: 'repo', key: 'password' },
+        allowedNamespaces: allowed,
+      },
     },
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's3', namespace: ferryNamespace }, data: { AWS_ACCESS_KEY_ID: b64('id'), AWS_SECRET_ACCESS_KEY: b64('key') } },
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'repo', namespace: ferryNamespace }, data: { password: b64('location secret') } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's3', namespace: ferryNamespace },
+      data: { AWS_ACCESS_KEY_ID: b64('id'), AWS_SECRET_ACCESS_KEY: b64('key') },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'repo', namespace: ferryNamespace },
+      data: { password: b64('location secret') },
+    },
   ];
 }
 

@@ -29,11 +29,13 @@ test('progressOf: while the total still grows the percentage stays below 100', (
 });
 
 test('progressOf: percent stays within 0..100 and below 100 until every byte is done', () => {
-  fc.assert(fc.property(fc.nat(2 ** 40), fc.nat(2 ** 40), (done, total) => {
-    const p = progressOf(done, total);
-    assert.ok(Number.isInteger(p.percent) && p.percent! >= 0 && p.percent! <= 100);
-    assert.equal(p.percent === 100, p.totalBytes > 0 && p.bytesDone === p.totalBytes);
-  }));
+  fc.assert(
+    fc.property(fc.nat(2 ** 40), fc.nat(2 ** 40), (done, total) => {
+      const p = progressOf(done, total);
+      assert.ok(Number.isInteger(p.percent) && p.percent! >= 0 && p.percent! <= 100);
+      assert.equal(p.percent === 100, p.totalBytes > 0 && p.bytesDone === p.totalBytes);
+    }),
+  );
 });
 
 test('ProgressWriter: the status patch it writes carries percent', async () => {
@@ -41,12 +43,17 @@ test('ProgressWriter: the status patch it writes carries percent', async () => {
   const du = dataUpload({}, { phase: 'InProgress' });
   h.kube.seed(du);
   const written: Progress[] = [];
-  h.kube.on('patch', 'DataUpload', (o) => { written.push(structuredClone((o.status as { progress: Progress }).progress)); });
+  h.kube.on('patch', 'DataUpload', (o) => {
+    written.push(structuredClone((o.status as { progress: Progress }).progress));
+  });
   const writer = new ProgressWriter(h.ctx, du as DataUpload & KubeObject);
   writer.update(250, 1000);
   writer.start();
   await new Promise((r) => setTimeout(r, 60));
   await writer.stop();
   assert.deepEqual(written, [{ bytesDone: 250, totalBytes: 1000, percent: 25 }]);
-  assert.deepEqual(h.kube.peek<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })?.status?.progress, { bytesDone: 250, totalBytes: 1000, percent: 25 });
+  assert.deepEqual(
+    h.kube.peek<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })?.status?.progress,
+    { bytesDone: 250, totalBytes: 1000, percent: 25 },
+  );
 });

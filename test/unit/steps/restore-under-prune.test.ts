@@ -81,7 +81,10 @@ test('the delete step waits for a DataDownload reading the same repository; the 
   const deleting = harness('delete', { lockWaitMs: 60_000 }, kube);
   deleting.backends.set(repoLocation, backend);
 
-  const restored = runOne(restoring.ctx, transfer, ddRef).then((o) => ({ o, at: Date.now() }), (err: Error) => ({ err, at: Date.now() }));
+  const restored = runOne(restoring.ctx, transfer, ddRef).then(
+    (o) => ({ o, at: Date.now() }),
+    (err: Error) => ({ err, at: Date.now() }),
+  );
   await gate.reading;
   // the prune starts while the restore is reading; the restore goes on once the prune has waited, or has finished
   let prunedAt = 0;
@@ -102,15 +105,25 @@ test('the delete step waits for a DataDownload reading the same repository; the 
   assert.ok('o' in r, `the restore failed: ${'err' in r ? r.err.message : ''}`);
   assert.equal(r.o.outcome, 'Advanced', r.o.reason);
   assert.equal(kube.peek<DataDownload & KubeObject>(ddRef)!.status?.phase, 'Finalizing');
-  assert.ok(Buffer.from(kept).equals(await readFile(join(target, 'data'))), 'the restored file holds the backed-up bytes');
-  assert.match(deleting.logs.join('\n'), /waiting: the repository is locked by .*a shared lock/, 'the delete step said who it waited for');
+  assert.ok(
+    Buffer.from(kept).equals(await readFile(join(target, 'data'))),
+    'the restored file holds the backed-up bytes',
+  );
+  assert.match(
+    deleting.logs.join('\n'),
+    /waiting: the repository is locked by .*a shared lock/,
+    'the delete step said who it waited for',
+  );
 
   const out = await deleted;
   assert.equal(out.outcome, 'Advanced', out.reason);
   assert.ok(prunedAt >= r.at, 'the prune finished after the restore');
   assert.ok((out.counters?.packsDeleted ?? 0) > 0, 'the prune deleted the pack the restore had read');
   const repo = await Repository.open(backend, repositoryPassword('location secret', 'app'));
-  assert.deepEqual((await listSnapshots(repo)).map((e) => e.id), [small]);
+  assert.deepEqual(
+    (await listSnapshots(repo)).map((e) => e.id),
+    [small],
+  );
   assert.equal(await lockCount(backend), 0, 'both steps removed their locks');
 });
 
@@ -133,9 +146,16 @@ test('a maintenance prune while a DataDownload reads is skipped, saying why, and
   const pruned = await runMaintenance(maintaining.ctx, { mode: 'run', location: 'default', task: 'prune' });
   gate.open();
   assert.equal((await restored).outcome, 'Advanced');
-  assert.ok(Buffer.from(kept).equals(await readFile(join(target, 'data'))), 'the restored file holds the backed-up bytes');
+  assert.ok(
+    Buffer.from(kept).equals(await readFile(join(target, 'data'))),
+    'the restored file holds the backed-up bytes',
+  );
   assert.equal(pruned.outcome, 'Waiting', pruned.reason);
-  const [run] = kube.peek<BackupStorageLocation & KubeObject>({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name: 'default' })!.status!.maintenance!.repositories![0].runs;
+  const [run] = kube.peek<BackupStorageLocation & KubeObject>({
+    kind: 'BackupStorageLocation',
+    namespace: ferryNamespace,
+    name: 'default',
+  })!.status!.maintenance!.repositories![0].runs;
   assert.equal(run.outcome, 'Skipped');
   assert.match(run.message!, /a backup or restore is in progress \(a shared lock held by /);
   assert.equal(await lockCount(backend), 0, 'the restore removed its lock, and maintenance left none');

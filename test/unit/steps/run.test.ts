@@ -13,18 +13,35 @@ const ran: Outcome = { outcome: 'Advanced', reason: 'ran' };
 
 function recording(result: () => Promise<Outcome> = async () => ran): { step: Step; calls: FerryResource[] } {
   const calls: FerryResource[] = [];
-  return { calls, step: async (_ctx, r) => { calls.push(r); return result(); } };
+  return {
+    calls,
+    step: async (_ctx, r) => {
+      calls.push(r);
+      return result();
+    },
+  };
 }
 
 // The design's phase machine, written out independently of src/shared/api/phases.ts.
 const steps: StepName[] = ['snapshot', 'expose', 'transfer', 'finalize', 'delete'];
 const uploadTable: Record<Phase, StepName | undefined> = {
-  New: 'snapshot', Accepted: 'expose', Prepared: 'transfer', InProgress: 'transfer',
-  Finalizing: 'finalize', Failing: 'finalize', Canceling: 'finalize', Completed: undefined, Failed: undefined, Canceled: undefined,
+  New: 'snapshot',
+  Accepted: 'expose',
+  Prepared: 'transfer',
+  InProgress: 'transfer',
+  Finalizing: 'finalize',
+  Failing: 'finalize',
+  Canceling: 'finalize',
+  Completed: undefined,
+  Failed: undefined,
+  Canceled: undefined,
 };
 const downloadTable: Record<Phase, StepName | undefined> = { ...uploadTable, New: 'expose', Accepted: undefined };
 
-for (const [kind, table] of [['DataUpload', uploadTable], ['DataDownload', downloadTable]] as const) {
+for (const [kind, table] of [
+  ['DataUpload', uploadTable],
+  ['DataDownload', downloadTable],
+] as const) {
   test(`${kind}: each phase runs exactly its own step; the others wait briefly and do nothing`, async () => {
     for (const phase of Object.keys(table) as Phase[]) {
       for (const step of steps) {
@@ -69,10 +86,16 @@ test('a step started before its phase is visible runs once the phase arrives', a
   h.kube.seed(dataUpload({}, { phase: 'New' }));
   let gets = 0;
   h.kube.on('get', 'DataUpload', (_o, k) => {
-    if (++gets === 2) k.mutate({ kind: 'DataUpload', namespace: 'app', name: 'du-1' }, (o) => { (o.status as { phase: Phase }).phase = 'Accepted'; });
+    if (++gets === 2)
+      k.mutate({ kind: 'DataUpload', namespace: 'app', name: 'du-1' }, (o) => {
+        (o.status as { phase: Phase }).phase = 'Accepted';
+      });
   });
   const rec = recording();
-  assert.equal((await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' })).outcome, 'Advanced');
+  assert.equal(
+    (await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' })).outcome,
+    'Advanced',
+  );
   assert.equal(rec.calls[0].status?.phase, 'Accepted');
 });
 
@@ -80,13 +103,23 @@ test('a missing resource, or one for another data mover, is left alone', async (
   const h = harness('snapshot');
   h.kube.seed(dataUpload({ dataMover: 'velero' }, { phase: 'New' }));
   const rec = recording();
-  assert.match((await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' })).reason, /data mover "velero"/);
-  assert.match((await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'nope' })).reason, /does not exist/);
+  assert.match(
+    (await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' })).reason,
+    /data mover "velero"/,
+  );
+  assert.match(
+    (await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'nope' })).reason,
+    /does not exist/,
+  );
   assert.equal(rec.calls.length, 0);
 });
 
 test('cancel or deletion before finalize moves the resource to Canceling instead of running the step', async () => {
-  for (const [phase, step, deleting] of [['New', 'snapshot', false], ['Accepted', 'expose', false], ['InProgress', 'transfer', true]] as const) {
+  for (const [phase, step, deleting] of [
+    ['New', 'snapshot', false],
+    ['Accepted', 'expose', false],
+    ['InProgress', 'transfer', true],
+  ] as const) {
     const h = harness(step);
     const r = dataUpload({ cancel: !deleting }, { phase });
     if (deleting) {
@@ -100,7 +133,10 @@ test('cancel or deletion before finalize moves the resource to Canceling instead
     assert.equal(rec.calls.length, 0);
     const after = h.kube.peek<FerryResource & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })!;
     assert.equal(after.status?.phase, 'Canceling');
-    assert.deepEqual(eventsOf(h.kube).map((e) => e.reason), ['Canceling']);
+    assert.deepEqual(
+      eventsOf(h.kube).map((e) => e.reason),
+      ['Canceling'],
+    );
   }
 });
 
@@ -115,7 +151,9 @@ test('a cancel that comes during Finalizing is too late: finalize completes', as
 test('a permanent failure becomes phase Failing with the message, a Warning and the step record', async () => {
   const h = harness('snapshot');
   h.kube.seed(dataUpload({}, { phase: 'New' }));
-  const rec = recording(async () => { throw new StepFailure('SourcePVCNotFound', 'The source PVC app/data does not exist.'); });
+  const rec = recording(async () => {
+    throw new StepFailure('SourcePVCNotFound', 'The source PVC app/data does not exist.');
+  });
   const out = await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' });
   assert.equal(out.outcome, 'Failed');
   const s = h.kube.peek<FerryResource & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })!.status!;
@@ -123,22 +161,37 @@ test('a permanent failure becomes phase Failing with the message, a Warning and 
   assert.equal(s.message, 'The source PVC app/data does not exist.');
   assert.equal(s.steps?.snapshot?.outcome, 'Failed');
   assert.equal(s.steps?.snapshot?.job, 'ferry-up-abc-snapshot-1');
-  assert.deepEqual(s.conditions?.map((c) => [c.type, c.status, c.reason]), [['Succeeded', 'False', 'SourcePVCNotFound']]);
-  assert.deepEqual(eventsOf(h.kube), [{ reason: 'SourcePVCNotFound', type: 'Warning', note: 'The source PVC app/data does not exist.' }]);
+  assert.deepEqual(
+    s.conditions?.map((c) => [c.type, c.status, c.reason]),
+    [['Succeeded', 'False', 'SourcePVCNotFound']],
+  );
+  assert.deepEqual(eventsOf(h.kube), [
+    { reason: 'SourcePVCNotFound', type: 'Warning', note: 'The source PVC app/data does not exist.' },
+  ]);
 });
 
 test('a transient error is thrown for the Job to retry and leaves the phase alone', async () => {
   const h = harness('snapshot');
   h.kube.seed(dataUpload({}, { phase: 'New' }));
-  const rec = recording(async () => { throw new KubeError(503, 'ServiceUnavailable', 'apiserver down'); });
-  await assert.rejects(runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' }), /apiserver down/);
-  assert.equal(h.kube.peek<FerryResource & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })!.status?.phase, 'New');
+  const rec = recording(async () => {
+    throw new KubeError(503, 'ServiceUnavailable', 'apiserver down');
+  });
+  await assert.rejects(
+    runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' }),
+    /apiserver down/,
+  );
+  assert.equal(
+    h.kube.peek<FerryResource & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })!.status?.phase,
+    'New',
+  );
 });
 
 test('finalize failing for good during a cleanup (Failing, Canceling) ends in Failed', async () => {
   const h = harness('finalize');
   h.kube.seed(dataUpload({}, { phase: 'Canceling' }));
-  const rec = recording(async () => { throw new StepFailure('Broken', 'The restored volume is gone.'); });
+  const rec = recording(async () => {
+    throw new StepFailure('Broken', 'The restored volume is gone.');
+  });
   await runOne(h.ctx, rec.step, { kind: 'DataUpload', namespace: 'app', name: 'du-1' });
   const s = h.kube.peek<FerryResource & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })!.status!;
   assert.equal(s.phase, 'Failed');

@@ -17,13 +17,19 @@ const du = (k: MemoryKube) => k.peek<DataUpload & KubeObject>(ref)!;
 function readyAfter(kube: MemoryKube, afterGets: number, restoreSize = '1Gi'): void {
   let gets = 0;
   kube.on('get', 'VolumeSnapshot', (vs, k) => {
-    if (++gets === afterGets) k.mutate({ kind: 'VolumeSnapshot', namespace: vs.metadata.namespace, name: vs.metadata.name }, (o) => { o.status = { readyToUse: true, restoreSize, boundVolumeSnapshotContentName: 'snapcontent-1' }; });
+    if (++gets === afterGets)
+      k.mutate({ kind: 'VolumeSnapshot', namespace: vs.metadata.namespace, name: vs.metadata.name }, (o) => {
+        o.status = { readyToUse: true, restoreSize, boundVolumeSnapshotContentName: 'snapcontent-1' };
+      });
   });
 }
 
 test('takes a labelled VolumeSnapshot of the PVC, waits until it is ready, records it and moves to Accepted', async () => {
   const h = harness('snapshot');
-  h.kube.seed(dataUpload({ csiSnapshot: { snapshotClass: 'csi-snaps' } }, { phase: 'New' }), pvc('app', 'data', { volumeMode: 'Block' }));
+  h.kube.seed(
+    dataUpload({ csiSnapshot: { snapshotClass: 'csi-snaps' } }, { phase: 'New' }),
+    pvc('app', 'data', { volumeMode: 'Block' }),
+  );
   readyAfter(h.kube, 3);
   const out = await runOne(h.ctx, snapshot, ref);
   assert.equal(out.outcome, 'Advanced');
@@ -38,7 +44,10 @@ test('takes a labelled VolumeSnapshot of the PVC, waits until it is ready, recor
   assert.equal(after.status?.volumeMode, 'Block');
   assert.deepEqual(after.metadata.finalizers, [finalizerName]);
   assert.equal(after.status?.conditions?.[0].type, 'SnapshotReady');
-  assert.deepEqual(eventsOf(h.kube).map((e) => [e.reason, e.type]), [['SnapshotReady', 'Normal']]);
+  assert.deepEqual(
+    eventsOf(h.kube).map((e) => [e.reason, e.type]),
+    [['SnapshotReady', 'Normal']],
+  );
 });
 
 test('snapshotMoveData false goes straight to Finalizing and needs no finalizer', async () => {
@@ -53,8 +62,13 @@ test('snapshotMoveData false goes straight to Finalizing and needs no finalizer'
 
 test('a snapshot named in spec.csiSnapshot is used, not created', async () => {
   const h = harness('snapshot');
-  h.kube.seed(dataUpload({ csiSnapshot: { volumeSnapshot: 'nightly' } }, { phase: 'New' }), pvc('app', 'data'),
-    { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'nightly', namespace: 'app' }, spec: { source: { persistentVolumeClaimName: 'data' } }, status: { readyToUse: true } });
+  h.kube.seed(dataUpload({ csiSnapshot: { volumeSnapshot: 'nightly' } }, { phase: 'New' }), pvc('app', 'data'), {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name: 'nightly', namespace: 'app' },
+    spec: { source: { persistentVolumeClaimName: 'data' } },
+    status: { readyToUse: true },
+  });
   await runOne(h.ctx, snapshot, ref);
   assert.equal(h.kube.actions.filter((a) => a.verb === 'create' && a.kind === 'VolumeSnapshot').length, 0);
   assert.equal(du(h.kube).status?.volumeSnapshot, 'nightly');
@@ -64,7 +78,12 @@ test('running again after a crash reuses the snapshot it made (AlreadyExists is 
   const h = harness('snapshot');
   h.kube.seed(dataUpload({}, { phase: 'New' }), pvc('app', 'data'));
   readyAfter(h.kube, 1);
-  h.kube.seed({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'ferry-0b7c7a2e-1111-4c3e-9f00-000000000001', namespace: 'app' }, spec: { source: { persistentVolumeClaimName: 'data' } } });
+  h.kube.seed({
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name: 'ferry-0b7c7a2e-1111-4c3e-9f00-000000000001', namespace: 'app' },
+    spec: { source: { persistentVolumeClaimName: 'data' } },
+  });
   assert.equal((await runOne(h.ctx, snapshot, ref)).outcome, 'Advanced');
   assert.equal(h.kube.all('VolumeSnapshot').length, 1);
 });
@@ -72,7 +91,11 @@ test('running again after a crash reuses the snapshot it made (AlreadyExists is 
 test('a snapshot not ready within operationTimeout fails the DataUpload with the controller error', async () => {
   const h = harness('snapshot');
   h.kube.seed(dataUpload({ operationTimeout: '30s' }, { phase: 'New' }), pvc('app', 'data'));
-  h.kube.on('create', 'VolumeSnapshot', (vs, k) => k.mutate({ kind: 'VolumeSnapshot', namespace: 'app', name: vs.metadata.name }, (o) => { o.status = { readyToUse: false, error: { message: 'driver refused' } }; }));
+  h.kube.on('create', 'VolumeSnapshot', (vs, k) =>
+    k.mutate({ kind: 'VolumeSnapshot', namespace: 'app', name: vs.metadata.name }, (o) => {
+      o.status = { readyToUse: false, error: { message: 'driver refused' } };
+    }),
+  );
   const started = h.clock.ms;
   await runOne(h.ctx, snapshot, ref);
   assert.equal(du(h.kube).status?.phase, 'Failing');

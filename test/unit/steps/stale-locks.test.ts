@@ -10,7 +10,12 @@ import { testRepo } from '../../support/repo.ts';
 
 const ns = 'ferry-system';
 
-function pod(name: string, phase: string, namespace = ns, labels: Record<string, string> = { 'app.kubernetes.io/name': 'ferry' }): KubeObject {
+function pod(
+  name: string,
+  phase: string,
+  namespace = ns,
+  labels: Record<string, string> = { 'app.kubernetes.io/name': 'ferry' },
+): KubeObject {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, status: { phase } };
 }
 
@@ -30,13 +35,24 @@ const runningPod = 'ferry-up-0123456789abcdef-transfer-2-q9w8e';
 const gonePod = 'ferry-up-fedcba9876543210-transfer-1-abcde';
 
 test('the decision: terminated or vanished step pods lose their locks; live, unknown and foreign holders keep them', () => {
-  const pods = [pod(failedPod, 'Failed'), pod('ferry-up-0123456789abcdef-delete-3-zzzzz', 'Succeeded'), pod(runningPod, 'Running'), pod('ferry-up-aaaa-snapshot-1-ppppp', 'Pending')];
+  const pods = [
+    pod(failedPod, 'Failed'),
+    pod('ferry-up-0123456789abcdef-delete-3-zzzzz', 'Succeeded'),
+    pod(runningPod, 'Running'),
+    pod('ferry-up-aaaa-snapshot-1-ppppp', 'Pending'),
+  ];
   assert.match(deadStepReason(failedPod, pods), /step pod ferry-down-.* has failed/);
   assert.match(deadStepReason('ferry-up-0123456789abcdef-delete-3-zzzzz', pods), /has ended/);
   assert.equal(deadStepReason(runningPod, pods), '');
   assert.equal(deadStepReason('ferry-up-aaaa-snapshot-1-ppppp', pods), '');
   assert.match(deadStepReason(gonePod, pods), /no longer exists/);
-  for (const foreign of ['laptop', 'backup-host-1', 'ferry-dispatcher-6d4f7b9c8-abcde', 'ferry-up-xyz-transfer-1-abcde', '']) {
+  for (const foreign of [
+    'laptop',
+    'backup-host-1',
+    'ferry-dispatcher-6d4f7b9c8-abcde',
+    'ferry-up-xyz-transfer-1-abcde',
+    '',
+  ]) {
     assert.equal(deadStepReason(foreign, pods), '', `a lock held by "${foreign}" is not a step's to judge`);
   }
 });
@@ -66,10 +82,14 @@ test('removes exactly the locks of dead step pods from the repository', async ()
   const removed = await removeDeadStepLocks(kube, ns, store);
   assert.deepEqual(removed.map((r) => r.id).sort(), [dead, vanished].sort());
   assert.deepEqual(await remaining(store), kept.sort());
-  assert.deepEqual(kube.actions.filter((a) => a.kind === 'Pod').map((a) => `${a.verb} ${a.namespace}`), ['list ferry-system'], 'pods are listed once, in ferry\'s namespace only');
+  assert.deepEqual(
+    kube.actions.filter((a) => a.kind === 'Pod').map((a) => `${a.verb} ${a.namespace}`),
+    ['list ferry-system'],
+    "pods are listed once, in ferry's namespace only",
+  );
 });
 
-test('a dead delete step\'s exclusive lock no longer blocks the next lock once removed', async () => {
+test("a dead delete step's exclusive lock no longer blocks the next lock once removed", async () => {
   const store = lockStore(await testRepo());
   const kube = new MemoryKube();
   kube.seed(pod(failedPod, 'Failed'));
@@ -88,7 +108,15 @@ test('when pods cannot be listed every lock stays, and without locks no pod is l
   const id = await lockOf(store, gonePod);
   kube.failNext('list', 'Pod', new KubeError(403, 'Forbidden', 'pods is forbidden'));
   const warnings: string[] = [];
-  const log = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error() {}, with() { return log; } };
+  const log = {
+    debug() {},
+    info() {},
+    warn: (m: string) => void warnings.push(m),
+    error() {},
+    with() {
+      return log;
+    },
+  };
   assert.deepEqual(await removeDeadStepLocks(kube, ns, store, log), []);
   assert.deepEqual(await remaining(store), [id]);
   assert.match(warnings.join('\n'), /cannot list the step pods/);

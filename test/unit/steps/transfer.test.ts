@@ -29,7 +29,12 @@ async function openRepo(backend: Backend): Promise<Repository> {
   return Repository.open(backend, repositoryPassword('location secret', 'app'));
 }
 
-function uploadHarness(volume: string, backends?: Map<string, Backend>, status: DataUpload['status'] = { phase: 'Prepared', volumeMode: 'Filesystem' }, uid?: string): Harness {
+function uploadHarness(
+  volume: string,
+  backends?: Map<string, Backend>,
+  status: DataUpload['status'] = { phase: 'Prepared', volumeMode: 'Filesystem' },
+  uid?: string,
+): Harness {
   const h = harness('transfer', { volumePath: volume, devicePath: join(volume, '..', 'no-device') });
   if (backends) for (const [k, v] of backends) h.backends.set(k, v);
   const du = dataUpload({ tags: { team: 'a,b' } }, status);
@@ -59,10 +64,19 @@ test('backup: the volume goes into a new repository snapshot, tagged, with stats
   const repo = await openRepo(h.backends.get(repoLocation)!);
   const [entry] = await listSnapshots(repo);
   assert.equal(entry.id, du.status!.snapshotID);
-  assert.deepEqual(entry.snapshot.tags, ['ferry.dev/namespace=app', 'ferry.dev/pvc=data', `ferry.dev/uid=${du.metadata.uid}`, 'ferry.dev/dataupload=du-1', 'team=a_b']);
+  assert.deepEqual(entry.snapshot.tags, [
+    'ferry.dev/namespace=app',
+    'ferry.dev/pvc=data',
+    `ferry.dev/uid=${du.metadata.uid}`,
+    'ferry.dev/dataupload=du-1',
+    'team=a_b',
+  ]);
   assert.equal(entry.snapshot.hostname, 'data');
   assert.deepEqual(entry.snapshot.paths, [source]);
-  assert.ok(h.kube.actions.some((a) => a.verb === 'replaceStatus'), 'phase moves by optimistic status writes');
+  assert.ok(
+    h.kube.actions.some((a) => a.verb === 'replaceStatus'),
+    'phase moves by optimistic status writes',
+  );
   firstBackup = { backends: h.backends, snapshotID: entry.id, source };
 });
 
@@ -90,7 +104,10 @@ test('restore: a DataDownload fills the restore volume with identical content an
   await mkdir(target);
   const h = harness('transfer', { volumePath: target, devicePath: join(scratch, 'no-device') });
   for (const [k, v] of firstBackup.backends) h.backends.set(k, v);
-  h.kube.seed(dataDownload({ sourceNamespace: 'app' }, { phase: 'Prepared', snapshotID: firstBackup.snapshotID }), ...location());
+  h.kube.seed(
+    dataDownload({ sourceNamespace: 'app' }, { phase: 'Prepared', snapshotID: firstBackup.snapshotID }),
+    ...location(),
+  );
   const out = await runOne(h.ctx, transfer, ddRef);
   assert.equal(out.outcome, 'Advanced', out.reason);
   const dd = h.kube.peek<DataDownload & KubeObject>(ddRef)!;
@@ -106,7 +123,13 @@ test('restore: a resumed restore starts again from an empty volume', async () =>
   await writeFile(join(target, 'left-by-crash'), 'partial');
   const h = harness('transfer', { volumePath: target, devicePath: join(scratch, 'no-device') });
   for (const [k, v] of firstBackup.backends) h.backends.set(k, v);
-  h.kube.seed(dataDownload({ sourceNamespace: 'app', source: { snapshotID: firstBackup.snapshotID.slice(0, 10) } }, { phase: 'InProgress' }), ...location());
+  h.kube.seed(
+    dataDownload(
+      { sourceNamespace: 'app', source: { snapshotID: firstBackup.snapshotID.slice(0, 10) } },
+      { phase: 'InProgress' },
+    ),
+    ...location(),
+  );
   await runOne(h.ctx, transfer, ddRef);
   assert.deepEqual(await compareTrees(firstBackup.source, target), []);
 });
@@ -114,7 +137,10 @@ test('restore: a resumed restore starts again from an empty volume', async () =>
 test('restore of a snapshot that is not in the repository fails the DataDownload', async () => {
   const h = harness('transfer', { volumePath: scratch });
   for (const [k, v] of firstBackup.backends) h.backends.set(k, v);
-  h.kube.seed(dataDownload({ sourceNamespace: 'app', source: { snapshotID: '0000dead' } }, { phase: 'Prepared' }), ...location());
+  h.kube.seed(
+    dataDownload({ sourceNamespace: 'app', source: { snapshotID: '0000dead' } }, { phase: 'Prepared' }),
+    ...location(),
+  );
   await runOne(h.ctx, transfer, ddRef);
   const dd = h.kube.peek<DataDownload & KubeObject>(ddRef)!;
   assert.equal(dd.status?.phase, 'Failing');
@@ -135,7 +161,14 @@ class BlockingBackend extends MemBackend {
       this.whileBlocked();
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(resolve, 10_000);
-        signal?.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       });
     }
     return super.save(h, data, signal);
@@ -151,7 +184,9 @@ test('cancel during a backup: it stops within a second, saves no snapshot and mo
   let canceledAt = 0;
   const backend = new BlockingBackend(() => {
     canceledAt = Date.now();
-    h.kube.mutate(duRef, (o) => { (o.spec as { cancel: boolean }).cancel = true; });
+    h.kube.mutate(duRef, (o) => {
+      (o.spec as { cancel: boolean }).cancel = true;
+    });
   });
   h.backends.set(repoLocation, backend);
   const out = await runOne(h.ctx, transfer, duRef);
@@ -177,7 +212,11 @@ test('two first backups of a namespace racing to create its repository both land
     return h;
   });
   const outcomes = await Promise.all(runs.map((h) => runOne(h.ctx, transfer, duRef)));
-  assert.deepEqual(outcomes.map((o) => o.outcome), ['Advanced', 'Advanced'], outcomes.map((o) => o.reason).join('; '));
+  assert.deepEqual(
+    outcomes.map((o) => o.outcome),
+    ['Advanced', 'Advanced'],
+    outcomes.map((o) => o.reason).join('; '),
+  );
   const backend = shared.get(repoLocation)!;
   const repo = await openRepo(backend);
   const entries = await listSnapshots(repo);
@@ -215,7 +254,10 @@ test('block volume: streamed as one file, zero ranges cost nothing, restored byt
   await writeFile(target, Buffer.alloc(24 * mib));
   const r = harness('transfer', { devicePath: target, volumePath: join(scratch, 'none') });
   for (const [k, v] of h.backends) r.backends.set(k, v);
-  r.kube.seed(dataDownload({ sourceNamespace: 'app' }, { phase: 'Prepared', snapshotID: du.status!.snapshotID }), ...location());
+  r.kube.seed(
+    dataDownload({ sourceNamespace: 'app' }, { phase: 'Prepared', snapshotID: du.status!.snapshotID }),
+    ...location(),
+  );
   await runOne(r.ctx, transfer, ddRef);
   assert.equal(r.kube.peek<DataDownload & KubeObject>(ddRef)!.status?.phase, 'Finalizing');
   assert.ok((await readFile(target)).equals(await readFile(device)));
@@ -224,7 +266,10 @@ test('block volume: streamed as one file, zero ranges cost nothing, restored byt
 test('a restore volume smaller than the backed-up device, or a snapshot of files onto a device, fails the restore', async () => {
   const small = join(scratch, 'small.img');
   await writeFile(small, Buffer.alloc(1024));
-  for (const [backup, message] of [[blockBackup, /holds 1024 bytes but the snapshot's volume has 25165824/], [firstBackup, /not the single file of a block volume backup/]] as const) {
+  for (const [backup, message] of [
+    [blockBackup, /holds 1024 bytes but the snapshot's volume has 25165824/],
+    [firstBackup, /not the single file of a block volume backup/],
+  ] as const) {
     const h = harness('transfer', { devicePath: small });
     const snapshotID = backup.snapshotID;
     for (const [k, v] of backup.backends) h.backends.set(k, v);

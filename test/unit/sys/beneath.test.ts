@@ -3,7 +3,17 @@
 // restore's small-file thread uses it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -21,8 +31,12 @@ const root = openSync(join(work, 'root'), constants.O_RDONLY | constants.O_DIREC
 test.after(() => closeSync(root));
 
 const refused: [string, RegExp][] = [
-  ['abs/secret', /ELOOP|ENOTDIR/], ['rel/secret', /ELOOP|ENOTDIR/], ['abs', /ELOOP/], ['inside/x', /ELOOP|ENOTDIR/],
-  ['../outside/secret', /EXDEV/], ['dir/../../outside/secret', /EXDEV/],
+  ['abs/secret', /ELOOP|ENOTDIR/],
+  ['rel/secret', /ELOOP|ENOTDIR/],
+  ['abs', /ELOOP/],
+  ['inside/x', /ELOOP|ENOTDIR/],
+  ['../outside/secret', /EXDEV/],
+  ['dir/../../outside/secret', /EXDEV/],
 ];
 
 for (const walk of [false, true]) {
@@ -30,9 +44,18 @@ for (const walk of [false, true]) {
     useComponentWalk(walk);
     try {
       for (const [path, code] of refused) {
-        assert.throws(() => openBeneath(root, Buffer.from(path), constants.O_WRONLY | constants.O_CREAT, 0o600), code, path);
+        assert.throws(
+          () => openBeneath(root, Buffer.from(path), constants.O_WRONLY | constants.O_CREAT, 0o600),
+          code,
+          path,
+        );
       }
-      const fd = openBeneath(root, Buffer.from('dir/new'), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      const fd = openBeneath(
+        root,
+        Buffer.from('dir/new'),
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+        0o600,
+      );
       closeDescriptor(fd);
       assert.equal(readFileSync(join(work, 'root', 'dir', 'new'), 'utf8'), '');
       rmSync(join(work, 'root', 'dir', 'new'));
@@ -55,8 +78,12 @@ test('a worker thread loads the calls itself and gets the same refusals', async 
     }
     parentPort.postMessage(out);`;
   const module = new URL('../../../src/engine/sys/beneath.ts', import.meta.url).href;
-  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), { workerData: { module, root, paths: ['abs/secret', 'rel/secret', 'dir'] } });
-  const [answer] = await Promise.all([new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject))]);
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), {
+    workerData: { module, root, paths: ['abs/secret', 'rel/secret', 'dir'] },
+  });
+  const [answer] = await Promise.all([
+    new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject)),
+  ]);
   await worker.terminate();
   assert.deepEqual(answer, ['ELOOP', 'ELOOP', 'opened']);
 });

@@ -19,27 +19,44 @@ const hex = (b: Uint8Array | string): string => Buffer.from(b).toString('hex');
  * the property above covers them.
  */
 const plainNode = arbitraryNode.map((n): TreeNode => ({
-  ...n, inode: safe(n.inode), deviceId: safe(n.deviceId), size: safe(n.size), links: safe(n.links), device: safe(n.device),
-  name: new TextEncoder().encode(hex(n.name)), user: hex(n.user), group: hex(n.group), error: hex(n.error),
-  linkTarget: new TextEncoder().encode(hex(n.linkTarget)), extendedAttributes: [], genericAttributes: new Map(),
+  ...n,
+  inode: safe(n.inode),
+  deviceId: safe(n.deviceId),
+  size: safe(n.size),
+  links: safe(n.links),
+  device: safe(n.device),
+  name: new TextEncoder().encode(hex(n.name)),
+  user: hex(n.user),
+  group: hex(n.group),
+  error: hex(n.error),
+  linkTarget: new TextEncoder().encode(hex(n.linkTarget)),
+  extendedAttributes: [],
+  genericAttributes: new Map(),
 }));
 
 test('whenever the fast path answers, it answers what the exact reader does', () => {
-  fc.assert(fc.property(fc.array(arbitraryNode, { maxLength: 5 }).map(uniqueSorted), (nodes) => {
-    const t = text(nodes);
-    const fast = decodeTreeFast(t);
-    if (fast !== undefined) assert.deepEqual(fast, decodeTreeExact(t));
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.array(arbitraryNode, { maxLength: 5 }).map(uniqueSorted), (nodes) => {
+      const t = text(nodes);
+      const fast = decodeTreeFast(t);
+      if (fast !== undefined) assert.deepEqual(fast, decodeTreeExact(t));
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test('plain trees take the fast path and come back unchanged', () => {
-  fc.assert(fc.property(fc.array(plainNode, { maxLength: 5 }).map(uniqueSorted), (nodes) => {
-    assert.deepEqual(decodeTreeFast(text(nodes)), nodes);
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.array(plainNode, { maxLength: 5 }).map(uniqueSorted), (nodes) => {
+      assert.deepEqual(decodeTreeFast(text(nodes)), nodes);
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test('blobs JSON.parse could read differently go to the exact reader', () => {
-  const node = (extra: string) => `{"nodes":[{"name":"a","type":"file","mtime":"2024-05-01T10:00:00.5+02:00","uid":0,"gid":0${extra}}]}`;
+  const node = (extra: string) =>
+    `{"nodes":[{"name":"a","type":"file","mtime":"2024-05-01T10:00:00.5+02:00","uid":0,"gid":0${extra}}]}`;
   assert.notEqual(decodeTreeFast(node('')), undefined, 'the plain blob itself takes the fast path');
   const cases: [string, string][] = [
     ['an integer of 16 digits', node(',"inode":1234567890123456')],
@@ -60,7 +77,13 @@ test('blobs JSON.parse could read differently go to the exact reader', () => {
   ];
   for (const [what, blob] of cases) assert.equal(decodeTreeFast(blob), undefined, what);
   // the exact reader still has the last word, through decodeTree
-  assert.deepEqual(decodeTree(Buffer.from(node(',"user":"\\ud800"'))).map((n) => n.user), ['\ufffd']);
-  assert.equal(decodeTree(Buffer.from('{"nodes":[{"name":"a","type":"file"}],"nodes":[{"name":"b","type":"file"}]}')).length, 2);
+  assert.deepEqual(
+    decodeTree(Buffer.from(node(',"user":"\\ud800"'))).map((n) => n.user),
+    ['\ufffd'],
+  );
+  assert.equal(
+    decodeTree(Buffer.from('{"nodes":[{"name":"a","type":"file"}],"nodes":[{"name":"b","type":"file"}]}')).length,
+    2,
+  );
   assert.throws(() => decodeTree(Buffer.from(node(',"size":1e3'))), /"size" holds 1e3/);
 });

@@ -10,8 +10,15 @@ import { goCompactJson, goJsonBytes, goJsonString, goJsonStringFromBytes } from 
 import { goQuoteInner, goUnquoteInner, isGoPrint } from '../../../src/engine/tree/goquote.ts';
 import { utf8Bytes } from '../../../src/engine/tree/goutf8.ts';
 
-interface StringVector { input: string; quote: string; json: string; base64: string }
-const vectors = JSON.parse(readFileSync(new URL('./fixtures/go-vectors.json', import.meta.url), 'utf8')) as { strings: StringVector[] };
+interface StringVector {
+  input: string;
+  quote: string;
+  json: string;
+  base64: string;
+}
+const vectors = JSON.parse(readFileSync(new URL('./fixtures/go-vectors.json', import.meta.url), 'utf8')) as {
+  strings: StringVector[];
+};
 
 const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'latin1'));
 const utf8 = (s: string): Uint8Array => utf8Bytes(s);
@@ -79,13 +86,19 @@ test('isGoPrint follows Go, not the newer Unicode of this Node', () => {
 });
 
 test('strconv.Unquote inverts Quote for any bytes', () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 40 }), (b) => {
-    assert.deepEqual(goUnquoteInner(goQuoteInner(b)), b);
-  }), { numRuns: 500 });
-  fc.assert(fc.property(unicodeString(20), (s) => {
-    const b = utf8(s);
-    assert.deepEqual(goUnquoteInner(goQuoteInner(b)), b);
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 40 }), (b) => {
+      assert.deepEqual(goUnquoteInner(goQuoteInner(b)), b);
+    }),
+    { numRuns: 500 },
+  );
+  fc.assert(
+    fc.property(unicodeString(20), (s) => {
+      const b = utf8(s);
+      assert.deepEqual(goUnquoteInner(goQuoteInner(b)), b);
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('strconv.Unquote accepts Go escapes and rejects what Go rejects', () => {
@@ -97,16 +110,29 @@ test('strconv.Unquote accepts Go escapes and rejects what Go rejects', () => {
 });
 
 test('json.RawMessage is compacted with HTML escaping', () => {
-  assert.equal(goCompactJson(' { "a" : [1, 2 ],\n "b<": "x & y\u2028" } '), '{"a":[1,2],"b\\u003c":"x \\u0026 y\\u2028"}');
+  assert.equal(
+    goCompactJson(' { "a" : [1, 2 ],\n "b<": "x & y\u2028" } '),
+    '{"a":[1,2],"b\\u003c":"x \\u0026 y\\u2028"}',
+  );
   assert.equal(goCompactJson('"esc \\" \\\\ < "'), '"esc \\" \\\\ \\u003c "');
 });
 
 test('utf8Bytes encodes as TextEncoder does, short ASCII by hand or not', () => {
   const encoder = new TextEncoder();
-  fc.assert(fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ maxLength: 80 }), fc.string({ unit: 'grapheme-ascii', maxLength: 70 })), (s) => {
-    const got = utf8Bytes(s);
-    assert.deepEqual(got, encoder.encode(s));
-    assert.equal(Object.getPrototypeOf(got), Uint8Array.prototype, 'a plain Uint8Array, not a Buffer');
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 80 }),
+        fc.string({ maxLength: 80 }),
+        fc.string({ unit: 'grapheme-ascii', maxLength: 70 }),
+      ),
+      (s) => {
+        const got = utf8Bytes(s);
+        assert.deepEqual(got, encoder.encode(s));
+        assert.equal(Object.getPrototypeOf(got), Uint8Array.prototype, 'a plain Uint8Array, not a Buffer');
+      },
+    ),
+    { numRuns: 500 },
+  );
   assert.deepEqual(utf8Bytes('a\ud800'), Uint8Array.of(0x61, 0xef, 0xbf, 0xbd), 'a lone surrogate becomes U+FFFD');
 });

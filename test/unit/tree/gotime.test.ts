@@ -4,8 +4,15 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { clampGoTimeYear, formatGoTime, goZeroTime, localTime, parseGoTime } from '../../../src/engine/tree/gotime.ts';
 
-interface TimeVector { sec: number; nsec: number; offset: number; json: string }
-const vectors = JSON.parse(readFileSync(new URL('./fixtures/go-vectors.json', import.meta.url), 'utf8')) as { times: TimeVector[] };
+interface TimeVector {
+  sec: number;
+  nsec: number;
+  offset: number;
+  json: string;
+}
+const vectors = JSON.parse(readFileSync(new URL('./fixtures/go-vectors.json', import.meta.url), 'utf8')) as {
+  times: TimeVector[];
+};
 
 const ns = (sec: number, nsec = 0): bigint => BigInt(sec) * 1_000_000_000n + BigInt(nsec);
 
@@ -32,14 +39,24 @@ test('matches every time Go marshalled', () => {
 test('parse and format are inverse for any instant and minute offset', () => {
   const min = -62167219200n * 1_000_000_000n + 86400n * 1_000_000_000n;
   const max = 253402300799n * 1_000_000_000n - 86400n * 1_000_000_000n;
-  fc.assert(fc.property(fc.bigInt({ min, max }), fc.integer({ min: -14 * 60, max: 14 * 60 }), (t, minutes) => {
-    const time = { ns: t, offset: minutes * 60 };
-    assert.deepEqual(parseGoTime(formatGoTime(time)), time);
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(fc.bigInt({ min, max }), fc.integer({ min: -14 * 60, max: 14 * 60 }), (t, minutes) => {
+      const time = { ns: t, offset: minutes * 60 };
+      assert.deepEqual(parseGoTime(formatGoTime(time)), time);
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('rejects text Go would not accept', () => {
-  for (const bad of ['2023-11-14 22:13:20Z', '2023-13-01T00:00:00Z', '2023-02-29T00:00:00Z', '2023-11-14T24:00:00Z', '2023-11-14T22:13:20', '2023-11-14T22:13:20+24:00']) {
+  for (const bad of [
+    '2023-11-14 22:13:20Z',
+    '2023-13-01T00:00:00Z',
+    '2023-02-29T00:00:00Z',
+    '2023-11-14T24:00:00Z',
+    '2023-11-14T22:13:20',
+    '2023-11-14T22:13:20+24:00',
+  ]) {
     assert.throws(() => parseGoTime(bad), /time/, bad);
   }
   assert.equal(parseGoTime('2024-02-29T00:00:00.1234567891Z').ns % 1_000_000_000n, 123456789n);

@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { goMode, goModeFromPosix, nodeTypeFromGoMode, posixFromGoMode, posixPermissionsFromGoMode } from '../../../src/engine/tree/mode.ts';
+import {
+  goMode,
+  goModeFromPosix,
+  nodeTypeFromGoMode,
+  posixFromGoMode,
+  posixPermissionsFromGoMode,
+} from '../../../src/engine/tree/mode.ts';
 
 test('maps each Linux file type and special bit to Go file mode bits', () => {
   assert.equal(goModeFromPosix(0o100644), 0o644);
@@ -17,7 +23,15 @@ test('maps each Linux file type and special bit to Go file mode bits', () => {
 });
 
 test('names node types as restic does', () => {
-  const types = [[0o100644, 'file'], [0o040755, 'dir'], [0o120777, 'symlink'], [0o060660, 'dev'], [0o020666, 'chardev'], [0o010644, 'fifo'], [0o140755, 'socket']] as const;
+  const types = [
+    [0o100644, 'file'],
+    [0o040755, 'dir'],
+    [0o120777, 'symlink'],
+    [0o060660, 'dev'],
+    [0o020666, 'chardev'],
+    [0o010644, 'fifo'],
+    [0o140755, 'socket'],
+  ] as const;
   for (const [st, type] of types) assert.equal(nodeTypeFromGoMode(goModeFromPosix(st)), type);
   assert.equal(nodeTypeFromGoMode(goMode.irregular), 'irregular');
 });
@@ -29,7 +43,9 @@ test('chmod bits keep permissions and setuid / setgid / sticky', () => {
 
 test('st_mode survives the trip through Go file mode for every type and permission', () => {
   const types = [0o100000, 0o040000, 0o120000, 0o060000, 0o020000, 0o010000, 0o140000];
-  fc.assert(fc.property(fc.constantFrom(...types), fc.nat({ max: 0o7777 }), (type, perm) => {
-    assert.equal(posixFromGoMode(goModeFromPosix(type | perm)), type | perm);
-  }));
+  fc.assert(
+    fc.property(fc.constantFrom(...types), fc.nat({ max: 0o7777 }), (type, perm) => {
+      assert.equal(posixFromGoMode(goModeFromPosix(type | perm)), type | perm);
+    }),
+  );
 });

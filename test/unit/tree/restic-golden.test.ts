@@ -45,10 +45,14 @@ for (const version of recorded) {
     };
     assert.equal(get(latin1('inv\x80alid')).type, 'file');
     assert.equal(get(latin1('\xff\xfe')).size, 2n);
-    for (const name of ['a"b', 'nl\nname', 'sep\u2028', 'unicode16\u{10d40}', 'emoji😀']) assert.equal(get(new Uint8Array(Buffer.from(name))).type, 'file', name);
+    for (const name of ['a"b', 'nl\nname', 'sep\u2028', 'unicode16\u{10d40}', 'emoji😀'])
+      assert.equal(get(new Uint8Array(Buffer.from(name))).type, 'file', name);
     assert.deepEqual(get(latin1('link-raw')).linkTarget, rawTargets ? latin1('t\x80') : lossyTarget(latin1('t\x80')));
     assert.deepEqual(get(latin1('link-utf8')).linkTarget, new Uint8Array(Buffer.from('target/ü<>')));
-    assert.deepEqual(get(latin1('plain.txt')).extendedAttributes, [{ name: 'user.a', value: latin1('1') }, { name: 'user.b', value: latin1('\x00\xff') }]);
+    assert.deepEqual(get(latin1('plain.txt')).extendedAttributes, [
+      { name: 'user.a', value: latin1('1') },
+      { name: 'user.b', value: latin1('\x00\xff') },
+    ]);
     assert.equal(get(latin1('setuid')).mode, goMode.setuid | 0o755);
     assert.equal(get(latin1('sub')).mode, (goMode.dir | goMode.setgid | goMode.sticky | 0o775) >>> 0);
     assert.equal(get(latin1('hard1')).links, 2n);

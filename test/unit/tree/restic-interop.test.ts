@@ -44,7 +44,8 @@ async function compareNodes(backup: ResticBackup, dir: Buffer, nodes: TreeNode[]
     if (!writesRawLinkTargets(backup.trees.values())) ours.linkTarget = lossyTarget(ours.linkTarget);
     assert.equal(encodeNode(ours), encodeNode(theirs), `node ${path.toString()} (restic ${backup.version})`);
     compared++;
-    if (theirs.subtree) compared += await compareNodes(backup, path, decodeTree(backup.trees.get(theirs.subtree)!), opts);
+    if (theirs.subtree)
+      compared += await compareNodes(backup, path, decodeTree(backup.trees.get(theirs.subtree)!), opts);
   }
   return compared;
 }
@@ -57,16 +58,29 @@ for (const restic of binaries) {
       const source = join(scratch, 'src');
       await makeFixtureDir(source);
       const backup = backupWithRestic(restic, source, join(scratch, 'repo'));
-      assert.deepEqual(encodeSnapshot(decodeSnapshot(backup.snapshot)), backup.snapshot, `snapshot of restic ${backup.version}`);
+      assert.deepEqual(
+        encodeSnapshot(decodeSnapshot(backup.snapshot)),
+        backup.snapshot,
+        `snapshot of restic ${backup.version}`,
+      );
       const expected = writesRawLinkTargets(backup.trees.values()) ? (blob: Uint8Array) => blob : goReencoded;
-      for (const [id, blob] of backup.trees) assert.deepEqual(encodeTree(decodeTree(blob)), expected(blob), `tree ${id} of restic ${backup.version}`);
+      for (const [id, blob] of backup.trees)
+        assert.deepEqual(encodeTree(decodeTree(blob)), expected(blob), `tree ${id} of restic ${backup.version}`);
 
       process.env.TZ = resticTimeZone;
       const xattrs = new XattrReader();
       assert.ok((await compareNodes(backup, Buffer.from(source), fixtureTree(backup, source), { xattrs })) >= 25);
       if (hasFeature(restic, 'device-id-for-hardlinks')) {
-        const hardlinksOnly = backupWithRestic(restic, source, join(scratch, 'repo-hardlinks'), 'device-id-for-hardlinks');
-        await compareNodes(hardlinksOnly, Buffer.from(source), fixtureTree(hardlinksOnly, source), { xattrs, deviceIdOnlyForHardlinks: true });
+        const hardlinksOnly = backupWithRestic(
+          restic,
+          source,
+          join(scratch, 'repo-hardlinks'),
+          'device-id-for-hardlinks',
+        );
+        await compareNodes(hardlinksOnly, Buffer.from(source), fixtureTree(hardlinksOnly, source), {
+          xattrs,
+          deviceIdOnlyForHardlinks: true,
+        });
       }
     } finally {
       if (previousTz === undefined) delete process.env.TZ;

@@ -12,23 +12,32 @@ const text = (nodes: TreeNode[]): string => Buffer.from(encodeTree(nodes)).toStr
 const fields = Object.keys(fc.sample(arbitraryNode, 1)[0]) as (keyof TreeNode)[];
 
 test('a decoded copy of a tree is the same as the nodes it was encoded from', () => {
-  fc.assert(fc.property(fc.array(arbitraryNode, { maxLength: 5 }).map(uniqueSorted), (nodes) => {
-    assert.equal(sameNodes(nodes, decodeTree(encodeTree(nodes))), true);
-  }), { numRuns: 200 });
+  fc.assert(
+    fc.property(fc.array(arbitraryNode, { maxLength: 5 }).map(uniqueSorted), (nodes) => {
+      assert.equal(sameNodes(nodes, decodeTree(encodeTree(nodes))), true);
+    }),
+    { numRuns: 200 },
+  );
 });
 
 test('a node with one field replaced is the same exactly when it encodes to the same bytes', () => {
-  fc.assert(fc.property(arbitraryNode, arbitraryNode, fc.constantFrom(...fields), (a, other, field) => {
-    const b = { ...a, [field]: other[field] } as TreeNode;
-    assert.equal(sameNode(a, b), text([a]) === text([b]), `field ${field}`);
-  }), { numRuns: 600 });
+  fc.assert(
+    fc.property(arbitraryNode, arbitraryNode, fc.constantFrom(...fields), (a, other, field) => {
+      const b = { ...a, [field]: other[field] } as TreeNode;
+      assert.equal(sameNode(a, b), text([a]) === text([b]), `field ${field}`);
+    }),
+    { numRuns: 600 },
+  );
 });
 
 test('lists differ when a node is added, removed or reordered', () => {
-  fc.assert(fc.property(fc.array(arbitraryNode, { minLength: 2, maxLength: 5 }).map(uniqueSorted), (nodes) => {
-    fc.pre(nodes.length >= 2);
-    assert.equal(sameNodes(nodes, nodes.slice(1)), false);
-    assert.equal(sameNodes(nodes.slice(1), nodes), false);
-    assert.equal(sameNodes(nodes, [nodes[1], nodes[0], ...nodes.slice(2)]), false);
-  }), { numRuns: 100 });
+  fc.assert(
+    fc.property(fc.array(arbitraryNode, { minLength: 2, maxLength: 5 }).map(uniqueSorted), (nodes) => {
+      fc.pre(nodes.length >= 2);
+      assert.equal(sameNodes(nodes, nodes.slice(1)), false);
+      assert.equal(sameNodes(nodes.slice(1), nodes), false);
+      assert.equal(sameNodes(nodes, [nodes[1], nodes[0], ...nodes.slice(2)]), false);
+    }),
+    { numRuns: 100 },
+  );
 });

@@ -18,14 +18,34 @@ const t0 = 1700000000000000000n;
 
 function handBuiltNodes(): TreeNode[] {
   const file = newNode(latin1('a"b<c>\x80'), 'file', {
-    mode: 0o644, mtime: { ns: t0 + 123456789n, offset: 3600 }, atime: { ns: t0 + 123456789n, offset: 0 }, ctime: { ns: t0, offset: 0 },
-    uid: 1000, gid: 100, user: 'alice', group: 'users', inode: 18446744073709551615n, deviceId: 2049n, size: 5n, links: 1n, content: [idA],
+    mode: 0o644,
+    mtime: { ns: t0 + 123456789n, offset: 3600 },
+    atime: { ns: t0 + 123456789n, offset: 0 },
+    ctime: { ns: t0, offset: 0 },
+    uid: 1000,
+    gid: 100,
+    user: 'alice',
+    group: 'users',
+    inode: 18446744073709551615n,
+    deviceId: 2049n,
+    size: 5n,
+    links: 1n,
+    content: [idA],
   });
   const dir = newNode(utf8Bytes('d\te'), 'dir', {
-    mode: (goMode.dir | goMode.sticky | 0o755) >>> 0, extendedAttributes: [{ name: 'user.k', value: utf8Bytes('v') }],
-    genericAttributes: new Map([['windows.b', '{ "x" : 1 }'], ['windows.a', '"<s>"']]), subtree: idB, error: 'bad \u2028',
+    mode: (goMode.dir | goMode.sticky | 0o755) >>> 0,
+    extendedAttributes: [{ name: 'user.k', value: utf8Bytes('v') }],
+    genericAttributes: new Map([
+      ['windows.b', '{ "x" : 1 }'],
+      ['windows.a', '"<s>"'],
+    ]),
+    subtree: idB,
+    error: 'bad \u2028',
   });
-  const link = newNode(utf8Bytes('link'), 'symlink', { mode: (goMode.symlink | 0o777) >>> 0, linkTarget: latin1('t\x80<') });
+  const link = newNode(utf8Bytes('link'), 'symlink', {
+    mode: (goMode.symlink | 0o777) >>> 0,
+    linkTarget: latin1('t\x80<'),
+  });
   return [file, dir, link];
 }
 
@@ -47,7 +67,10 @@ test('encodes a tree to the bytes restic writes', () => {
 test('decodes the hand-built tree back to the same nodes', () => {
   const nodes = handBuiltNodes();
   const decoded = decodeTree(encodeTree(nodes));
-  nodes[1].genericAttributes = new Map([['windows.a', '"\\u003cs\\u003e"'], ['windows.b', '{"x":1}']]);
+  nodes[1].genericAttributes = new Map([
+    ['windows.a', '"\\u003cs\\u003e"'],
+    ['windows.b', '{"x":1}'],
+  ]);
   assert.deepEqual(decoded, nodes);
 });
 
@@ -65,7 +88,10 @@ test('refuses unsorted, duplicate and empty names as restic does', () => {
   assert.throws(() => encodeTree([newNode(new Uint8Array(0), 'file')]), /empty name/);
   // bytewise order: "Z" (0x5a) before "a" (0x61) before 0xc3 (é)
   const sorted = sortNodes([newNode(utf8Bytes('é'), 'file'), a, newNode(utf8Bytes('Z'), 'file')]);
-  assert.deepEqual(sorted.map((n) => text(n.name)), ['Z', 'a', 'é']);
+  assert.deepEqual(
+    sorted.map((n) => text(n.name)),
+    ['Z', 'a', 'é'],
+  );
   assert.equal(findNode(sorted, utf8Bytes('é')), sorted[2]);
   assert.equal(findNode(sorted, utf8Bytes('b')), undefined);
 });
@@ -92,20 +118,32 @@ test('reports malformed blobs clearly', () => {
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a"}]}')), /tree node "a" has no type/);
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"door"}]}')), /unknown type "door"/);
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","inode":-1}]}')), /"inode" holds -1/);
-  assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","uid":4294967296}]}')), /32-bit unsigned/);
+  assert.throws(
+    () => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","uid":4294967296}]}')),
+    /32-bit unsigned/,
+  );
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","size":1e3}]}')), /"size" holds 1e3/);
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","mode":4.5}]}')), /"mode" holds 4.5/);
-  assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","size":18446744073709551616}]}')), /64-bit unsigned/);
-  assert.throws(() => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","content":["xyz"]}]}')), /not a 64-digit hex id/);
+  assert.throws(
+    () => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","size":18446744073709551616}]}')),
+    /64-bit unsigned/,
+  );
+  assert.throws(
+    () => decodeTree(utf8Bytes('{"nodes":[{"name":"a","type":"file","content":["xyz"]}]}')),
+    /not a 64-digit hex id/,
+  );
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[')), /tree blob is not valid JSON/);
   assert.throws(() => decodeTree(utf8Bytes('{"nodes":[]} x')), /expected the end of the document/);
 });
 
 test('any tree survives encode and decode unchanged, and re-encodes to the same bytes', () => {
-  fc.assert(fc.property(fc.array(arbitraryNode, { maxLength: 6 }).map(uniqueSorted), (nodes) => {
-    const blob = encodeTree(nodes);
-    const decoded = decodeTree(blob);
-    assert.deepEqual(decoded, nodes);
-    assert.deepEqual(encodeTree(decoded), blob);
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.array(arbitraryNode, { maxLength: 6 }).map(uniqueSorted), (nodes) => {
+      const blob = encodeTree(nodes);
+      const decoded = decodeTree(blob);
+      assert.deepEqual(decoded, nodes);
+      assert.deepEqual(encodeTree(decoded), blob);
+    }),
+    { numRuns: 300 },
+  );
 });

@@ -21,7 +21,8 @@ try {
   await makeFixtureDir(source);
   const backup = backupWithRestic(restic, source, join(scratch, 'repo'));
   let id = decodeSnapshot(backup.snapshot).tree;
-  for (const part of source.split('/').filter((p) => p !== '')) id = findNode(decodeTree(backup.trees.get(id)!), Buffer.from(part))!.subtree!;
+  for (const part of source.split('/').filter((p) => p !== ''))
+    id = findNode(decodeTree(backup.trees.get(id)!), Buffer.from(part))!.subtree!;
   const out = new URL(`../fixtures/restic-${backup.version}/`, import.meta.url);
   await rm(out, { recursive: true, force: true });
   await mkdir(new URL('trees/', out), { recursive: true });

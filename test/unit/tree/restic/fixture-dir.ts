@@ -6,9 +6,22 @@ import { chmod, chown, link, mkdir, symlink, utimes, writeFile } from 'node:fs/p
 const isRoot = process.geteuid?.() === 0;
 
 const awkwardNames: Buffer[] = [
-  'a"b', 'back\\slash', '<lt>&amp', 'tab\tname', 'nl\nname', 'emoji😀', 'sep\u2028', 'soft\u00adhyphen', 'ctl\x01', 'del\x7f',
-  'unicode16\u{10d40}', 'nbsp\u00a0', 'ü',
-].map((n) => Buffer.from(n, 'utf8')).concat([Buffer.from('inv\x80alid', 'latin1'), Buffer.from('\xff\xfe', 'latin1')]);
+  'a"b',
+  'back\\slash',
+  '<lt>&amp',
+  'tab\tname',
+  'nl\nname',
+  'emoji😀',
+  'sep\u2028',
+  'soft\u00adhyphen',
+  'ctl\x01',
+  'del\x7f',
+  'unicode16\u{10d40}',
+  'nbsp\u00a0',
+  'ü',
+]
+  .map((n) => Buffer.from(n, 'utf8'))
+  .concat([Buffer.from('inv\x80alid', 'latin1'), Buffer.from('\xff\xfe', 'latin1')]);
 
 function at(dir: string, name: Buffer | string): Buffer {
   return Buffer.concat([Buffer.from(`${dir}/`), typeof name === 'string' ? Buffer.from(name) : name]);

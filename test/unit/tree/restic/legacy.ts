@@ -10,7 +10,11 @@ export function writesRawLinkTargets(trees: Iterable<Uint8Array>): boolean {
 
 /** What Go writes after reading `blob`: each \ufffd escape (not itself escaped) becomes the raw character. */
 export function goReencoded(blob: Uint8Array): Uint8Array {
-  return utf8Bytes(Buffer.from(blob).toString('utf8').replace(/(?<!\\)((?:\\\\)*)\\ufffd/g, '$1\ufffd'));
+  return utf8Bytes(
+    Buffer.from(blob)
+      .toString('utf8')
+      .replace(/(?<!\\)((?:\\\\)*)\\ufffd/g, '$1\ufffd'),
+  );
 }
 
 /** A target as that restic kept it: every invalid byte replaced by U+FFFD. */
