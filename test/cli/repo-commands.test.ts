@@ -60,7 +60,7 @@ test('init --json names the repository, and restic opens it with the same passwo
 });
 
 test('backup --json reports what was stored; a second run reuses the first as parent', async () => {
-  first = await run<BackupJSON>('backup', source, '--tag', 'one,two', '--host', 'cli-host');
+  first = await run<BackupJSON>('backup', source, '--tag', 'one,two', '--tag', 'three', '--host', 'cli-host');
   assert.equal(first.message_type, 'summary');
   assert.equal(first.parent, null);
   assert.equal(first.files_new, 2);
@@ -79,7 +79,7 @@ test('snapshots --json lists both, oldest first, with tags, host and paths', asy
     list.map((s) => s.id),
     [first.snapshot_id, second.snapshot_id],
   );
-  assert.deepEqual(list[0].tags, ['one', 'two']);
+  assert.deepEqual(list[0].tags, ['one', 'two', 'three']);
   assert.equal(list[0].short_id, first.snapshot_id.slice(0, 8));
   assert.deepEqual(
     list.map((s) => [s.hostname, s.paths]),

@@ -7,7 +7,7 @@ import { findLatest, selectSnapshot, type SnapshotEntry } from '../../engine/ope
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
-import { list } from './common.ts';
+import { list, repeated } from './common.ts';
 import { lockArgs, locking } from './locking.ts';
 
 export default defineCommand({
@@ -43,7 +43,7 @@ export default defineCommand({
       valueHint: 'MiB',
     },
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const paths = args._.map((p) => resolve(p));
     if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
@@ -53,7 +53,7 @@ export default defineCommand({
     startBackupAhead();
     const [repo, { backup }] = await Promise.all([openRepo(args), import('../../engine/operations/backup.ts')]);
     const hostname = args.host ?? undefined;
-    const tags = list(args.tag);
+    const tags = list(repeated(rawArgs, 'tag'));
     const parent =
       args.parent === 'none'
         ? undefined
