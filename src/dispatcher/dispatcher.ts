@@ -4,7 +4,8 @@
 // from the resources and their Jobs as the cluster shows them, so any replica (or the sweep) may act, and acting
 // twice creates the same Job names.
 import { labels, resourceRef, uidSelector } from '../shared/step-job/contract.ts';
-import type { Phase, StepName } from '../shared/api/types.ts';
+import type { StepName } from '../shared/api/types.ts';
+import { pastTransfer } from '../shared/api/phases.ts';
 import { findCondition, setCondition } from '../shared/kube/conditions.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
@@ -64,19 +65,6 @@ export function mayStartSomething(change: Change): boolean {
     old.spec.cancel !== resource.spec.cancel ||
     (old.metadata.deletionTimestamp === undefined) !== (resource.metadata.deletionTimestamp === undefined)
   );
-}
-
-const afterTransfer: readonly (Phase | undefined)[] = [
-  'Finalizing',
-  'Completed',
-  'Failing',
-  'Failed',
-  'Canceling',
-  'Canceled',
-];
-
-function pastTransfer(phase: Phase | undefined): boolean {
-  return afterTransfer.includes(phase);
 }
 
 /** A transition that ends a transfer or gives up its turn, so a waiting one may start. */

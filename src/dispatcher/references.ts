@@ -12,11 +12,10 @@ interface Claim extends KubeObject {
 
 type Found<T> = T | Denial;
 
-async function location(
+async function existingLocation(
   kube: Kube,
   ferryNamespace: string,
   name: string,
-  namespace: string,
 ): Promise<Found<BackupStorageLocation>> {
   const found = await kube.get<BackupStorageLocation & KubeObject>({
     kind: 'BackupStorageLocation',
@@ -27,11 +26,24 @@ async function location(
     return invalid(
       `spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`,
     );
-  if (!backupAllowed(found.spec, namespace)) {
-    return forbidden(
-      `spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`,
-    );
-  }
+  return found;
+}
+
+function namespaceNotAllowed(name: string, loc: BackupStorageLocation, namespace: string): Denial {
+  return forbidden(
+    `spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(loc.spec.allowedNamespaces ?? []).join(', ')})`,
+  );
+}
+
+async function location(
+  kube: Kube,
+  ferryNamespace: string,
+  name: string,
+  namespace: string,
+): Promise<Found<BackupStorageLocation>> {
+  const found = await existingLocation(kube, ferryNamespace, name);
+  if ('code' in found) return found;
+  if (!backupAllowed(found.spec, namespace)) return namespaceNotAllowed(name, found, namespace);
   return found;
 }
 
@@ -97,20 +109,11 @@ async function checkDownload(kube: Kube, ferryNamespace: string, dd: DataDownloa
   const source = sourceNamespaceOf(dd);
   if (typeof source !== 'string') return source;
   const name = dd.spec.backupStorageLocation;
-  const found = await kube.get<BackupStorageLocation & KubeObject>({
-    kind: 'BackupStorageLocation',
-    namespace: ferryNamespace,
-    name,
-  });
-  if (!found)
-    return invalid(
-      `spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`,
-    );
+  const found = await existingLocation(kube, ferryNamespace, name);
+  if ('code' in found) return found;
   if (!restoreAllowed(found.spec, source, namespace)) {
     return source === namespace
-      ? forbidden(
-          `spec.backupStorageLocation: BackupStorageLocation "${name}" does not allow namespace ${namespace} (allowedNamespaces: ${(found.spec.allowedNamespaces ?? []).join(', ')})`,
-        )
+      ? namespaceNotAllowed(name, found, namespace)
       : forbidden(
           `spec.sourceNamespace: BackupStorageLocation "${name}" does not allow restores from namespace ${source} into namespace ${namespace} (see its spec.crossNamespaceRestores)`,
         );

@@ -3,25 +3,16 @@
 // with exit 1 instead).
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { ferry, hasStackTrace } from '../support/ferry-cli.ts';
+import { writeKubeconfig } from '../support/kubeconfig.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'ferry-kube-usage-'));
 const kubeconfig = join(work, 'config');
-await writeFile(
-  kubeconfig,
-  JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    'current-context': 'box',
-    clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:9' } }],
-    users: [{ name: 'u', user: { token: 't' } }],
-    contexts: [{ name: 'box', context: { cluster: 'c', user: 'u' } }],
-  }),
-);
+await writeKubeconfig(kubeconfig, { server: 'https://127.0.0.1:9', token: 't' });
 test.after(() => rm(work, { recursive: true, force: true }));
 
 const k = ['--kubeconfig', kubeconfig];

@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { progressLine, progressReporter } from '../../src/cli/output.ts';
 import { phaseHistory } from '../../src/cli/kube/history.ts';
 import type { Resource } from '../../src/cli/kube/kinds.ts';
+import { uploadWith } from '../support/cli-upload.ts';
 
 test('a progress line shows the phase, a bar of the done fraction, bytes, rate and ETA', () => {
   const line = progressLine({ bytesDone: 32 * 1024 * 1024, bytesTotal: 128 * 1024 * 1024, totalsFinal: true }, 65_000, {
@@ -90,13 +91,7 @@ test('quiet (a document goes to stdout) the reporter writes nothing', () => {
 });
 
 function resource(status: Record<string, unknown>): Resource {
-  return {
-    apiVersion: 'ferry.dev/v1alpha1',
-    kind: 'DataUpload',
-    metadata: { name: 'b', creationTimestamp: '2026-01-01T00:00:00Z' },
-    spec: { sourcePVC: 'data', backupStorageLocation: 'l' },
-    status,
-  } as Resource;
+  return uploadWith(status, { creationTimestamp: '2026-01-01T00:00:00Z' });
 }
 
 test('phase history follows the step records, with the transfer start as InProgress', () => {

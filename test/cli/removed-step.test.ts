@@ -5,17 +5,12 @@ import assert from 'node:assert/strict';
 import { removedStepLines } from '../../src/cli/kube/removed-step.ts';
 import type { Resource } from '../../src/cli/kube/kinds.ts';
 import type { JobRun } from '../../src/cli/kube/step-jobs.ts';
+import { uploadWith } from '../support/cli-upload.ts';
 
 const transferJob = 'ferry-up-0123456789abcdef-transfer-1';
 
 function upload(status: Record<string, unknown>): Resource {
-  return {
-    apiVersion: 'ferry.dev/v1alpha1',
-    kind: 'DataUpload',
-    metadata: { name: 'b', namespace: 'app' },
-    spec: { sourcePVC: 'data', backupStorageLocation: 'l' },
-    status,
-  } as Resource;
+  return uploadWith(status, { namespace: 'app' });
 }
 
 const transferRecord = {

@@ -1,7 +1,7 @@
 // The shared helpers of the Kubernetes-facing commands: tables, describe layout, names, -o and kubeconfig choice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderDescribe } from '../../src/cli/resource/describe.ts';
@@ -11,6 +11,7 @@ import { asDocument, outputFormat } from '../../src/cli/resource/output.ts';
 import { renderTable } from '../../src/cli/resource/table.ts';
 import { age, between, span } from '../../src/cli/resource/time.ts';
 import { UsageError } from '../../src/cli/run.ts';
+import { writeKubeconfig } from '../support/kubeconfig.ts';
 
 test('tables pad every column but the last to its widest cell', () => {
   const text = renderTable(
@@ -100,20 +101,11 @@ test('the kubeconfig: --context must exist, and -n wins over the context namespa
   const dir = await mkdtemp(join(tmpdir(), 'ferry-kubeconfig-'));
   try {
     const file = join(dir, 'config');
-    await writeFile(
-      file,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        'current-context': 'one',
-        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
-        users: [{ name: 'u', user: { token: 't' } }],
-        contexts: [
-          { name: 'one', context: { cluster: 'c', user: 'u', namespace: 'team-a' } },
-          { name: 'two', context: { cluster: 'c', user: 'u' } },
-        ],
-      }),
-    );
+    await writeKubeconfig(file, {
+      server: 'https://127.0.0.1:1',
+      token: 't',
+      contexts: [{ name: 'one', namespace: 'team-a' }, { name: 'two' }],
+    });
     const a = openKube({ kubeconfig: file });
     assert.equal(a.namespace, 'team-a');
     a.close();

@@ -103,33 +103,14 @@ test("a second copy transfers nothing and adds no snapshot; restic copy sees fer
   assert.deepEqual(await packFiles(path), before.packs);
   assert.deepEqual(await storedFiles(path, 'snapshots'), before.snapshots);
   assert.deepEqual(await storedFiles(path, 'index'), before.index);
-  await restic({ repo: path, password: otherPassword }, [
-    'copy',
-    '--from-repo',
-    sourcePath,
-    '--from-password-file',
-    await passwordFile(),
-  ]);
+  await resticFromSource(path, ['copy']);
   assert.deepEqual(await storedFiles(path, 'snapshots'), before.snapshots, 'restic copied nothing either');
 });
 
 test("ferry sees restic's copies as done and adds nothing", async () => {
   const path = join(work, 'restic-copied');
-  await restic({ repo: path, password: otherPassword }, [
-    'init',
-    '--copy-chunker-params',
-    '--from-repo',
-    sourcePath,
-    '--from-password-file',
-    await passwordFile(),
-  ]);
-  await restic({ repo: path, password: otherPassword }, [
-    'copy',
-    '--from-repo',
-    sourcePath,
-    '--from-password-file',
-    await passwordFile(),
-  ]);
+  await resticFromSource(path, ['init', '--copy-chunker-params']);
+  await resticFromSource(path, ['copy']);
   const before = await storedFiles(path, 'snapshots');
   const r = await copy(await open(sourcePath), await open(path, otherPassword));
   assert.equal(r.samePolynomial, true);
@@ -202,6 +183,12 @@ test('snapshots are chosen by host, tag and path as restic chooses them', async 
   const none = await copy(await open(sourcePath), repo, { filter: { hosts: ['elsewhere'] } });
   assert.deepEqual(none.snapshots, []);
 });
+
+/** restic's init or copy in the destination at path, reading the source repository */
+async function resticFromSource(path: string, args: string[]): Promise<void> {
+  const from = ['--from-repo', sourcePath, '--from-password-file', await passwordFile()];
+  await restic({ repo: path, password: otherPassword }, [...args, ...from]);
+}
 
 let passwordPath: string | undefined;
 async function passwordFile(): Promise<string> {

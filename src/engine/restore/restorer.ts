@@ -44,6 +44,7 @@ import { ByteBudget } from './byte-budget.ts';
 import { FileSlots } from './file-slots.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
+import { defaultBudget, filesInFlight, packRead, readAhead, smallFile, writesInFlight } from './tuning.ts';
 
 export interface RestoreOptions {
   target: string;
@@ -74,34 +75,6 @@ export class RestoreError extends Error {}
 
 /** the type bits mknodat takes for each special file restored */
 const nodeTypeBits: Partial<Record<TreeNode['type'], number>> = { fifo: S_IFIFO, dev: S_IFBLK, chardev: S_IFCHR };
-/** files being restored at once: enough that the blobs of many small files share pack reads; few enough that their
- * bookkeeping stays small (a restore of a million tiny files peaks higher with twice as many) */
-const filesInFlight = 256;
-/** plaintext of the blobs being read or handed over and not yet written: three whole-pack reads of a large file at
- * once (test/unit/restore/large-file.test.ts) */
-const defaultBudget = 64 << 20;
-/**
- * The longest pack read: a whole pack (16 MiB, plus the blob that overflows it), so a pack costs one read, as in
- * restic; shorter reads only add reads, at the same peak memory.
- */
-const packRead = 17 << 20;
-/**
- * The sealed bytes read ahead and kept for the files to come (see PackReader): two reads. The files an incremental
- * backup changed have their new blobs in the newest packs, so restoring its snapshot goes back and forth between
- * those and the pack the unchanged files around them are in; with one read kept, each changed file evicted that pack
- * and the next file read it again. The second read costs the memory of one more pack read.
- */
-const readAhead = 2 * packRead;
-/** files up to this size are written by the small-file thread, whole and with their metadata */
-const smallFile = 64n << 10n;
-/**
- * Writes of large files in flight. Each takes one of libuv's four threads, which the pack reads of a local
- * repository need too: with every blob of a file written as soon as it came, a write-back burst (the kernel
- * throttling writers once dirty pages pass its limit) blocked all four threads for seconds while the reads queued
- * behind them, and the restore stood still. With two, the restore keeps working through the bursts and is no slower
- * where no burst comes (bench/README.md, "Restores that stood still").
- */
-const writesInFlight = 2;
 
 export async function restoreTree(repo: Repository, root: ID, opts: RestoreOptions): Promise<Progress> {
   const r = new Restorer(repo, opts);

@@ -62,6 +62,12 @@ export function nextPhase(kind: ResourceKind, step: StepName, from: Phase): Phas
   void kind;
 }
 
+/** Past the transfer: only finalize is left to run, or nothing (the upload and download machines agree on this). */
+export function pastTransfer(phase: Phase | undefined): boolean {
+  if (phase === undefined) return false;
+  return terminalPhases.includes(phase) || uploadSteps[phase] === 'finalize';
+}
+
 /** A cancel request moves any non-terminal phase to Canceling; finalize then cleans up. */
 export function canCancel(phase: Phase | undefined): boolean {
   const p = phase ?? 'New';

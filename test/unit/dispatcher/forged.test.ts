@@ -15,6 +15,7 @@ import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { exposureName } from '../../../src/shared/step-job/names.ts';
 import { claim, download, ferryNamespace, jobs, location, review, upload, world } from './world.ts';
 import type { World } from './world.ts';
+import { nightlySchedule } from '../../support/backup-schedule.ts';
 
 type Review = ReturnType<typeof review>;
 
@@ -50,18 +51,7 @@ const schedulesTemplate = yaml.load(
 ) as KubeObject;
 
 function schedule(annotations?: Record<string, string>): KubeObject {
-  return {
-    apiVersion: 'ferry.dev/v1alpha1',
-    kind: 'BackupSchedule',
-    metadata: {
-      name: 'nightly',
-      namespace: 'app',
-      uid: 'abcdef01-2345-4000-8000-000000000000',
-      generation: 1,
-      ...(annotations ? { annotations } : {}),
-    },
-    spec: { schedule: '0 2 * * *', pvcs: ['data'], backupStorageLocation: 'default' },
-  };
+  return nightlySchedule({ schedule: '0 2 * * *' }, annotations ? { annotations } : {});
 }
 
 function scheduleReview(

@@ -75,6 +75,16 @@ test('the identity a repository is created with is derived per namespace: same i
   assert.equal(repo.config.chunkerPolynomial, a.polynomial);
 });
 
+/** The location "default" in ferry-system. */
+function location(locationSpec: BackupStorageLocationSpec) {
+  return {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupStorageLocation',
+    metadata: { name: 'default', namespace: 'ferry-system' },
+    spec: locationSpec,
+  };
+}
+
 function secret(name: string, data: Record<string, string>) {
   const b64 = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'ferry-system' }, data: b64 };
@@ -84,15 +94,10 @@ test('repository access reads the location and its Secrets, writes a private CA 
   const kube = new MemoryKube();
   const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
   kube.seed(
-    {
-      apiVersion: 'ferry.dev/v1alpha1',
-      kind: 'BackupStorageLocation',
-      metadata: { name: 'default', namespace: 'ferry-system' },
-      spec: {
-        ...spec({ caBundle: Buffer.from(pem).toString('base64') }),
-        credential: { name: 'creds', accessKeyIDKey: 'id' },
-      },
-    },
+    location({
+      ...spec({ caBundle: Buffer.from(pem).toString('base64') }),
+      credential: { name: 'creds', accessKeyIDKey: 'id' },
+    }),
     secret('creds', { id: 'AKID', AWS_SECRET_ACCESS_KEY: 'SECRET\n' }),
     secret('repo-pass', { password: 'location-secret' }),
   );
@@ -113,12 +118,7 @@ test('a missing location, Secret or key is named in the error', async () => {
     repositoryAccess(kube, 'ferry-system', 'nope', 'team-a'),
     /BackupStorageLocation "nope" does not exist in namespace ferry-system/,
   );
-  kube.seed({
-    apiVersion: 'ferry.dev/v1alpha1',
-    kind: 'BackupStorageLocation',
-    metadata: { name: 'default', namespace: 'ferry-system' },
-    spec: spec(),
-  });
+  kube.seed(location(spec()));
   await assert.rejects(
     repositoryAccess(kube, 'ferry-system', 'default', 'team-a'),
     /credentials Secret "creds" does not exist/,
@@ -142,12 +142,7 @@ test('a step whose Job lacks the location\'s Secrets says where it looked, not j
     }
   }
   const kube = new NoSecrets();
-  kube.seed({
-    apiVersion: 'ferry.dev/v1alpha1',
-    kind: 'BackupStorageLocation',
-    metadata: { name: 'default', namespace: 'ferry-system' },
-    spec: spec(),
-  });
+  kube.seed(location(spec()));
   await assert.rejects(
     repositoryAccess(kube, 'ferry-system', 'default', 'team-a'),
     /credentials Secret "creds" is neither mounted at \/ferry\/secrets\/creds\/AWS_ACCESS_KEY_ID nor readable by this account/,

@@ -12,26 +12,9 @@ import { sweepSchedules } from '../../../src/dispatcher/schedule.ts';
 import type { BackupSchedule } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { ferryNamespace, jobs, review, upload, world } from '../dispatcher/world.ts';
+import { nightlySchedule as schedule } from '../../support/backup-schedule.ts';
 
 const jobsDir = join(import.meta.dirname, '..', '..', '..', 'jobs');
-
-function schedule(
-  spec: Partial<BackupSchedule['spec']> = {},
-  meta: Partial<BackupSchedule['metadata']> = {},
-): BackupSchedule & KubeObject {
-  return {
-    apiVersion: 'ferry.dev/v1alpha1',
-    kind: 'BackupSchedule',
-    metadata: {
-      name: 'nightly',
-      namespace: 'app',
-      uid: 'abcdef01-2345-4000-8000-000000000000',
-      generation: 1,
-      ...meta,
-    },
-    spec: { schedule: '*/5 * * * *', pvcs: ['data'], backupStorageLocation: 'default', ...spec },
-  };
-}
 
 function scheduleWorld() {
   const w = world();

@@ -11,19 +11,11 @@ import {
   scheduledTimeOfJob,
 } from '../../../src/shared/schedule/names.ts';
 import { matchesSelector } from '../../../src/shared/schedule/selector.ts';
+import { dnsSubdomain, subdomainNames } from '../../support/object-names.ts';
 
-const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const labelPattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** Schedule and PVC names as Kubernetes allows them: DNS-1123 subdomains of up to 253 characters. */
-const name = fc
-  .array(fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?$/), { minLength: 1, maxLength: 6 })
-  .map((parts) =>
-    parts
-      .join('.')
-      .slice(0, 253)
-      .replace(/[-.]+$/, ''),
-  )
-  .filter((n) => dnsSubdomain.test(n));
+const name = subdomainNames(6, 62);
 
 it('DataUpload and CronJob names stay within 253 and 52 characters, valid and distinct; the schedule label within 63', () => {
   fc.assert(

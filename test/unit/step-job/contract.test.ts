@@ -24,22 +24,12 @@ import { settingsFromEnv } from '../../../src/steps/settings.ts';
 import { transition } from '../../../src/steps/data/transition.ts';
 import { templates, upload } from '../dispatcher/world.ts';
 import { dataUpload, harness } from '../steps/harness.ts';
+import { dnsSubdomain, subdomainNames } from '../../support/object-names.ts';
 
 const labelPattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 /** DNS-1123 subdomains of up to 253 characters: what Kubernetes accepts as the name of a DataUpload. */
-const part = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/);
-const objectName = fc
-  .array(part, { minLength: 1, maxLength: 12 })
-  .map((parts) =>
-    parts
-      .join('.')
-      .slice(0, 253)
-      .replace(/[-.]+$/, ''),
-  )
-  .filter((n) => dnsSubdomain.test(n));
+const objectName = subdomainNames(12, 42);
 const longName = fc
   .tuple(fc.stringMatching(/^[a-z0-9][-a-z0-9.]{62,200}$/), fc.stringMatching(/^[a-z0-9]{1,40}$/))
   .map(([a, b]) => `${a}${b}`);

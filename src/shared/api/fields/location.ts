@@ -1,0 +1,159 @@
+// BackupStorageLocation: where a repository lives (S3), who may use it, and when its maintenance runs.
+import { arr, bool, int, num, obj, str } from '../field.ts';
+import { secretKey, namespaceOrAll, objectName, namespaceName, timestamp, conditions, cronSchedule } from './common.ts';
+
+const maintenance = obj(
+  "Periodic maintenance of every repository under this location: prune frees the data no snapshot uses, check verifies the structure and reads a sample of the data back. ferry runs each as a CronJob in its namespace, under the repository's exclusive lock; a run finding a backup in progress skips that repository and says so.",
+  {
+    suspend: bool('Stop scheduled maintenance (a Job made by hand from the CronJob still runs).', { default: false }),
+    prune: obj('Pruning: forget nothing, but delete and repack what no snapshot uses.', {
+      schedule: cronSchedule("When to prune (cron, in the controller manager's time zone).", '0 3 * * 0'),
+    }),
+    check: obj('Checking the repositories.', {
+      schedule: cronSchedule('When to check the structure: index, packs, snapshots and trees (cron).', '0 1 * * *'),
+      readDataSchedule: cronSchedule('When to also read a sample of the data back and verify it (cron).', '0 4 * * 6'),
+      readDataSubset: str('Share of the packs the data check reads, chosen at random each time.', {
+        pattern: { regex: '^([1-9][0-9]?(\\.[0-9]+)?|100)%$', allowed: "a percentage from 1% to 100%, such as '10%'" },
+        default: '10%',
+      }),
+    }),
+  },
+);
+
+const maintenanceRun = obj(
+  'One maintenance run on one repository.',
+  {
+    task: str('What ran: prune, check (structure) or check-data (structure and a sample of the data).', {
+      enum: ['prune', 'check', 'check-data'],
+    }),
+    outcome: str('How it ended: Skipped when a backup held the repository (it runs again on schedule).', {
+      enum: ['Succeeded', 'Failed', 'Skipped'],
+    }),
+    startTime: timestamp('When the run started.'),
+    durationSeconds: num('How long it took.', { minimum: 0 }),
+    job: objectName("The Job that ran it, in ferry's namespace."),
+    bytesFreed: int('Bytes of packs prune deleted.', { minimum: 0 }),
+    packsDeleted: int('Packs prune deleted.', { minimum: 0 }),
+    errorsFound: int('Errors check found (see message).', { minimum: 0 }),
+    staleLocksRemoved: int('Locks of dead holders removed before the run.', { minimum: 0 }),
+    message: str('What happened, in a sentence or two.', { maxLength: 4096 }),
+  },
+  { required: ['task', 'outcome', 'startTime', 'durationSeconds'] },
+);
+
+const maintenanceStatus = obj('Maintenance history: the last runs per repository, and the latest run of all.', {
+  lastTask: str('Task of the latest run.', { enum: ['prune', 'check', 'check-data'] }),
+  lastOutcome: str('Outcome of the latest run.', { enum: ['Succeeded', 'Failed', 'Skipped'] }),
+  lastRunTime: timestamp('When the latest run started.'),
+  repositories: arr(
+    'Per repository (source namespace), its latest runs.',
+    obj(
+      'The latest maintenance runs of one repository.',
+      {
+        namespace: namespaceName('Source namespace of the repository.'),
+        runs: arr('Latest runs, newest first.', maintenanceRun, { maxItems: 10 }),
+      },
+      { required: ['namespace', 'runs'] },
+    ),
+    { listType: 'map', mapKeys: ['namespace'], maxItems: 1000 },
+  ),
+});
+
+export const backupStorageLocationSpec = obj(
+  'Where and how ferry stores repositories: one repository per source namespace under the prefix.',
+  {
+    s3: obj(
+      'The S3-compatible bucket holding the repositories.',
+      {
+        endpoint: str('S3 endpoint, http(s)://host[:port].', {
+          pattern: {
+            regex: '^https?://[^/\\s]+$',
+            allowed: 'http:// or https:// followed by host[:port], with no path',
+          },
+          maxLength: 2048,
+        }),
+        bucket: str('Bucket name.', {
+          pattern: {
+            regex: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$',
+            allowed: "an S3 bucket name (3-63 lowercase letters, digits, '.' and '-')",
+          },
+        }),
+        prefix: str('Key prefix inside the bucket; repositories live at <prefix>/<source namespace>.', {
+          pattern: {
+            regex: "^[A-Za-z0-9!_.*'()-]+(/[A-Za-z0-9!_.*'()-]+)*$",
+            allowed: "an S3 key prefix without leading or trailing '/' (letters, digits, !_.*'()- and '/')",
+          },
+          maxLength: 512,
+        }),
+        region: str('Bucket region.', {
+          pattern: { regex: '^[a-z0-9-]+$', allowed: "a region name such as 'us-east-1'" },
+          maxLength: 64,
+        }),
+        forcePathStyle: bool('Put the bucket in the path rather than the host name (needed by MinIO and Ceph).', {
+          default: true,
+        }),
+        caBundle: str(
+          "PEM bundle of the CA that signed the endpoint's certificate, base64-encoded, for endpoints with a private CA.",
+          {
+            pattern: { regex: '^[A-Za-z0-9+/]*={0,2}$', allowed: 'base64 (letters, digits, +, / and = padding)' },
+          },
+        ),
+      },
+      { required: ['endpoint', 'bucket'] },
+    ),
+    credential: obj(
+      "Secret in ferry's namespace holding the S3 access keys.",
+      {
+        name: objectName('Name of the Secret.'),
+        accessKeyIDKey: str('Key of the access key ID in the Secret (default AWS_ACCESS_KEY_ID).', {
+          pattern: secretKey,
+          maxLength: 253,
+        }),
+        secretAccessKeyKey: str('Key of the secret access key in the Secret (default AWS_SECRET_ACCESS_KEY).', {
+          pattern: secretKey,
+          maxLength: 253,
+        }),
+      },
+      { required: ['name'] },
+    ),
+    repositoryPassword: obj(
+      "Secret in ferry's namespace holding the master password; each namespace's repository password is derived from it, so tenants never share keys.",
+      {
+        name: objectName('Name of the Secret.'),
+        key: str('Key in the Secret.', { pattern: secretKey, maxLength: 253 }),
+      },
+      { required: ['name', 'key'] },
+    ),
+    allowedNamespaces: arr(
+      'Namespaces whose PVCs may be backed up to and restored from this location; ["*"] allows every namespace.',
+      str('A namespace name, or * for all.', { pattern: namespaceOrAll, maxLength: 63 }),
+      { minItems: 1, listType: 'set' },
+    ),
+    crossNamespaceRestores: arr(
+      "Restores reading another namespace's repository: which target namespaces may read which source namespace.",
+      obj(
+        "Namespaces allowed to restore from one source namespace's repository.",
+        {
+          from: namespaceName('Source namespace whose repository is read.'),
+          to: arr(
+            'Target namespaces that may restore from it; ["*"] allows every namespace.',
+            str('A namespace name, or * for all.', { pattern: namespaceOrAll, maxLength: 63 }),
+            { minItems: 1, listType: 'set' },
+          ),
+        },
+        { required: ['from', 'to'] },
+      ),
+      { listType: 'map', mapKeys: ['from'] },
+    ),
+    maintenance,
+  },
+  { required: ['s3', 'credential', 'repositoryPassword', 'allowedNamespaces'] },
+);
+
+export const backupStorageLocationStatus = obj('What ferry last found out about the location.', {
+  phase: str('Whether the location was reachable at the last check.', { enum: ['Available', 'Unavailable'] }),
+  message: str('Why the location is unavailable, when it is.', { maxLength: 32768 }),
+  lastValidationTime: timestamp('When the location was last checked.'),
+  conditions,
+  maintenance: maintenanceStatus,
+});

@@ -1,0 +1,117 @@
+// DataUpload and DataDownload: one backup of a PVC into the repository, and one restore out of it.
+import { arr, bool, map, obj, str } from '../field.ts';
+import {
+  goDuration,
+  quantity,
+  snapshotIDPattern,
+  fullID,
+  objectName,
+  namespaceName,
+  dataMover,
+  operationTimeout,
+  cancel,
+  commonStatus,
+} from './common.ts';
+
+// ---- DataUpload ----
+
+export const dataUploadSpec = obj(
+  "Back up one PVC of this namespace: snapshot it, then move the snapshot's data into the repository.",
+  {
+    sourcePVC: objectName(
+      'Name of the PersistentVolumeClaim to back up, in this namespace; it must exist and be bound.',
+    ),
+    backupStorageLocation: objectName(
+      "BackupStorageLocation (in ferry's namespace) to store the data in; it must allow this namespace.",
+    ),
+    snapshotMoveData: bool('Move the data into the repository (true) or keep only the CSI snapshot (false).', {
+      default: true,
+    }),
+    csiSnapshot: obj('How to take the CSI snapshot.', {
+      volumeSnapshot: objectName(
+        'An existing VolumeSnapshot of the PVC, in this namespace, to use instead of taking one.',
+      ),
+      snapshotClass: objectName("VolumeSnapshotClass for the new snapshot (default: the driver's default class)."),
+    }),
+    dataMover: dataMover,
+    operationTimeout,
+    cancel,
+    tags: map(
+      'Tags recorded on the repository snapshot, as key=value.',
+      str('Tag value.', {
+        maxLength: 256,
+        pattern: { regex: '^[^,\\n]*$', allowed: 'text without commas or line breaks' },
+      }),
+      { maxProperties: 32 },
+    ),
+    expire: str(
+      'Delete this DataUpload (and free its repository data) this long after its creation, e.g. 720h; the annotation ferry.dev/retain-if-expired: "true" keeps it. Default: never.',
+      { pattern: goDuration },
+    ),
+  },
+  { required: ['sourcePVC', 'backupStorageLocation'] },
+);
+
+export const dataUploadStatus = obj('Progress and results of the backup, written by ferry.', {
+  ...commonStatus,
+  snapshotID: str('ID of the repository snapshot holding the data.', { pattern: fullID }),
+  parentSnapshotID: str('ID of the repository snapshot this one was made incrementally from.', { pattern: fullID }),
+  volumeSnapshot: objectName('The CSI VolumeSnapshot of the source PVC, in this namespace.'),
+  volumeMode: str('Volume mode of the source PVC.', { enum: ['Filesystem', 'Block'] }),
+});
+
+// ---- DataDownload ----
+
+export const dataDownloadSpec = obj(
+  'Restore data from the repository into a PVC of this namespace.',
+  {
+    targetPVC: obj(
+      'The PVC to create and fill (or fill, if it exists and is not bound yet); it becomes usable only once its data is complete.',
+      {
+        name: objectName('Name of the PVC, in this namespace.'),
+        storageClassName: objectName("StorageClass of the new volume (default: the cluster's default class)."),
+        size: str('Size of the new volume (default: the size of the backed-up volume).', { pattern: quantity }),
+        accessModes: arr(
+          'Access modes of the new volume (default ReadWriteOnce).',
+          str('An access mode.', { enum: ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] }),
+          { listType: 'set', minItems: 1 },
+        ),
+        zeroedVolume: bool(
+          "Set to true when the storage class gives new volumes that read as zeros (it discards or zeroes them when provisioning): a block restore then skips the backup's all-zero ranges. Default false: they are written, since a volume may hold another tenant's old data.",
+          { default: false },
+        ),
+      },
+      { required: ['name'] },
+    ),
+    backupStorageLocation: objectName(
+      "BackupStorageLocation (in ferry's namespace) holding the repository; it must allow this namespace.",
+    ),
+    source: obj(
+      'The data to restore: a repository snapshot ID or a DataUpload.',
+      {
+        snapshotID: str('Repository snapshot to restore.', { pattern: snapshotIDPattern }),
+        dataUpload: obj(
+          'DataUpload whose snapshot to restore.',
+          {
+            name: objectName('Name of the DataUpload.'),
+            namespace: namespaceName('Namespace of the DataUpload (default: this namespace).'),
+          },
+          { required: ['name'] },
+        ),
+      },
+      { exactlyOneOf: ['snapshotID', 'dataUpload'] },
+    ),
+    sourceNamespace: namespaceName(
+      "Namespace whose repository holds the snapshot (default: this namespace); another namespace needs the location's crossNamespaceRestores to allow it.",
+    ),
+    dataMover: dataMover,
+    operationTimeout,
+    cancel,
+  },
+  { required: ['targetPVC', 'backupStorageLocation', 'source'] },
+);
+
+export const dataDownloadStatus = obj('Progress and results of the restore, written by ferry.', {
+  ...commonStatus,
+  snapshotID: str('Full ID of the repository snapshot being restored.', { pattern: fullID }),
+});
