@@ -19,6 +19,7 @@ import type { TestCluster } from '../support/cluster.ts';
 import { freePort } from '../cluster/ports.ts';
 import { apiserverClientCertificate, ferryNamespace, installFerry, renderDeploy } from '../support/ferry-install.ts';
 import type { FerryInstall } from '../support/ferry-install.ts';
+import { createSlowSnapshotClass, deleteSlowSnapshotClass } from '../support/slow-snapshots.ts';
 import { postReview } from '../support/webhook-call.ts';
 import { boundClaim, dataUpload, summary, watchUntil, world } from './world.ts';
 
@@ -446,14 +447,7 @@ describe('the sweep', () => {
   it('replaces a step Job that was deleted', async () => {
     // a snapshot that never becomes ready keeps the resource in its first phase while the test works
     const slowClass = `slow-${suffix}`;
-    await cluster.kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
-      apiVersion: 'snapshot.storage.k8s.io/v1',
-      kind: 'VolumeSnapshotClass',
-      metadata: { name: slowClass },
-      driver: 'local.csi.ferry.dev',
-      deletionPolicy: 'Delete',
-      parameters: { readyDelay: '30m' },
-    });
+    await createSlowSnapshotClass(cluster.kube, slowClass);
     try {
       const created = await cluster.kube.create(
         uploads(app),
@@ -488,7 +482,7 @@ describe('the sweep', () => {
       assert.equal(replaced.length, 1, 'the sweep did not start the snapshot step again');
       await cluster.kube.patch(`${uploads(app)}/${created.metadata.name}`, { spec: { cancel: true } });
     } finally {
-      await cluster.kube.delete(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/${slowClass}`);
+      await deleteSlowSnapshotClass(cluster.kube, slowClass);
     }
   });
 });
