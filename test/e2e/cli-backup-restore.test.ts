@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { compareTrees } from '../support/compare-tree.ts';
-import { cliEntry, ferry, nodeBin, type FerryRun } from '../support/ferry-cli.ts';
+import { backupCreateArgs, cliEntry, ferry, nodeBin, type FerryRun } from '../support/ferry-cli.ts';
 import { randomBytes } from '../support/repo.ts';
 import { runInTerminal } from '../support/tmux.ts';
 import { boundClaim, claims, reportProgressEvery, uploads, volumePath, world } from './world.ts';
@@ -58,18 +58,7 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
       [
         nodeBin,
         cliEntry,
-        'backup',
-        'create',
-        'full',
-        '--pvc',
-        'data',
-        '-n',
-        w.app,
-        '--location',
-        w.location,
-        '--wait',
-        '--kubeconfig',
-        w.cluster.kubeconfig,
+        ...backupCreateArgs('full', 'data', w.app, w.location, '--wait', '--kubeconfig', w.cluster.kubeconfig),
       ],
       { timeoutMs: waitMs },
     );

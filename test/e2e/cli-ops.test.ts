@@ -483,6 +483,8 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
 
 // each case is a short process that fails before any request: a few at a time
 describe('bad usage', { timeout: 5 * 60_000, concurrency: 4 }, () => {
+  // a valid daily schedule, to which a case adds one bad flag
+  const dailySchedule = ['schedule', 'create', 's', '--schedule', '@daily', '--pvc', 'a', '--location', 'l'];
   const cases: [string[], RegExp][] = [
     [['location', 'create', 'x'], /--endpoint is required/],
     [
@@ -510,42 +512,12 @@ describe('bad usage', { timeout: 5 * 60_000, concurrency: 4 }, () => {
     [['location', 'describe'], /NAME|name/],
     [['schedule', 'create', 's', '--schedule', '* * *', '--pvc', 'a', '--location', 'l'], /--schedule "\* \* \*"/],
     [['schedule', 'create', 's', '--schedule', '@daily', '--location', 'l'], /--pvc or --selector is required/],
+    [[...dailySchedule, '--time-zone', 'Mars/Olympus'], /--time-zone "Mars\/Olympus"/],
     [
-      [
-        'schedule',
-        'create',
-        's',
-        '--schedule',
-        '@daily',
-        '--pvc',
-        'a',
-        '--location',
-        'l',
-        '--time-zone',
-        'Mars/Olympus',
-      ],
-      /--time-zone "Mars\/Olympus"/,
-    ],
-    [
-      [
-        'schedule',
-        'create',
-        's',
-        '--schedule',
-        '@daily',
-        '--pvc',
-        'a',
-        '--location',
-        'l',
-        '--concurrency-policy',
-        'Sometimes',
-      ],
+      [...dailySchedule, '--concurrency-policy', 'Sometimes'],
       /--concurrency-policy "Sometimes" must be one of Allow, Forbid, Replace/,
     ],
-    [
-      ['schedule', 'create', 's', '--schedule', '@daily', '--pvc', 'a', '--location', 'l', '--jitter', 'soon'],
-      /--jitter: must be a duration/,
-    ],
+    [[...dailySchedule, '--jitter', 'soon'], /--jitter: must be a duration/],
     [['schedule', 'suspend'], /NAME|name/],
     [['schedule', 'get', '-o', 'toml'], /-o toml is not an output format; use json, yaml or wide/],
     [['install', '--namespace', 'Ops'], /--namespace "Ops" is not a namespace name/],

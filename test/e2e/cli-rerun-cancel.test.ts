@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
 import { jobName, labels } from '../../src/shared/step-job/contract.ts';
-import { ferry, spawnFerry, type FerryRun } from '../support/ferry-cli.ts';
+import { backupCreateArgs, ferry, spawnFerry, type FerryRun } from '../support/ferry-cli.ts';
+import { createSlowSnapshotClass, deleteSlowSnapshotClass } from '../support/slow-snapshots.ts';
 import { boundClaim, ferryNamespace, uploads, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
@@ -20,21 +21,12 @@ before(
     await boundClaim(w.cluster, w.app, 'data', '64Mi');
     // a snapshot class whose snapshots become ready only after half an hour
     slowClass = `slow-${w.app}`;
-    await w.cluster.kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
-      apiVersion: 'snapshot.storage.k8s.io/v1',
-      kind: 'VolumeSnapshotClass',
-      metadata: { name: slowClass },
-      driver: 'local.csi.ferry.dev',
-      deletionPolicy: 'Delete',
-      parameters: { readyDelay: '30m' },
-    });
+    await createSlowSnapshotClass(w.cluster.kube, slowClass);
   },
   { timeout: 30 * 60_000 },
 );
 after(async () => {
-  await w?.cluster.kube
-    .delete(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/${slowClass}`)
-    .catch(() => undefined);
+  if (w) await deleteSlowSnapshotClass(w.cluster.kube, slowClass).catch(() => undefined);
   await w?.cluster.cleanup();
 });
 
@@ -44,43 +36,18 @@ const text = (r: FerryRun): string => stripVTControlCharacters(r.stdout + r.stde
 
 describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => {
   it('create: a refusal names the flag (exit 2); -o json prints the new object, with --wait -o yaml the finished one alone', async () => {
-    const denied = await cli(['backup', 'create', 'bad-pvc', '--pvc', 'nope', '-n', w.app, '--location', w.location]);
+    const denied = await cli(backupCreateArgs('bad-pvc', 'nope', w.app, w.location));
     assert.equal(denied.code, 2, text(denied));
     assert.match(stripVTControlCharacters(denied.stderr), /--pvc: PersistentVolumeClaim "nope"/);
-    const created = await cli([
-      'backup',
-      'create',
-      'snap',
-      '--pvc',
-      'data',
-      '-n',
-      w.app,
-      '--location',
-      w.location,
-      '--snapshot-only',
-      '-o',
-      'json',
-    ]);
+    const created = await cli(backupCreateArgs('snap', 'data', w.app, w.location, '--snapshot-only', '-o', 'json'));
     assert.equal(created.code, 0, text(created));
     const obj = JSON.parse(created.stdout) as Obj;
     assert.equal(obj.kind, 'DataUpload');
     assert.equal(obj.spec.snapshotMoveData, false);
     assert.ok(obj.metadata.uid);
-    const waited = await cli([
-      'backup',
-      'create',
-      'snap-waited',
-      '--pvc',
-      'data',
-      '-n',
-      w.app,
-      '--location',
-      w.location,
-      '--snapshot-only',
-      '--wait',
-      '-o',
-      'yaml',
-    ]);
+    const waited = await cli(
+      backupCreateArgs('snap-waited', 'data', w.app, w.location, '--snapshot-only', '--wait', '-o', 'yaml'),
+    );
     assert.equal(waited.code, 0, text(waited));
     assert.match(waited.stdout, /^apiVersion: ferry\.dev\/v1alpha1\nkind: DataUpload\n/);
     assert.match(waited.stdout, /^  phase: Completed$/m);
@@ -88,22 +55,19 @@ describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => 
   });
 
   it('a backup that fails: create --wait exits 1 saying why', async () => {
-    const r = await cli([
-      'backup',
-      'create',
-      'times-out',
-      '--pvc',
-      'data',
-      '-n',
-      w.app,
-      '--location',
-      w.location,
-      '--snapshot-class',
-      slowClass,
-      '--timeout',
-      '3s',
-      '--wait',
-    ]);
+    const r = await cli(
+      backupCreateArgs(
+        'times-out',
+        'data',
+        w.app,
+        w.location,
+        '--snapshot-class',
+        slowClass,
+        '--timeout',
+        '3s',
+        '--wait',
+      ),
+    );
     assert.equal(r.code, 1, text(r));
     assert.match(
       stripVTControlCharacters(r.stderr),
@@ -113,22 +77,7 @@ describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => 
 
   it('rerun refuses while the step Job runs, starts the next attempt once it failed; cancel ends it and create --wait exits 3', async (t) => {
     const waiting = spawnFerry(
-      [
-        'backup',
-        'create',
-        'stuck',
-        '--pvc',
-        'data',
-        '-n',
-        w.app,
-        '--location',
-        w.location,
-        '--snapshot-class',
-        slowClass,
-        '--timeout',
-        '30m',
-        '--wait',
-      ],
+      backupCreateArgs('stuck', 'data', w.app, w.location, '--snapshot-class', slowClass, '--timeout', '30m', '--wait'),
       env(),
     );
     try {

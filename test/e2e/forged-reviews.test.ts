@@ -18,6 +18,7 @@ import {
   webhookClientName,
 } from '../support/ferry-install.ts';
 import type { FerryInstall } from '../support/ferry-install.ts';
+import { createSlowSnapshotClass, deleteSlowSnapshotClass } from '../support/slow-snapshots.ts';
 import { makeClientCertificate, makeTestCertificates } from '../support/test-ca.ts';
 import { postReview } from '../support/webhook-call.ts';
 import type { ClientCertificate } from '../support/webhook-call.ts';
@@ -96,14 +97,7 @@ before(
       },
     });
     // a snapshot that never becomes ready keeps the DataUpload in its first phase, its snapshot Job running
-    await kube.create('/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses', {
-      apiVersion: 'snapshot.storage.k8s.io/v1',
-      kind: 'VolumeSnapshotClass',
-      metadata: { name: slowClass },
-      driver: 'local.csi.ferry.dev',
-      deletionPolicy: 'Delete',
-      parameters: { readyDelay: '30m' },
-    });
+    await createSlowSnapshotClass(kube, slowClass);
     upload = await kube.create(uploads(w.app), {
       apiVersion: 'ferry.dev/v1alpha1',
       kind: 'DataUpload',
@@ -128,7 +122,7 @@ before(
 after(async () => {
   const { kube } = w?.cluster ?? {};
   await kube?.patch(`${uploads(w.app)}/${upload?.metadata.name}`, { spec: { cancel: true } }).catch(() => undefined);
-  await kube?.delete(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses/${slowClass}`).catch(() => undefined);
+  if (kube) await deleteSlowSnapshotClass(kube, slowClass).catch(() => undefined);
   await kube?.delete(`${claims(ferryNamespace)}/${victim}`).catch(() => undefined);
   await kube?.delete(`${api}/namespaces/${ferryNamespace}/backupstoragelocations/${w.location}`).catch(() => undefined);
   await w?.cluster.cleanup();

@@ -73,3 +73,8 @@ export function parseJSON<T>(r: FerryRun): T {
 export function hasStackTrace(text: string): boolean {
   return /^\s+at .*(:\d+:\d+\)?|\(index \d+\))$/m.test(text);
 }
+
+/** the arguments of `ferry backup create <name>` of the PVC `pvc` in `namespace` to `location`, then `more` */
+export function backupCreateArgs(name: string, pvc: string, namespace: string, location: string, ...more: string[]) {
+  return ['backup', 'create', name, '--pvc', pvc, '-n', namespace, '--location', location, ...more];
+}
