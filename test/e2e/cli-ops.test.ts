@@ -16,6 +16,7 @@ import { renderInstall } from '../../src/shared/install/install.ts';
 import { useCluster, type TestCluster } from '../support/cluster.ts';
 import { ferry, hasStackTrace, parseJSON, type FerryRun } from '../support/ferry-cli.ts';
 import { ferryNamespace, installFerry } from '../support/ferry-install.ts';
+import { writeKubeconfig } from '../support/kubeconfig.ts';
 import { makeTestCertificates } from '../support/test-ca.ts';
 
 type Obj = Record<string, any>;
@@ -23,7 +24,6 @@ type Obj = Record<string, any>;
 const id = randomBytes(3).toString('hex');
 const good = `cli-ops-${id}`;
 const broken = `cli-ops-broken-${id}`;
-const secretKey = 'ferrybox-secret-key';
 const locationPassword = `location secret ${randomBytes(8).toString('hex')}`;
 const bsl = (name: string) => `/apis/ferry.dev/v1alpha1/namespaces/${ferryNamespace}/backupstoragelocations/${name}`;
 const secret = (name: string) => `/api/v1/namespaces/${ferryNamespace}/secrets/${name}`;
@@ -429,25 +429,7 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
       spec: { expirationSeconds: 600 },
     });
     const kubeconfig = join(dir, 'no-rights.kubeconfig');
-    await writeFile(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        'current-context': 'box',
-        clusters: [
-          {
-            name: 'box',
-            cluster: {
-              server: cluster.server,
-              'certificate-authority-data': Buffer.from(cluster.access.ca).toString('base64'),
-            },
-          },
-        ],
-        users: [{ name: 'no-rights', user: { token: token.status.token } }],
-        contexts: [{ name: 'box', context: { cluster: 'box', user: 'no-rights' } }],
-      }),
-    );
+    await writeKubeconfig(kubeconfig, { server: cluster.server, token: token.status.token, ca: cluster.access.ca });
     const r = await run(['doctor', '-o', 'json'], { KUBECONFIG: kubeconfig });
     expectExit(r, 1, 'doctor (no rights)');
     const all = findings(r);

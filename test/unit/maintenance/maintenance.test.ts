@@ -23,7 +23,6 @@ import { ferryNamespace, harness, location, type Harness } from '../steps/harnes
 
 const scratch = await mkdtemp(join(tmpdir(), 'ferry-maintenance-'));
 after(() => rm(scratch, { recursive: true, force: true }));
-const appRepo = 's3:http://127.0.0.1:9/ferry/test/app';
 const mib = 1024 * 1024;
 
 /** The folders under `root` of the in-memory buckets: each repository location a test opened. */
