@@ -123,3 +123,31 @@ describe('the sweep', () => {
     }
   });
 });
+
+describe("a location's missing Secret", () => {
+  it('fails the transfer naming the Secret, instead of holding its transfer slot in ContainerCreating', async () => {
+    // the suite's location names an S3 credentials Secret that was never created (s3-<suffix>)
+    const created = await cluster.kube.create(uploads(app), du({}));
+    const failed = await cluster.kube.waitFor(
+      `${uploads(app)}/${created.metadata.name}`,
+      'the DataUpload to fail',
+      (r) => (r.status?.phase === 'Failed' ? r : undefined),
+      240_000,
+    );
+    assert.equal(failed.status.steps.transfer.outcome, 'Failed');
+    assert.match(failed.status.message, new RegExp(`credentials Secret "s3-${suffix}" does not exist in namespace`));
+    // the step exits once it has written Failed, so its Job ends (or is already removed) and the slot is free
+    await cluster.kube.waitFor(
+      jobsPath,
+      'the transfer Job of the failed DataUpload to end',
+      (list) => {
+        const transfer = list.items.filter(
+          (j: Obj) =>
+            j.metadata.labels?.[labels.uid] === created.metadata.uid && j.metadata.labels?.[labels.step] === 'transfer',
+        );
+        return transfer.every((j: Obj) => !j.status?.active) ? true : undefined;
+      },
+      60_000,
+    );
+  });
+});

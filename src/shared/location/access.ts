@@ -2,9 +2,9 @@
 // namespace) and the two Secrets it names: the location string, the derived password, and S3 settings (endpoint,
 // region, path style, credentials, private CA). In a step's pod the Secrets are mounted files (mounted-secrets.ts):
 // no step account may read Secrets; the CLI, run by a person, reads them through the API.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BackupStorageLocation } from '../api/types.ts';
 import type { OpenOptions } from '../../engine/operations/storage.ts';
 import type { Kube, KubeObject } from '../kube/kube.ts';
@@ -38,6 +38,15 @@ export async function readLocation(kube: Kube, ferryNamespace: string, name: str
 async function secretValue(kube: Kube, namespace: string, name: string, key: string, what: string): Promise<Buffer> {
   const mounted = mountedSecretPath(name, key);
   if (existsSync(mounted)) return readFileSync(mounted);
+  const folder = dirname(mounted);
+  if (existsSync(folder)) {
+    // mounted as an optional volume: an empty one means the Secret does not exist (the kubelet's own entries start
+    // with "..")
+    const keys = readdirSync(folder).filter((entry) => !entry.startsWith('..'));
+    if (keys.length === 0)
+      throw new LocationError(`The ${what} Secret "${name}" does not exist in namespace ${namespace}.`);
+    throw new LocationError(`The ${what} Secret "${name}" has no key "${key}" (it has ${keys.sort().join(', ')}).`);
+  }
   const secret = await kube.get<Secret>({ kind: 'Secret', namespace, name }).catch((err: unknown) => {
     if ((err as { status?: number }).status !== 403) throw err;
     throw new LocationError(

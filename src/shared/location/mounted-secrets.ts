@@ -39,13 +39,18 @@ export function mountedSecretPath(name: string, key: string): string {
   return `${secretsRoot}/${name}/${key}`;
 }
 
-/** Adds one read-only secret volume per Secret to the pod and mounts it into the container. */
+/**
+ * Adds one read-only secret volume per Secret to the pod and mounts it into the container. The volumes are optional:
+ * a required one whose Secret is missing keeps the pod in ContainerCreating for good, and a transfer Job stuck so
+ * holds its transfer slot while every other transfer of the cluster waits. Optional, the pod starts and the step
+ * fails its resource naming the missing Secret (access.ts).
+ */
 export function mountSecrets(pod: PodWithSecrets, container: ContainerWithMounts, names: string[]): void {
   const ours = names.map((secretName, i) => ({ name: `${volumePrefix}${i}`, secretName }));
   const others = (v: { name: string }): boolean => !v.name.startsWith(volumePrefix);
   pod.volumes = [
     ...(pod.volumes ?? []).filter((v) => others(v as { name: string })),
-    ...ours.map((o) => ({ name: o.name, secret: { secretName: o.secretName } })),
+    ...ours.map((o) => ({ name: o.name, secret: { secretName: o.secretName, optional: true } })),
   ];
   container.volumeMounts = [
     ...(container.volumeMounts ?? []).filter(others),

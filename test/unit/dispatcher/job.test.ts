@@ -153,8 +153,8 @@ describe('buildJob', () => {
     assert.deepEqual(
       pod.volumes.filter((v: any) => v.secret),
       [
-        { name: 'ferry-secret-0', secret: { secretName: 's3-keys' } },
-        { name: 'ferry-secret-1', secret: { secretName: 'repo-password' } },
+        { name: 'ferry-secret-0', secret: { secretName: 's3-keys', optional: true } },
+        { name: 'ferry-secret-1', secret: { secretName: 'repo-password', optional: true } },
       ],
     );
     assert.deepEqual(
