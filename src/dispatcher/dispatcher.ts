@@ -27,8 +27,6 @@ import type { VolumePlacement } from './placement.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 import type { StepJob } from '../shared/step-job/jobs.ts';
 
-export { describe, type Resource };
-
 export const queuedCondition = 'Queued';
 
 export interface DispatcherDeps {

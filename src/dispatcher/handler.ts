@@ -13,7 +13,8 @@ import type { AdmissionRequest, AdmissionResponse, AdmissionReview, Denial } fro
 import { isOurs } from '../shared/step-job/contract.ts';
 import { locationChanged } from './location.ts';
 import { mayStartSomething } from './dispatcher.ts';
-import type { Dispatcher, Resource } from './dispatcher.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import type { Resource } from '../shared/dispatch/status.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import { checkReferences } from './references.ts';
 import { asResource, checkCreate, checkSpecUpdate, checkStatusUpdate, isDenial } from './rules.ts';

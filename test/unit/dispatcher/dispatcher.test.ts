@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AdmissionReview } from '../../../src/dispatcher/admission.ts';
-import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
+import type { Resource } from '../../../src/shared/dispatch/status.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
 import { sweep } from '../../../src/dispatcher/sweep.ts';
 import { jobName, labels } from '../../../src/shared/step-job/contract.ts';

@@ -8,7 +8,7 @@ import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdmissionReview } from '../../../src/dispatcher/admission.ts';
-import type { Resource } from '../../../src/dispatcher/dispatcher.ts';
+import type { Resource } from '../../../src/shared/dispatch/status.ts';
 import { handleReview } from '../../../src/dispatcher/handler.ts';
 import { jobName, labels } from '../../../src/shared/step-job/contract.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
