@@ -24,6 +24,9 @@ import { moduleDir, nodeBinary, statePaths } from './paths.ts';
 import type { StatePaths } from './paths.ts';
 import { allocatePorts } from './ports.ts';
 import type { Ports } from './ports.ts';
+import { hostAddress, unmountUnder } from './node/host.ts';
+import { startNodes, stopNodes } from './node/nodes.ts';
+import type { RealNodes } from './node/nodes.ts';
 
 const run = promisify(execFile);
 
@@ -51,11 +54,15 @@ export interface BoxRecord {
   ferrybox: string;
   /** seconds per start phase, for the record */
   timings: Record<string, number>;
+  /** set when the nodes are real kubelets (`up --real-nodes`): what `down` restores on the host */
+  realNodes?: RealNodes;
 }
 
 export interface UpOptions {
   nodes?: number;
   snapshotReadyDelay?: string;
+  /** real kubelets with containerd instead of the emulated node agent (or FERRYBOX_REAL_NODES=1) */
+  realNodes?: boolean;
   owner?: number;
   log?: (line: string) => void;
 }
@@ -95,11 +102,14 @@ export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; 
   const log = options.log ?? (() => {});
   return withLock(paths.lock, 75 * 60_000, async () => {
     const existing = await readRecord(paths);
-    if (existing && (await problems(existing, paths)).length === 0) return { record: existing, reused: true };
+    const settings = settingsFrom(options);
+    // a box of emulated nodes is replaced when real ones are asked for; any running box serves a plain `up`
+    const fits = !settings.realNodes || existing?.realNodes !== undefined;
+    if (existing && fits && (await problems(existing, paths)).length === 0) return { record: existing, reused: true };
     if (existing) await stopAll(existing, log);
     const started = performance.now();
     const binaries = await ensureBinaries(log);
-    const record = await start(paths, binaries, settingsFrom(options), options.owner, log);
+    const record = await start(paths, binaries, settings, options.owner, log);
     record.timings = { build: Math.round(binaries.seconds * 10) / 10, ...record.timings,
       total: Math.round((performance.now() - started) / 100) / 10 };
     await writeFile(paths.record, JSON.stringify(record, null, 2));
@@ -112,6 +122,7 @@ function settingsFrom(options: UpOptions): BoxSettings {
   return {
     nodes: options.nodes ?? Number(process.env.FERRYBOX_NODES || 2),
     snapshotReadyDelay: options.snapshotReadyDelay ?? (process.env.FERRYBOX_SNAPSHOT_READY_DELAY || '0s'),
+    realNodes: options.realNodes ?? process.env.FERRYBOX_REAL_NODES === '1',
     s3: s3Credentials,
   };
 }
@@ -121,11 +132,13 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
   await wipeState(paths);
   const ports = await allocatePorts(settings.nodes);
   const server = `https://127.0.0.1:${ports.apiserver}`;
+  // pods of real nodes reach the apiserver (through the kubernetes Service) and MinIO at the host's address
+  const hostIP = settings.realNodes ? await hostAddress() : undefined;
   const timings: Record<string, number> = {};
   const record: BoxRecord = {
     kubernetesVersion, startedAt: new Date().toISOString(), owner, server, kubeconfig: paths.kubeconfig, pki: paths.pki,
     nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`), ports,
-    s3: { endpoint: `http://127.0.0.1:${ports.minio}`, region: 'us-east-1', bucket: testBucket, ...settings.s3 },
+    s3: { endpoint: `http://${hostIP ?? '127.0.0.1'}:${ports.minio}`, region: 'us-east-1', bucket: testBucket, ...settings.s3 },
     daemons: [], ferrybox: b.ferrybox, timings,
   };
   const phase = async (name: string, fn: () => Promise<void>): Promise<void> => {
@@ -143,7 +156,8 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
   };
   try {
     await phase('certificates', async () => {
-      await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`]);
+      const nodes = hostIP ? [`--nodes=${record.nodes.join(',')}`, `--host-ip=${hostIP}`] : [];
+      await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`, ...nodes]);
     });
     const tls = accessFromPki(server, paths.pki);
     await phase('etcd', async () => {
@@ -151,12 +165,12 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
       await waitHealthy(etcd, `http://127.0.0.1:${ports.etcd}/health`, startTimeoutMs);
     });
     await phase('apiserver', async () => {
-      const apiserver = await launch(apiserverSpec(b, paths, ports));
+      const apiserver = await launch(apiserverSpec(b, paths, ports, hostIP));
       await waitHealthy(apiserver, `${server}/readyz`, startTimeoutMs, tls);
     });
     const kcm = await launch(controllerManagerSpec(b, paths, ports));
     const scheduler = await launch(schedulerSpec(b, paths, ports));
-    const minio = await launch(minioSpec(b, paths, ports, settings));
+    const minio = await launch(minioSpec(b, paths, ports, settings, hostIP));
     await phase('manifests', async () => {
       const own = (await readdir(join(moduleDir, 'manifests'))).filter((n) => n.endsWith('.yaml')).sort()
         .map((n) => join(moduleDir, 'manifests', n));
@@ -164,7 +178,17 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
     });
     await launch(snapshotControllerSpec(b, paths));
     await launch(storageDriverSpec(b, paths, settings));
-    await launch(nodeAgentSpec(b, paths, ports, settings));
+    if (hostIP) {
+      await startNodes({
+        names: record.nodes, nodesDir: paths.nodes, pki: paths.pki, hostIP, kubeletPortBase: ports.kubeletBase, launch, log, phase,
+        recordHost: async (real) => {
+          record.realNodes = real;
+          await writeFile(paths.record, JSON.stringify(record, null, 2));
+        },
+      });
+    } else {
+      await launch(nodeAgentSpec(b, paths, ports, settings));
+    }
     await phase('controllers', async () => {
       await waitHealthy(kcm, `https://127.0.0.1:${ports.controllerManager}/healthz`, startTimeoutMs);
       await waitHealthy(scheduler, `https://127.0.0.1:${ports.scheduler}/healthz`, startTimeoutMs);
@@ -208,8 +232,9 @@ async function waitNodesReady(kube: Kube, nodes: string[]): Promise<void> {
   }
 }
 
-/** Stops the node agent first (it stops the pods), then everything else in reverse start order. */
+/** Stops the nodes first (they stop the pods), then everything else in reverse start order. */
 async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<void> {
+  if (record.realNodes) await stopNodes(record.realNodes, record.daemons, record.ferrybox, log);
   const order = [...record.daemons].reverse();
   const agent = order.filter((d) => d.name === 'node-agent');
   for (const d of [...agent, ...order.filter((d) => d.name !== 'node-agent')]) {
@@ -250,6 +275,8 @@ export async function down(log: (line: string) => void = () => {}): Promise<bool
 /** Clears the previous box's state; loop devices the node agent could not detach are released first. */
 async function wipeState(paths: StatePaths): Promise<void> {
   await detachLoops(paths.root);
+  // a crashed box's real nodes may have left mounts (rootfs overlays, tmpfs volumes) that rm must not descend into
+  await unmountUnder(paths.root);
   await mkdir(paths.root, { recursive: true });
   for (const name of await readdir(paths.root)) {
     if (join(paths.root, name) !== paths.lock) await rm(join(paths.root, name), { recursive: true, force: true });

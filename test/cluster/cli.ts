@@ -24,11 +24,13 @@ const upCommand = defineCommand({
   args: {
     nodes: { type: 'string', description: 'number of emulated nodes (default 2, or FERRYBOX_NODES)' },
     'snapshot-ready-delay': { type: 'string', description: 'time before a new snapshot is readyToUse, e.g. 3s (default 0s)' },
+    'real-nodes': { type: 'boolean', description: 'real kubelets with containerd, CNI and kube-proxy instead of the emulated nodes (or FERRYBOX_REAL_NODES=1)' },
   },
   async run({ args }) {
     const { record, reused } = await up({
       nodes: args.nodes === undefined ? undefined : Number(args.nodes),
       snapshotReadyDelay: args['snapshot-ready-delay'],
+      realNodes: args['real-nodes'] ? true : undefined,
       log: (line) => consola.info(line),
     });
     if (reused) consola.success(`The box started at ${record.startedAt} is running; reusing it.`);

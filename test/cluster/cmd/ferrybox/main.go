@@ -4,6 +4,7 @@
 //	ferrybox bootstrap --kubeconfig F FILE...    apply manifests (server-side apply)
 //	ferrybox node-agent [flags]                  the emulated kubelet of N nodes
 //	ferrybox storage-driver [flags]              the local CSI driver and its sidecars
+//	ferrybox cri-reset --endpoint SOCKET         stop and remove every pod sandbox of a container runtime
 //	ferrybox container-init SPEC                 used by node-agent inside each container
 package main
 
@@ -12,8 +13,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"net"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 
 	"ferry.dev/cluster/internal/bootstrap"
 	"ferry.dev/cluster/internal/containerinit"
+	"ferry.dev/cluster/internal/crireset"
 	"ferry.dev/cluster/internal/layout"
 	"ferry.dev/cluster/internal/nodeagent"
 	"ferry.dev/cluster/internal/pki"
@@ -34,11 +38,12 @@ var commands = map[string]func(args []string) error{
 	"bootstrap":      runBootstrap,
 	"node-agent":     runNodeAgent,
 	"storage-driver": runStorageDriver,
+	"cri-reset":      runCRIReset,
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|container-init ...")
+		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|cri-reset|container-init ...")
 		os.Exit(2)
 	}
 	if os.Args[1] == "container-init" {
@@ -78,11 +83,20 @@ func runPKI(args []string) error {
 	fs := newFlags("pki")
 	dir := fs.String("dir", "", "folder for certificates, keys and kubeconfigs")
 	server := fs.String("server", "", "apiserver URL written into the kubeconfigs")
+	nodes := fs.String("nodes", "", "comma-separated names of real nodes to issue kubelet certificates for")
+	hostIP := fs.String("host-ip", "", "address the apiserver and the kubelets serve pods on (real nodes)")
 	_ = fs.Parse(args)
 	if *dir == "" || *server == "" {
 		return fmt.Errorf("--dir and --server are required")
 	}
-	return pki.Generate(*dir, *server)
+	var real pki.Nodes
+	if *nodes != "" {
+		real.Names = strings.Split(*nodes, ",")
+		if real.HostIP = net.ParseIP(*hostIP); real.HostIP == nil {
+			return fmt.Errorf("--host-ip: %q is not an IP address (required with --nodes)", *hostIP)
+		}
+	}
+	return pki.Generate(*dir, *server, real)
 }
 
 func runBootstrap(args []string) error {
@@ -149,4 +163,16 @@ func runStorageDriver(args []string) error {
 	ctx, cancel := signalContext()
 	defer cancel()
 	return storage.Run(ctx, cfg, storage.Options{Storage: layout.Storage{Root: *root}, SnapshotReadyDelay: *delay})
+}
+
+func runCRIReset(args []string) error {
+	fs := newFlags("cri-reset")
+	endpoint := fs.String("endpoint", "", "unix socket of the CRI runtime")
+	_ = fs.Parse(args)
+	if *endpoint == "" {
+		return fmt.Errorf("--endpoint is required")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return crireset.Run(ctx, *endpoint)
 }

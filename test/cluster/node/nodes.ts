@@ -1,0 +1,111 @@
+// Starting and stopping a box's real nodes: per node a containerd and a kubelet, one kube-proxy for the host, the
+// images imported, and on the way down everything put back as host.ts recorded it.
+
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ensureNodeBinaries } from '../build.ts';
+import type { Daemon, DaemonSpec } from '../daemons.ts';
+import { stopDaemon } from '../daemons.ts';
+import { freePort } from '../ports.ts';
+import { kubeProxyDaemon, nodeDaemons, nodeLayout } from './config.ts';
+import type { NodeLayout } from './config.ts';
+import {
+  cgroupRootExists, deleteLink, makeCgroupRoot, processesNaming, readRules, readSysctls, removeCgroupRoot,
+  removeLogLinks, restoreRules, restoreSysctls, unmountUnder,
+} from './host.ts';
+import type { RuleSets } from './host.ts';
+import { importImages, nodeImages } from './images.ts';
+
+const run = promisify(execFile);
+
+/** What `down` needs to put the host back: recorded in cluster.json at `up`. */
+export interface RealNodes {
+  hostIP: string;
+  nodes: NodeLayout[];
+  sysctls: Record<string, string>;
+  rules: RuleSets;
+}
+
+export interface NodeStart {
+  names: string[];
+  nodesDir: string;
+  pki: string;
+  hostIP: string;
+  kubeletPortBase: number;
+  launch: (spec: DaemonSpec) => Promise<Daemon>;
+  /** called with the record of what to restore before anything on the host changes */
+  recordHost: (real: RealNodes) => Promise<void>;
+  log: (line: string) => void;
+  phase: (name: string, fn: () => Promise<void>) => Promise<void>;
+}
+
+/** Waits until containerd answers on its socket (its CRI plugin loads with it). */
+async function waitContainerd(socket: string, daemonName: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const ok = await run('ctr', ['--address', socket, 'version'], { timeout: 5000 }).then(() => true, () => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${daemonName} did not answer on ${socket} within 60 s; see its log`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export async function startNodes(s: NodeStart): Promise<void> {
+  const layouts = s.names.map((name, i) => nodeLayout(s.nodesDir, name, i + 1, s.kubeletPortBase + i));
+  for (const n of layouts) {
+    if (await cgroupRootExists(n.cgroupRoot)) {
+      throw new Error(`Another box with real nodes runs on this machine (cgroup ${n.cgroupRoot} exists): one at a time, its bridges and Service rules are the host's; \`npm run cluster -- down\` in its checkout first`);
+    }
+  }
+  let bin = { kubelet: '', 'kube-proxy': '' };
+  let images: Awaited<ReturnType<typeof nodeImages>> = [];
+  await s.phase('node-build', async () => {
+    bin = (await ensureNodeBinaries(s.log)).bin;
+    images = await nodeImages(s.log);
+  });
+  await s.recordHost({ hostIP: s.hostIP, nodes: layouts, sysctls: await readSysctls(), rules: await readRules() });
+  await s.phase('containerd', async () => {
+    const started: [NodeLayout, Daemon][] = [];
+    for (const n of layouts) {
+      await makeCgroupRoot(n.cgroupRoot);
+      const specs = await nodeDaemons(n, bin, s.pki, s.hostIP);
+      started.push([n, await s.launch(specs.containerd)]);
+    }
+    for (const [n, d] of started) await waitContainerd(n.socket, d.name);
+  });
+  await s.phase('images', async () => {
+    await Promise.all(layouts.map((n) => importImages(n.socket, images)));
+  });
+  await s.phase('kubelets', async () => {
+    for (const n of layouts) await s.launch((await nodeDaemons(n, bin, s.pki, s.hostIP)).kubelet);
+    await s.launch(await kubeProxyDaemon(s.nodesDir, bin['kube-proxy'], s.pki, s.names[0], s.hostIP,
+      { healthz: await freePort(), metrics: await freePort() }));
+  });
+}
+
+/**
+ * Stops the kubelets (so nothing restarts pods), empties each containerd through the CRI (CNI teardown, mounts),
+ * stops kube-proxy and containerd, then sweeps what a crash may have left: shims, mounts, cgroups, bridges, log
+ * links, iptables chains; and restores the sysctls.
+ */
+export async function stopNodes(real: RealNodes, daemons: Daemon[], ferrybox: string, log: (line: string) => void): Promise<void> {
+  const named = (prefix: string): Daemon[] => daemons.filter((d) => d.name.startsWith(prefix));
+  for (const d of named('kubelet-')) await stopDaemon(d, 10_000);
+  for (const n of real.nodes) {
+    const containerd = daemons.find((d) => d.name === `containerd-${n.name}`);
+    if (!containerd) continue;
+    log(`removing the pods of ${n.name}`);
+    await run(ferrybox, ['cri-reset', `--endpoint=${n.socket}`], { timeout: 150_000 })
+      .catch((err: Error) => log(`cri-reset of ${n.name}: ${err.message.trim()}`));
+  }
+  for (const d of [...named('kube-proxy'), ...named('containerd-')]) await stopDaemon(d, 10_000);
+  for (const n of real.nodes) {
+    for (const pid of await processesNaming(n.socket)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    await unmountUnder(n.dir);
+    await removeCgroupRoot(n.cgroupRoot);
+    await deleteLink(n.bridge);
+    await removeLogLinks(n.dir);
+  }
+  await restoreRules(real.rules);
+  await restoreSysctls(real.sysctls);
+}
