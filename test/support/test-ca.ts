@@ -17,12 +17,12 @@ export interface TestCertificates {
 
 const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
 
-/** Writes ca.crt, ca.key, `certName` and `keyName` into `dir`. */
-export async function makeTestCertificates(dir: string, certName = 'server.crt', keyName = 'server.key'): Promise<TestCertificates> {
+/** Writes ca.crt, ca.key, `certName` and `keyName` into `dir`; the certificate also names `dnsNames` (a Service's). */
+export async function makeTestCertificates(dir: string, certName = 'server.crt', keyName = 'server.key', dnsNames: string[] = []): Promise<TestCertificates> {
   const path = (name: string): string => join(dir, name);
   await run('openssl', ['req', '-x509', ...ecKey, '-keyout', path('ca.key'), '-out', path('ca.crt'), '-days', '2', '-subj', '/CN=ferry test CA']);
   await run('openssl', ['req', ...ecKey, '-keyout', path(keyName), '-out', path('server.csr'), '-subj', '/CN=127.0.0.1']);
-  await writeFile(path('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await writeFile(path('san.ext'), `subjectAltName=${['IP:127.0.0.1', 'DNS:localhost', ...dnsNames.map((n) => `DNS:${n}`)].join(',')}\n`);
   await run('openssl', [
     'x509', '-req', '-in', path('server.csr'), '-CA', path('ca.crt'), '-CAkey', path('ca.key'), '-CAcreateserial',
     '-out', path(certName), '-days', '2', '-extfile', path('san.ext'),

@@ -161,6 +161,21 @@ export async function processesNaming(path: string): Promise<number[]> {
 
 const containerLogLinks = '/var/log/containers';
 
+// folders a kubelet or CNI makes whatever it is told: the device-plugin socket (/var/lib/kubelet/device-plugins),
+// libcni's result cache, the container log links, containerd's shim sockets
+const fixedDirs = ['/var/lib/kubelet', '/var/lib/cni', containerLogLinks, '/run/containerd'];
+
+export async function absentDirs(): Promise<string[]> {
+  const out: string[] = [];
+  for (const dir of fixedDirs) if (!(await readdir(dir).then(() => true, () => false))) out.push(dir);
+  return out;
+}
+
+/** Removes the fixed folders the nodes made (recorded as absent at `up`). */
+export async function removeDirs(dirs: string[]): Promise<void> {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+}
+
 /** The kubelet links each container's log into /var/log/containers whatever its root; ours point into dir. */
 export async function removeLogLinks(dir: string): Promise<void> {
   for (const name of await readdir(containerLogLinks).catch(() => [] as string[])) {

@@ -10,8 +10,8 @@ import { freePort } from '../ports.ts';
 import { kubeProxyDaemon, nodeDaemons, nodeLayout } from './config.ts';
 import type { NodeLayout } from './config.ts';
 import {
-  cgroupRootExists, deleteLink, makeCgroupRoot, processesNaming, readRules, readSysctls, removeCgroupRoot,
-  removeLogLinks, restoreRules, restoreSysctls, unmountUnder,
+  absentDirs, cgroupRootExists, deleteLink, makeCgroupRoot, processesNaming, readRules, readSysctls, removeCgroupRoot,
+  removeDirs, removeLogLinks, restoreRules, restoreSysctls, unmountUnder,
 } from './host.ts';
 import type { RuleSets } from './host.ts';
 import { importImages, nodeImages } from './images.ts';
@@ -24,6 +24,8 @@ export interface RealNodes {
   nodes: NodeLayout[];
   sysctls: Record<string, string>;
   rules: RuleSets;
+  /** fixed host folders that did not exist before the nodes started */
+  absentDirs: string[];
 }
 
 export interface NodeStart {
@@ -63,7 +65,7 @@ export async function startNodes(s: NodeStart): Promise<void> {
     bin = (await ensureNodeBinaries(s.log)).bin;
     images = await nodeImages(s.log);
   });
-  await s.recordHost({ hostIP: s.hostIP, nodes: layouts, sysctls: await readSysctls(), rules: await readRules() });
+  await s.recordHost({ hostIP: s.hostIP, nodes: layouts, sysctls: await readSysctls(), rules: await readRules(), absentDirs: await absentDirs() });
   await s.phase('containerd', async () => {
     const started: [NodeLayout, Daemon][] = [];
     for (const n of layouts) {
@@ -108,4 +110,5 @@ export async function stopNodes(real: RealNodes, daemons: Daemon[], ferrybox: st
   }
   await restoreRules(real.rules);
   await restoreSysctls(real.sysctls);
+  await removeDirs(real.absentDirs);
 }
