@@ -77,6 +77,8 @@ describe('real nodes', () => {
       assert.match(pod.status.containerStatuses[0].imageID, /sha256:[0-9a-f]{64}/);
       assert.match(pod.status.podIP, new RegExp(`^10\\.244\\.${cluster.nodes.indexOf(node) + 1}\\.`));
       assert.match(await logOf(`version-${node}`), new RegExp(version.replace(/\./g, '\\.')));
+      // and as the tests' helper reads it, from the kubelet's podLogsDir
+      assert.equal(await cluster.podLogs(ns, `version-${node}`), await logOf(`version-${node}`));
     }
   });
 
