@@ -150,15 +150,19 @@ describe('real nodes', () => {
     assert.match(refused, /admission webhook "dispatcher\.ferry\.dev" denied/);
   });
 
-  it('`down` leaves no process, mount, bridge, cgroup, iptables rule or changed sysctl behind', async () => {
-    assert.ok((await readRecord())?.realNodes, 'the box ran real nodes');
+  it('`down` leaves no process, mount, bridge, cgroup, iptables rule or changed sysctl behind', async (t) => {
+    const record = await readRecord();
+    assert.ok(record?.realNodes, 'the box ran real nodes');
+    t.diagnostic(`start timings (s): ${JSON.stringify(record.timings)}`);
     // what the comparison below would catch: the running nodes changed the host
     const during = await hostState() as { links: string[]; rules: Record<string, string[]>; processes: string[]; mounts: string[] };
     assert.ok(during.links.includes('ferrybox1') && during.links.includes('ferrybox2'), during.links.join(' '));
     assert.ok(during.rules['iptables:nat'].some((r) => r.startsWith(':KUBE-SERVICES')), 'kube-proxy wrote its chains');
     assert.ok(during.processes.length >= 5 && during.mounts.length > (before_.mounts as string[]).length);
     await cluster.cleanup();
+    const stopping = performance.now();
     await down();
+    t.diagnostic(`down: ${((performance.now() - stopping) / 1000).toFixed(1)} s`);
     assert.deepEqual(await hostState(), before_);
   });
 });
