@@ -25,7 +25,7 @@ import type { StatePaths } from './paths.ts';
 import { allocatePorts } from './ports.ts';
 import type { Ports } from './ports.ts';
 import { hostAddress, unmountUnder } from './node/host.ts';
-import { startNodes, stopNodes } from './node/nodes.ts';
+import { refreshImages, startNodes, stopNodes } from './node/nodes.ts';
 import type { RealNodes } from './node/nodes.ts';
 
 const run = promisify(execFile);
@@ -105,7 +105,10 @@ export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; 
     const settings = settingsFrom(options);
     // a box of emulated nodes is replaced when real ones are asked for; any running box serves a plain `up`
     const fits = !settings.realNodes || existing?.realNodes !== undefined;
-    if (existing && fits && (await problems(existing, paths)).length === 0) return { record: existing, reused: true };
+    if (existing && fits && (await problems(existing, paths)).length === 0) {
+      if (existing.realNodes && (await refreshImages(existing.realNodes, log))) await writeFile(paths.record, JSON.stringify(existing, null, 2));
+      return { record: existing, reused: true };
+    }
     if (existing) await stopAll(existing, log);
     const started = performance.now();
     const binaries = await ensureBinaries(log);

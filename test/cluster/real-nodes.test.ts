@@ -82,6 +82,15 @@ describe('real nodes', () => {
     }
   });
 
+  it('never pulls: an image that was not imported fails to pull, at once', async () => {
+    await cluster.kube.create(podsPath(ns), podObject('pull', { containers: [{ name: 'c', image: 'docker.io/library/alpine:3.20', command: ['true'] }] }));
+    const waiting = await cluster.kube.waitFor(`${podsPath(ns)}/pull`, 'the pull to fail', (p) => {
+      const w = p.status?.containerStatuses?.[0]?.state?.waiting;
+      return w?.reason === 'ErrImagePull' ? w : undefined;
+    }, 120_000);
+    assert.match(waiting.message ?? '', /127\.0\.0\.1:9|proxyconnect/);
+  });
+
   it('routes a Service\'s ClusterIP to a pod on the other node (kube-proxy, bridges, host routes)', async () => {
     const [client, server] = cluster.nodes;
     const serve = "require('node:http').createServer((q, r) => r.end('served on ' + process.env.NODE)).listen(8080)";

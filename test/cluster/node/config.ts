@@ -11,6 +11,8 @@ import type { DaemonSpec } from '../daemons.ts';
 export const pauseImage = 'registry.k8s.io/pause:3.10';
 export const podNetwork = '10.244.0.0/16';
 const cniPlugins = '/usr/lib/cni';
+/** the discard port on loopback: nothing listens, so every registry request is refused */
+const noRegistry = 'http://127.0.0.1:9';
 
 export interface NodeLayout {
   name: string;
@@ -118,7 +120,12 @@ export async function nodeDaemons(n: NodeLayout, bin: { kubelet: string }, pki: 
   await writeFile(join(n.dir, 'cni', 'net.d', '10-bridge.conflist'), cniConfig(n));
   await writeFile(join(n.dir, 'kubelet.yaml'), kubeletConfig(n, pki));
   return {
-    containerd: { name: `containerd-${n.name}`, binary: '/usr/bin/containerd', args: ['--config', join(n.dir, 'containerd', 'config.toml')] },
+    containerd: {
+      name: `containerd-${n.name}`, binary: '/usr/bin/containerd', args: ['--config', join(n.dir, 'containerd', 'config.toml')],
+      // images come by import only: a pull (an image not imported, or imagePullPolicy Always) fails at once
+      // instead of fetching from a registry this machine may reach
+      env: { HTTPS_PROXY: noRegistry, HTTP_PROXY: noRegistry, NO_PROXY: '' },
+    },
     kubelet: {
       name: `kubelet-${n.name}`, binary: bin.kubelet,
       args: [`--config=${join(n.dir, 'kubelet.yaml')}`, `--kubeconfig=${join(pki, `${n.name}.kubeconfig`)}`,

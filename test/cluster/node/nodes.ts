@@ -26,6 +26,8 @@ export interface RealNodes {
   rules: RuleSets;
   /** fixed host folders that did not exist before the nodes started */
   absentDirs: string[];
+  /** the image archives in every node's containerd */
+  imported: string[];
 }
 
 export interface NodeStart {
@@ -65,7 +67,7 @@ export async function startNodes(s: NodeStart): Promise<void> {
     bin = (await ensureNodeBinaries(s.log)).bin;
     images = await nodeImages(s.log);
   });
-  await s.recordHost({ hostIP: s.hostIP, nodes: layouts, sysctls: await readSysctls(), rules: await readRules(), absentDirs: await absentDirs() });
+  await s.recordHost({ hostIP: s.hostIP, nodes: layouts, sysctls: await readSysctls(), rules: await readRules(), absentDirs: await absentDirs(), imported: images.map((i) => i.archive) });
   await s.phase('containerd', async () => {
     const started: [NodeLayout, Daemon][] = [];
     for (const n of layouts) {
@@ -83,6 +85,18 @@ export async function startNodes(s: NodeStart): Promise<void> {
     await s.launch(await kubeProxyDaemon(s.nodesDir, bin['kube-proxy'], s.pki, s.names[0], s.hostIP,
       { healthz: await freePort(), metrics: await freePort() }));
   });
+}
+
+/** Imports what changed since (ferry's image after an edit of the sources), so a reused box runs the checkout's
+ * code as the node agent did; false when every node has the current images already. */
+export async function refreshImages(real: RealNodes, log: (line: string) => void): Promise<boolean> {
+  const images = await nodeImages(log);
+  const fresh = images.filter((i) => !real.imported.includes(i.archive));
+  if (!fresh.length) return false;
+  log(`importing ${fresh.map((i) => i.name).join(', ')} into ${real.nodes.map((n) => n.name).join(', ')}`);
+  await Promise.all(real.nodes.map((n) => importImages(n.socket, fresh)));
+  real.imported = images.map((i) => i.archive);
+  return true;
 }
 
 /**
