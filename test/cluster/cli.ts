@@ -33,11 +33,13 @@ const upCommand = defineCommand({
       realNodes: args['real-nodes'] ? true : undefined,
       log: (line) => consola.info(line),
     });
-    if (reused) consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
-    if (reused && dirname(record.ferrybox ?? '') !== (await cacheDirs()).ferryboxDir) {
-      consola.warn('The box runs an older build of test/cluster\'s Go code; `npm run cluster -- down` and `up` to use the current one.');
+    if (!reused) consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
+    else {
+      consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
+      if (dirname(record.ferrybox ?? '') !== (await cacheDirs()).ferryboxDir) {
+        consola.warn('The box runs an older build of test/cluster\'s Go code; `npm run cluster -- down` and `up` to use the current one.');
+      }
     }
-    else consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
     console.log(['', ...exports(record), '', 'kubectl get nodes   # kubectl from Debian\'s kubernetes-client works'].join('\n'));
   },
 });
