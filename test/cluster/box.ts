@@ -183,7 +183,7 @@ async function start(paths: StatePaths, b: Binaries, settings: BoxSettings, owne
     await launch(storageDriverSpec(b, paths, settings));
     if (hostIP) {
       await startNodes({
-        names: record.nodes, nodesDir: paths.nodes, pki: paths.pki, hostIP, kubeletPortBase: ports.kubeletBase, launch, log, phase,
+        names: record.nodes, nodesDir: paths.nodes, pki: paths.pki, ferrybox: b.ferrybox, hostIP, kubeletPortBase: ports.kubeletBase, launch, log, phase,
         recordHost: async (real) => {
           record.realNodes = real;
           await writeFile(paths.record, JSON.stringify(record, null, 2));

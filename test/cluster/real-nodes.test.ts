@@ -77,8 +77,11 @@ describe('real nodes', () => {
       assert.match(pod.status.containerStatuses[0].imageID, /sha256:[0-9a-f]{64}/);
       assert.match(pod.status.podIP, new RegExp(`^10\\.244\\.${cluster.nodes.indexOf(node) + 1}\\.`));
       assert.match(await logOf(`version-${node}`), new RegExp(version.replace(/\./g, '\\.')));
-      // and as the tests' helper reads it, from the kubelet's podLogsDir
-      assert.equal(await cluster.podLogs(ns, `version-${node}`), await logOf(`version-${node}`));
+      // and as the tests' helper reads it, also once the kubelet has deleted the pod and its log files
+      const text = await logOf(`version-${node}`);
+      await cluster.kube.delete(`${podsPath(ns)}/version-${node}`);
+      await cluster.kube.waitFor(podsPath(ns), `pod version-${node} to be gone`, (list) => (list.items.some((p: KubeObject) => p.metadata.name === `version-${node}`) ? undefined : true), 60_000);
+      assert.equal(await cluster.podLogs(ns, `version-${node}`), text);
     }
   });
 

@@ -2,6 +2,7 @@
 // images imported, and on the way down everything put back as host.ts recorded it.
 
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureNodeBinaries } from '../build.ts';
 import type { Daemon, DaemonSpec } from '../daemons.ts';
@@ -34,6 +35,8 @@ export interface NodeStart {
   names: string[];
   nodesDir: string;
   pki: string;
+  /** the box's own program (cri-reset, keep-logs) */
+  ferrybox: string;
   hostIP: string;
   kubeletPortBase: number;
   launch: (spec: DaemonSpec) => Promise<Daemon>;
@@ -81,6 +84,9 @@ export async function startNodes(s: NodeStart): Promise<void> {
     await Promise.all(layouts.map((n) => importImages(n.socket, images)));
   });
   await s.phase('kubelets', async () => {
+    // before any pod runs: the kubelets delete logs with their pods, the tests read them later
+    await s.launch({ name: 'log-keeper', binary: s.ferrybox,
+      args: ['keep-logs', `--logs=${join(s.nodesDir, 'logs')}`, ...layouts.map((n) => join(n.dir, 'pod-logs'))] });
     for (const n of layouts) await s.launch((await nodeDaemons(n, bin, s.pki, s.hostIP)).kubelet);
     await s.launch(await kubeProxyDaemon(s.nodesDir, bin['kube-proxy'], s.pki, s.names[0], s.hostIP,
       { healthz: await freePort(), metrics: await freePort() }));

@@ -5,6 +5,7 @@
 //	ferrybox node-agent [flags]                  the emulated kubelet of N nodes
 //	ferrybox storage-driver [flags]              the local CSI driver and its sidecars
 //	ferrybox cri-reset --endpoint SOCKET         stop and remove every pod sandbox of a container runtime
+//	ferrybox keep-logs --logs DIR PODLOGSDIR...  keep real nodes' container logs after their pods are gone
 //	ferrybox container-init SPEC                 used by node-agent inside each container
 package main
 
@@ -28,6 +29,7 @@ import (
 	"ferry.dev/cluster/internal/containerinit"
 	"ferry.dev/cluster/internal/crireset"
 	"ferry.dev/cluster/internal/layout"
+	"ferry.dev/cluster/internal/logkeeper"
 	"ferry.dev/cluster/internal/nodeagent"
 	"ferry.dev/cluster/internal/pki"
 	"ferry.dev/cluster/internal/storage"
@@ -39,11 +41,12 @@ var commands = map[string]func(args []string) error{
 	"node-agent":     runNodeAgent,
 	"storage-driver": runStorageDriver,
 	"cri-reset":      runCRIReset,
+	"keep-logs":      runKeepLogs,
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|cri-reset|container-init ...")
+		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|cri-reset|keep-logs|container-init ...")
 		os.Exit(2)
 	}
 	if os.Args[1] == "container-init" {
@@ -175,4 +178,16 @@ func runCRIReset(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return crireset.Run(ctx, *endpoint)
+}
+
+func runKeepLogs(args []string) error {
+	fs := newFlags("keep-logs")
+	logs := fs.String("logs", "", "folder to keep the logs in (the node agent's layout)")
+	_ = fs.Parse(args)
+	if *logs == "" || fs.NArg() == 0 {
+		return fmt.Errorf("--logs and at least one kubelet podLogsDir are required")
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	return logkeeper.Run(ctx, fs.Args(), *logs)
 }
