@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { defineCommand, runMain } from 'citty';
 import { consola } from 'consola';
 import { down, problems, readRecord, up, watchOwner } from './box.ts';
-import { cacheDirs, ensureBinaries } from './build.ts';
+import { cacheDirs, ensureBinaries, ensureNodeBinaries } from './build.ts';
 import type { BoxRecord } from './box.ts';
 import { buildImage, exportImage } from './image/build.ts';
 import { statePaths } from './paths.ts';
@@ -46,9 +46,16 @@ const upCommand = defineCommand({
 
 const buildCommand = defineCommand({
   meta: { name: 'build', description: 'Only build what the cache lacks (for CI, before the tests)' },
-  async run() {
+  args: {
+    'real-nodes': { type: 'boolean', description: 'also the real nodes\' kubelet and kube-proxy' },
+  },
+  async run({ args }) {
     const b = await ensureBinaries((line) => consola.info(line));
     consola.success(`${b.built ? 'Built' : 'Cached'} in ${b.seconds.toFixed(1)} s: ${dirname(b.bin['kube-apiserver'])}, ${b.ferrybox}`);
+    if (args['real-nodes']) {
+      const nodes = await ensureNodeBinaries((line) => consola.info(line));
+      consola.success(`Real nodes' binaries in ${nodes.seconds.toFixed(1)} s: ${dirname(nodes.bin.kubelet)}`);
+    }
   },
 });
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -38,8 +38,8 @@ async function hostState(): Promise<Record<string, unknown>> {
   const rules = Object.fromEntries(Object.entries(await readRules())
     .map(([table, lines]) => [table, lines.filter((l) => /KUBE-|CNI-|kube|cni/i.test(l)).sort()]));
   const dirs: Record<string, boolean> = {};
-  for (const dir of ['/var/lib/kubelet', '/var/lib/cni', '/var/log/containers', '/var/log/pods', '/run/containerd', '/var/lib/containerd', '/etc/kubernetes']) {
-    dirs[dir] = await readdir(dir).then(() => true, () => false);
+  for (const path of ['/var/lib/kubelet', '/var/lib/cni', '/var/log/containers', '/var/log/pods', '/run/containerd', '/var/lib/containerd', '/etc/kubernetes', '/run/ferrybox-real-nodes']) {
+    dirs[path] = await access(path).then(() => true, () => false);
   }
   return { mounts, links, processes, cgroups, netns, logLinks, rules, dirs, sysctls: await readSysctls() };
 }

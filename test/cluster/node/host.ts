@@ -102,11 +102,6 @@ export async function makeCgroupRoot(name: string): Promise<void> {
   }
 }
 
-export async function cgroupRootExists(name: string): Promise<boolean> {
-  for (const h of await hierarchies()) if (await readdir(join(h, name)).then(() => true, () => false)) return true;
-  return false;
-}
-
 /** Kills what is left in the cgroupRoot (nothing, after a clean stop) and removes its cgroups, deepest first. */
 export async function removeCgroupRoot(name: string): Promise<void> {
   for (const h of await hierarchies()) {

@@ -2,16 +2,17 @@
 // images imported, and on the way down everything put back as host.ts recorded it.
 
 import { execFile } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureNodeBinaries } from '../build.ts';
 import type { Daemon, DaemonSpec } from '../daemons.ts';
-import { stopDaemon } from '../daemons.ts';
+import { daemonRunning, stopDaemon } from '../daemons.ts';
 import { freePort } from '../ports.ts';
 import { kubeProxyDaemon, nodeDaemons, nodeLayout } from './config.ts';
 import type { NodeLayout } from './config.ts';
 import {
-  absentDirs, cgroupRootExists, deleteLink, makeCgroupRoot, processesNaming, readRules, readSysctls, removeCgroupRoot,
+  absentDirs, deleteLink, makeCgroupRoot, processesNaming, readRules, readSysctls, removeCgroupRoot,
   removeDirs, removeLogLinks, restoreRules, restoreSysctls, unmountUnder,
 } from './host.ts';
 import type { RuleSets } from './host.ts';
@@ -22,6 +23,7 @@ const run = promisify(execFile);
 /** What `down` needs to put the host back: recorded in cluster.json at `up`. */
 export interface RealNodes {
   hostIP: string;
+  nodesDir: string;
   nodes: NodeLayout[];
   sysctls: Record<string, string>;
   rules: RuleSets;
@@ -57,20 +59,39 @@ async function waitContainerd(socket: string, daemonName: string): Promise<void>
   }
 }
 
+// which box's real nodes this machine runs: their bridges, cgroupRoots and kube-proxy's chains are the host's
+const claimFile = '/run/ferrybox-real-nodes';
+
+async function boxRunning(nodesDir: string): Promise<boolean> {
+  const raw = await readFile(join(nodesDir, '..', 'cluster.json'), 'utf8').catch(() => undefined);
+  if (raw === undefined) return false;
+  for (const d of (JSON.parse(raw) as { daemons: Daemon[] }).daemons) if (await daemonRunning(d)) return true;
+  return false;
+}
+
+/** Claims the host for this box's nodes; what a box that died without `down` left in the way is removed. */
+async function claimHost(nodesDir: string, layouts: NodeLayout[]): Promise<void> {
+  const holder = (await readFile(claimFile, 'utf8').catch(() => '')).trim();
+  if (holder && holder !== nodesDir && (await boxRunning(holder))) {
+    throw new Error(`Another box with real nodes runs on this machine (${holder}): one at a time, since their bridges, cgroups and Service rules are the host's; \`npm run cluster -- down\` in that checkout first`);
+  }
+  await writeFile(claimFile, nodesDir);
+  for (const n of layouts) {
+    await removeCgroupRoot(n.cgroupRoot);
+    await deleteLink(n.bridge);
+  }
+}
+
 export async function startNodes(s: NodeStart): Promise<void> {
   const layouts = s.names.map((name, i) => nodeLayout(s.nodesDir, name, i + 1, s.kubeletPortBase + i));
-  for (const n of layouts) {
-    if (await cgroupRootExists(n.cgroupRoot)) {
-      throw new Error(`Another box with real nodes runs on this machine (cgroup ${n.cgroupRoot} exists): one at a time, its bridges and Service rules are the host's; \`npm run cluster -- down\` in its checkout first`);
-    }
-  }
   let bin = { kubelet: '', 'kube-proxy': '' };
   let images: Awaited<ReturnType<typeof nodeImages>> = [];
   await s.phase('node-build', async () => {
     bin = (await ensureNodeBinaries(s.log)).bin;
     images = await nodeImages(s.log);
   });
-  await s.recordHost({ hostIP: s.hostIP, nodes: layouts, sysctls: await readSysctls(), rules: await readRules(), absentDirs: await absentDirs(), imported: images.map((i) => i.archive) });
+  await claimHost(s.nodesDir, layouts);
+  await s.recordHost({ hostIP: s.hostIP, nodesDir: s.nodesDir, nodes: layouts, sysctls: await readSysctls(), rules: await readRules(), absentDirs: await absentDirs(), imported: images.map((i) => i.archive) });
   await s.phase('containerd', async () => {
     const started: [NodeLayout, Daemon][] = [];
     for (const n of layouts) {
@@ -131,4 +152,5 @@ export async function stopNodes(real: RealNodes, daemons: Daemon[], ferrybox: st
   await restoreRules(real.rules);
   await restoreSysctls(real.sysctls);
   await removeDirs(real.absentDirs);
+  if ((await readFile(claimFile, 'utf8').catch(() => '')).trim() === real.nodesDir) await rm(claimFile, { force: true });
 }
