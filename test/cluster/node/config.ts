@@ -9,7 +9,7 @@ import type { DaemonSpec } from '../daemons.ts';
 
 /** registry.k8s.io/pause:3.10 is what containerd asks for as the sandbox image; the box builds it (images.ts). */
 export const pauseImage = 'registry.k8s.io/pause:3.10';
-export const podNetwork = '10.244.0.0/16';
+const podNetwork = '10.244.0.0/16';
 const cniPlugins = '/usr/lib/cni';
 /** the discard port on loopback: nothing listens, so every registry request is refused */
 const noRegistry = 'http://127.0.0.1:9';

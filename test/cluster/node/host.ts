@@ -125,7 +125,7 @@ export async function removeCgroupRoot(name: string): Promise<void> {
 }
 
 /** Mount points below dir, deepest first (mountinfo escapes spaces and such as octal). */
-export async function mountsUnder(dir: string): Promise<string[]> {
+async function mountsUnder(dir: string): Promise<string[]> {
   const text = await readFile('/proc/self/mountinfo', 'utf8');
   return text.split('\n').map((l) => l.split(' ')[4]).filter(Boolean)
     .map((p) => p.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
@@ -136,7 +136,7 @@ export async function unmountUnder(dir: string): Promise<void> {
   for (const mount of await mountsUnder(dir)) await run('umount', ['--lazy', mount]).catch(() => undefined);
 }
 
-export async function linkExists(name: string): Promise<boolean> {
+async function linkExists(name: string): Promise<boolean> {
   return run('ip', ['link', 'show', name]).then(() => true, () => false);
 }
 
