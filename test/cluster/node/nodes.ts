@@ -92,11 +92,13 @@ export async function startNodes(s: NodeStart): Promise<void> {
   });
   await claimHost(s.nodesDir, layouts);
   await s.recordHost({ hostIP: s.hostIP, nodesDir: s.nodesDir, nodes: layouts, sysctls: await readSysctls(), rules: await readRules(), absentDirs: await absentDirs(), imported: images.map((i) => i.archive) });
+  const kubelets: DaemonSpec[] = [];
   await s.phase('containerd', async () => {
     const started: [NodeLayout, Daemon][] = [];
     for (const n of layouts) {
       await makeCgroupRoot(n.cgroupRoot);
       const specs = await nodeDaemons(n, bin, s.pki, s.hostIP);
+      kubelets.push(specs.kubelet);
       started.push([n, await s.launch(specs.containerd)]);
     }
     for (const [n, d] of started) await waitContainerd(n.socket, d.name);
@@ -108,7 +110,7 @@ export async function startNodes(s: NodeStart): Promise<void> {
     // before any pod runs: the kubelets delete logs with their pods, the tests read them later
     await s.launch({ name: 'log-keeper', binary: s.ferrybox,
       args: ['keep-logs', `--logs=${join(s.nodesDir, 'logs')}`, ...layouts.map((n) => join(n.dir, 'pod-logs'))] });
-    for (const n of layouts) await s.launch((await nodeDaemons(n, bin, s.pki, s.hostIP)).kubelet);
+    for (const kubelet of kubelets) await s.launch(kubelet);
     await s.launch(await kubeProxyDaemon(s.nodesDir, bin['kube-proxy'], s.pki, s.names[0], s.hostIP,
       { healthz: await freePort(), metrics: await freePort() }));
   });
