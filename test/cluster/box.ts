@@ -30,6 +30,9 @@ import { moduleDir, nodeBinary, statePaths } from './paths.ts';
 import type { StatePaths } from './paths.ts';
 import { allocatePorts } from './ports.ts';
 import type { Ports } from './ports.ts';
+import { hostAddress, unmountUnder } from './node/host.ts';
+import { refreshImages, startNodes, stopNodes } from './node/nodes.ts';
+import type { RealNodes } from './node/nodes.ts';
 
 const run = promisify(execFile);
 
@@ -57,11 +60,15 @@ export interface BoxRecord {
   ferrybox: string;
   /** seconds per start phase, for the record */
   timings: Record<string, number>;
+  /** set when the nodes are real kubelets (`up --real-nodes`): what `down` restores on the host */
+  realNodes?: RealNodes;
 }
 
 export interface UpOptions {
   nodes?: number;
   snapshotReadyDelay?: string;
+  /** real kubelets with containerd instead of the emulated node agent (or FERRYBOX_REAL_NODES=1) */
+  realNodes?: boolean;
   owner?: number;
   log?: (line: string) => void;
 }
@@ -102,11 +109,18 @@ export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; 
   const log = options.log ?? (() => {});
   return withLock(paths.lock, 75 * 60_000, async () => {
     const existing = await readRecord(paths);
-    if (existing && (await problems(existing, paths)).length === 0) return { record: existing, reused: true };
+    const settings = settingsFrom(options);
+    // a box of emulated nodes is replaced when real ones are asked for; any running box serves a plain `up`
+    const fits = !settings.realNodes || existing?.realNodes !== undefined;
+    if (existing && fits && (await problems(existing, paths)).length === 0) {
+      if (existing.realNodes && (await refreshImages(existing.realNodes, log)))
+        await writeFile(paths.record, JSON.stringify(existing, null, 2));
+      return { record: existing, reused: true };
+    }
     if (existing) await stopAll(existing, log);
     const started = performance.now();
     const binaries = await ensureBinaries(log);
-    const record = await start(paths, binaries, settingsFrom(options), options.owner, log);
+    const record = await start(paths, binaries, settings, options.owner, log);
     record.timings = {
       build: Math.round(binaries.seconds * 10) / 10,
       ...record.timings,
@@ -122,6 +136,7 @@ function settingsFrom(options: UpOptions): BoxSettings {
   return {
     nodes: options.nodes ?? Number(process.env.FERRYBOX_NODES || 2),
     snapshotReadyDelay: options.snapshotReadyDelay ?? (process.env.FERRYBOX_SNAPSHOT_READY_DELAY || '0s'),
+    realNodes: options.realNodes ?? process.env.FERRYBOX_REAL_NODES === '1',
     s3: s3Credentials,
   };
 }
@@ -136,6 +151,8 @@ async function start(
   await wipeState(paths);
   const ports = await allocatePorts(settings.nodes);
   const server = `https://127.0.0.1:${ports.apiserver}`;
+  // pods of real nodes reach the apiserver (through the kubernetes Service) and MinIO at the host's address
+  const hostIP = settings.realNodes ? await hostAddress() : undefined;
   const timings: Record<string, number> = {};
   const record: BoxRecord = {
     kubernetesVersion,
@@ -146,7 +163,12 @@ async function start(
     pki: paths.pki,
     nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`),
     ports,
-    s3: { endpoint: `http://127.0.0.1:${ports.minio}`, region: 'us-east-1', bucket: testBucket, ...settings.s3 },
+    s3: {
+      endpoint: `http://${hostIP ?? '127.0.0.1'}:${ports.minio}`,
+      region: 'us-east-1',
+      bucket: testBucket,
+      ...settings.s3,
+    },
     daemons: [],
     ferrybox: b.ferrybox,
     timings,
@@ -166,7 +188,8 @@ async function start(
   };
   try {
     await phase('certificates', async () => {
-      await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`]);
+      const nodes = hostIP ? [`--nodes=${record.nodes.join(',')}`, `--host-ip=${hostIP}`] : [];
+      await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`, ...nodes]);
     });
     const tls = accessFromPki(server, paths.pki);
     await phase('etcd', async () => {
@@ -174,12 +197,12 @@ async function start(
       await waitHealthy(etcd, `http://127.0.0.1:${ports.etcd}/health`, startTimeoutMs);
     });
     await phase('apiserver', async () => {
-      const apiserver = await launch(apiserverSpec(b, paths, ports));
+      const apiserver = await launch(apiserverSpec(b, paths, ports, hostIP));
       await waitHealthy(apiserver, `${server}/readyz`, startTimeoutMs, tls);
     });
     const kcm = await launch(controllerManagerSpec(b, paths, ports));
     const scheduler = await launch(schedulerSpec(b, paths, ports));
-    const minio = await launch(minioSpec(b, paths, ports, settings));
+    const minio = await launch(minioSpec(b, paths, ports, settings, hostIP));
     await phase('manifests', async () => {
       const own = (await readdir(join(moduleDir, 'manifests')))
         .filter((n) => n.endsWith('.yaml'))
@@ -189,7 +212,25 @@ async function start(
     });
     await launch(snapshotControllerSpec(b, paths));
     await launch(storageDriverSpec(b, paths, settings));
-    await launch(nodeAgentSpec(b, paths, ports, settings));
+    if (hostIP) {
+      await startNodes({
+        names: record.nodes,
+        nodesDir: paths.nodes,
+        pki: paths.pki,
+        ferrybox: b.ferrybox,
+        hostIP,
+        kubeletPortBase: ports.kubeletBase,
+        launch,
+        log,
+        phase,
+        recordHost: async (real) => {
+          record.realNodes = real;
+          await writeFile(paths.record, JSON.stringify(record, null, 2));
+        },
+      });
+    } else {
+      await launch(nodeAgentSpec(b, paths, ports, settings));
+    }
     await phase('controllers', async () => {
       await waitHealthy(kcm, `https://127.0.0.1:${ports.controllerManager}/healthz`, startTimeoutMs);
       await waitHealthy(scheduler, `https://127.0.0.1:${ports.scheduler}/healthz`, startTimeoutMs);
@@ -247,8 +288,9 @@ async function waitNodesReady(kube: Kube, nodes: string[]): Promise<void> {
   }
 }
 
-/** Stops the node agent first (it stops the pods), then everything else in reverse start order. */
+/** Stops the nodes first (they stop the pods), then everything else in reverse start order. */
 async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<void> {
+  if (record.realNodes) await stopNodes(record.realNodes, record.daemons, record.ferrybox, log);
   const order = [...record.daemons].reverse();
   const agent = order.filter((d) => d.name === 'node-agent');
   for (const d of [...agent, ...order.filter((d) => d.name !== 'node-agent')]) {
@@ -291,6 +333,8 @@ export async function down(log: (line: string) => void = () => {}): Promise<bool
 /** Clears the previous box's state; loop devices the node agent could not detach are released first. */
 async function wipeState(paths: StatePaths): Promise<void> {
   await detachLoops(paths.root);
+  // a crashed box's real nodes may have left mounts (rootfs overlays, tmpfs volumes) that rm must not descend into
+  await unmountUnder(paths.root);
   await mkdir(paths.root, { recursive: true });
   for (const name of await readdir(paths.root)) {
     if (join(paths.root, name) !== paths.lock) await rm(join(paths.root, name), { recursive: true, force: true });

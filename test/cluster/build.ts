@@ -205,6 +205,38 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
   };
 }
 
+const nodeUpstream = {
+  kubelet: 'k8s.io/kubernetes/cmd/kubelet',
+  'kube-proxy': 'k8s.io/kubernetes/cmd/kube-proxy',
+} as const;
+
+export type NodeBinary = keyof typeof nodeUpstream;
+
+/** The real nodes' kubelet and kube-proxy, built on demand (only a box with real nodes runs them) beside the
+ * control plane's binaries, from the same module and flags: <cache>/cluster/<version>-<key>/node-bin/. */
+export async function ensureNodeBinaries(
+  log: (line: string) => void = () => {},
+): Promise<{ bin: Record<NodeBinary, string>; seconds: number }> {
+  const started = performance.now();
+  const dir = join((await cacheDirs()).upstreamDir, 'node-bin');
+  const bin = Object.fromEntries(Object.keys(nodeUpstream).map((n) => [n, join(dir, n)])) as Record<NodeBinary, string>;
+  const ready = async (): Promise<boolean> => (await Promise.all(Object.values(bin).map(exists))).every(Boolean);
+  if (!(await ready())) {
+    await withLock(`${dir}.lock`, 60 * 60_000, async () => {
+      if (await ready()) return;
+      const staging = `${dir}.staging-${process.pid}`;
+      try {
+        await buildInto(staging, Object.values(nodeUpstream), log);
+        await rm(dir, { recursive: true, force: true });
+        await rename(staging, dir);
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+      }
+    });
+  }
+  return { bin, seconds: (performance.now() - started) / 1000 };
+}
+
 /** Builds of earlier sources are dead weight; a running box keeps its deleted binary open. */
 async function pruneOldFerrybox(upstreamDir: string, keep: string): Promise<void> {
   for (const name of await readdir(upstreamDir)) {

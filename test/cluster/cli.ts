@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { defineCommand, runMain } from 'citty';
 import { consola } from 'consola';
 import { down, problems, readRecord, up, watchOwner } from './box.ts';
-import { cacheDirs, ensureBinaries } from './build.ts';
+import { cacheDirs, ensureBinaries, ensureNodeBinaries } from './build.ts';
 import type { BoxRecord } from './box.ts';
 import { buildImage, exportImage } from './image/build.ts';
 import { statePaths } from './paths.ts';
@@ -30,19 +30,28 @@ const upCommand = defineCommand({
       type: 'string',
       description: 'time before a new snapshot is readyToUse, e.g. 3s (default 0s)',
     },
+    'real-nodes': {
+      type: 'boolean',
+      description:
+        'real kubelets with containerd, CNI and kube-proxy instead of the emulated nodes (or FERRYBOX_REAL_NODES=1)',
+    },
   },
   async run({ args }) {
     const { record, reused } = await up({
       nodes: args.nodes === undefined ? undefined : Number(args.nodes),
       snapshotReadyDelay: args['snapshot-ready-delay'],
+      realNodes: args['real-nodes'] ? true : undefined,
       log: (line) => consola.info(line),
     });
-    if (reused) consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
-    if (reused && dirname(record.ferrybox ?? '') !== (await cacheDirs()).ferryboxDir) {
-      consola.warn(
-        "The box runs an older build of test/cluster's Go code; `npm run cluster -- down` and `up` to use the current one.",
-      );
-    } else consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
+    if (!reused) consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
+    else {
+      consola.success(`The box started at ${record.startedAt} is running; reusing it.`);
+      if (dirname(record.ferrybox ?? '') !== (await cacheDirs()).ferryboxDir) {
+        consola.warn(
+          "The box runs an older build of test/cluster's Go code; `npm run cluster -- down` and `up` to use the current one.",
+        );
+      }
+    }
     console.log(
       ['', ...exports(record), '', "kubectl get nodes   # kubectl from Debian's kubernetes-client works"].join('\n'),
     );
@@ -51,11 +60,18 @@ const upCommand = defineCommand({
 
 const buildCommand = defineCommand({
   meta: { name: 'build', description: 'Only build what the cache lacks (for CI, before the tests)' },
-  async run() {
+  args: {
+    'real-nodes': { type: 'boolean', description: "also the real nodes' kubelet and kube-proxy" },
+  },
+  async run({ args }) {
     const b = await ensureBinaries((line) => consola.info(line));
     consola.success(
       `${b.built ? 'Built' : 'Cached'} in ${b.seconds.toFixed(1)} s: ${dirname(b.bin['kube-apiserver'])}, ${b.ferrybox}`,
     );
+    if (args['real-nodes']) {
+      const nodes = await ensureNodeBinaries((line) => consola.info(line));
+      consola.success(`Real nodes' binaries in ${nodes.seconds.toFixed(1)} s: ${dirname(nodes.bin.kubelet)}`);
+    }
   },
 });
 

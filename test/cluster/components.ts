@@ -14,6 +14,7 @@ export interface BoxSettings {
   /** how long a new VolumeSnapshot stays not readyToUse (Go duration, e.g. "2s") */
   snapshotReadyDelay: string;
   s3: { accessKey: string; secretKey: string };
+  realNodes: boolean;
 }
 
 export const serviceAccountIssuer = 'https://kubernetes.default.svc.cluster.local';
@@ -39,15 +40,16 @@ export function etcdSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
   };
 }
 
-export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
+/** hostIP: real nodes' pods reach the apiserver through the kubernetes Service, whose endpoint is that address. */
+export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports, hostIP?: string): DaemonSpec {
   const pki = (f: string): string => join(s.pki, f);
   return {
     name: 'kube-apiserver',
     binary: b.bin['kube-apiserver'],
     args: [
       `--etcd-servers=http://127.0.0.1:${p.etcd}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      `--bind-address=${hostIP ? '0.0.0.0' : '127.0.0.1'}`,
+      `--advertise-address=${hostIP ?? '127.0.0.1'}`,
       `--secure-port=${p.apiserver}`,
       `--tls-cert-file=${pki('apiserver.crt')}`,
       `--tls-private-key-file=${pki('apiserver.key')}`,
@@ -67,8 +69,8 @@ export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec 
       `--kubelet-client-key=${pki('apiserver-kubelet-client.key')}`,
       `--kubelet-certificate-authority=${pki('ca.crt')}`,
       '--kubelet-preferred-address-types=InternalIP',
-      // the kubernetes Service cannot have a loopback endpoint, and nothing routes ClusterIPs here
-      '--endpoint-reconciler-type=none',
+      // the kubernetes Service cannot have a loopback endpoint, and without kube-proxy nothing routes ClusterIPs
+      ...(hostIP ? [] : ['--endpoint-reconciler-type=none']),
       '--profiling=false',
       '--v=1',
     ],
@@ -115,14 +117,20 @@ export function schedulerSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec 
   };
 }
 
-export function minioSpec(b: Binaries, s: StatePaths, p: Ports, settings: BoxSettings): DaemonSpec {
+export function minioSpec(
+  b: Binaries,
+  s: StatePaths,
+  p: Ports,
+  settings: BoxSettings,
+  hostIP = '127.0.0.1',
+): DaemonSpec {
   return {
     name: 'minio',
     binary: b.minio,
     args: [
       'server',
       '--quiet',
-      `--address=127.0.0.1:${p.minio}`,
+      `--address=${hostIP}:${p.minio}`,
       `--console-address=127.0.0.1:${p.minioConsole}`,
       `--certs-dir=${join(s.minio, 'certs')}`,
       join(s.minio, 'data'),

@@ -17,11 +17,12 @@ export interface TestCertificates {
 
 const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
 
-/** Writes ca.crt, ca.key, `certName` and `keyName` into `dir`. */
+/** Writes ca.crt, ca.key, `certName` and `keyName` into `dir`; the certificate also names `dnsNames` (a Service's). */
 export async function makeTestCertificates(
   dir: string,
   certName = 'server.crt',
   keyName = 'server.key',
+  dnsNames: string[] = [],
 ): Promise<TestCertificates> {
   const path = (name: string): string => join(dir, name);
   await run('openssl', [
@@ -47,7 +48,10 @@ export async function makeTestCertificates(
     '-subj',
     '/CN=127.0.0.1',
   ]);
-  await writeFile(path('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await writeFile(
+    path('san.ext'),
+    `subjectAltName=${['IP:127.0.0.1', 'DNS:localhost', ...dnsNames.map((n) => `DNS:${n}`)].join(',')}\n`,
+  );
   await run('openssl', [
     'x509',
     '-req',

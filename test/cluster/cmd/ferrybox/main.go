@@ -4,6 +4,8 @@
 //	ferrybox bootstrap --kubeconfig F FILE...    apply manifests (server-side apply)
 //	ferrybox node-agent [flags]                  the emulated kubelet of N nodes
 //	ferrybox storage-driver [flags]              the local CSI driver and its sidecars
+//	ferrybox cri-reset --endpoint SOCKET         stop and remove every pod sandbox of a container runtime
+//	ferrybox keep-logs --logs DIR PODLOGSDIR...  keep real nodes' container logs after their pods are gone
 //	ferrybox container-init SPEC                 used by node-agent inside each container
 package main
 
@@ -12,8 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"net"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,7 +27,9 @@ import (
 
 	"ferry.dev/cluster/internal/bootstrap"
 	"ferry.dev/cluster/internal/containerinit"
+	"ferry.dev/cluster/internal/crireset"
 	"ferry.dev/cluster/internal/layout"
+	"ferry.dev/cluster/internal/logkeeper"
 	"ferry.dev/cluster/internal/nodeagent"
 	"ferry.dev/cluster/internal/pki"
 	"ferry.dev/cluster/internal/storage"
@@ -34,11 +40,13 @@ var commands = map[string]func(args []string) error{
 	"bootstrap":      runBootstrap,
 	"node-agent":     runNodeAgent,
 	"storage-driver": runStorageDriver,
+	"cri-reset":      runCRIReset,
+	"keep-logs":      runKeepLogs,
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|container-init ...")
+		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|cri-reset|keep-logs|container-init ...")
 		os.Exit(2)
 	}
 	if os.Args[1] == "container-init" {
@@ -78,11 +86,20 @@ func runPKI(args []string) error {
 	fs := newFlags("pki")
 	dir := fs.String("dir", "", "folder for certificates, keys and kubeconfigs")
 	server := fs.String("server", "", "apiserver URL written into the kubeconfigs")
+	nodes := fs.String("nodes", "", "comma-separated names of real nodes to issue kubelet certificates for")
+	hostIP := fs.String("host-ip", "", "address the apiserver and the kubelets serve pods on (real nodes)")
 	_ = fs.Parse(args)
 	if *dir == "" || *server == "" {
 		return fmt.Errorf("--dir and --server are required")
 	}
-	return pki.Generate(*dir, *server)
+	var real pki.Nodes
+	if *nodes != "" {
+		real.Names = strings.Split(*nodes, ",")
+		if real.HostIP = net.ParseIP(*hostIP); real.HostIP == nil {
+			return fmt.Errorf("--host-ip: %q is not an IP address (required with --nodes)", *hostIP)
+		}
+	}
+	return pki.Generate(*dir, *server, real)
 }
 
 func runBootstrap(args []string) error {
@@ -149,4 +166,28 @@ func runStorageDriver(args []string) error {
 	ctx, cancel := signalContext()
 	defer cancel()
 	return storage.Run(ctx, cfg, storage.Options{Storage: layout.Storage{Root: *root}, SnapshotReadyDelay: *delay})
+}
+
+func runCRIReset(args []string) error {
+	fs := newFlags("cri-reset")
+	endpoint := fs.String("endpoint", "", "unix socket of the CRI runtime")
+	_ = fs.Parse(args)
+	if *endpoint == "" {
+		return fmt.Errorf("--endpoint is required")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return crireset.Run(ctx, *endpoint)
+}
+
+func runKeepLogs(args []string) error {
+	fs := newFlags("keep-logs")
+	logs := fs.String("logs", "", "folder to keep the logs in (the node agent's layout)")
+	_ = fs.Parse(args)
+	if *logs == "" || fs.NArg() == 0 {
+		return fmt.Errorf("--logs and at least one kubelet podLogsDir are required")
+	}
+	ctx, cancel := signalContext()
+	defer cancel()
+	return logkeeper.Run(ctx, fs.Args(), *logs)
 }

@@ -22,9 +22,18 @@ var clients = []Identity{
 	{File: "snapshot-controller", CN: "system:serviceaccount:kube-system:snapshot-controller"},
 }
 
+// Nodes are the real kubelets of a box with real nodes: each gets a client
+// certificate as system:node:NAME in system:nodes (what the Node authorizer and
+// NodeRestriction admit) and a serving certificate for its port on HostIP.
+// kube-proxy gets the identity the default system:node-proxier binding names.
+type Nodes struct {
+	Names  []string
+	HostIP net.IP
+}
+
 // Generate writes the CA, every certificate, the service-account key and one
 // kubeconfig per client identity into dir.
-func Generate(dir, server string) error {
+func Generate(dir, server string, nodes Nodes) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -37,11 +46,20 @@ func Generate(dir, server string) error {
 		{File: "apiserver", CN: "kube-apiserver", Server: true,
 			DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 				"kubernetes.default.svc.cluster.local"},
-			IPs: append(loopback, net.IPv4(10, 0, 0, 1))},
+			IPs: append(append(loopback, net.IPv4(10, 0, 0, 1)), hostIPs(nodes)...)},
 		{File: "kubelet", CN: "ferrybox-kubelet", Server: true, DNS: []string{"localhost"}, IPs: loopback},
 		{File: "apiserver-kubelet-client", CN: "kube-apiserver-kubelet-client", Orgs: []string{"system:masters"}},
 	}
-	for _, id := range append(servers, clients...) {
+	all := append([]Identity{}, clients...)
+	for _, name := range nodes.Names {
+		all = append(all, Identity{File: name, CN: "system:node:" + name, Orgs: []string{"system:nodes"}})
+		servers = append(servers, Identity{File: name + "-serving", CN: name, Server: true,
+			DNS: []string{name, "localhost"}, IPs: append(loopback, hostIPs(nodes)...)})
+	}
+	if len(nodes.Names) > 0 {
+		all = append(all, Identity{File: "kube-proxy", CN: "system:kube-proxy"})
+	}
+	for _, id := range append(servers, all...) {
 		if err := ca.Issue(dir, id); err != nil {
 			return err
 		}
@@ -49,12 +67,19 @@ func Generate(dir, server string) error {
 	if err := ServiceAccountKey(dir); err != nil {
 		return err
 	}
-	for _, id := range clients {
+	for _, id := range all {
 		if err := writeKubeconfig(dir, server, id.File); err != nil {
 			return err
 		}
 	}
 	return webhookClient(dir)
+}
+
+func hostIPs(nodes Nodes) []net.IP {
+	if nodes.HostIP == nil {
+		return nil
+	}
+	return []net.IP{nodes.HostIP}
 }
 
 // WebhookClientCN is the common name of the certificate kube-apiserver presents to admission webhooks.
