@@ -25,7 +25,7 @@ func TestSanity(t *testing.T) {
 		if err != nil {
 			t.Errorf("the sanity suite failed with block volumes: %v\n%s", err, out)
 		} else {
-			t.Logf("block volumes:\n%s", tail(out, 400))
+			t.Logf("block volumes:\n%s", tail(out, 2000))
 		}
 	}
 	c := startDriver(t, 0)
