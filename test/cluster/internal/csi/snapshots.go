@@ -169,3 +169,17 @@ func (d *Driver) ListSnapshots(_ context.Context, req *csipb.ListSnapshotsReques
 	}
 	return resp, nil
 }
+
+func (d *Driver) GetSnapshot(_ context.Context, req *csipb.GetSnapshotRequest) (*csipb.GetSnapshotResponse, error) {
+	if req.GetSnapshotId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "snapshot_id is required")
+	}
+	snap, found, err := d.snapshot(req.GetSnapshotId())
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	if !found {
+		return nil, status.Errorf(codes.NotFound, "snapshot %q does not exist", req.GetSnapshotId())
+	}
+	return &csipb.GetSnapshotResponse{Snapshot: d.csiSnapshot(req.GetSnapshotId(), snap)}, nil
+}
