@@ -20,7 +20,11 @@ func (d *Driver) GroupControllerGetCapabilities(context.Context, *csipb.GroupCon
 
 // CreateVolumeGroupSnapshot copies each volume in turn while holding the
 // driver's lock: no CSI call changes any of them in between, though a pod
-// writing to them meanwhile is not paused (the box has no freeze).
+// writing to them meanwhile is not paused (the box has no freeze). The ready
+// delay holds back the group, not its members: csi-snapshotter v8.7.0 copies
+// the members' ready_to_use into their VolumeSnapshotContents when the group
+// is cut and looks again only at its resync (15 minutes by default), while it
+// polls the group until it is ready.
 func (d *Driver) CreateVolumeGroupSnapshot(_ context.Context, req *csipb.CreateVolumeGroupSnapshotRequest) (*csipb.CreateVolumeGroupSnapshotResponse, error) {
 	if req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
@@ -55,9 +59,10 @@ func (d *Driver) CreateVolumeGroupSnapshot(_ context.Context, req *csipb.CreateV
 			return nil, status.Errorf(codes.NotFound, "source volume %q does not exist", v)
 		}
 	}
-	group := &groupRecord{Name: req.GetName(), Snapshots: map[string]string{}, CreatedAt: d.now()}
+	now := d.now()
+	group := &groupRecord{Name: req.GetName(), Snapshots: map[string]string{}, CreatedAt: now, ReadyAt: now.Add(delay)}
 	for _, v := range volumes {
-		snapID, _, err := d.takeSnapshot(id+"-"+v, v, delay, id)
+		snapID, _, err := d.takeSnapshot(id+"-"+v, v, 0, id)
 		if err != nil {
 			d.removeSnapshots(group)
 			return nil, err
@@ -86,7 +91,7 @@ func (d *Driver) groupResponse(id string, g *groupRecord) (*csipb.CreateVolumeGr
 }
 
 func (d *Driver) csiGroup(id string, g *groupRecord) (*csipb.VolumeGroupSnapshot, error) {
-	out := &csipb.VolumeGroupSnapshot{GroupSnapshotId: id, CreationTime: timestamppb.New(g.CreatedAt), ReadyToUse: true}
+	out := &csipb.VolumeGroupSnapshot{GroupSnapshotId: id, CreationTime: timestamppb.New(g.CreatedAt), ReadyToUse: !d.now().Before(g.ReadyAt)}
 	for _, v := range slices.Sorted(maps.Keys(g.Snapshots)) {
 		snap, found, err := d.snapshot(g.Snapshots[v])
 		if err != nil || !found {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -16,14 +17,15 @@ func TestGroupSnapshot(t *testing.T) {
 	a := c.createVolume(t, "pvc-db", mountCap(), 1<<20, nil)
 	b := c.createVolume(t, "pvc-log", blockCap(), 1<<20, nil)
 	writeFile(t, filepath.Join(c.driver.opts.Storage.Volume(a.GetVolumeId(), false), "table"), "rows")
-	req := &csipb.CreateVolumeGroupSnapshotRequest{Name: "groupsnapshot-1", SourceVolumeIds: []string{b.GetVolumeId(), a.GetVolumeId()}}
+	req := &csipb.CreateVolumeGroupSnapshotRequest{Name: "groupsnapshot-1", SourceVolumeIds: []string{b.GetVolumeId(), a.GetVolumeId()},
+		Parameters: map[string]string{ReadyDelayParameter: "1m"}}
 	resp, err := c.CreateVolumeGroupSnapshot(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	group := resp.GetGroupSnapshot()
-	if len(group.GetSnapshots()) != 2 || !group.GetReadyToUse() {
-		t.Fatalf("group snapshot: %v", group)
+	if len(group.GetSnapshots()) != 2 || group.GetReadyToUse() {
+		t.Fatalf("a group snapshot with readyDelay 1m: %v", group)
 	}
 	var ids []string
 	var dbSnapshot string
@@ -31,15 +33,20 @@ func TestGroupSnapshot(t *testing.T) {
 		if s.GetGroupSnapshotId() != group.GetGroupSnapshotId() {
 			t.Fatalf("member %s does not name its group", s.GetSnapshotId())
 		}
+		// csi-snapshotter copies a member's readiness once: a member must be ready when cut
+		if !s.GetReadyToUse() {
+			t.Fatalf("member %s is not ready", s.GetSnapshotId())
+		}
 		if s.GetSourceVolumeId() == a.GetVolumeId() {
 			dbSnapshot = s.GetSnapshotId()
 		}
 		ids = append(ids, s.GetSnapshotId())
 	}
 
+	c.driver.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
 	again, err := c.CreateVolumeGroupSnapshot(ctx, req)
-	if err != nil || again.GetGroupSnapshot().GetGroupSnapshotId() != group.GetGroupSnapshotId() {
-		t.Fatalf("repeating CreateVolumeGroupSnapshot: %v %v", again, err)
+	if err != nil || again.GetGroupSnapshot().GetGroupSnapshotId() != group.GetGroupSnapshotId() || !again.GetGroupSnapshot().GetReadyToUse() {
+		t.Fatalf("repeating CreateVolumeGroupSnapshot after the delay (the csi-snapshotter's poll): %v %v", again, err)
 	}
 	_, err = c.CreateVolumeGroupSnapshot(ctx, &csipb.CreateVolumeGroupSnapshotRequest{Name: "groupsnapshot-1", SourceVolumeIds: []string{a.GetVolumeId()}})
 	wantCode(t, err, codes.AlreadyExists, "the same group name over other volumes")

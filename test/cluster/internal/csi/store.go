@@ -46,6 +46,7 @@ type groupRecord struct {
 	Name      string            `json:"name"`
 	Snapshots map[string]string `json:"snapshots"` // source volume ID -> snapshot ID
 	CreatedAt time.Time         `json:"createdAt"`
+	ReadyAt   time.Time         `json:"readyAt"`
 }
 
 var plainName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,100}$`)
