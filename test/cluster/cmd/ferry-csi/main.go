@@ -45,6 +45,9 @@ func run(endpoint string, opts csi.Options, registry string) error {
 	if endpoint == "" {
 		return errors.New("--endpoint is required")
 	}
+	if opts.Storage.Root == "" {
+		return errors.New("--storage-root is required")
+	}
 	if registry != "" && opts.NodeID == "" {
 		return errors.New("--registration-dir needs --node-id: the kubelet registers a Node service")
 	}
