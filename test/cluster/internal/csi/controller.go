@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -165,24 +166,35 @@ func (d *Driver) createData(id string, v *volumeRecord) error {
 	}
 	if v.Block {
 		if err := growImage(path, v.CapacityBytes); err != nil {
-			return status.Error(codes.Internal, err.Error())
+			_ = os.Remove(path)
+			return err
 		}
 	}
 	return nil
 }
 
-// growImage makes an image file at least size bytes long, sparse.
+// growImage makes an image file at least size bytes long, sparse; a size
+// past what the storage root's filesystem allows in one file is out of range.
 func growImage(path string, size int64) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
-		return err
+		return status.Error(codes.Internal, err.Error())
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil || info.Size() >= size {
-		return err
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
 	}
-	return f.Truncate(size)
+	if info.Size() >= size {
+		return nil
+	}
+	if err := f.Truncate(size); err != nil {
+		if errors.Is(err, unix.EFBIG) || errors.Is(err, unix.EINVAL) {
+			return status.Errorf(codes.OutOfRange, "a block volume of %d bytes is larger than a file of the storage root's filesystem can be", size)
+		}
+		return status.Error(codes.Internal, err.Error())
+	}
+	return nil
 }
 
 func (d *Driver) csiVolume(id string, v *volumeRecord) *csipb.Volume {
@@ -300,7 +312,7 @@ func (d *Driver) ControllerExpandVolume(_ context.Context, req *csipb.Controller
 		if v.Block {
 			path := d.opts.Storage.Volume(req.GetVolumeId(), true)
 			if err := growImage(path, size); err != nil {
-				return nil, status.Error(codes.Internal, err.Error())
+				return nil, err
 			}
 			if err := refreshLoopDevices(path); err != nil {
 				return nil, status.Error(codes.Internal, err.Error())

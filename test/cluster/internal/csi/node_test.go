@@ -124,4 +124,11 @@ func TestPublishChecksModeAndNode(t *testing.T) {
 		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{}},
 		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER}}}})
 	wantCode(t, err, codes.InvalidArgument, "a ReadWriteMany volume")
+
+	_, err = c.CreateVolume(context.Background(), &csipb.CreateVolumeRequest{Name: "pvc-huge",
+		CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 62}, VolumeCapabilities: []*csipb.VolumeCapability{blockCap()}})
+	wantCode(t, err, codes.OutOfRange, "a block volume larger than a file can be")
+	if _, err := os.Stat(c.driver.opts.Storage.Volume("pvc-huge", true)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused block volume left its image: %v", err)
+	}
 }
