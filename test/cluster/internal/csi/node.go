@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/moby/sys/mountinfo"
@@ -68,6 +69,9 @@ func (d *Driver) NodePublishVolume(_ context.Context, req *csipb.NodePublishVolu
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	if already {
+		if !publishes(target, d.opts.Storage.Volume(id, block), block) {
+			return nil, status.Errorf(codes.AlreadyExists, "%s is already a mount of something other than volume %q", target, id)
+		}
 		return &csipb.NodePublishVolumeResponse{}, nil
 	}
 	readOnly := req.GetReadonly() || req.GetVolumeCapability().GetAccessMode().GetMode() == csipb.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY
@@ -80,6 +84,19 @@ func (d *Driver) NodePublishVolume(_ context.Context, req *csipb.NodePublishVolu
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &csipb.NodePublishVolumeResponse{}, nil
+}
+
+// publishes tells whether a mounted target is the volume's data: the same
+// directory through a bind mount, or a loop device backed by the image.
+func publishes(target, data string, block bool) bool {
+	if block {
+		dev := loopDeviceOf(target)
+		backing, err := os.ReadFile("/sys/block/" + filepath.Base(dev) + "/loop/backing_file")
+		return dev != "" && err == nil && strings.TrimSpace(string(backing)) == data
+	}
+	a, errA := os.Stat(target)
+	b, errB := os.Stat(data)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 func publishDirectory(dir, target string, readOnly bool) error {

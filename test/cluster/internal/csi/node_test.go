@@ -125,6 +125,17 @@ func TestPublishChecksModeAndNode(t *testing.T) {
 		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER}}}})
 	wantCode(t, err, codes.InvalidArgument, "a ReadWriteMany volume")
 
+	other := c.createVolume(t, "pvc-other", mountCap(), 1<<20, nil)
+	target := c.publish(t, other.GetVolumeId(), mountCap(), false)
+	_, err = c.NodePublishVolume(context.Background(), &csipb.NodePublishVolumeRequest{VolumeId: other.GetVolumeId(),
+		TargetPath: target, VolumeCapability: mountCap()})
+	if err != nil {
+		t.Fatalf("publishing a volume again at its own target must succeed: %v", err)
+	}
+	_, err = c.NodePublishVolume(context.Background(), &csipb.NodePublishVolumeRequest{VolumeId: fsVol.GetVolumeId(),
+		TargetPath: target, VolumeCapability: mountCap()})
+	wantCode(t, err, codes.AlreadyExists, "publishing a volume where another one is mounted")
+
 	_, err = c.CreateVolume(context.Background(), &csipb.CreateVolumeRequest{Name: "pvc-huge",
 		CapacityRange: &csipb.CapacityRange{RequiredBytes: 1 << 62}, VolumeCapabilities: []*csipb.VolumeCapability{blockCap()}})
 	wantCode(t, err, codes.OutOfRange, "a block volume larger than a file can be")
