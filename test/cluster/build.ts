@@ -1,10 +1,11 @@
 // Builds the box's binaries once into the cache, keyed by what determines them:
 //   <cache>/cluster/<k8s version>-<hash of go.mod, go.sum, Go version, flags>/
-//     bin/        etcd kube-apiserver kube-controller-manager kube-scheduler snapshot-controller
+//     bin/        etcd kube-apiserver kube-controller-manager kube-scheduler snapshot-controller csi-snapshotter
 //     manifests/  the snapshot CRDs and the snapshot-controller RBAC, copied from external-snapshotter's modules
-//     ferrybox-<hash of the box's Go sources>/ferrybox
-// Everything comes from one `go build` so the Kubernetes packages compile once for all binaries. MinIO is the
-// pinned peer of test/tools, shared with the other suites.
+//     ferrybox-<hash of the box's Go sources>/ferrybox ferry-csi
+// Everything comes from one `go build` so the Kubernetes packages compile once for all binaries. MinIO and the
+// CSI sidecars external-provisioner and csi-snapshot-metadata are pinned tools of test/tools (their releases do not
+// compile against this module's Kubernetes 1.37 libraries, so each builds with its own), in <cache>/tools/.
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -23,7 +24,11 @@ const upstream = {
   'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
   'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
   'snapshot-controller': 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller',
+  'csi-snapshotter': 'github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter',
 } as const;
+
+/** The box's own programs, rebuilt whenever its Go sources change. */
+const ownPackages = ['./cmd/ferrybox', './cmd/ferry-csi'];
 
 export type UpstreamBinary = keyof typeof upstream;
 
@@ -40,6 +45,10 @@ const ldflags = [
 export interface Binaries {
   bin: Record<UpstreamBinary, string>;
   ferrybox: string;
+  /** the CSI driver (internal/csi) */
+  ferryCsi: string;
+  /** the CSI sidecars built from their own modules; csi-snapshotter is in bin */
+  sidecars: { 'csi-provisioner': string; 'csi-snapshot-metadata': string };
   minio: string;
   /** the CRD files, then the snapshot-controller RBAC, in apply order */
   manifests: string[];
@@ -48,7 +57,8 @@ export interface Binaries {
   seconds: number;
 }
 
-function goEnv(): NodeJS.ProcessEnv {
+/** Go's environment for builds of this module: the box's cache keys assume these flags. */
+export function goEnv(): NodeJS.ProcessEnv {
   return {
     ...process.env,
     PATH: `${process.env.PATH}:/usr/local/go/bin`,
@@ -161,8 +171,9 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
     string
   >;
   const ferrybox = join(ferryboxDir, 'ferrybox');
+  const ferryCsi = join(ferryboxDir, 'ferry-csi');
   const ready = async (): Promise<boolean> =>
-    (await Promise.all([...Object.values(bin), ferrybox].map(exists))).every(Boolean);
+    (await Promise.all([...Object.values(bin), ferrybox, ferryCsi].map(exists))).every(Boolean);
   let built = false;
   if (!(await ready())) {
     await withLock(`${upstreamDir}.lock`, 60 * 60_000, async () => {
@@ -171,7 +182,7 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
       const staging = `${upstreamDir}.staging-${process.pid}`;
       try {
         if (!(await exists(bin.etcd))) {
-          await buildInto(staging, ['./cmd/ferrybox', ...Object.values(upstream)], log);
+          await buildInto(staging, [...ownPackages, ...Object.values(upstream)], log);
           await copyManifests(join(staging, 'manifests'), log);
           await mkdir(join(staging, 'bin'), { recursive: true });
           for (const name of Object.keys(upstream)) {
@@ -183,8 +194,9 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
           await rename(staging, upstreamDir);
           await mkdir(ferryboxDir, { recursive: true });
           await rename(join(upstreamDir, 'ferrybox'), ferrybox);
+          await rename(join(upstreamDir, 'ferry-csi'), ferryCsi);
         } else {
-          await buildInto(staging, ['./cmd/ferrybox'], log);
+          await buildInto(staging, ownPackages, log);
           await rm(ferryboxDir, { recursive: true, force: true });
           await rename(staging, ferryboxDir);
         }
@@ -194,13 +206,18 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
       }
     });
   }
+  // one at a time: each Go build already uses every core
   const minio = await installTool(tools.minio);
+  const provisioner = await installTool(tools['csi-provisioner']);
+  const snapshotMetadata = await installTool(tools['csi-snapshot-metadata']);
   return {
     bin,
     ferrybox,
+    ferryCsi,
     minio: minio.path,
+    sidecars: { 'csi-provisioner': provisioner.path, 'csi-snapshot-metadata': snapshotMetadata.path },
     manifests: await manifestList(join(upstreamDir, 'manifests')),
-    built: built || minio.built,
+    built: built || minio.built || provisioner.built || snapshotMetadata.built,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -1,5 +1,5 @@
 // `npm run tools`: builds every pinned peer the tests use into the cache (skipping those already there) and prints
-// versions. `npm run tools -- kopia` builds the named tools instead (bench-only peers are built only when named).
+// versions. `npm run tools -- kopia` builds the named tools instead (bench-only and box-only peers are built only when named).
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -15,7 +15,7 @@ async function reportedVersion(spec: ToolSpec, path: string): Promise<string> {
 }
 
 function chosen(names: string[]): ToolSpec[] {
-  if (names.length === 0) return Object.values(tools).filter((spec) => !spec.benchOnly);
+  if (names.length === 0) return Object.values(tools).filter((spec) => !spec.benchOnly && !spec.boxOnly);
   return names.map((name) => {
     if (!Object.hasOwn(tools, name))
       throw new Error(`Unknown tool "${name}": choose from ${Object.keys(tools).join(', ')}.`);

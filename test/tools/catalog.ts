@@ -4,7 +4,7 @@
 // Wrapper modules instead of `go install module@version`: the Go proxy reachable here refuses the version list
 // that `go install` fetches to check for deprecation, and the wrappers pin the dependency graph as well.
 
-export type ToolName = 'restic' | 'minio' | 'kopia';
+export type ToolName = 'restic' | 'minio' | 'kopia' | 'csi-provisioner' | 'csi-snapshot-metadata';
 
 export interface ToolSpec {
   name: ToolName;
@@ -17,6 +17,8 @@ export interface ToolSpec {
   versionArgs: string[];
   /** only the benchmarks (bench/) use it, so `npm run tools` skips it unless named */
   benchOnly?: boolean;
+  /** the cluster in a box builds it (test/cluster/build.ts), so `npm run tools` skips it unless named */
+  boxOnly?: boolean;
 }
 
 export const tools: Record<ToolName, ToolSpec> = {
@@ -43,5 +45,25 @@ export const tools: Record<ToolName, ToolSpec> = {
     binary: 'kopia',
     versionArgs: ['--version'],
     benchOnly: true,
+  },
+  'csi-provisioner': {
+    name: 'csi-provisioner',
+    // The box's CSI sidecar. Its own module, not test/cluster's: v5.3.0 does not compile against the box's
+    // client-go 1.37, so it is built with the dependency versions of its release (the wrapper copies its replaces).
+    module: 'github.com/kubernetes-csi/external-provisioner/v5',
+    pkg: 'github.com/kubernetes-csi/external-provisioner/v5/cmd/csi-provisioner',
+    binary: 'csi-provisioner',
+    versionArgs: ['--version'],
+    boxOnly: true,
+  },
+  'csi-snapshot-metadata': {
+    name: 'csi-snapshot-metadata',
+    // The box's SnapshotMetadata sidecar, in its own module for the same reason: v0.2.0 needs CSI spec 1.12 and
+    // csi-test 5.4 (golang/mock), the box's csi-snapshotter spec 1.13 and csi-test 5.6 (uber mock).
+    module: 'github.com/kubernetes-csi/external-snapshot-metadata',
+    pkg: 'github.com/kubernetes-csi/external-snapshot-metadata/cmd/csi-snapshot-metadata',
+    binary: 'csi-snapshot-metadata',
+    versionArgs: ['--version'],
+    boxOnly: true,
   },
 };
