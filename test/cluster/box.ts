@@ -18,6 +18,8 @@ import {
   schedulerSpec,
   snapshotControllerSpec,
   storageDriverSpec,
+  csiControllerSpecs,
+  csiNodeSpec,
 } from './components.ts';
 import type { BoxSettings } from './components.ts';
 import { daemonRunning, startDaemon, stopDaemon } from './daemons.ts';
@@ -211,8 +213,8 @@ async function start(
       await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own]);
     });
     await launch(snapshotControllerSpec(b, paths));
-    await launch(storageDriverSpec(b, paths, settings));
     if (hostIP) {
+      for (const spec of csiControllerSpecs(b, paths, settings)) await launch(spec);
       await startNodes({
         names: record.nodes,
         nodesDir: paths.nodes,
@@ -221,6 +223,7 @@ async function start(
         hostIP,
         kubeletPortBase: ports.kubeletBase,
         launch,
+        csiNode: (node, kubeletRoot) => csiNodeSpec(b.ferryCsi, paths.storage, node, kubeletRoot),
         log,
         phase,
         recordHost: async (real) => {
@@ -229,6 +232,7 @@ async function start(
         },
       });
     } else {
+      await launch(storageDriverSpec(b, paths, settings));
       await launch(nodeAgentSpec(b, paths, ports, settings));
     }
     await phase('controllers', async () => {

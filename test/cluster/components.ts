@@ -160,6 +160,47 @@ export function snapshotControllerSpec(b: Binaries, s: StatePaths): DaemonSpec {
   };
 }
 
+export const csiDriverName = 'local.csi.ferry.dev';
+
+/** The box's CSI driver serving its Controller, GroupController and SnapshotMetadata services, with the sidecars a
+ * driver's controller Deployment runs beside it; they share one identity, ferrybox:storage-driver. The sidecars wait
+ * for the driver's socket, so the start order within the list does not matter. */
+export function csiControllerSpecs(b: Binaries, s: StatePaths, settings: BoxSettings): DaemonSpec[] {
+  const socket = join(s.storage, 'controller.sock');
+  const kubeconfig = `--kubeconfig=${join(s.pki, 'storage-driver.kubeconfig')}`;
+  // a test waits seconds, not the sidecars' default 5 minutes, for a retried operation
+  const sidecar = [`--csi-address=${socket}`, kubeconfig, '--leader-election=false', '--retry-interval-max=5s'];
+  return [
+    {
+      name: 'csi-controller',
+      binary: b.ferryCsi,
+      args: [
+        '--controller',
+        `--endpoint=unix://${socket}`,
+        `--storage-root=${s.storage}`,
+        `--snapshot-ready-delay=${settings.snapshotReadyDelay}`,
+      ],
+    },
+    { name: 'csi-provisioner', binary: b.sidecars['csi-provisioner'], args: [...sidecar, '--timeout=60s'] },
+    { name: 'csi-snapshotter', binary: b.bin['csi-snapshotter'], args: sidecar },
+  ];
+}
+
+/** The driver's Node service for one kubelet, registered through its plugin registration folder as a driver's
+ * DaemonSet registers it; the kubelet then mounts every volume of its pods through it. */
+export function csiNodeSpec(ferryCsi: string, storageRoot: string, node: string, kubeletRoot: string): DaemonSpec {
+  return {
+    name: `csi-node-${node}`,
+    binary: ferryCsi,
+    args: [
+      `--node-id=${node}`,
+      `--endpoint=unix://${join(kubeletRoot, 'plugins', csiDriverName, 'csi.sock')}`,
+      `--storage-root=${storageRoot}`,
+      `--registration-dir=${join(kubeletRoot, 'plugins_registry')}`,
+    ],
+  };
+}
+
 export function storageDriverSpec(b: Binaries, s: StatePaths, settings: BoxSettings): DaemonSpec {
   return {
     name: 'storage-driver',

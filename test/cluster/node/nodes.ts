@@ -52,6 +52,8 @@ export interface NodeStart {
   hostIP: string;
   kubeletPortBase: number;
   launch: (spec: DaemonSpec) => Promise<Daemon>;
+  /** the storage driver's Node service for a node whose kubelet keeps its state in kubeletRoot */
+  csiNode: (node: string, kubeletRoot: string) => DaemonSpec;
   /** called with the record of what to restore before anything on the host changes */
   recordHost: (real: RealNodes) => Promise<void>;
   log: (line: string) => void;
@@ -137,6 +139,7 @@ export async function startNodes(s: NodeStart): Promise<void> {
       args: ['keep-logs', `--logs=${join(s.nodesDir, 'logs')}`, ...layouts.map((n) => join(n.dir, 'pod-logs'))],
     });
     for (const kubelet of kubelets) await s.launch(kubelet);
+    for (const n of layouts) await s.launch(s.csiNode(n.name, join(n.dir, 'kubelet')));
     await s.launch(
       await kubeProxyDaemon(s.nodesDir, bin['kube-proxy'], s.pki, s.names[0], s.hostIP, {
         healthz: await freePort(),
