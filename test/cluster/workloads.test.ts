@@ -258,7 +258,9 @@ describe('pods', () => {
     const logs = await cluster.podLogs(ns, 'env', { container: 'main' });
     assert.equal(pod.status.phase, 'Succeeded', logs);
     assert.match(logs, new RegExp(`POD=env NS=${ns} NODE=node-\\d MEM=100 PASS=s3cret MODE=fast GREETING=hi env\\n`));
-    assert.match(logs, new RegExp(`SERVICE=127\\.0\\.0\\.1:${new URL(cluster.server).port}\\n`));
+    // in-cluster clients find the apiserver through the kubernetes Service, as kube-proxy routes it
+    const service = await cluster.kube.get('/api/v1/namespaces/default/services/kubernetes');
+    assert.ok(logs.includes(`SERVICE=${service.spec.clusterIP}:${service.spec.ports[0].port}\n`), logs);
     assert.match(logs, /conf=level=3 secret=AK labels=app="probe"\n/);
     assert.match(logs, new RegExp(`sa-ns=${ns}\\ntoken-present\\nca-present\\n`));
     assert.match(logs, /init said hello\n/);

@@ -250,7 +250,7 @@ describe('generated invalid resources', () => {
       { seed, numRuns },
     );
     assert.equal((await review(undefined)).status, 400, 'a body that is no review is refused as such');
-    const health = await fetch(`http://127.0.0.1:${ferry.metricsPort}/healthz`);
+    const health = await fetch(`${ferry.metricsUrl}/healthz`);
     assert.equal(health.status, 200, 'the dispatcher is healthy after the generated reviews');
   });
 });

@@ -10,6 +10,7 @@ import type { BackupSchedule } from '../../src/shared/api/types.ts';
 import type { KubeObject } from '../../src/shared/kube/kube.ts';
 import { buildRunCronJob } from '../../src/steps/schedule/reconcile.ts';
 import { KubeError } from '../support/cluster.ts';
+import { busybox } from '../cluster/testing.ts';
 import type { Kube } from '../support/cluster.ts';
 import { ferryNamespace, world } from './world.ts';
 import type { Obj, World } from './world.ts';
@@ -135,7 +136,7 @@ describe('the schedule step', { timeout: 10 * 60_000 }, () => {
 
     const otherImage = await runCronJob();
     Object.assign(otherImage.spec.jobTemplate.spec.template.spec.containers[0], {
-      image: 'busybox',
+      image: busybox,
       command: ['sh', '-c', 'cat /host/etc/shadow'],
     });
     await enforced(kube, cronJobs(w.app), otherImage, /run template/);
@@ -164,7 +165,7 @@ describe('the schedule step', { timeout: 10 * 60_000 }, () => {
         jobTemplate: {
           spec: {
             template: {
-              spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['true'] }] },
+              spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: busybox, command: ['true'] }] },
             },
           },
         },
@@ -175,7 +176,7 @@ describe('the schedule step', { timeout: 10 * 60_000 }, () => {
     // nor may it rewrite the templates in ferry's namespace, the run template included (two policies refuse this one,
     // and the apiserver answers with whichever it evaluated first)
     const template = await w.cluster.kube.get(`${cronJobs(ferryNamespace)}/ferry-schedule-run`);
-    template.spec.jobTemplate.spec.template.spec.containers[0].image = 'busybox';
+    template.spec.jobTemplate.spec.template.spec.containers[0].image = busybox;
     await refused(
       kube.request('PUT', `${cronJobs(ferryNamespace)}/ferry-schedule-run`, template),
       /outside ferry-system|must be the run template/,
@@ -352,7 +353,7 @@ describe('the maintenance reconcile step', { timeout: 10 * 60_000 }, () => {
     const pod = reader.spec.jobTemplate.spec.template.spec;
     pod.volumes.push({ name: 'ferry-secret-0', secret: { secretName: w.passwordSecret } });
     Object.assign(pod.containers[0], {
-      image: 'busybox',
+      image: busybox,
       command: ['sh', '-c', `cat /ferry/secrets/${w.passwordSecret}/password`],
     });
     await enforced(kube, cronJobs, reader, /must be the maintenance template's/);

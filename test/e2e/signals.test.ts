@@ -46,8 +46,8 @@ before(
 after(() => w?.cluster.cleanup());
 
 /** The dispatcher's metrics as sample name (with labels) -> value. */
-async function scrape(port: number): Promise<Map<string, number>> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+async function scrape(metricsUrl: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${metricsUrl}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
   return new Map(
     text
       .split('\n')
@@ -166,19 +166,19 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
   let upload: Obj;
 
   it('a backup: Events for each transition, termination messages, JSON logs, stats, Progress% and a counted dispatch', async (t) => {
-    const { metricsPort } = await installFerry(w.cluster);
+    const { metricsUrl } = await installFerry(w.cluster);
     const key = 'ferry_dispatcher_dispatches_total{kind="DataUpload",step="snapshot",result="created"}';
-    const before = (await scrape(metricsPort)).get(key) ?? 0;
+    const before = (await scrape(metricsUrl)).get(key) ?? 0;
     const created = await w.cluster.kube.create(uploads(w.app), dataUpload('signals', w.location));
     const sampler = samplePods(created.metadata.uid);
     // a failed assertion must not leave the sampler polling, which keeps this file's process alive until its timeout
     t.after(() => sampler.stop());
     // the dispatcher starts the step once it has read the stored DataUpload back, just after admitting it
     const deadline = Date.now() + 30_000;
-    let after = (await scrape(metricsPort)).get(key) ?? 0;
+    let after = (await scrape(metricsUrl)).get(key) ?? 0;
     while (after < before + 1 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
-      after = (await scrape(metricsPort)).get(key) ?? 0;
+      after = (await scrape(metricsUrl)).get(key) ?? 0;
     }
     assert.ok(after >= before + 1, `${key} went from ${before} to ${after}`);
 
@@ -255,7 +255,7 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
   });
 
   it("a BackupSchedule's health in /metrics, read from its status across namespaces", async () => {
-    const { metricsPort } = await installFerry(w.cluster);
+    const { metricsUrl } = await installFerry(w.cluster);
     await w.cluster.kube.create(`${api}/namespaces/${w.app}/backupschedules`, {
       apiVersion: 'ferry.dev/v1alpha1',
       kind: 'BackupSchedule',
@@ -265,10 +265,10 @@ describe('operator signals', { timeout: 30 * 60_000 }, () => {
     const labelText = `{namespace="${w.app}",schedule="paused"}`;
     // the dispatcher lists schedules at most every few seconds
     const deadline = Date.now() + 60_000;
-    let samples = await scrape(metricsPort);
+    let samples = await scrape(metricsUrl);
     while (!samples.has(`ferry_schedule_suspended${labelText}`) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 2000));
-      samples = await scrape(metricsPort);
+      samples = await scrape(metricsUrl);
     }
     assert.equal(samples.get(`ferry_schedule_suspended${labelText}`), 1);
     assert.equal(samples.get(`ferry_schedule_missed_runs${labelText}`), 0);

@@ -1,19 +1,21 @@
-// Installs ferry from deploy/ into the cluster in a box, as `kubectl apply -k deploy/` would, with the two changes
-// the box needs: it has no Services, so the webhook calls the dispatcher at https://127.0.0.1:PORT (a certificate
-// from a throwaway CA), and every pod shares one network, so the dispatcher runs as one replica on free ports. As an
-// operator whose apiserver presents a webhook client certificate would, it gives the dispatcher that certificate's
-// CA (ConfigMap ferry-webhook-client-ca) and turns the check on (FERRY_CLIENT_CA, FERRY_CLIENT_NAMES): only the
-// box's apiserver, or a test holding its certificate (apiserverClientCertificate), is served.
+// Installs ferry from deploy/ into the cluster in a box as `kubectl apply -k deploy/` does on any cluster: ferry's
+// image on the box's real nodes, the dispatcher behind its Service, the webhook calling it through that Service. What
+// an operator supplies, the installer supplies: the serving certificate (from a throwaway CA, for the Service's
+// names) with the webhook's caBundle, and, as an operator whose apiserver presents a webhook client certificate
+// would, that certificate's CA (ConfigMap ferry-webhook-client-ca) with the check turned on (FERRY_CLIENT_CA,
+// FERRY_CLIENT_NAMES): only the box's apiserver, or a test holding its certificate (apiserverClientCertificate), is
+// served. One replica instead of two, so that a test reading /metrics through the Service reads the dispatcher that
+// did the work.
 //
 //   const cluster = await useCluster('my-suite');
 //   const ferry = await installFerry(cluster);
 //
 // Suites share one install, also across test runs of several people on one box (a lock keeps two from installing
-// at once). It is redone only when the dispatcher is not answering or the code and manifests it runs have changed,
-// and then without a gap: the new dispatcher starts on new ports, the webhook switches to it, the old one goes.
+// at once). It is redone only when the code and manifests the dispatcher runs have changed, as a rolling update, so
+// the webhook answers throughout.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -23,10 +25,8 @@ import { HttpKube } from '../../src/shared/kube/client.ts';
 import type { KubeObject as ApplyObject } from '../../src/shared/kube/kube.ts';
 import { withLock } from '../cluster/lock.ts';
 import { checkoutDir, statePaths } from '../cluster/paths.ts';
-import { freePort } from '../cluster/ports.ts';
 import type { KubeObject } from '../cluster/kube.ts';
 import { makeTestCertificates } from './test-ca.ts';
-import { answersReady, awaitDispatcher } from './dispatcher-start.ts';
 import type { TestCluster } from './cluster.ts';
 
 const run = promisify(execFile);
@@ -37,8 +37,12 @@ export const ferryNamespace = 'ferry-system';
 export type BoxAccess = Pick<TestCluster, 'kubeconfig'>;
 
 export interface FerryInstall {
-  webhookPort: number;
-  metricsPort: number;
+  /** the webhook's URL through the dispatcher's Service (its ClusterIP), as the apiserver calls it */
+  webhookUrl: string;
+  /** /metrics, /readyz and /healthz through the Service */
+  metricsUrl: string;
+  /** the name the serving certificate is for: give it as the TLS server name when calling webhookUrl */
+  serverName: string;
   /** PEM of the CA that signed the dispatcher's certificate */
   ca: string;
   /** the dispatcher's Deployment in ferry-system */
@@ -59,9 +63,9 @@ const versioned = [
   'src/shared/kube',
 ];
 
-/** Kinds the box cannot serve as deploy/ has them; the installer makes its own versions. */
-const replaced = new Set(['Deployment', 'Service', 'PodDisruptionBudget', 'ValidatingWebhookConfiguration']);
 const installLabel = 'ferrybox.ferry.dev/install';
+const dispatcherName = 'ferry-dispatcher';
+const serviceNames = [dispatcherName, `${dispatcherName}.${ferryNamespace}`, `${dispatcherName}.${ferryNamespace}.svc`];
 
 async function* files(path: string): AsyncGenerator<string> {
   const entries = await readdir(path, { withFileTypes: true }).catch(() => undefined);
@@ -104,45 +108,46 @@ export async function apiserverClientCertificate(): Promise<{ cert: string; key:
   return { cert, key };
 }
 
-function dispatcherDeployment(
+/** deploy/'s objects with what the box supplies: certificate, caBundle, client CA, one replica, the version. */
+function installObjects(
   rendered: KubeObject[],
-  name: string,
   version: string,
-  webhookPort: number,
-  metricsPort: number,
-): KubeObject {
-  const deployment = structuredClone(
-    rendered.find((o) => o.kind === 'Deployment' && o.metadata.name === 'ferry-dispatcher'),
-  );
-  if (!deployment) throw new Error('deploy/ renders no Deployment ferry-dispatcher.');
-  deployment.metadata.name = name;
+  tls: { cert: string; key: string; ca: string },
+  clientCA: string,
+): KubeObject[] {
+  const objects = structuredClone(rendered);
+  const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === dispatcherName);
+  const config = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
+  if (!deployment || !config) throw new Error(`deploy/ renders no Deployment ${dispatcherName} or no webhook.`);
   deployment.spec.replicas = 1;
-  // old and new dispatchers run side by side during a switch: each selects its own pod
-  deployment.spec.selector.matchLabels[installLabel] = version;
-  deployment.spec.template.metadata.labels[installLabel] = version;
+  // the image keeps its tag when the checkout changes: a new version in the template rolls the pods onto it
+  deployment.spec.template.metadata.annotations = {
+    ...deployment.spec.template.metadata.annotations,
+    [installLabel]: version,
+  };
   const container = deployment.spec.template.spec.containers[0];
   const mount = container.volumeMounts.find((m: KubeObject) => m.name === 'client-ca').mountPath;
   container.env = [
     ...container.env,
-    { name: 'FERRY_WEBHOOK_PORT', value: String(webhookPort) },
-    { name: 'FERRY_METRICS_PORT', value: String(metricsPort) },
     { name: 'FERRY_CLIENT_CA', value: `${mount}/ca.crt` },
     { name: 'FERRY_CLIENT_NAMES', value: webhookClientName },
   ];
-  delete container.ports;
-  return deployment;
-}
-
-function webhookConfiguration(rendered: KubeObject[], webhookPort: number, ca: string): KubeObject {
-  const config = structuredClone(rendered.find((o) => o.kind === 'ValidatingWebhookConfiguration'));
-  if (!config) throw new Error('deploy/ renders no ValidatingWebhookConfiguration.');
-  for (const hook of config.webhooks) {
-    hook.clientConfig = {
-      url: `https://127.0.0.1:${webhookPort}${hook.clientConfig.service.path}`,
-      caBundle: Buffer.from(ca).toString('base64'),
-    };
-  }
-  return config;
+  for (const hook of config.webhooks) hook.clientConfig.caBundle = Buffer.from(tls.ca).toString('base64');
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: { name: `${dispatcherName}-tls`, namespace: ferryNamespace },
+    stringData: { 'tls.crt': tls.cert, 'tls.key': tls.key },
+  };
+  const clientCAMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'ferry-webhook-client-ca', namespace: ferryNamespace },
+    data: { 'ca.crt': clientCA },
+  };
+  // the Secret and ConfigMap before the Deployment mounts them, the webhook after the dispatcher answers
+  return [...objects.filter((o) => o !== config), secret, clientCAMap];
 }
 
 /** Server-side apply through the API, as `ferry install` does (CRDs wait until Established). */
@@ -157,86 +162,86 @@ async function apply(cluster: BoxAccess, items: KubeObject[]): Promise<void> {
   }
 }
 
-/**
- * Applies the TLS Secret and a dispatcher Deployment on free ports and waits until it answers; a port taken before the
- * dispatcher bound it means new ports (up to three attempts), any other failure to start is thrown with its reasons.
- */
-async function startDispatcher(
-  cluster: BoxAccess,
-  rendered: KubeObject[],
-  version: string,
-  secret: KubeObject,
-): Promise<{ webhookPort: number; metricsPort: number; deployment: KubeObject }> {
-  for (let attempt = 1; ; attempt++) {
-    const webhookPort = await freePort();
-    const metricsPort = await freePort();
-    const deployment = dispatcherDeployment(rendered, `ferry-dispatcher-${version}`, version, webhookPort, metricsPort);
-    deployment.spec.template.spec.volumes.find((v: KubeObject) => v.name === 'tls').secret.secretName =
-      secret.metadata.name;
-    await apply(cluster, [secret, deployment]);
-    const start = await awaitDispatcher({
-      kubectl: (args) => kubectl(cluster, args),
-      namespace: ferryNamespace,
-      selector: `${installLabel}=${version}`,
-      metricsPort,
-    });
-    if (start.ready) return { webhookPort, metricsPort, deployment };
-    if (!start.portTaken || attempt === 3)
-      throw new Error(
-        `The dispatcher on 127.0.0.1:${metricsPort} (webhook ${webhookPort}) did not start, attempt ${attempt}: ${start.why}`,
-      );
-  }
+async function getJson(cluster: BoxAccess, args: string[]): Promise<KubeObject | undefined> {
+  const text = await kubectl(cluster, ['get', '-n', ferryNamespace, '--ignore-not-found', '-o', 'json', ...args]);
+  return text.trim() ? (JSON.parse(text) as KubeObject) : undefined;
+}
+
+/** Whether the dispatcher of `version` alone serves: rolled out, available, and no older pod left. */
+async function rolledOut(cluster: BoxAccess, version: string): Promise<boolean> {
+  const d = await getJson(cluster, ['deployment', dispatcherName]);
+  if (!d || d.spec.template.metadata.annotations?.[installLabel] !== version) return false;
+  const s = d.status ?? {};
+  return (
+    s.observedGeneration >= d.metadata.generation &&
+    s.updatedReplicas === d.spec.replicas &&
+    s.replicas === d.spec.replicas &&
+    s.availableReplicas === d.spec.replicas
+  );
+}
+
+/** Why the dispatcher is not available: its pods' states and the namespace's recent warnings. */
+async function whyNotRolledOut(cluster: BoxAccess): Promise<string> {
+  const pods = (await getJson(cluster, ['pods', '-l', 'app.kubernetes.io/component=dispatcher']))?.items ?? [];
+  const states = pods.map(
+    (p: KubeObject) =>
+      `${p.metadata.name} ${p.status.phase} ${JSON.stringify(p.status.containerStatuses?.[0]?.state ?? p.status.conditions ?? {})}`,
+  );
+  const events = ((await getJson(cluster, ['events']))?.items ?? [])
+    .filter((e: KubeObject) => e.type === 'Warning')
+    .slice(-5)
+    .map((e: KubeObject) => `${e.involvedObject.name}: ${e.reason} ${e.message}`);
+  return [...states, ...events].join('; ') || 'no dispatcher pod';
 }
 
 async function install(cluster: BoxAccess, version: string): Promise<FerryInstall> {
-  const rendered = await renderDeploy();
-  const plain = rendered.filter((o) => !replaced.has(o.kind));
-  await apply(cluster, plain);
-
-  const dir = join(statePaths().root, 'ferry-install', version);
+  // one CA per box: a dispatcher still serving the previous install's certificate is trusted by the new caBundle
+  const dir = join(statePaths().root, 'ferry-install');
   await mkdir(dir, { recursive: true });
-  const certs = await makeTestCertificates(dir, 'tls.crt', 'tls.key');
-  const [cert, key, ca] = await Promise.all([
-    readFile(certs.certFile, 'utf8'),
-    readFile(certs.keyFile, 'utf8'),
-    readFile(certs.caFile, 'utf8'),
-  ]);
-  const secretName = `ferry-dispatcher-tls-${version}`;
-  const secret = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    type: 'kubernetes.io/tls',
-    metadata: { name: secretName, namespace: ferryNamespace },
-    stringData: { 'tls.crt': cert, 'tls.key': key },
+  const certFile = join(dir, 'tls.crt');
+  const haveCertificate = await access(certFile).then(
+    () => true,
+    () => false,
+  );
+  if (!haveCertificate) await makeTestCertificates(dir, 'tls.crt', 'tls.key', serviceNames);
+  const [cert, key, ca, clientCA] = await Promise.all(
+    [certFile, join(dir, 'tls.key'), join(dir, 'ca.crt'), join(webhookClientDir(), 'ca.crt')].map((f) =>
+      readFile(f, 'utf8'),
+    ),
+  );
+  const rendered = await renderDeploy();
+  await apply(cluster, installObjects(rendered, version, { cert, key, ca }, clientCA));
+  const deadline = Date.now() + 5 * 60_000;
+  while (!(await rolledOut(cluster, version))) {
+    if (Date.now() > deadline)
+      throw new Error(
+        `The dispatcher ${version} did not become available in 5 minutes: ${await whyNotRolledOut(cluster)}`,
+      );
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const config = structuredClone(rendered.find((o) => o.kind === 'ValidatingWebhookConfiguration')!);
+  for (const hook of config.webhooks) hook.clientConfig.caBundle = Buffer.from(ca).toString('base64');
+  await apply(cluster, [config]);
+  const service = await getJson(cluster, ['service', dispatcherName]);
+  const ip = service?.spec?.clusterIP;
+  if (!ip) throw new Error(`Service ${ferryNamespace}/${dispatcherName} has no ClusterIP.`);
+  return {
+    webhookUrl: `https://${ip}:443/validate`,
+    metricsUrl: `http://${ip}:8080`,
+    serverName: serviceNames[2],
+    ca,
+    deployment: dispatcherName,
+    version,
   };
+}
 
-  const clientCA = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'ferry-webhook-client-ca', namespace: ferryNamespace },
-    data: { 'ca.crt': await readFile(join(webhookClientDir(), 'ca.crt'), 'utf8') },
-  };
-  await apply(cluster, [clientCA]);
-  const { webhookPort, metricsPort, deployment } = await startDispatcher(cluster, rendered, version, secret);
-  await apply(cluster, [webhookConfiguration(rendered, webhookPort, ca)]);
-  // every other dispatcher goes: an earlier install's, or one whose install did not finish
-  const others = (
-    await kubectl(cluster, [
-      'get',
-      'deployment',
-      '-n',
-      ferryNamespace,
-      '-l',
-      'app.kubernetes.io/component=dispatcher',
-      '-o',
-      'name',
-    ])
-  )
-    .split('\n')
-    .filter((n) => n && n !== `deployment.apps/${deployment.metadata.name}`);
-  if (others.length)
-    await kubectl(cluster, ['delete', '-n', ferryNamespace, '--ignore-not-found', '--wait=false', ...others]);
-  return { webhookPort, metricsPort, ca, deployment: deployment.metadata.name, version };
+/** Whether the dispatcher answers /readyz through its Service. */
+async function answersReady(metricsUrl: string): Promise<boolean> {
+  try {
+    return (await fetch(`${metricsUrl}/readyz`, { signal: AbortSignal.timeout(2000) })).ok;
+  } catch {
+    return false;
+  }
 }
 
 export async function installFerry(cluster: BoxAccess): Promise<FerryInstall> {
@@ -244,7 +249,12 @@ export async function installFerry(cluster: BoxAccess): Promise<FerryInstall> {
   return withLock(join(statePaths().root, 'ferry-install.lock'), 10 * 60_000, async () => {
     const previous = JSON.parse(await readFile(recordFile, 'utf8').catch(() => '{}')) as Partial<FerryInstall>;
     const version = await currentVersion();
-    if (previous.version === version && previous.metricsPort && (await answersReady(previous.metricsPort)))
+    if (
+      previous.version === version &&
+      previous.metricsUrl &&
+      (await rolledOut(cluster, version)) &&
+      (await answersReady(previous.metricsUrl))
+    )
       return previous as FerryInstall;
     const installed = await install(cluster, version);
     await writeFile(recordFile, JSON.stringify(installed));

@@ -1,4 +1,4 @@
-// Calls the installed dispatcher's webhook straight, as the apiserver does (or as anyone reaching its port could):
+// Calls the installed dispatcher's webhook through its Service, as the apiserver does (or as anyone reaching it could):
 // an AdmissionReview body POSTed over HTTPS, trusting the install's CA, with a client certificate or none.
 import { request as httpsRequest } from 'node:https';
 import type { FerryInstall } from './ferry-install.ts';
@@ -16,8 +16,15 @@ export function postReview(
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      `https://127.0.0.1:${ferry.webhookPort}/validate`,
-      { method: 'POST', ca: ferry.ca, ...client, headers: { 'content-type': 'application/json' }, timeout: 30_000 },
+      ferry.webhookUrl,
+      {
+        method: 'POST',
+        ca: ferry.ca,
+        servername: ferry.serverName,
+        ...client,
+        headers: { 'content-type': 'application/json' },
+        timeout: 30_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
