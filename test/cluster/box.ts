@@ -14,10 +14,8 @@ import {
   controllerManagerSpec,
   etcdSpec,
   minioSpec,
-  nodeAgentSpec,
   schedulerSpec,
   snapshotControllerSpec,
-  storageDriverSpec,
   csiControllerSpecs,
   csiNodeSpec,
 } from './components.ts';
@@ -62,15 +60,13 @@ export interface BoxRecord {
   ferrybox: string;
   /** seconds per start phase, for the record */
   timings: Record<string, number>;
-  /** set when the nodes are real kubelets (`up --real-nodes`): what `down` restores on the host */
+  /** the nodes and what `down` restores on the host; set once the host is recorded, before it changes */
   realNodes?: RealNodes;
 }
 
 export interface UpOptions {
   nodes?: number;
   snapshotReadyDelay?: string;
-  /** real kubelets with containerd instead of the emulated node agent (or FERRYBOX_REAL_NODES=1) */
-  realNodes?: boolean;
   owner?: number;
   log?: (line: string) => void;
 }
@@ -112,9 +108,7 @@ export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; 
   return withLock(paths.lock, 75 * 60_000, async () => {
     const existing = await readRecord(paths);
     const settings = settingsFrom(options);
-    // a box of emulated nodes is replaced when real ones are asked for; any running box serves a plain `up`
-    const fits = !settings.realNodes || existing?.realNodes !== undefined;
-    if (existing && fits && (await problems(existing, paths)).length === 0) {
+    if (existing?.realNodes && (await problems(existing, paths)).length === 0) {
       if (existing.realNodes && (await refreshImages(existing.realNodes, log)))
         await writeFile(paths.record, JSON.stringify(existing, null, 2));
       return { record: existing, reused: true };
@@ -138,7 +132,6 @@ function settingsFrom(options: UpOptions): BoxSettings {
   return {
     nodes: options.nodes ?? Number(process.env.FERRYBOX_NODES || 2),
     snapshotReadyDelay: options.snapshotReadyDelay ?? (process.env.FERRYBOX_SNAPSHOT_READY_DELAY || '0s'),
-    realNodes: options.realNodes ?? process.env.FERRYBOX_REAL_NODES === '1',
     s3: s3Credentials,
   };
 }
@@ -153,8 +146,8 @@ async function start(
   await wipeState(paths);
   const ports = await allocatePorts(settings.nodes);
   const server = `https://127.0.0.1:${ports.apiserver}`;
-  // pods of real nodes reach the apiserver (through the kubernetes Service) and MinIO at the host's address
-  const hostIP = settings.realNodes ? await hostAddress() : undefined;
+  // pods reach the apiserver (through the kubernetes Service) and MinIO at the host's address
+  const hostIP = await hostAddress();
   const timings: Record<string, number> = {};
   const record: BoxRecord = {
     kubernetesVersion,
@@ -166,7 +159,7 @@ async function start(
     nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`),
     ports,
     s3: {
-      endpoint: `http://${hostIP ?? '127.0.0.1'}:${ports.minio}`,
+      endpoint: `http://${hostIP}:${ports.minio}`,
       region: 'us-east-1',
       bucket: testBucket,
       ...settings.s3,
@@ -190,7 +183,7 @@ async function start(
   };
   try {
     await phase('certificates', async () => {
-      const nodes = hostIP ? [`--nodes=${record.nodes.join(',')}`, `--host-ip=${hostIP}`] : [];
+      const nodes = [`--nodes=${record.nodes.join(',')}`, `--host-ip=${hostIP}`];
       await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`, ...nodes]);
     });
     const tls = accessFromPki(server, paths.pki);
@@ -213,28 +206,23 @@ async function start(
       await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own]);
     });
     await launch(snapshotControllerSpec(b, paths));
-    if (hostIP) {
-      for (const spec of csiControllerSpecs(b, paths, settings)) await launch(spec);
-      await startNodes({
-        names: record.nodes,
-        nodesDir: paths.nodes,
-        pki: paths.pki,
-        ferrybox: b.ferrybox,
-        hostIP,
-        kubeletPortBase: ports.kubeletBase,
-        launch,
-        csiNode: (node, kubeletRoot) => csiNodeSpec(b.ferryCsi, paths.storage, node, kubeletRoot),
-        log,
-        phase,
-        recordHost: async (real) => {
-          record.realNodes = real;
-          await writeFile(paths.record, JSON.stringify(record, null, 2));
-        },
-      });
-    } else {
-      await launch(storageDriverSpec(b, paths, settings));
-      await launch(nodeAgentSpec(b, paths, ports, settings));
-    }
+    for (const spec of csiControllerSpecs(b, paths, settings)) await launch(spec);
+    await startNodes({
+      names: record.nodes,
+      nodesDir: paths.nodes,
+      pki: paths.pki,
+      ferrybox: b.ferrybox,
+      hostIP,
+      kubeletPortBase: ports.kubeletBase,
+      launch,
+      csiNode: (node, kubeletRoot) => csiNodeSpec(b.ferryCsi, paths.storage, node, kubeletRoot),
+      log,
+      phase,
+      recordHost: async (real) => {
+        record.realNodes = real;
+        await writeFile(paths.record, JSON.stringify(record, null, 2));
+      },
+    });
     await phase('controllers', async () => {
       await waitHealthy(kcm, `https://127.0.0.1:${ports.controllerManager}/healthz`, startTimeoutMs);
       await waitHealthy(scheduler, `https://127.0.0.1:${ports.scheduler}/healthz`, startTimeoutMs);
@@ -296,10 +284,9 @@ async function waitNodesReady(kube: Kube, nodes: string[]): Promise<void> {
 async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<void> {
   if (record.realNodes) await stopNodes(record.realNodes, record.daemons, record.ferrybox, log);
   const order = [...record.daemons].reverse();
-  const agent = order.filter((d) => d.name === 'node-agent');
-  for (const d of [...agent, ...order.filter((d) => d.name !== 'node-agent')]) {
+  for (const d of order) {
     log(`stopping ${d.name}`);
-    await stopDaemon(d, d.name === 'node-agent' ? 20_000 : 5_000);
+    await stopDaemon(d, 5_000);
   }
 }
 

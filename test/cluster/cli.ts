@@ -25,22 +25,16 @@ const upCommand = defineCommand({
     description: 'Build what is missing, start the box (or reuse the running one) and print how to use it',
   },
   args: {
-    nodes: { type: 'string', description: 'number of emulated nodes (default 2, or FERRYBOX_NODES)' },
+    nodes: { type: 'string', description: 'number of nodes (default 2, or FERRYBOX_NODES)' },
     'snapshot-ready-delay': {
       type: 'string',
       description: 'time before a new snapshot is readyToUse, e.g. 3s (default 0s)',
-    },
-    'real-nodes': {
-      type: 'boolean',
-      description:
-        'real kubelets with containerd, CNI and kube-proxy instead of the emulated nodes (or FERRYBOX_REAL_NODES=1)',
     },
   },
   async run({ args }) {
     const { record, reused } = await up({
       nodes: args.nodes === undefined ? undefined : Number(args.nodes),
       snapshotReadyDelay: args['snapshot-ready-delay'],
-      realNodes: args['real-nodes'] ? true : undefined,
       log: (line) => consola.info(line),
     });
     if (!reused) consola.success(`The box is up in ${record.timings.total} s (${JSON.stringify(record.timings)}).`);
@@ -60,18 +54,13 @@ const upCommand = defineCommand({
 
 const buildCommand = defineCommand({
   meta: { name: 'build', description: 'Only build what the cache lacks (for CI, before the tests)' },
-  args: {
-    'real-nodes': { type: 'boolean', description: "also the real nodes' kubelet and kube-proxy" },
-  },
-  async run({ args }) {
+  async run() {
     const b = await ensureBinaries((line) => consola.info(line));
     consola.success(
       `${b.built ? 'Built' : 'Cached'} in ${b.seconds.toFixed(1)} s: ${dirname(b.bin['kube-apiserver'])}, ${b.ferrybox}`,
     );
-    if (args['real-nodes']) {
-      const nodes = await ensureNodeBinaries((line) => consola.info(line));
-      consola.success(`Real nodes' binaries in ${nodes.seconds.toFixed(1)} s: ${dirname(nodes.bin.kubelet)}`);
-    }
+    const nodes = await ensureNodeBinaries((line) => consola.info(line));
+    consola.success(`The nodes' binaries in ${nodes.seconds.toFixed(1)} s: ${dirname(nodes.bin.kubelet)}`);
   },
 });
 

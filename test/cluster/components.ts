@@ -1,11 +1,10 @@
-// The box's processes and their flags, in start order. Flags are data here so what the box emulates is visible in
-// one place: a real control plane (RBAC, admission webhooks and policies, service-account tokens), real controllers,
-// and the box's own node agent and storage driver.
+// The box's control-plane processes and their flags, in start order. Flags are data here so what the box runs is
+// visible in one place: a real control plane (RBAC, admission webhooks and policies, service-account tokens), real
+// controllers, MinIO, and the box's CSI driver with its sidecars. The nodes' own processes are in node/.
 
 import { join } from 'node:path';
 import type { Binaries } from './build.ts';
 import type { DaemonSpec } from './daemons.ts';
-import { checkoutDir } from './paths.ts';
 import type { StatePaths } from './paths.ts';
 import type { Ports } from './ports.ts';
 
@@ -14,7 +13,6 @@ export interface BoxSettings {
   /** how long a new VolumeSnapshot stays not readyToUse (Go duration, e.g. "2s") */
   snapshotReadyDelay: string;
   s3: { accessKey: string; secretKey: string };
-  realNodes: boolean;
 }
 
 export const serviceAccountIssuer = 'https://kubernetes.default.svc.cluster.local';
@@ -40,16 +38,17 @@ export function etcdSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
   };
 }
 
-/** hostIP: real nodes' pods reach the apiserver through the kubernetes Service, whose endpoint is that address. */
-export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports, hostIP?: string): DaemonSpec {
+/** hostIP: pods reach the apiserver through the kubernetes Service, whose endpoint is that address. */
+export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports, hostIP: string): DaemonSpec {
   const pki = (f: string): string => join(s.pki, f);
   return {
     name: 'kube-apiserver',
     binary: b.bin['kube-apiserver'],
     args: [
       `--etcd-servers=http://127.0.0.1:${p.etcd}`,
-      `--bind-address=${hostIP ? '0.0.0.0' : '127.0.0.1'}`,
-      `--advertise-address=${hostIP ?? '127.0.0.1'}`,
+      // pods reach it at the host's address; the tests and the box's own components at 127.0.0.1
+      '--bind-address=0.0.0.0',
+      `--advertise-address=${hostIP}`,
       `--secure-port=${p.apiserver}`,
       `--tls-cert-file=${pki('apiserver.crt')}`,
       `--tls-private-key-file=${pki('apiserver.key')}`,
@@ -69,8 +68,6 @@ export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports, hostIP?: str
       `--kubelet-client-key=${pki('apiserver-kubelet-client.key')}`,
       `--kubelet-certificate-authority=${pki('ca.crt')}`,
       '--kubelet-preferred-address-types=InternalIP',
-      // the kubernetes Service cannot have a loopback endpoint, and without kube-proxy nothing routes ClusterIPs
-      ...(hostIP ? [] : ['--endpoint-reconciler-type=none']),
       '--profiling=false',
       '--v=1',
     ],
@@ -117,13 +114,7 @@ export function schedulerSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec 
   };
 }
 
-export function minioSpec(
-  b: Binaries,
-  s: StatePaths,
-  p: Ports,
-  settings: BoxSettings,
-  hostIP = '127.0.0.1',
-): DaemonSpec {
+export function minioSpec(b: Binaries, s: StatePaths, p: Ports, settings: BoxSettings, hostIP: string): DaemonSpec {
   return {
     name: 'minio',
     binary: b.minio,
@@ -197,39 +188,6 @@ export function csiNodeSpec(ferryCsi: string, storageRoot: string, node: string,
       `--endpoint=unix://${join(kubeletRoot, 'plugins', csiDriverName, 'csi.sock')}`,
       `--storage-root=${storageRoot}`,
       `--registration-dir=${join(kubeletRoot, 'plugins_registry')}`,
-    ],
-  };
-}
-
-export function storageDriverSpec(b: Binaries, s: StatePaths, settings: BoxSettings): DaemonSpec {
-  return {
-    name: 'storage-driver',
-    binary: b.ferrybox,
-    args: [
-      'storage-driver',
-      `--kubeconfig=${join(s.pki, 'storage-driver.kubeconfig')}`,
-      `--storage-root=${s.storage}`,
-      `--snapshot-ready-delay=${settings.snapshotReadyDelay}`,
-    ],
-  };
-}
-
-export function nodeAgentSpec(b: Binaries, s: StatePaths, p: Ports, settings: BoxSettings): DaemonSpec {
-  return {
-    name: 'node-agent',
-    binary: b.ferrybox,
-    args: [
-      'node-agent',
-      `--kubeconfig=${join(s.pki, 'node-agent.kubeconfig')}`,
-      `--nodes=${settings.nodes}`,
-      `--state-dir=${s.nodes}`,
-      `--storage-root=${s.storage}`,
-      `--checkout=${checkoutDir}`,
-      `--apiserver-port=${p.apiserver}`,
-      `--kubelet-port-base=${p.kubeletBase}`,
-      `--tls-cert=${join(s.pki, 'kubelet.crt')}`,
-      `--tls-key=${join(s.pki, 'kubelet.key')}`,
-      `--client-ca=${join(s.pki, 'ca.crt')}`,
     ],
   };
 }

@@ -2,21 +2,17 @@
 //
 //	ferrybox pki --dir DIR --server URL          certificates, keys and kubeconfigs
 //	ferrybox bootstrap --kubeconfig F FILE...    apply manifests (server-side apply)
-//	ferrybox node-agent [flags]                  the emulated kubelet of N nodes
-//	ferrybox storage-driver [flags]              the local CSI driver and its sidecars
 //	ferrybox cri-reset --endpoint SOCKET         stop and remove every pod sandbox of a container runtime
 //	ferrybox keep-logs --logs DIR PODLOGSDIR...  keep real nodes' container logs after their pods are gone
-//	ferrybox container-init SPEC                 used by node-agent inside each container
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"net"
+	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -26,31 +22,22 @@ import (
 	"k8s.io/klog/v2"
 
 	"ferry.dev/cluster/internal/bootstrap"
-	"ferry.dev/cluster/internal/containerinit"
 	"ferry.dev/cluster/internal/crireset"
-	"ferry.dev/cluster/internal/layout"
 	"ferry.dev/cluster/internal/logkeeper"
-	"ferry.dev/cluster/internal/nodeagent"
 	"ferry.dev/cluster/internal/pki"
-	"ferry.dev/cluster/internal/storage"
 )
 
 var commands = map[string]func(args []string) error{
-	"pki":            runPKI,
-	"bootstrap":      runBootstrap,
-	"node-agent":     runNodeAgent,
-	"storage-driver": runStorageDriver,
-	"cri-reset":      runCRIReset,
-	"keep-logs":      runKeepLogs,
+	"pki":       runPKI,
+	"bootstrap": runBootstrap,
+	"cri-reset": runCRIReset,
+	"keep-logs": runKeepLogs,
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|node-agent|storage-driver|cri-reset|keep-logs|container-init ...")
+		fmt.Fprintln(os.Stderr, "usage: ferrybox pki|bootstrap|cri-reset|keep-logs ...")
 		os.Exit(2)
-	}
-	if os.Args[1] == "container-init" {
-		containerinit.Main(os.Args[2:])
 	}
 	run, ok := commands[os.Args[1]]
 	if !ok {
@@ -115,59 +102,6 @@ func runBootstrap(args []string) error {
 	return bootstrap.Apply(ctx, cfg, fs.Args())
 }
 
-func runNodeAgent(args []string) error {
-	fs := newFlags("node-agent")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the node agent")
-	var opts nodeagent.Options
-	fs.IntVar(&opts.Nodes, "nodes", 2, "number of nodes to emulate")
-	fs.StringVar(&opts.NodePrefix, "node-prefix", "node-", "node names are this prefix and 1..N")
-	fs.StringVar(&opts.StateDir, "state-dir", "", "folder for pod data and container logs")
-	storageRoot := fs.String("storage-root", "", "storage driver data folder")
-	fs.StringVar(&opts.Checkout, "checkout", "", "ferry checkout the ferry image maps to")
-	fs.StringVar(&opts.APIServerPort, "apiserver-port", "", "apiserver port on 127.0.0.1, given to pods")
-	fs.IntVar(&opts.KubeletPortBase, "kubelet-port-base", 0, "first node's kubelet port")
-	fs.StringVar(&opts.TLSCert, "tls-cert", "", "kubelet serving certificate")
-	fs.StringVar(&opts.TLSKey, "tls-key", "", "kubelet serving key")
-	fs.StringVar(&opts.ClientCA, "client-ca", "", "CA of clients allowed on the kubelet port")
-	_ = fs.Parse(args)
-	if opts.StateDir == "" || *storageRoot == "" || opts.Checkout == "" || opts.APIServerPort == "" || opts.KubeletPortBase == 0 {
-		return fmt.Errorf("--state-dir, --storage-root, --checkout, --apiserver-port and --kubelet-port-base are required")
-	}
-	opts.Storage = layout.Storage{Root: *storageRoot}
-	for _, p := range []*string{&opts.StateDir, &opts.Checkout} {
-		abs, err := filepath.Abs(*p)
-		if err != nil {
-			return err
-		}
-		*p = abs
-	}
-	cfg, err := loadConfig(*kubeconfig)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := signalContext()
-	defer cancel()
-	return nodeagent.Run(ctx, cfg, opts)
-}
-
-func runStorageDriver(args []string) error {
-	fs := newFlags("storage-driver")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the storage driver")
-	root := fs.String("storage-root", "", "folder for volumes and snapshots")
-	delay := fs.Duration("snapshot-ready-delay", 0, "time before a new snapshot is readyToUse")
-	_ = fs.Parse(args)
-	if *root == "" {
-		return fmt.Errorf("--storage-root is required")
-	}
-	cfg, err := loadConfig(*kubeconfig)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := signalContext()
-	defer cancel()
-	return storage.Run(ctx, cfg, storage.Options{Storage: layout.Storage{Root: *root}, SnapshotReadyDelay: *delay})
-}
-
 func runCRIReset(args []string) error {
 	fs := newFlags("cri-reset")
 	endpoint := fs.String("endpoint", "", "unix socket of the CRI runtime")
@@ -182,7 +116,7 @@ func runCRIReset(args []string) error {
 
 func runKeepLogs(args []string) error {
 	fs := newFlags("keep-logs")
-	logs := fs.String("logs", "", "folder to keep the logs in (the node agent's layout)")
+	logs := fs.String("logs", "", "folder to keep the logs in, per namespace, pod and container")
 	_ = fs.Parse(args)
 	if *logs == "" || fs.NArg() == 0 {
 		return fmt.Errorf("--logs and at least one kubelet podLogsDir are required")

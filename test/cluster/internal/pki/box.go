@@ -17,7 +17,6 @@ var clients = []Identity{
 	{File: "admin", CN: "ferrybox-admin", Orgs: []string{"system:masters"}},
 	{File: "controller-manager", CN: "system:kube-controller-manager"},
 	{File: "scheduler", CN: "system:kube-scheduler"},
-	{File: "node-agent", CN: "ferrybox:node-agent", Orgs: []string{"ferrybox:nodes"}},
 	{File: "storage-driver", CN: "ferrybox:storage-driver"},
 	{File: "snapshot-controller", CN: "system:serviceaccount:kube-system:snapshot-controller"},
 }
@@ -47,7 +46,6 @@ func Generate(dir, server string, nodes Nodes) error {
 			DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 				"kubernetes.default.svc.cluster.local"},
 			IPs: append(append(loopback, net.IPv4(10, 0, 0, 1)), hostIPs(nodes)...)},
-		{File: "kubelet", CN: "ferrybox-kubelet", Server: true, DNS: []string{"localhost"}, IPs: loopback},
 		{File: "apiserver-kubelet-client", CN: "kube-apiserver-kubelet-client", Orgs: []string{"system:masters"}},
 	}
 	all := append([]Identity{}, clients...)

@@ -1,7 +1,7 @@
-// The box's real nodes (`up --real-nodes`): kubelets with containerd run ferry's image, Services reach pods across
-// nodes through kube-proxy, the runtime enforces a securityContext, the apiserver reaches the dispatcher through its
-// Service as in a real cluster, and `down` leaves the host as the box found it. This file starts its own box (it
-// stops a running one first, to see the host before) and stops it at the end.
+// The box's real nodes: kubelets with containerd run ferry's image, Services reach pods across nodes through
+// kube-proxy, the runtime enforces a securityContext, the apiserver reaches the dispatcher through its Service as in
+// a real cluster, and `down` leaves the host as the box found it. This file starts its own box (it stops a running
+// one first, to see the host before) and stops it at the end, so `npm test` runs it alone, after every other suite.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,15 +10,15 @@ import { access, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { down, readRecord } from './box.ts';
-import type { KubeObject } from './kube.ts';
-import { readRules, readSysctls } from './node/host.ts';
-import { statePaths } from './paths.ts';
-import { busybox, ferryImage, podFinished, podObject, podsPath } from './testing.ts';
-import { useCluster } from '../support/cluster.ts';
-import type { TestCluster } from '../support/cluster.ts';
-import { ferryOK } from '../support/ferry-cli.ts';
-import { makeTestCertificates } from '../support/test-ca.ts';
+import { down, readRecord } from '../box.ts';
+import type { KubeObject } from '../kube.ts';
+import { readRules, readSysctls } from '../node/host.ts';
+import { statePaths } from '../paths.ts';
+import { busybox, ferryImage, podFinished, podObject, podsPath } from '../testing.ts';
+import { useCluster } from '../../support/cluster.ts';
+import type { TestCluster } from '../../support/cluster.ts';
+import { ferryOK } from '../../support/ferry-cli.ts';
+import { makeTestCertificates } from '../../support/test-ca.ts';
 
 const run = promisify(execFile);
 
@@ -75,7 +75,6 @@ let ns: string;
 before(async () => {
   await down();
   before_ = await hostState();
-  process.env.FERRYBOX_REAL_NODES = '1';
   cluster = await useCluster('real-nodes');
   ns = await cluster.namespace();
 });
@@ -92,7 +91,9 @@ async function logOf(name: string): Promise<string> {
 
 describe('real nodes', () => {
   it("runs a pod of ferry's image on each node, its log read through the apiserver from the kubelet", async () => {
-    const { version } = JSON.parse(await readFile(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as {
+    const { version } = JSON.parse(
+      await readFile(join(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8'),
+    ) as {
       version: string;
     };
     for (const node of cluster.nodes) {
