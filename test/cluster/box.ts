@@ -321,7 +321,7 @@ export async function down(log: (line: string) => void = () => {}): Promise<bool
   });
 }
 
-/** Clears the previous box's state; loop devices the node agent could not detach are released first. */
+/** Clears the previous box's state; loop devices the CSI driver could not detach are released first. */
 async function wipeState(paths: StatePaths): Promise<void> {
   await detachLoops(paths.root);
   // a crashed box's real nodes may have left mounts (rootfs overlays, tmpfs volumes) that rm must not descend into

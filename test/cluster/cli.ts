@@ -134,7 +134,7 @@ await runMain(
   defineCommand({
     meta: {
       name: 'cluster',
-      description: 'The cluster in a box: a real Kubernetes control plane, S3 and emulated nodes',
+      description: 'The cluster in a box: a real Kubernetes control plane, S3, and kubelets with containerd and a CSI driver',
     },
     subCommands: {
       up: upCommand,

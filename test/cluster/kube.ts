@@ -12,7 +12,7 @@ export interface KubeAccess {
   key: string;
 }
 
-/** Access for one of the identities whose certificate the box issued (admin, node-agent, ...). */
+/** Access for one of the identities whose certificate the box issued (admin, storage-driver, ...). */
 export function accessFromPki(server: string, pkiDir: string, identity = 'admin'): KubeAccess {
   const read = (name: string): string => readFileSync(join(pkiDir, name), 'utf8');
   return { server, ca: read('ca.crt'), cert: read(`${identity}.crt`), key: read(`${identity}.key`) };

@@ -19,7 +19,7 @@ export interface StatePaths {
   etcd: string;
   logs: string;
   minio: string;
-  /** pod folders and container logs of the node agent */
+  /** each node's containerd, CNI and kubelet state, and the container logs kept for tests */
   nodes: string;
   /** volumes and snapshots of the storage driver */
   storage: string;

@@ -1,4 +1,4 @@
-// Container logs as the node agent keeps them: <state>/nodes/logs/<namespace>/<pod>_<uid>/<container>/<run>.log,
+// Container logs as `ferrybox keep-logs` keeps them: <state>/nodes/logs/<namespace>/<pod>_<uid>/<container>/<run>.log,
 // one CRI-format line per record ("<time> <stream> <F|P> <text>"). They outlive the pod, so a test can read the
 // logs of a Job's pods after the Job is gone.
 

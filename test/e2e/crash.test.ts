@@ -1,6 +1,6 @@
 // Issue 4, end-to-end item 5: crash and resume. Every step of DataUploads and DataDownloads is SIGKILLed at a
-// seeded random moment after its Job appears (the step's pod is a local process of the box's node agent, found by
-// its command line); the Job's retry or the sweep runs the step again. Every resource still ends Completed, each
+// seeded random moment after its Job appears (the step's container process, found from the host by its command
+// line); the Job's retry or the sweep runs the step again. Every resource still ends Completed, each
 // DataDownload restores the data of the DataUpload it names exactly, nothing is left behind, the only locks left in
 // the repository are those of killed step pods (which the steps' stale-lock rule removes), and `restic check
 // --read-data` passes. FERRY_CRASH_RUNS (default 20) and FERRY_CRASH_SEED replay or widen a run.
@@ -90,7 +90,7 @@ after(async () => {
   await w?.cluster.cleanup();
 });
 
-/** pid and argv of every running step process, read from /proc (the box's pods share the host's PID space) */
+/** pid and argv of every running step process, read from the host's /proc (containers' processes show there too) */
 async function scanStepProcesses(): Promise<{ pid: number; argv: string[] }[]> {
   const found: { pid: number; argv: string[] }[] = [];
   for (const entry of await readdir('/proc')) {

@@ -27,7 +27,7 @@ async function startBox(): Promise<Awaited<ReturnType<typeof up>>['record']> {
   const running = await readRecord();
   if (!running || (await problems(running)).length > 0) {
     consola.start(
-      'Starting the cluster in a box (etcd, kube-apiserver, controllers, MinIO, emulated nodes). The first start on a ' +
+      'Starting the cluster in a box (etcd, kube-apiserver, controllers, MinIO, kubelets with containerd and a CSI driver). The first start on a ' +
         'machine builds them from source: about 15 minutes on 2 cores, cached in ~/.cache/ferry afterwards; later starts take about 15 s.',
     );
   }

@@ -150,7 +150,7 @@ export async function startNodes(s: NodeStart): Promise<void> {
 }
 
 /** Imports what changed since (ferry's image after an edit of the sources), so a reused box runs the checkout's
- * code as the node agent did; false when every node has the current images already. */
+ * code; false when every node has the current images already. */
 export async function refreshImages(real: RealNodes, log: (line: string) => void): Promise<boolean> {
   const images = await nodeImages(log);
   const fresh = images.filter((i) => !real.imported.includes(i.archive));

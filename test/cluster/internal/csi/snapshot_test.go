@@ -112,7 +112,7 @@ func TestSnapshotReadyDelay(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument, "readyDelay soon")
 }
 
-// A snapshot the emulated driver took (meta.json without name or ready time)
+// A snapshot folder written by hand (meta.json without name or ready time)
 // is what a pre-provisioned VolumeSnapshotContent names by snapshotHandle: the
 // csi-snapshotter checks it with ListSnapshots by ID.
 func TestStaticSnapshotByHandle(t *testing.T) {

@@ -28,9 +28,9 @@ type volumeRecord struct {
 	SourceVolume   string `json:"sourceVolume,omitempty"`
 }
 
-// snapshotRecord is the snapshot's meta.json; the first four fields are those
-// the emulated driver writes, so its snapshots (and static contents naming
-// them by handle) stay readable.
+// snapshotRecord is the snapshot's meta.json; the first four fields are all a
+// snapshot needs, so a snapshot folder written by hand (as a pre-provisioned
+// content's snapshotHandle names it) is readable.
 type snapshotRecord struct {
 	SourceVolume string    `json:"sourceVolume"`
 	SizeBytes    int64     `json:"sizeBytes"`

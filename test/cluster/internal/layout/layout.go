@@ -1,4 +1,4 @@
-// Package layout is what the storage driver and the node agent agree on: the
+// Package layout is what the CSI driver and the box's tests agree on: the
 // driver's name and where volumes and snapshots live on the host.
 package layout
 

@@ -2,7 +2,7 @@
 // gone. A kubelet writes <podLogsDir>/<ns>_<pod>_<uid>/<container>/<n>.log and
 // deletes them with the pod or with a dead container; the box's tests read the
 // logs of finished Jobs' pods and of a container's earlier runs. Each log file
-// is hard-linked, as soon as it appears, into the layout the node agent keeps
+// is hard-linked, as soon as it appears, into the layout the tests read
 // (<logs>/<ns>/<pod>_<uid>/<container>/<n>.log): the link shares the inode the
 // runtime appends to, and outlives the kubelet's removal of its own name.
 package logkeeper
