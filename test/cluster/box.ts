@@ -18,6 +18,7 @@ import {
   snapshotControllerSpec,
   csiControllerSpecs,
   csiNodeSpec,
+  snapshotMetadataService,
 } from './components.ts';
 import type { BoxSettings } from './components.ts';
 import { daemonRunning, startDaemon, stopDaemon } from './daemons.ts';
@@ -203,10 +204,13 @@ async function start(
         .filter((n) => n.endsWith('.yaml'))
         .sort()
         .map((n) => join(moduleDir, 'manifests', n));
-      await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own]);
+      const service = join(paths.root, 'snapshot-metadata-service.json');
+      const ca = await readFile(join(paths.pki, 'ca.crt'), 'utf8');
+      await writeFile(service, JSON.stringify(snapshotMetadataService(hostIP, ports, ca)));
+      await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own, service]);
     });
     await launch(snapshotControllerSpec(b, paths));
-    for (const spec of csiControllerSpecs(b, paths, settings)) await launch(spec);
+    for (const spec of csiControllerSpecs(b, paths, ports, settings)) await launch(spec);
     await startNodes({
       names: record.nodes,
       nodesDir: paths.nodes,

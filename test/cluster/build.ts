@@ -1,7 +1,7 @@
 // Builds the box's binaries once into the cache, keyed by what determines them:
 //   <cache>/cluster/<k8s version>-<hash of go.mod, go.sum, Go version, flags>/
 //     bin/        etcd kube-apiserver kube-controller-manager kube-scheduler snapshot-controller csi-snapshotter
-//     manifests/  the snapshot CRDs and the snapshot-controller RBAC, copied from external-snapshotter's modules
+//     manifests/  the snapshot and SnapshotMetadataService CRDs and the snapshot-controller RBAC, from their modules
 //     ferrybox-<hash of the box's Go sources>/ferrybox ferry-csi
 // Everything comes from one `go build` so the Kubernetes packages compile once for all binaries. MinIO and the
 // CSI sidecars external-provisioner and csi-snapshot-metadata are pinned tools of test/tools (their releases do not
@@ -17,6 +17,10 @@ import { withLock } from './lock.ts';
 import { cacheRoot, moduleDir } from './paths.ts';
 
 export const kubernetesVersion = 'v1.37.1';
+
+// the client module csi-snapshot-metadata v0.2.0 requires (test/tools/csi-snapshot-metadata/go.mod)
+const snapshotMetadataClient = 'github.com/kubernetes-csi/external-snapshot-metadata/client';
+const snapshotMetadataClientVersion = 'v0.1.0';
 
 const upstream = {
   etcd: 'go.etcd.io/etcd/server/v3',
@@ -146,6 +150,12 @@ async function copyManifests(target: string, log: (line: string) => void): Promi
   }
   const rbac = join(controllerDir, 'deploy', 'kubernetes', 'snapshot-controller', 'rbac-snapshot-controller.yaml');
   await copyFile(rbac, join(target, '20-rbac-snapshot-controller.yaml'));
+  // the SnapshotMetadataService CRD, from the client module of the csi-snapshot-metadata sidecar the box runs
+  const metadata = JSON.parse(
+    await run('go', ['mod', 'download', '-json', `${snapshotMetadataClient}@${snapshotMetadataClientVersion}`], log),
+  ) as { Dir: string };
+  const crd = 'cbt.storage.k8s.io_snapshotmetadataservices.yaml';
+  await copyFile(join(metadata.Dir, 'config', 'crd', crd), join(target, `10-${crd}`));
 }
 
 async function buildInto(staging: string, packages: string[], log: (line: string) => void): Promise<void> {

@@ -156,7 +156,7 @@ export const csiDriverName = 'local.csi.ferry.dev';
 /** The box's CSI driver serving its Controller, GroupController and SnapshotMetadata services, with the sidecars a
  * driver's controller Deployment runs beside it; they share one identity, ferrybox:storage-driver. The sidecars wait
  * for the driver's socket, so the start order within the list does not matter. */
-export function csiControllerSpecs(b: Binaries, s: StatePaths, settings: BoxSettings): DaemonSpec[] {
+export function csiControllerSpecs(b: Binaries, s: StatePaths, p: Ports, settings: BoxSettings): DaemonSpec[] {
   const socket = join(s.storage, 'controller.sock');
   const kubeconfig = `--kubeconfig=${join(s.pki, 'storage-driver.kubeconfig')}`;
   // a test waits seconds, not the sidecars' default 5 minutes, for a retried operation
@@ -174,7 +174,37 @@ export function csiControllerSpecs(b: Binaries, s: StatePaths, settings: BoxSett
     },
     { name: 'csi-provisioner', binary: b.sidecars['csi-provisioner'], args: [...sidecar, '--timeout=60s'] },
     { name: 'csi-snapshotter', binary: b.bin['csi-snapshotter'], args: sidecar },
+    {
+      // serves SnapshotMetadata (allocated and changed blocks) to clients that present a ServiceAccount token for
+      // its audience, over TLS on the host's address (the SnapshotMetadataService object tells clients where)
+      name: 'csi-snapshot-metadata',
+      binary: b.sidecars['csi-snapshot-metadata'],
+      args: [
+        `--csi-address=${socket}`,
+        kubeconfig,
+        `--port=${p.snapshotMetadata}`,
+        `--tls-cert=${join(s.pki, 'snapshot-metadata.crt')}`,
+        `--tls-key=${join(s.pki, 'snapshot-metadata.key')}`,
+        `--audience=${snapshotMetadataAudience}`,
+      ],
+    },
   ];
+}
+
+export const snapshotMetadataAudience = 'ferrybox-snapshot-metadata';
+
+/** The SnapshotMetadataService object by which clients find the driver's sidecar: its address, CA and audience. */
+export function snapshotMetadataService(hostIP: string, p: Ports, caPem: string): object {
+  return {
+    apiVersion: 'cbt.storage.k8s.io/v1alpha1',
+    kind: 'SnapshotMetadataService',
+    metadata: { name: csiDriverName },
+    spec: {
+      address: `${hostIP}:${p.snapshotMetadata}`,
+      caCert: Buffer.from(caPem).toString('base64'),
+      audience: snapshotMetadataAudience,
+    },
+  };
 }
 
 /** The driver's Node service for one kubelet, registered through its plugin registration folder as a driver's

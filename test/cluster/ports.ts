@@ -38,6 +38,8 @@ export interface Ports {
   scheduler: number;
   minio: number;
   minioConsole: number;
+  /** the csi-snapshot-metadata sidecar's gRPC (TLS) port on the host's address */
+  snapshotMetadata: number;
   kubeletBase: number;
 }
 
@@ -62,6 +64,7 @@ export async function allocatePorts(nodes: number): Promise<Ports> {
     scheduler: await next(),
     minio: await next(),
     minioConsole: await next(),
+    snapshotMetadata: await next(),
     kubeletBase,
   };
 }

@@ -4,7 +4,8 @@
 // Wrapper modules instead of `go install module@version`: the Go proxy reachable here refuses the version list
 // that `go install` fetches to check for deprecation, and the wrappers pin the dependency graph as well.
 
-export type ToolName = 'restic' | 'minio' | 'kopia' | 'csi-provisioner' | 'csi-snapshot-metadata';
+export type ToolName =
+  'restic' | 'minio' | 'kopia' | 'csi-provisioner' | 'csi-snapshot-metadata' | 'snapshot-metadata-lister';
 
 export interface ToolSpec {
   name: ToolName;
@@ -12,6 +13,8 @@ export interface ToolSpec {
   module: string;
   /** import path of the peer's `main` package */
   pkg: string;
+  /** the tool whose wrapper module (test/tools/<name>/) builds this one; default: its own */
+  wrapper?: ToolName;
   binary: string;
   /** arguments that make the binary print its version */
   versionArgs: string[];
@@ -64,6 +67,17 @@ export const tools: Record<ToolName, ToolSpec> = {
     pkg: 'github.com/kubernetes-csi/external-snapshot-metadata/cmd/csi-snapshot-metadata',
     binary: 'csi-snapshot-metadata',
     versionArgs: ['--version'],
+    boxOnly: true,
+  },
+  'snapshot-metadata-lister': {
+    name: 'snapshot-metadata-lister',
+    // The SnapshotMetadata API's own example client, from the sidecar's module: the box's test reads allocated and
+    // changed blocks through the sidecar with it, as a backup application does (a ServiceAccount token, TLS).
+    module: 'github.com/kubernetes-csi/external-snapshot-metadata',
+    pkg: 'github.com/kubernetes-csi/external-snapshot-metadata/examples/snapshot-metadata-lister',
+    wrapper: 'csi-snapshot-metadata',
+    binary: 'snapshot-metadata-lister',
+    versionArgs: ['-h'],
     boxOnly: true,
   },
 };

@@ -25,7 +25,7 @@ export function cacheRoot(): string {
 }
 
 export function wrapperDir(spec: ToolSpec): string {
-  return fileURLToPath(new URL(spec.name, import.meta.url));
+  return fileURLToPath(new URL(spec.wrapper ?? spec.name, import.meta.url));
 }
 
 /** The pinned version, as the wrapper's go.mod requires it. */

@@ -64,7 +64,10 @@ replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.34.0
 
 replace k8s.io/sample-controller => k8s.io/sample-controller v0.34.0
 
-tool github.com/kubernetes-csi/external-snapshot-metadata/cmd/csi-snapshot-metadata
+tool (
+	github.com/kubernetes-csi/external-snapshot-metadata/cmd/csi-snapshot-metadata
+	github.com/kubernetes-csi/external-snapshot-metadata/examples/snapshot-metadata-lister
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

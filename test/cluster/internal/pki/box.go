@@ -47,6 +47,9 @@ func Generate(dir, server string, nodes Nodes) error {
 				"kubernetes.default.svc.cluster.local"},
 			IPs: append(append(loopback, net.IPv4(10, 0, 0, 1)), hostIPs(nodes)...)},
 		{File: "apiserver-kubelet-client", CN: "kube-apiserver-kubelet-client", Orgs: []string{"system:masters"}},
+		// the csi-snapshot-metadata sidecar, which pods and tests reach at the host's address
+		{File: "snapshot-metadata", CN: "csi-snapshot-metadata", Server: true, DNS: []string{"localhost"},
+			IPs: append(loopback, hostIPs(nodes)...)},
 	}
 	all := append([]Identity{}, clients...)
 	for _, name := range nodes.Names {
