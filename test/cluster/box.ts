@@ -292,6 +292,8 @@ async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<
     log(`stopping ${d.name}`);
     await stopDaemon(d, 5_000);
   }
+  // block volumes the kubelets had attached through the CSI driver: the host's loop devices are shared
+  await detachLoops(statePaths().root);
 }
 
 /** A detached `cli.ts watch-owner PID`: it stops the box when the test run that started it has exited. */
@@ -325,7 +327,7 @@ export async function down(log: (line: string) => void = () => {}): Promise<bool
   });
 }
 
-/** Clears the previous box's state; loop devices the CSI driver could not detach are released first. */
+/** Clears the previous box's state; loop devices a crashed box left attached are released first. */
 async function wipeState(paths: StatePaths): Promise<void> {
   await detachLoops(paths.root);
   // a crashed box's real nodes may have left mounts (rootfs overlays, tmpfs volumes) that rm must not descend into

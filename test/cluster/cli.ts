@@ -134,7 +134,8 @@ await runMain(
   defineCommand({
     meta: {
       name: 'cluster',
-      description: 'The cluster in a box: a real Kubernetes control plane, S3, and kubelets with containerd and a CSI driver',
+      description:
+        'The cluster in a box: a real Kubernetes control plane, S3, and kubelets with containerd and a CSI driver',
     },
     subCommands: {
       up: upCommand,

@@ -14,7 +14,16 @@ import { down, readRecord } from '../box.ts';
 import type { KubeObject } from '../kube.ts';
 import { readRules, readSysctls } from '../node/host.ts';
 import { statePaths } from '../paths.ts';
-import { busybox, ferryImage, podFinished, podObject, podsPath } from '../testing.ts';
+import {
+  busybox,
+  claimObject,
+  claimsPath,
+  ferryImage,
+  podFinished,
+  podObject,
+  podsPath,
+  shellContainer,
+} from '../testing.ts';
 import { useCluster } from '../../support/cluster.ts';
 import type { TestCluster } from '../../support/cluster.ts';
 import { ferryOK } from '../../support/ferry-cli.ts';
@@ -42,6 +51,11 @@ async function hostState(): Promise<Record<string, unknown>> {
   }
   const cgroups = (await readdir('/sys/fs/cgroup/memory')).filter((n) => n.startsWith('ferrybox-')).sort();
   const netns = (await readdir('/var/run/netns').catch(() => [])).sort();
+  const loops = (await run('losetup', ['--list', '--noheadings', '--output', 'BACK-FILE'])).stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith(statePaths().root))
+    .sort();
   const logLinks = (await readdir('/var/log/containers').catch(() => [])).sort();
   const rules = Object.fromEntries(
     Object.entries(await readRules()).map(([table, lines]) => [
@@ -65,7 +79,7 @@ async function hostState(): Promise<Record<string, unknown>> {
       () => false,
     );
   }
-  return { mounts, links, processes, cgroups, netns, logLinks, rules, dirs, sysctls: await readSysctls() };
+  return { mounts, links, processes, cgroups, netns, loops, logLinks, rules, dirs, sysctls: await readSysctls() };
 }
 
 let before_: Record<string, unknown>;
@@ -277,7 +291,31 @@ describe('real nodes', () => {
     assert.match(refused, /admission webhook "dispatcher\.ferry\.dev" denied/);
   });
 
-  it('`down` leaves no process, mount, bridge, cgroup, iptables rule or changed sysctl behind', async (t) => {
+  it('`down` leaves no process, mount, loop device, bridge, cgroup, iptables rule or changed sysctl behind', async (t) => {
+    // a pod holding a block volume (a loop device the CSI driver attached) and a filesystem volume (a bind mount)
+    await cluster.kube.create(claimsPath(ns), claimObject('disk', { volumeMode: 'Block' }));
+    await cluster.kube.create(claimsPath(ns), claimObject('files'));
+    await cluster.kube.create(
+      podsPath(ns),
+      podObject('holder', {
+        containers: [
+          shellContainer('main', 'sleep 3600', {
+            volumeDevices: [{ name: 'disk', devicePath: '/dev/xvda' }],
+            volumeMounts: [{ name: 'files', mountPath: '/data' }],
+          }),
+        ],
+        volumes: [
+          { name: 'disk', persistentVolumeClaim: { claimName: 'disk' } },
+          { name: 'files', persistentVolumeClaim: { claimName: 'files' } },
+        ],
+      }),
+    );
+    await cluster.kube.waitFor(
+      `${podsPath(ns)}/holder`,
+      'the volume holder to run',
+      (p) => (p.status?.phase === 'Running' ? true : undefined),
+      180_000,
+    );
     const record = await readRecord();
     assert.ok(record?.realNodes, 'the box ran real nodes');
     t.diagnostic(`start timings (s): ${JSON.stringify(record.timings)}`);
@@ -287,6 +325,7 @@ describe('real nodes', () => {
       rules: Record<string, string[]>;
       processes: string[];
       mounts: string[];
+      loops: string[];
     };
     assert.ok(during.links.includes('ferrybox1') && during.links.includes('ferrybox2'), during.links.join(' '));
     assert.ok(
@@ -294,6 +333,7 @@ describe('real nodes', () => {
       'kube-proxy wrote its chains',
     );
     assert.ok(during.processes.length >= 5 && during.mounts.length > (before_.mounts as string[]).length);
+    assert.equal(during.loops.length, 1, `the block volume is attached: ${during.loops.join(' ')}`);
     await cluster.cleanup();
     const stopping = performance.now();
     await down();
