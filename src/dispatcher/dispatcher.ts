@@ -24,6 +24,7 @@ import type { Placement, SlotHolder, TransferCandidate, TransferLimits } from '.
 import type { DispatcherMetrics } from './metrics.ts';
 import { volumePlacement } from './placement.ts';
 import type { VolumePlacement } from './placement.ts';
+import type { ClusterNode } from './nodes.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 import type { StepJob } from '../shared/step-job/jobs.ts';
 
@@ -35,8 +36,9 @@ export interface DispatcherDeps {
   namespace: string;
   limits: TransferLimits;
   maxAttempts: number;
-  /** nodes a transfer may be pinned to (Ready and schedulable); asked only under a per-node limit */
-  nodes: () => Promise<string[]>;
+  /** the cluster's nodes, with their labels and whether a transfer may be pinned there; asked only under a
+   * per-node limit */
+  nodes: () => Promise<ClusterNode[]>;
   log: Logger;
   metrics?: DispatcherMetrics;
   now?: () => Date;
@@ -137,14 +139,14 @@ export class Dispatcher {
   }
 
   /** Where a waiting transfer can run: the node it already used, or the one its exposed volume is tied to. */
-  async #placementOf(resource: Resource): Promise<VolumePlacement> {
+  async #placementOf(resource: Resource, nodes: readonly ClusterNode[]): Promise<VolumePlacement> {
     if (resource.status?.node) return { node: resource.status.node, pinnable: false };
     const claim = await exposedClaim(this.#d.kube, this.#d.namespace, resource);
     const volumeName = (claim?.spec as { volumeName?: string } | undefined)?.volumeName;
     const pv = volumeName
       ? await this.#d.kube.get<KubeObject>({ kind: 'PersistentVolume', name: volumeName })
       : undefined;
-    return volumePlacement(claim, pv);
+    return volumePlacement(claim, pv, nodes);
   }
 
   async #jobsOf(uid: string): Promise<StepJob[]> {
@@ -202,16 +204,16 @@ export class Dispatcher {
       this.#queueSeen(holders.length, 0);
       return { started: [], waiting: [] };
     }
-    if (this.#d.limits.perNode > 0) {
-      for (const h of holders) h.node ??= (await this.#placementOf(h.resource)).node;
-      for (const c of candidates) Object.assign(c.candidate, await this.#placementOf(c.resource));
-    }
     const nodes = this.#d.limits.perNode > 0 ? await this.#d.nodes() : [];
+    if (this.#d.limits.perNode > 0) {
+      for (const h of holders) h.node ??= (await this.#placementOf(h.resource, nodes)).node;
+      for (const c of candidates) Object.assign(c.candidate, await this.#placementOf(c.resource, nodes));
+    }
     const placements = placeTransfers(
       holders,
       candidates.map((c) => c.candidate),
       this.#d.limits,
-      nodes,
+      nodes.filter((n) => n.usable).map((n) => n.name),
     );
     const started: string[] = [];
     const waiting: string[] = [];

@@ -46,7 +46,7 @@ it(
       stdout,
       /^ {2}backup {6}DataUpload demo-app-[0-9a-f]{6}\/backup Completed in \d+s \(snapshot \d+s, expose \d+s, transfer \d+s, finalize \d+s\)$/m,
     );
-    assert.match(stdout, /^ {2}snapshot {4}[0-9a-f]{64} in s3:http:\/\/127\.0\.0\.1:\d+\/\S+$/m);
+    assert.match(stdout, /^ {2}snapshot {4}[0-9a-f]{64} in s3:http:\/\/[\d.]+:\d+\/\S+$/m);
     assert.match(
       stdout,
       /^ {2}restore {5}DataDownload demo-restore-[0-9a-f]{6}\/restore Completed in \d+s .*, [1-9]\d{3} files into PVC/m,

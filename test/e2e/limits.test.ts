@@ -1,12 +1,13 @@
 // Twenty DataUploads at once under the shipped per-node transfer limit (deploy/config.yaml): at no moment do more
 // transfers run on a node than the limit allows, the others wait with a Queued condition saying why, and all of
-// them complete.
+// them complete. The first transfers are held (SIGSTOP from the host) until one DataUpload is seen queued: a small
+// transfer ends faster than a step pod starts, so unheld they would seldom all run at once.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { boundClaim, dataUpload, ferryNamespace, uploads, watchUntil, world } from './world.ts';
+import { boundClaim, dataUpload, ferryNamespace, stepPids, uploads, watchUntil, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
 const count = 20;
@@ -43,7 +44,17 @@ after(async () => {
 });
 
 describe('twenty DataUploads at once', () => {
-  it(`never run more transfers on a node than the limit, queue the rest, and all complete`, async () => {
+  it(`never run more transfers on a node than the limit, queue the rest, and all complete`, async (t) => {
+    const held: number[] = [];
+    const release = (): void => {
+      for (const pid of held.splice(0))
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          // it was killed meanwhile
+        }
+    };
+    t.after(release);
     const names = Array.from({ length: count }, (_, i) => `du-${String(i).padStart(2, '0')}`);
     await Promise.all(names.map((n) => w.cluster.kube.create(uploads(w.app), dataUpload(n, w.location))));
     const deadline = Date.now() + 20 * 60_000;
@@ -72,6 +83,14 @@ describe('twenty DataUploads at once', () => {
         items
           .map((d) => d.status?.conditions?.find((c: Obj) => c.type === 'Queued' && c.status === 'True')?.message)
           .find(Boolean) ?? '';
+      if (queuedSeen) release();
+      else
+        for (const d of running)
+          for (const pid of await stepPids('transfer', `DataUpload/${w.app}/${d.metadata.name}`))
+            if (!held.includes(pid)) {
+              process.kill(pid, 'SIGSTOP');
+              held.push(pid);
+            }
       const done = items.filter((d) => ['Completed', 'Failed', 'Canceled'].includes(d.status?.phase));
       if (done.length === count) {
         const failed = done

@@ -310,7 +310,7 @@ export function summary(obj: Obj): string {
   return `${obj.kind} ${obj.metadata.name} ${obj.status?.phase}${total} (${steps.join(', ')}); stats ${JSON.stringify(obj.status?.stats ?? {})}`;
 }
 
-/** Host pids of the step processes whose argv ends with `tail` (the box's pods share the host's PID space). */
+/** Host pids of the step processes whose argv ends with `tail` (containers' processes show in the host's /proc). */
 export async function stepPids(...tail: string[]): Promise<number[]> {
   const wanted = `\0${tail.join('\0')}\0`;
   const pids: number[] = [];

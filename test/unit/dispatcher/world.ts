@@ -150,7 +150,8 @@ export function world(opts: Partial<Pick<DispatcherDeps, 'limits' | 'maxAttempts
     namespace: ferryNamespace,
     limits: { cluster: 0, perNode: 0 },
     maxAttempts: 3,
-    nodes: async () => ['node-1', 'node-2'],
+    nodes: async () =>
+      ['node-1', 'node-2'].map((name) => ({ name, labels: { 'kubernetes.io/hostname': name }, usable: true })),
     log,
     metrics,
     instance: 'test',
