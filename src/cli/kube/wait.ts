@@ -54,8 +54,9 @@ export async function waitForEnd(
       throw new Error(`${kind} ${namespace}/${name} was deleted while waiting for it to finish.`);
     }
     const phase = r.status?.phase ?? 'New';
-    progress.update(progressFigures(r.status?.progress), phase);
-    if (terminalPhases.includes(phase)) {
+    const ended = terminalPhases.includes(phase);
+    progress.update(progressFigures(r.status?.progress), phase, ended);
+    if (ended) {
       progress.done();
       const why = r.status?.message ? `: ${r.status.message}` : '.';
       if (phase === 'Failed') throw new Error(`${kind} ${namespace}/${name} failed${why}`);
