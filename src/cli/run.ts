@@ -1,7 +1,7 @@
 // Runs a citty command tree with exit codes scripts can rely on: 0 done, 1 failed, 2 bad usage, 3 canceled.
 // Errors are printed as one sentence; a stack trace only with FERRY_DEBUG=1.
-import { runCommand, showUsage, type CommandDef } from 'citty';
-import { consola } from './console.ts';
+import { renderUsage, runCommand, type CommandDef } from 'citty';
+import { consola, forStream } from './console.ts';
 import { unknownFlag } from './flags.ts';
 
 export const exitCodes = { ok: 0, failed: 1, usage: 2, canceled: 3 } as const;
@@ -23,7 +23,9 @@ export async function runCli(main: CommandDef, rawArgs = process.argv.slice(2)):
     return exitCodes.ok;
   }
   if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
-    await showUsage(...(await subCommandFor(main, rawArgs)));
+    process.stdout.write(
+      forStream(`${await renderUsage(...(await subCommandFor(main, rawArgs)))}\n\n`, process.stdout),
+    );
     return rawArgs.length === 0 ? exitCodes.usage : exitCodes.ok;
   }
   try {

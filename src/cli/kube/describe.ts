@@ -11,7 +11,7 @@ import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
-import { age, between } from '../resource/time.ts';
+import { between, timeAndAge, timestamp } from '../resource/time.ts';
 import { phaseHistory, type PhaseEntry } from './history.ts';
 import { nouns, type Resource } from './kinds.ts';
 import { stepJobsOf, type JobRun } from './step-jobs.ts';
@@ -98,16 +98,11 @@ export function renderDescription(d: Description): string {
     ['Node', s.node],
     ['Snapshot ID', s.snapshotID],
     ['Parent snapshot', r.kind === 'DataUpload' ? (r as DataUpload).status?.parentSnapshotID : undefined],
-    [
-      'Created',
-      r.metadata.creationTimestamp
-        ? `${r.metadata.creationTimestamp} (${age(r.metadata.creationTimestamp)} ago)`
-        : undefined,
-    ],
-    ['Started', s.startTimestamp],
-    ['Completed', s.completionTimestamp],
+    ['Created', timeAndAge(r.metadata.creationTimestamp)],
+    ['Started', timestamp(s.startTimestamp)],
+    ['Completed', timestamp(s.completionTimestamp)],
     ['Duration', between(r.metadata.creationTimestamp, s.completionTimestamp)],
-    ['Deleting', r.metadata.deletionTimestamp ? `since ${r.metadata.deletionTimestamp}` : undefined],
+    ['Deleting', r.metadata.deletionTimestamp ? `since ${timestamp(r.metadata.deletionTimestamp)}` : undefined],
   ];
   const p = s.progress;
   const sections: Section[] = [
@@ -126,7 +121,7 @@ export function renderDescription(d: Description): string {
       table: {
         headers: ['time', 'phase', 'step', 'note'],
         rows: d.phaseHistory.map((h) => [
-          h.time || '-',
+          timestamp(h.time) || '-',
           h.phase,
           h.step ? `${h.step}${h.attempts && h.attempts > 1 ? ` (${h.attempts} attempts)` : ''}` : '',
           h.note ?? '',
@@ -137,7 +132,13 @@ export function renderDescription(d: Description): string {
       title: 'Conditions',
       table: {
         headers: ['type', 'status', 'reason', 'since', 'message'],
-        rows: (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.message]),
+        rows: (s.conditions ?? []).map((c) => [
+          c.type,
+          c.status,
+          c.reason,
+          timestamp(c.lastTransitionTime) ?? '',
+          c.message,
+        ]),
       },
     },
     { title: 'Jobs', lines: jobLines(d.jobs) },
@@ -145,7 +146,13 @@ export function renderDescription(d: Description): string {
       title: 'Events',
       table: {
         headers: ['time', 'type', 'reason', 'from', 'message'],
-        rows: d.events.map((e) => [e.time, e.type, e.reason, e.from, e.count > 1 ? `${e.note} (x${e.count})` : e.note]),
+        rows: d.events.map((e) => [
+          timestamp(e.time) ?? '',
+          e.type,
+          e.reason,
+          e.from,
+          e.count > 1 ? `${e.note} (x${e.count})` : e.note,
+        ]),
       },
     },
   ];
