@@ -15,7 +15,7 @@ const escape = '\x1b';
 test('piped, a mistyped command and the help carry no colour codes', async () => {
   const typo = await ferry(['craete']);
   assert.equal(typo.code, 2);
-  assert.match(typo.stderr, /Unknown command craete/);
+  assert.match(typo.stderr, /unknown command "craete"/);
   assert.ok(!typo.stderr.includes(escape), JSON.stringify(typo.stderr));
   const help = await ferry(['backup', 'create', '--help']);
   assert.equal(help.code, 0);

@@ -28,7 +28,7 @@ const create = defineCommand({
   args: {
     name: {
       type: 'positional',
-      required: false,
+      required: true,
       description: 'name of the backup (the DataUpload)',
       valueHint: 'NAME',
     },

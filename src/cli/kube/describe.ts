@@ -163,7 +163,7 @@ export function describeCommand(kind: ResourceKind) {
   return defineCommand({
     meta: { name: 'describe', description: `Show one ${nouns[kind]} (${kind}) in detail: phases, Jobs, sizes, Events` },
     args: {
-      name: { type: 'positional', required: false, description: `the ${kind}`, valueHint: 'NAME' },
+      name: { type: 'positional', required: true, description: `the ${kind}`, valueHint: 'NAME' },
       ...kubeArgs,
       ...outputArgs,
     },

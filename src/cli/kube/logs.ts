@@ -35,7 +35,7 @@ export function logsCommand(kind: ResourceKind) {
   return defineCommand({
     meta: { name: 'logs', description: `Print the logs of every step Job of a ${nouns[kind]}, in step order` },
     args: {
-      name: { type: 'positional', required: false, description: `the ${kind}`, valueHint: 'NAME' },
+      name: { type: 'positional', required: true, description: `the ${kind}`, valueHint: 'NAME' },
       step: { type: 'string', description: `only this step: ${stepNames.join(', ')}`, valueHint: 'STEP' },
       ...kubeArgs,
     },

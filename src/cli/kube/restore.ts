@@ -48,7 +48,7 @@ const create = defineCommand({
   args: {
     name: {
       type: 'positional',
-      required: false,
+      required: true,
       description: 'name of the restore (the DataDownload)',
       valueHint: 'NAME',
     },
