@@ -15,6 +15,7 @@ import { between, timeAndAge, timestamp } from '../resource/time.ts';
 import { phaseHistory, type PhaseEntry } from './history.ts';
 import { nouns, type Resource } from './kinds.ts';
 import { stepJobsOf, type JobRun } from './step-jobs.ts';
+import { phaseOf } from './columns.ts';
 
 export interface Description {
   object: Resource;
@@ -91,7 +92,7 @@ export function renderDescription(d: Description): string {
     ['Name', r.metadata.name],
     ['Namespace', r.metadata.namespace],
     ['Kind', r.kind],
-    ['Phase', s.phase ?? 'New'],
+    ['Phase', phaseOf(r)],
     ['Message', s.message],
     ...specFields(r),
     ['Location', r.spec.backupStorageLocation],
