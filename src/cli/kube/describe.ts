@@ -60,12 +60,15 @@ function sizes(r: Resource): Field[] {
   const st = r.status?.stats;
   if (!st) return [];
   const rate = st.durationSeconds > 0 ? `${formatBytes(st.bytes / st.durationSeconds)}/s` : undefined;
+  const time: Field = ['Transfer time', `${st.durationSeconds.toFixed(1)}s${rate ? ` (${rate})` : ''}`];
+  // a restore adds nothing to the repository: what it wrote is all there is to say
+  if (r.kind === 'DataDownload') return [['Restored', `${formatBytes(st.bytes)} in ${st.files} files`], time];
   return [
     ['Total', `${formatBytes(st.bytes)} in ${st.files} files`],
     ['Added', formatBytes(st.bytesAdded)],
     ['Deduplicated', formatBytes(Math.max(0, st.bytes - st.bytesAdded))],
     ['Stored', formatBytes(st.bytesStored)],
-    ['Transfer time', `${st.durationSeconds.toFixed(1)}s${rate ? ` (${rate})` : ''}`],
+    time,
   ];
 }
 

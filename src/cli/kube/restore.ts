@@ -3,6 +3,8 @@ import { defineCommand } from 'citty';
 import { apiVersion, type DataDownload, type DataUpload } from '../../shared/api/types.ts';
 import { KubeError } from '../../shared/kube/errors.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
+import type { PersistentVolumeClaim } from '../../shared/kube/objects.ts';
+import { quantity as quantityPattern } from '../../shared/api/fields/common.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName, optionalName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat } from '../resource/output.ts';
@@ -38,7 +40,35 @@ const fieldFlags = {
   'spec.backupStorageLocation': '--location',
   'spec.source.dataUpload': '--from',
   'spec.operationTimeout': '--timeout',
+  'spec.targetPVC.storageClassName': '--storage-class',
+  'spec.targetPVC.size': '--size',
 };
+
+const quantity = new RegExp(quantityPattern.regex);
+
+/** The PVC, when it exists and the user may read it. */
+async function readClaim(kube: Kube, namespace: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+  try {
+    return await kube.get<PersistentVolumeClaim>({ kind: 'PersistentVolumeClaim', namespace, name });
+  } catch (err) {
+    if (err instanceof KubeError && err.status === 403) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The StorageClass of the backed-up PVC, when it is still there: a new PVC keeps it (as Velero does) rather than
+ * take the cluster's default class. A target PVC that exists already keeps its own.
+ */
+async function sourceClass(
+  kube: Kube,
+  backup: DataUpload | undefined,
+  target: { namespace: string; name: string },
+): Promise<string | undefined> {
+  if (!backup || (await readClaim(kube, target.namespace, target.name))) return undefined;
+  const source = await readClaim(kube, backup.metadata.namespace ?? '', backup.spec.sourcePVC);
+  return source?.spec.storageClassName || undefined;
+}
 
 const create = defineCommand({
   meta: {
@@ -72,6 +102,16 @@ const create = defineCommand({
       description: "BackupStorageLocation holding the backup (default: the backup's)",
       valueHint: 'LOCATION',
     },
+    'storage-class': {
+      type: 'string',
+      description: "StorageClass of the new PVC (default: the backed-up PVC's, else the cluster's default)",
+      valueHint: 'CLASS',
+    },
+    size: {
+      type: 'string',
+      description: 'size of the new PVC, e.g. 20Gi (default: the size of the backed-up volume)',
+      valueHint: 'QUANTITY',
+    },
     timeout: {
       type: 'string',
       description: 'how long each step may take, e.g. 30m (default 10m)',
@@ -92,20 +132,29 @@ const create = defineCommand({
     const target = optionalName(args['to-namespace'], '--to-namespace');
     const pvcFlag = optionalName(args.pvc, '--pvc');
     const locationFlag = optionalName(args.location, '--location');
+    const classFlag = optionalName(args['storage-class'], '--storage-class');
+    const size = args.size;
+    if (size !== undefined && !quantity.test(size))
+      throw new UsageError(`--size "${size}" is not ${quantityPattern.allowed}`);
     const timeout = args.timeout === undefined ? undefined : operationTimeout(args.timeout);
     await withKube(args, async ({ kube, namespace }) => {
-      const backup = pvcFlag && locationFlag ? undefined : await readBackup(kube, namespace, from);
+      const backup = pvcFlag && locationFlag && classFlag ? undefined : await readBackup(kube, namespace, from);
       const pvc = pvcFlag ?? backup?.spec.sourcePVC;
       const location = locationFlag ?? backup?.spec.backupStorageLocation;
       if (!pvc || !location)
         throw new UsageError(`you may not read backup ${namespace}/${from}: pass --pvc and --location`);
       const into = target ?? namespace;
+      const storageClassName = classFlag ?? (await sourceClass(kube, backup, { namespace: into, name: pvc }));
       const dd: DataDownload = {
         apiVersion,
         kind: 'DataDownload',
         metadata: { name, namespace: into },
         spec: {
-          targetPVC: { name: pvc },
+          targetPVC: {
+            name: pvc,
+            ...(storageClassName ? { storageClassName } : {}),
+            ...(size ? { size } : {}),
+          },
           backupStorageLocation: location,
           source: { dataUpload: { name: from, namespace } },
           ...(timeout ? { operationTimeout: timeout } : {}),

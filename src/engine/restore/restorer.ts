@@ -294,7 +294,8 @@ class Restorer {
       }
     }
     this.#metadata(path, node);
-    this.#progress.filesDone++;
+    // files only, as a backup counts them (restic's total_files_processed): folders and links are not files
+    if (node.type === 'file') this.#progress.filesDone++;
     this.#tick.tick();
   }
 
