@@ -15,6 +15,7 @@ import { printCreated } from './result.ts';
 import { tagsFlag } from './tags.ts';
 import { durationFlag, operationTimeout } from './timeout.ts';
 import { waitForEnd } from './wait.ts';
+import { waitCommand } from './wait-command.ts';
 
 const fieldFlags = {
   'metadata.name': 'NAME',
@@ -113,5 +114,6 @@ export default defineCommand({
     describe: describeCommand('DataUpload'),
     delete: deleteCommand('DataUpload'),
     logs: logsCommand('DataUpload'),
+    wait: waitCommand('DataUpload'),
   },
 });

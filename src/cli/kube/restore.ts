@@ -18,6 +18,7 @@ import { logsCommand } from './logs.ts';
 import { printCreated } from './result.ts';
 import { operationTimeout } from './timeout.ts';
 import { waitForEnd } from './wait.ts';
+import { waitCommand } from './wait-command.ts';
 
 /** The backup restored from, when the user may read it: it gives the defaults for --location and --pvc. */
 async function readBackup(kube: Kube, namespace: string, name: string): Promise<DataUpload | undefined> {
@@ -175,5 +176,6 @@ export default defineCommand({
     describe: describeCommand('DataDownload'),
     delete: deleteCommand('DataDownload'),
     logs: logsCommand('DataDownload'),
+    wait: waitCommand('DataDownload'),
   },
 });
