@@ -45,16 +45,18 @@ function fakeStream(tty: boolean): PassThrough & { isTTY: boolean; text(): strin
   return Object.assign(s, { text: () => out });
 }
 
-test('on a terminal the reporter redraws one line with a bar in place, and ends it', () => {
-  const s = fakeStream(true);
+test('on a terminal the reporter redraws one line with a bar in place, and ends it', (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+  const s = Object.assign(fakeStream(true), { columns: 120 });
   const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
   r.update({ bytesDone: 0, bytesTotal: 0, totalsFinal: false }, 'New');
+  t.mock.timers.tick(1000);
   r.update({ bytesDone: 1024, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
   r.done();
   const redraws = s.text().split('\r\x1b[2K').filter(Boolean);
   assert.equal(redraws.length, 2);
   assert.equal(redraws[0], '[0s] New [........................] 0 B');
-  assert.match(redraws[1], /^\[0s\] InProgress \[#{6}\.{18}\] 1\.0 KiB \/ 4\.0 KiB \(25\.0%\), .*\n$/);
+  assert.equal(redraws[1], '[1s] InProgress [######..................] 1.0 KiB / 4.0 KiB (25.0%), 1.0 KiB/s, ETA 3s\n');
 });
 
 test('on a narrow terminal the line is cut to its width, so redrawing in place still works', () => {

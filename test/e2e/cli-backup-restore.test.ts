@@ -45,6 +45,11 @@ function cli(args: string[]): Promise<FerryRun> {
   return ferry(args, { password: null, env: { KUBECONFIG: w.cluster.kubeconfig } });
 }
 
+/** `ferry restore create NAME` of the backup "full" into the other namespace, then `more` */
+function restoreFull(name: string, ...more: string[]): string[] {
+  return ['restore', 'create', name, '--from', 'full', '-n', w.app, '--to-namespace', w.other, ...more];
+}
+
 async function cliOK(args: string[]): Promise<string> {
   const r = await cli(args);
   assert.equal(r.code, 0, `ferry ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
@@ -214,18 +219,7 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
 describe('ferry restore', { timeout: 30 * 60_000 }, () => {
   it('create --wait without a terminal prints plain progress lines and restores the same files (exit 0)', async (t) => {
     const started = Date.now();
-    const r = await cli([
-      'restore',
-      'create',
-      'copy',
-      '--from',
-      'full',
-      '-n',
-      w.app,
-      '--to-namespace',
-      w.other,
-      '--wait',
-    ]);
+    const r = await cli(restoreFull('copy', '--wait'));
     t.diagnostic(`restore create --wait took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const out = stripVTControlCharacters(r.stdout + r.stderr);
     assert.equal(r.code, 0, out);
@@ -259,24 +253,7 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
   });
 
   it('--storage-class and --size choose the new PVC; a class that makes no volume times out naming it', async () => {
-    await cliOK([
-      'restore',
-      'create',
-      'sized',
-      '--from',
-      'full',
-      '-n',
-      w.app,
-      '--to-namespace',
-      w.other,
-      '--pvc',
-      'sized',
-      '--storage-class',
-      'ferry-local',
-      '--size',
-      '2Gi',
-      '--wait',
-    ]);
+    await cliOK(restoreFull('sized', '--pvc', 'sized', '--storage-class', 'ferry-local', '--size', '2Gi', '--wait'));
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/sized`);
     assert.equal(pvc.spec.storageClassName, 'ferry-local');
     assert.equal(pvc.spec.resources.requests.storage, '2Gi');
@@ -290,24 +267,9 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
       volumeBindingMode: 'Immediate',
     });
     try {
-      const r = await cli([
-        'restore',
-        'create',
-        'stuck',
-        '--from',
-        'full',
-        '-n',
-        w.app,
-        '--to-namespace',
-        w.other,
-        '--pvc',
-        'stuck',
-        '--storage-class',
-        stuck,
-        '--timeout',
-        '10s',
-        '--wait',
-      ]);
+      const r = await cli(
+        restoreFull('stuck', '--pvc', 'stuck', '--storage-class', stuck, '--timeout', '10s', '--wait'),
+      );
       const err = stripVTControlCharacters(r.stderr);
       assert.equal(r.code, 1, err);
       assert.match(

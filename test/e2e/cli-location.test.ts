@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
 import { useCluster, type TestCluster } from '../support/cluster.ts';
-import { backupCreateArgs, ferry, hasStackTrace, type FerryRun } from '../support/ferry-cli.ts';
+import { backupCreateArgs, ferry, hasStackTrace, locationCreateArgs, type FerryRun } from '../support/ferry-cli.ts';
 import { ferryNamespace, installFerry } from '../support/ferry-install.ts';
 import { boundClaim } from './world.ts';
 
@@ -57,24 +57,15 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const create = (...more: string[]) => [
-  'location',
-  'create',
-  name,
-  '--endpoint',
-  cluster.s3.endpoint,
-  '--bucket',
-  cluster.s3.bucket,
-  '--prefix',
-  `e2e/${name}`,
-  '--allowed-namespaces',
-  app,
-  '--secret-key-file',
-  join(dir, 'secret-key'),
-  '--password-file',
-  join(dir, 'password'),
-  ...more,
-];
+const create = (...more: string[]) =>
+  locationCreateArgs(
+    name,
+    cluster.s3,
+    `e2e/${name}`,
+    app,
+    { secretKey: join(dir, 'secret-key'), password: join(dir, 'password') },
+    ...more,
+  );
 
 describe('ferry location, as a newcomer meets it', { timeout: 15 * 60_000 }, () => {
   it('a failed check names the flags just typed, not the fields they become', async () => {

@@ -74,7 +74,7 @@ test("the README's first backup and restore runs as printed", { timeout: 20 * 60
     AWS_SECRET_ACCESS_KEY: cluster.s3.secretKey,
   };
   const started = Date.now();
-  const shell = spawn('bash', ['-e', '-o', 'pipefail', '-x', '-c', block], { cwd: work, env });
+  const shell = spawn('bash', ['--norc', '--noprofile', '-e', '-o', 'pipefail', '-x', '-c', block], { cwd: work, env });
   let out = '';
   shell.stdout.on('data', (b: Buffer) => (out += b.toString()));
   shell.stderr.on('data', (b: Buffer) => (out += b.toString()));

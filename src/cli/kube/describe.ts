@@ -13,7 +13,7 @@ import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
 import { between, timeAndAge, timestamp } from '../resource/time.ts';
 import { phaseHistory, type PhaseEntry } from './history.ts';
-import { nouns, type Resource } from './kinds.ts';
+import { showOneArgs, nouns, type Resource } from './kinds.ts';
 import { stepJobsOf, type JobRun } from './step-jobs.ts';
 import { phaseOf } from './columns.ts';
 
@@ -166,11 +166,7 @@ export function renderDescription(d: Description): string {
 export function describeCommand(kind: ResourceKind) {
   return defineCommand({
     meta: { name: 'describe', description: `Show one ${nouns[kind]} (${kind}) in detail: phases, Jobs, sizes, Events` },
-    args: {
-      name: { type: 'positional', required: true, description: `the ${kind}`, valueHint: 'NAME' },
-      ...kubeArgs,
-      ...outputArgs,
-    },
+    args: showOneArgs(kind),
     async run({ args }) {
       const format = outputFormat(args);
       const name = objectName(args.name, 'NAME');

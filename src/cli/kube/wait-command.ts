@@ -5,7 +5,7 @@ import type { ResourceKind } from '../../shared/api/types.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat } from '../resource/output.ts';
-import { nouns } from './kinds.ts';
+import { showOneArgs, nouns } from './kinds.ts';
 import { printCreated } from './result.ts';
 import { waitForEnd } from './wait.ts';
 
@@ -15,11 +15,7 @@ export function waitCommand(kind: ResourceKind) {
       name: 'wait',
       description: `Follow a ${nouns[kind]} (${kind}) until it ends (exit 0 Completed, 1 Failed, 3 Canceled)`,
     },
-    args: {
-      name: { type: 'positional', required: true, description: `the ${kind}`, valueHint: 'NAME' },
-      ...kubeArgs,
-      ...outputArgs,
-    },
+    args: showOneArgs(kind),
     async run({ args }) {
       const format = outputFormat(args);
       const name = objectName(args.name, 'NAME');
