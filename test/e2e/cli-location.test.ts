@@ -100,6 +100,26 @@ describe('ferry location, as a newcomer meets it', { timeout: 15 * 60_000 }, () 
       '--wait',
     ]);
     assert.match(expectExit(restored, 0), /restore r1 Completed: restored /);
+    // a namespace the rule does not name: refused, naming the flag and how to allow it
+    const elsewhere = await cluster.namespace('elsewhere');
+    const refusedRestore = await run([
+      'restore',
+      'create',
+      'r2',
+      '--from',
+      'b1',
+      '-n',
+      app,
+      '--to-namespace',
+      elsewhere,
+    ]);
+    const said = expectExit(refusedRestore, 2);
+    assert.match(
+      said,
+      new RegExp(`--to-namespace: .*does not allow restores from namespace ${app} into namespace ${elsewhere}`),
+    );
+    assert.match(said, new RegExp(`--cross-namespace-restores ${app}=${elsewhere}`));
+    assert.match(said, new RegExp(`kubectl patch bsl ${name} -n ${ferryNamespace} --type merge`));
 
     const refused = expectExit(await run(['location', 'delete', name]), 1);
     assert.match(refused, new RegExp(`was not deleted: 1 backup\\(s\\) still keep data in it \\(${app}/b1\\)`));

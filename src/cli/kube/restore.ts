@@ -43,7 +43,17 @@ const fieldFlags = {
   'spec.operationTimeout': '--timeout',
   'spec.targetPVC.storageClassName': '--storage-class',
   'spec.targetPVC.size': '--size',
+  'spec.sourceNamespace': '--to-namespace',
 };
+
+/** How to allow a restore the location refuses for reading another namespace's backups. */
+function crossNamespaceFix(location: { name: string; namespace: string }, from: string, into: string): string {
+  const rule = JSON.stringify({ spec: { crossNamespaceRestores: [{ from, to: [into] }] } });
+  return (
+    ` The location allows it with a rule: \`ferry location create ... --cross-namespace-restores ${from}=${into}\` for a new one, ` +
+    `or \`kubectl patch bsl ${location.name} -n ${location.namespace} --type merge -p '${rule}'\` (the patch replaces the rules already there).`
+  );
+}
 
 const quantity = new RegExp(quantityPattern.regex);
 
@@ -138,7 +148,7 @@ const create = defineCommand({
     if (size !== undefined && !quantity.test(size))
       throw new UsageError(`--size "${size}" is not ${quantityPattern.allowed}`);
     const timeout = args.timeout === undefined ? undefined : operationTimeout(args.timeout);
-    await withKube(args, async ({ kube, namespace }) => {
+    await withKube(args, async ({ kube, namespace, ferryNamespace }) => {
       const backup = pvcFlag && locationFlag && classFlag ? undefined : await readBackup(kube, namespace, from);
       const pvc = pvcFlag ?? backup?.spec.sourcePVC;
       const location = locationFlag ?? backup?.spec.backupStorageLocation;
@@ -161,7 +171,11 @@ const create = defineCommand({
           ...(timeout ? { operationTimeout: timeout } : {}),
         },
       };
-      let r = await createResource(kube, dd as Resource, fieldFlags);
+      let r = await createResource(kube, dd as Resource, fieldFlags).catch((err: unknown) => {
+        if (err instanceof Error && err.message.includes('does not allow restores from namespace'))
+          err.message += crossNamespaceFix({ name: location, namespace: ferryNamespace }, namespace, into);
+        throw err;
+      });
       if (args.wait) r = await waitForEnd(kube, 'DataDownload', into, name, { quiet: isDocument(format) });
       printCreated(r, format, args.wait);
     });
