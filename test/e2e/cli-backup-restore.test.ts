@@ -258,6 +258,16 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
     assert.equal(pvc.spec.storageClassName, 'ferry-local');
     assert.equal(pvc.spec.resources.requests.storage, '2Gi');
 
+    // the backup recorded its PVC's class: a restore made once that PVC is gone (the usual disaster) still keeps it
+    assert.equal((await w.cluster.kube.get(`${uploads(w.app)}/full`)).status.storageClassName, 'ferry-local-immediate');
+    await w.cluster.kube.delete(`${claims(w.app)}/data`);
+    for (const deadline = Date.now() + 120_000; await w.cluster.kube.find(`${claims(w.app)}/data`);) {
+      assert.ok(Date.now() < deadline, 'the source PVC is gone within 2 minutes');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await cliOK(restoreFull('kept', '--pvc', 'kept', '--wait'));
+    assert.equal((await w.cluster.kube.get(`${claims(w.other)}/kept`)).spec.storageClassName, 'ferry-local-immediate');
+
     const stuck = `no-driver-${w.other}`;
     await w.cluster.kube.create('/apis/storage.k8s.io/v1/storageclasses', {
       apiVersion: 'storage.k8s.io/v1',

@@ -68,8 +68,9 @@ async function readClaim(kube: Kube, namespace: string, name: string): Promise<P
 }
 
 /**
- * The StorageClass of the backed-up PVC, when it is still there: a new PVC keeps it (as Velero does) rather than
- * take the cluster's default class. A target PVC that exists already keeps its own.
+ * The StorageClass of the backed-up PVC, as the backup recorded it (or, for a backup made before ferry recorded it,
+ * the PVC's if it is still there): a new PVC keeps it (as Velero does) rather than take the cluster's default class.
+ * A target PVC that exists already keeps its own.
  */
 async function sourceClass(
   kube: Kube,
@@ -77,6 +78,7 @@ async function sourceClass(
   target: { namespace: string; name: string },
 ): Promise<string | undefined> {
   if (!backup || (await readClaim(kube, target.namespace, target.name))) return undefined;
+  if (backup.status?.storageClassName) return backup.status.storageClassName;
   const source = await readClaim(kube, backup.metadata.namespace ?? '', backup.spec.sourcePVC);
   return source?.spec.storageClassName || undefined;
 }
