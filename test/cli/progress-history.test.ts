@@ -1,6 +1,6 @@
 // The pieces of `--wait` and `describe` that need no cluster: the progress line with phase and bar, the progress
 // reporter on a terminal and off it, and the phase history derived from step records.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { progressLine, progressReporter } from '../../src/cli/output.ts';
@@ -45,10 +45,15 @@ function fakeStream(tty: boolean): PassThrough & { isTTY: boolean; text(): strin
   return Object.assign(s, { text: () => out });
 }
 
-test('on a terminal the reporter redraws one line with a bar in place, and ends it', (t) => {
+/** A reporter on a terminal `columns` wide, on a clock the test moves (a rate needs two samples apart in time). */
+function terminalReporter(t: TestContext, columns: number) {
   t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
-  const s = Object.assign(fakeStream(true), { columns: 120 });
-  const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
+  const s = Object.assign(fakeStream(true), { columns });
+  return { s, r: progressReporter(false, s as unknown as NodeJS.WriteStream) };
+}
+
+test('on a terminal the reporter redraws one line with a bar in place, and ends it', (t) => {
+  const { s, r } = terminalReporter(t, 120);
   r.update({ bytesDone: 0, bytesTotal: 0, totalsFinal: false }, 'New');
   t.mock.timers.tick(1000);
   r.update({ bytesDone: 1024, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
@@ -69,9 +74,7 @@ test('on a narrow terminal the line is cut to its width, so redrawing in place s
 });
 
 test('a watch that starts late shows no rate or ETA until it has two samples of its own, and none once ended', (t) => {
-  t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
-  const s = Object.assign(fakeStream(true), { columns: 200 });
-  const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
+  const { s, r } = terminalReporter(t, 200);
   const MiB = 1024 * 1024;
   // 697 MiB were moved before the watch began: not 136 GiB/s
   r.update({ bytesDone: 697 * MiB, bytesTotal: 1536 * MiB, totalsFinal: true }, 'InProgress');
@@ -87,9 +90,7 @@ test('a watch that starts late shows no rate or ETA until it has two samples of 
 });
 
 test('a terminal that reports 0 columns gets a line cut at 80, with bytes, percent and rate', (t) => {
-  t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
-  const s = Object.assign(fakeStream(true), { columns: 0 });
-  const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
+  const { s, r } = terminalReporter(t, 0);
   r.update({ bytesDone: 0, bytesTotal: 4096, totalsFinal: true }, 'Accepted');
   t.mock.timers.tick(3000);
   r.update({ bytesDone: 3072, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
