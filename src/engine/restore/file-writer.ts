@@ -123,8 +123,7 @@ export function dataRanges(blobs: readonly BlobPlacement[]): { offset: number; l
  * data behind them is written. False when the file system reserved nothing.
  */
 function reserveData(fd: number, blobs: readonly BlobPlacement[], size: number): boolean {
-  let reserved = false;
-  for (const r of dataRanges(blobs)) reserved = preallocate(fd, r.length, r.offset) || reserved;
+  const reserved = preallocate(fd, dataRanges(blobs));
   if (reserved) ftruncateSync(fd, size);
   return reserved;
 }
