@@ -2,8 +2,8 @@
 // would silently change what a command does. This finds the first flag the command does not declare.
 import type { ArgsDef } from 'citty';
 
-/** The first flag in `rawArgs` that `args` does not declare (names, aliases, `--no-` for booleans), if any. */
-export function unknownFlag(args: ArgsDef, rawArgs: string[]): string | undefined {
+/** The flags `args` declares (names, aliases, `--no-` for booleans), without dashes, with their types. */
+export function knownFlags(args: ArgsDef): Map<string, string> {
   const known = new Map<string, string>();
   for (const [name, def] of Object.entries(args)) {
     if (def.type === 'positional') continue;
@@ -12,6 +12,12 @@ export function unknownFlag(args: ArgsDef, rawArgs: string[]): string | undefine
     const aliases = 'alias' in def && def.alias !== undefined ? [def.alias].flat() : [];
     for (const a of aliases) known.set(a, def.type ?? 'string');
   }
+  return known;
+}
+
+/** The first flag in `rawArgs` that `args` does not declare, if any. */
+export function unknownFlag(args: ArgsDef, rawArgs: string[]): string | undefined {
+  const known = knownFlags(args);
   for (let i = 0; i < rawArgs.length; i++) {
     const arg = rawArgs[i];
     if (arg === '--') return undefined;

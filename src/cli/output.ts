@@ -32,8 +32,10 @@ export type ProgressFigures = Pick<Progress, 'bytesDone' | 'bytesTotal' | 'total
 };
 
 export interface ProgressView {
-  /** bytes per second; default: the average since the start */
-  rate?: number;
+  /** bytes per second; default: the average since the start; null: not measured yet, so no rate and no ETA */
+  rate?: number | null;
+  /** the work is over (ended in any phase): no ETA */
+  ended?: boolean;
   /** the stage the work is in (a resource's phase), shown first */
   phase?: string;
   /** draw a bar of the done fraction (on a terminal) */
@@ -50,11 +52,11 @@ function bar(fraction: number): string {
 
 /** One line describing progress: phase, files, bytes, a bar, rate, and an estimate once totals are known. */
 export function progressLine(p: Readonly<ProgressFigures>, elapsedMs: number, view: ProgressView = {}): string {
-  const rate = view.rate ?? (elapsedMs > 0 ? (p.bytesDone / elapsedMs) * 1000 : 0);
+  const rate = view.rate === undefined ? (elapsedMs > 0 ? (p.bytesDone / elapsedMs) * 1000 : 0) : view.rate;
   const fraction =
     p.percent !== undefined ? p.percent / 100 : p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
   const eta =
-    p.totalsFinal && rate > 0 && p.bytesTotal > p.bytesDone
+    !view.ended && p.totalsFinal && rate !== null && rate > 0 && p.bytesTotal > p.bytesDone
       ? `, ETA ${formatDuration(((p.bytesTotal - p.bytesDone) / rate) * 1000)}`
       : '';
   const percent = p.percent !== undefined ? `${p.percent}%` : `${(fraction * 100).toFixed(1)}%`;
@@ -62,7 +64,8 @@ export function progressLine(p: Readonly<ProgressFigures>, elapsedMs: number, vi
   const files = p.filesDone === undefined ? '' : `${p.filesDone} files, `;
   const phase = view.phase ? `${view.phase} ` : '';
   const drawn = view.bar ? `${bar(fraction)} ` : '';
-  return `[${formatDuration(elapsedMs)}] ${phase}${drawn}${files}${formatBytes(p.bytesDone)}${total}, ${formatBytes(rate)}/s${eta}`;
+  const speed = rate === null ? '' : `, ${formatBytes(rate)}/s`;
+  return `[${formatDuration(elapsedMs)}] ${phase}${drawn}${files}${formatBytes(p.bytesDone)}${total}${speed}${eta}`;
 }
 
 /** Bytes per second over the last few seconds, so a watch that starts late does not count what came before. */
@@ -80,8 +83,11 @@ function recentRate(): (bytes: number, now: number) => number | undefined {
 }
 
 export interface ProgressReporter {
-  /** `phase` names the stage, for work that goes through several (a backup's phases) */
-  update(p: Readonly<ProgressFigures>, phase?: string): void;
+  /**
+   * `phase` names the stage, for work that goes through several (a backup's phases); `ended`: that phase is the
+   * last, so the line estimates nothing
+   */
+  update(p: Readonly<ProgressFigures>, phase?: string, ended?: boolean): void;
   done(): void;
 }
 
@@ -94,17 +100,21 @@ export function progressReporter(json: boolean, stream: NodeJS.WriteStream = pro
   const tty = stream.isTTY === true;
   const rateOf = recentRate();
   let lastPlain = 0;
-  let last: { p: Readonly<ProgressFigures>; phase?: string; rate?: number } | undefined;
-  const line = (now: number) => progressLine(last!.p, now - start, { phase: last!.phase, rate: last!.rate, bar: tty });
+  let last: { p: Readonly<ProgressFigures>; phase?: string; rate: number | null; ended: boolean } | undefined;
+  const line = (now: number) =>
+    progressLine(last!.p, now - start, { phase: last!.phase, rate: last!.rate, ended: last!.ended, bar: tty });
+  // a terminal that reports no width (`script`, some CI terminals) says 0
+  const width = stream.columns > 0 ? stream.columns : 80;
   return {
-    update(p, phase) {
+    update(p, phase, ended = false) {
       const now = Date.now();
       const phaseChanged = last !== undefined && last.phase !== phase;
-      last = { p: { ...p }, phase, rate: rateOf(p.bytesDone, now) };
+      // a watch that starts late sees bytes moved before it: a rate needs two samples of its own
+      last = { p: { ...p }, phase, rate: rateOf(p.bytesDone, now) ?? null, ended };
       if (json) return;
       if (tty) {
         // a line wider than the terminal wraps, and the carriage return would then redraw only its last row
-        stream.write(`\r\x1b[2K${line(now).slice(0, Math.max(20, (stream.columns ?? 200) - 1))}`);
+        stream.write(`\r\x1b[2K${line(now).slice(0, Math.max(20, width - 1))}`);
       } else if (now - lastPlain >= 5000 || phaseChanged) {
         lastPlain = now;
         // straight to the stream: a consola reporter (the basic one under CI) would prefix every line with its type

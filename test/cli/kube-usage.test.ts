@@ -63,6 +63,21 @@ const cases: { name: string; args: string[]; says: RegExp }[] = [
     says: /"pod" is not a kind this command handles; use one of: dataupload, datauploads, du, backup, datadownload/,
   },
   {
+    name: 'backup create --tag without =',
+    args: ['backup', 'create', 'b1', '--pvc', 'data', '--tag', 'nightly', ...k],
+    says: /--tag "nightly" is not key=value/,
+  },
+  {
+    name: 'backup create --expire in days',
+    args: ['backup', 'create', 'b1', '--pvc', 'data', '--expire', '30d', ...k],
+    says: /--expire "30d" is not a duration above zero \(examples: .*720h\)/,
+  },
+  {
+    name: 'backup delete with both NAME and -l',
+    args: ['backup', 'delete', 'b1', '-l', 'app=db', ...k],
+    says: /give NAME or --selector \(-l\), not both/,
+  },
+  {
     name: 'a --context the kubeconfig lacks',
     args: ['backup', 'get', '--context', 'prod', ...k],
     says: /--context prod is not in the kubeconfig, which has: box/,

@@ -1,6 +1,6 @@
 // The pieces of `--wait` and `describe` that need no cluster: the progress line with phase and bar, the progress
 // reporter on a terminal and off it, and the phase history derived from step records.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { progressLine, progressReporter } from '../../src/cli/output.ts';
@@ -45,16 +45,23 @@ function fakeStream(tty: boolean): PassThrough & { isTTY: boolean; text(): strin
   return Object.assign(s, { text: () => out });
 }
 
-test('on a terminal the reporter redraws one line with a bar in place, and ends it', () => {
-  const s = fakeStream(true);
-  const r = progressReporter(false, s as unknown as NodeJS.WriteStream);
+/** A reporter on a terminal `columns` wide, on a clock the test moves (a rate needs two samples apart in time). */
+function terminalReporter(t: TestContext, columns: number) {
+  t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+  const s = Object.assign(fakeStream(true), { columns });
+  return { s, r: progressReporter(false, s as unknown as NodeJS.WriteStream) };
+}
+
+test('on a terminal the reporter redraws one line with a bar in place, and ends it', (t) => {
+  const { s, r } = terminalReporter(t, 120);
   r.update({ bytesDone: 0, bytesTotal: 0, totalsFinal: false }, 'New');
+  t.mock.timers.tick(1000);
   r.update({ bytesDone: 1024, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
   r.done();
   const redraws = s.text().split('\r\x1b[2K').filter(Boolean);
   assert.equal(redraws.length, 2);
-  assert.match(redraws[0], /^\[0s\] New \[\.{24}\] 0 B, /);
-  assert.match(redraws[1], /^\[0s\] InProgress \[#{6}\.{18}\] 1\.0 KiB \/ 4\.0 KiB \(25\.0%\), .*\n$/);
+  assert.equal(redraws[0], '[0s] New [........................] 0 B');
+  assert.equal(redraws[1], '[1s] InProgress [######..................] 1.0 KiB / 4.0 KiB (25.0%), 1.0 KiB/s, ETA 3s\n');
 });
 
 test('on a narrow terminal the line is cut to its width, so redrawing in place still works', () => {
@@ -64,6 +71,32 @@ test('on a narrow terminal the line is cut to its width, so redrawing in place s
   const drawn = s.text().split('\r\x1b[2K')[1];
   assert.equal(drawn.length, 39);
   assert.ok(drawn.startsWith('[0s] InProgress [######'));
+});
+
+test('a watch that starts late shows no rate or ETA until it has two samples of its own, and none once ended', (t) => {
+  const { s, r } = terminalReporter(t, 200);
+  const MiB = 1024 * 1024;
+  // 697 MiB were moved before the watch began: not 136 GiB/s
+  r.update({ bytesDone: 697 * MiB, bytesTotal: 1536 * MiB, totalsFinal: true }, 'InProgress');
+  t.mock.timers.tick(2000);
+  r.update({ bytesDone: 717 * MiB, bytesTotal: 1536 * MiB, totalsFinal: true }, 'InProgress');
+  t.mock.timers.tick(1000);
+  r.update({ bytesDone: 720 * MiB, bytesTotal: 1536 * MiB, totalsFinal: true }, 'Canceled', true);
+  r.done();
+  const [first, second, last] = s.text().split('\r\x1b[2K').filter(Boolean);
+  assert.equal(first, '[0s] InProgress [##########..............] 697.0 MiB / 1.5 GiB (45.4%)');
+  assert.equal(second, '[2s] InProgress [###########.............] 717.0 MiB / 1.5 GiB (46.7%), 10.0 MiB/s, ETA 1m22s');
+  assert.equal(last, '[3s] Canceled [###########.............] 720.0 MiB / 1.5 GiB (46.9%), 7.7 MiB/s\n');
+});
+
+test('a terminal that reports 0 columns gets a line cut at 80, with bytes, percent and rate', (t) => {
+  const { s, r } = terminalReporter(t, 0);
+  r.update({ bytesDone: 0, bytesTotal: 4096, totalsFinal: true }, 'Accepted');
+  t.mock.timers.tick(3000);
+  r.update({ bytesDone: 3072, bytesTotal: 4096, totalsFinal: true }, 'InProgress');
+  const drawn = s.text().split('\r\x1b[2K')[2];
+  assert.equal(drawn, '[3s] InProgress [##################......] 3.0 KiB / 4.0 KiB (75.0%), 1.0 KiB/s');
+  assert.equal(drawn.length, 79);
 });
 
 test('off a terminal the reporter writes plain lines, with no reporter prefix, at each phase change and at the end', () => {
@@ -76,7 +109,7 @@ test('off a terminal the reporter writes plain lines, with no reporter prefix, a
   const lines = s.text().split('\n');
   assert.equal(lines.pop(), '');
   assert.equal(lines.length, 3, s.text());
-  assert.match(lines[0], /^\[0s\] New 0 B, /);
+  assert.equal(lines[0], '[0s] New 0 B');
   assert.match(lines[1], /^\[0s\] InProgress 1\.0 KiB \/ 4\.0 KiB \(25\.0%\)/);
   assert.match(lines[2], /^\[0s\] InProgress 2\.0 KiB \/ 4\.0 KiB \(50\.0%\)/);
   assert.ok(!s.text().includes('\r'), 'no redraws off a terminal');

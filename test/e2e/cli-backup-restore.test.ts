@@ -45,6 +45,11 @@ function cli(args: string[]): Promise<FerryRun> {
   return ferry(args, { password: null, env: { KUBECONFIG: w.cluster.kubeconfig } });
 }
 
+/** `ferry restore create NAME` of the backup "full" into the other namespace, then `more` */
+function restoreFull(name: string, ...more: string[]): string[] {
+  return ['restore', 'create', name, '--from', 'full', '-n', w.app, '--to-namespace', w.other, ...more];
+}
+
 async function cliOK(args: string[]): Promise<string> {
   const r = await cli(args);
   assert.equal(r.code, 0, `ferry ${args.join(' ')} exited ${r.code}:\n${r.stderr}${r.stdout}`);
@@ -174,23 +179,47 @@ describe('ferry backup', { timeout: 30 * 60_000 }, () => {
     assert.ok(at > text.indexOf('==> expose attempt') && at < text.indexOf('==> finalize attempt'), 'in step order');
     assert.match(await cliOK(['backup', 'logs', 'full', '-n', w.app, '--step', 'transfer']), removed);
   });
+
+  it('create --tag and --expire fill spec.tags and spec.expire; delete -l deletes every backup with the labels', async () => {
+    for (const name of ['tagged-1', 'tagged-2']) {
+      const made = JSON.parse(
+        await cliOK(
+          backupCreateArgs(
+            name,
+            'data',
+            w.app,
+            w.location,
+            '--snapshot-only',
+            '--tag',
+            'team=db',
+            '--tag',
+            'tier=gold',
+            '--expire',
+            '720h',
+            '-o',
+            'json',
+          ),
+        ),
+      ) as Obj;
+      assert.deepEqual(made.spec.tags, { team: 'db', tier: 'gold' });
+      assert.equal(made.spec.expire, '720h');
+      await w.cluster.kube.patch(`${uploads(w.app)}/${name}`, { metadata: { labels: { suite: 'tagged' } } });
+    }
+    const none = await cli(['backup', 'delete', '-l', 'suite=nothing', '-n', w.app]);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, new RegExp(`No DataUploads in namespace ${w.app} match -l suite=nothing`));
+    const out = await cliOK(['backup', 'delete', '-l', 'suite=tagged', '-n', w.app, '--wait']);
+    assert.match(out, /dataupload\/tagged-1 deleted/);
+    assert.match(out, /dataupload\/tagged-2 deleted/);
+    assert.equal(await w.cluster.kube.find(`${uploads(w.app)}/tagged-1`), undefined);
+    assert.ok(await w.cluster.kube.find(`${uploads(w.app)}/full`), 'backups without the labels stay');
+  });
 });
 
 describe('ferry restore', { timeout: 30 * 60_000 }, () => {
   it('create --wait without a terminal prints plain progress lines and restores the same files (exit 0)', async (t) => {
     const started = Date.now();
-    const r = await cli([
-      'restore',
-      'create',
-      'copy',
-      '--from',
-      'full',
-      '-n',
-      w.app,
-      '--to-namespace',
-      w.other,
-      '--wait',
-    ]);
+    const r = await cli(restoreFull('copy', '--wait'));
     t.diagnostic(`restore create --wait took ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const out = stripVTControlCharacters(r.stdout + r.stderr);
     assert.equal(r.code, 0, out);
@@ -198,9 +227,14 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
     const lines = out.split('\n').filter((l) => /^\[\d+(s|m\d\ds)\] \w+ /.test(l));
     const phases = [...new Set(lines.map((l) => l.split(' ')[1]))];
     assert.ok(phases.length >= 2 && phases.at(-1) === 'Completed', `phases shown: ${phases.join(', ')}\n${out}`);
-    assert.match(out, /restore copy Completed: 512\.0 MiB in 8 files/);
+    // a restore's words, and as many files as the backup counted
+    assert.match(out, /restore copy Completed: restored 512\.0 MiB in 8 files from snapshot [0-9a-f]{8}, took/);
+    const backup = await w.cluster.kube.get(`${uploads(w.app)}/full`);
+    assert.equal(backup.status.stats.files, 8);
     const pvc = await w.cluster.kube.get(`${claims(w.other)}/data`);
     assert.equal(pvc.status.phase, 'Bound');
+    // the backed-up PVC's class, not the cluster's default (ferry-local)
+    assert.equal(pvc.spec.storageClassName, 'ferry-local-immediate');
     assert.deepEqual(await compareTrees(source.path, await volumePath(w.cluster, pvc.spec.volumeName)), []);
   });
 
@@ -209,11 +243,56 @@ describe('ferry restore', { timeout: 30 * 60_000 }, () => {
     assert.match(table, new RegExp(`^copy\\s+Completed\\s+100%.*backup ${w.app}/full\\s+data\\s`, 'm'));
     const text = await cliOK(['restore', 'describe', 'copy', '-n', w.other]);
     assert.match(text, new RegExp(`^From:\\s+backup ${w.app}/full$`, 'm'));
+    assert.match(text, /^ {2}Restored: +512\.0 MiB in 8 files$/m);
+    assert.doesNotMatch(text, /Added|Deduplicated|Stored/);
     assert.match(text, /^  expose attempt 1: Job ferry-down-[0-9a-f]{16}-expose-1 succeeded/m);
     const logs = await cliOK(['restore', 'logs', 'copy', '-n', w.other, '--step', 'expose']);
     assert.match(logs, /^==> expose attempt 1: Job ferry-down-/m);
     const yaml = await cliOK(['restore', 'describe', 'copy', '-n', w.other, '-o', 'yaml']);
     assert.match(yaml, /^  kind: DataDownload$/m);
+  });
+
+  it('--storage-class and --size choose the new PVC; a class that makes no volume times out naming it', async () => {
+    await cliOK(restoreFull('sized', '--pvc', 'sized', '--storage-class', 'ferry-local', '--size', '2Gi', '--wait'));
+    const pvc = await w.cluster.kube.get(`${claims(w.other)}/sized`);
+    assert.equal(pvc.spec.storageClassName, 'ferry-local');
+    assert.equal(pvc.spec.resources.requests.storage, '2Gi');
+
+    // the backup recorded its PVC's class: a restore made once that PVC is gone (the usual disaster) still keeps it
+    assert.equal((await w.cluster.kube.get(`${uploads(w.app)}/full`)).status.storageClassName, 'ferry-local-immediate');
+    await w.cluster.kube.delete(`${claims(w.app)}/data`);
+    for (const deadline = Date.now() + 120_000; await w.cluster.kube.find(`${claims(w.app)}/data`);) {
+      assert.ok(Date.now() < deadline, 'the source PVC is gone within 2 minutes');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await cliOK(restoreFull('kept', '--pvc', 'kept', '--wait'));
+    assert.equal((await w.cluster.kube.get(`${claims(w.other)}/kept`)).spec.storageClassName, 'ferry-local-immediate');
+
+    const stuck = `no-driver-${w.other}`;
+    await w.cluster.kube.create('/apis/storage.k8s.io/v1/storageclasses', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: stuck },
+      provisioner: 'nobody.example.com',
+      volumeBindingMode: 'Immediate',
+    });
+    try {
+      const r = await cli(
+        restoreFull('stuck', '--pvc', 'stuck', '--storage-class', stuck, '--timeout', '10s', '--wait'),
+      );
+      const err = stripVTControlCharacters(r.stderr);
+      assert.equal(r.code, 1, err);
+      assert.match(
+        err,
+        new RegExp(
+          `was not bound within 10s: StorageClass ${stuck} \\(provisioner nobody\\.example\\.com\\) made no volume`,
+        ),
+      );
+      assert.match(err, /removed as the restore ends; .*--storage-class/);
+      assert.doesNotMatch(err, /see its events/, 'the PVC it would point at is gone by then');
+    } finally {
+      await w.cluster.kube.delete(`/apis/storage.k8s.io/v1/storageclasses/${stuck}`);
+    }
   });
 
   it('delete removes it; backup delete --wait returns once the backup and its repository data are gone', async () => {

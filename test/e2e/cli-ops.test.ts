@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import yaml from 'js-yaml';
 import { renderInstall } from '../../src/shared/install/install.ts';
 import { useCluster, type TestCluster } from '../support/cluster.ts';
-import { ferry, hasStackTrace, parseJSON, type FerryRun } from '../support/ferry-cli.ts';
+import { ferry, hasStackTrace, locationCreateArgs, parseJSON, type FerryRun } from '../support/ferry-cli.ts';
 import { ferryNamespace, installFerry } from '../support/ferry-install.ts';
 import { writeKubeconfig } from '../support/kubeconfig.ts';
 import { makeTestCertificates } from '../support/test-ca.ts';
@@ -72,25 +72,15 @@ after(async () => {
 describe('ferry location', { timeout: 10 * 60_000 }, () => {
   it('creates a location and its Secrets from files and the environment, after the bucket answered, and never prints them', async () => {
     madeSecrets.push(`${good}-s3-credentials`, `${good}-repository-password`);
-    const args = [
-      'location',
-      'create',
+    const args = locationCreateArgs(
       good,
-      '--endpoint',
-      cluster.s3.endpoint,
-      '--bucket',
-      cluster.s3.bucket,
-      '--prefix',
+      cluster.s3,
       `e2e/${good}`,
+      app,
+      { secretKey: join(dir, 'secret-key'), password: join(dir, 'password') },
       '--region',
       cluster.s3.region,
-      '--allowed-namespaces',
-      app,
-      '--secret-key-file',
-      join(dir, 'secret-key'),
-      '--password-file',
-      join(dir, 'password'),
-    ];
+    );
     const r = await run(args);
     expectExit(r, 0, 'location create');
     assert.match(

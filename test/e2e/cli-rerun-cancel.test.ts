@@ -134,8 +134,49 @@ describe('--wait exit codes, rerun and cancel', { timeout: 30 * 60_000 }, () => 
       const done = await cli(['rerun', 'backup/stuck', '-n', w.app]);
       assert.equal(done.code, 1, text(done));
       assert.match(stripVTControlCharacters(done.stderr), /has no step to run again: phase Canceled needs no step/);
+      // and what to do instead
+      assert.match(
+        stripVTControlCharacters(done.stderr),
+        new RegExp(
+          `It ended Canceled, and an ended backup never runs again: back the PVC up anew with \`?ferry backup create NEW-NAME --pvc data -n ${w.app}\`?`,
+        ),
+      );
     } finally {
       waiting.child.kill();
+    }
+  });
+
+  it('Ctrl-C during create --wait says the backup runs on and how to follow it; backup wait follows it to its end', async () => {
+    const waiting = spawnFerry(
+      backupCreateArgs('ctrl-c', 'data', w.app, w.location, '--snapshot-class', slowClass, '--wait'),
+      env(),
+    );
+    const following = new Promise<void>((resolve) => waiting.child.stderr!.once('data', () => resolve()));
+    await w.cluster.kube.waitFor(`${uploads(w.app)}/ctrl-c`, 'the DataUpload', (o) => o, 120_000);
+    await following; // the first progress line: --wait is following it
+    waiting.child.kill('SIGINT');
+    const stopped = await waiting.done;
+    assert.equal(stopped.code, 130, text(stopped));
+    assert.match(
+      stripVTControlCharacters(stopped.stderr),
+      new RegExp(
+        `Stopped following backup ${w.app}/ctrl-c; it is still running in the cluster \\(phase \\w+\\)\\. ` +
+          `Follow it again with \`ferry backup wait ctrl-c -n ${w.app}\`, or stop it with \`ferry cancel backup/ctrl-c -n ${w.app}\``,
+      ),
+    );
+    const du = await w.cluster.kube.get(`${uploads(w.app)}/ctrl-c`);
+    assert.notEqual(du.spec.cancel, true, 'Ctrl-C stopped the following, not the backup');
+    assert.ok(!['Canceling', 'Canceled'].includes(du.status?.phase), du.status?.phase);
+
+    const again = spawnFerry(['backup', 'wait', 'ctrl-c', '-n', w.app], env());
+    try {
+      const cancel = await cli(['cancel', 'backup/ctrl-c', '-n', w.app]);
+      assert.equal(cancel.code, 0, text(cancel));
+      const ended = await again.done;
+      assert.equal(ended.code, 3, text(ended));
+      assert.match(stripVTControlCharacters(ended.stderr), new RegExp(`DataUpload ${w.app}/ctrl-c was canceled`));
+    } finally {
+      again.child.kill();
     }
   });
 });

@@ -78,3 +78,32 @@ export function hasStackTrace(text: string): boolean {
 export function backupCreateArgs(name: string, pvc: string, namespace: string, location: string, ...more: string[]) {
   return ['backup', 'create', name, '--pvc', pvc, '-n', namespace, '--location', location, ...more];
 }
+
+/** the arguments of `ferry location create <name>` on the box's bucket under `prefix`, for `namespaces`, then `more` */
+export function locationCreateArgs(
+  name: string,
+  s3: { endpoint: string; bucket: string },
+  prefix: string,
+  namespaces: string,
+  files: { secretKey: string; password: string },
+  ...more: string[]
+): string[] {
+  return [
+    'location',
+    'create',
+    name,
+    '--endpoint',
+    s3.endpoint,
+    '--bucket',
+    s3.bucket,
+    '--prefix',
+    prefix,
+    '--allowed-namespaces',
+    namespaces,
+    '--secret-key-file',
+    files.secretKey,
+    '--password-file',
+    files.password,
+    ...more,
+  ];
+}

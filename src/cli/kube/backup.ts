@@ -12,8 +12,10 @@ import { createResource } from './create.ts';
 import { defaultLocation } from './location.ts';
 import { logsCommand } from './logs.ts';
 import { printCreated } from './result.ts';
-import { operationTimeout } from './timeout.ts';
+import { tagsFlag } from './tags.ts';
+import { durationFlag, operationTimeout } from './timeout.ts';
 import { waitForEnd } from './wait.ts';
+import { waitCommand } from './wait-command.ts';
 
 const fieldFlags = {
   'metadata.name': 'NAME',
@@ -21,6 +23,8 @@ const fieldFlags = {
   'spec.backupStorageLocation': '--location',
   'spec.csiSnapshot.snapshotClass': '--snapshot-class',
   'spec.operationTimeout': '--timeout',
+  'spec.expire': '--expire',
+  'spec.tags': '--tag',
 };
 
 const create = defineCommand({
@@ -28,7 +32,7 @@ const create = defineCommand({
   args: {
     name: {
       type: 'positional',
-      required: false,
+      required: true,
       description: 'name of the backup (the DataUpload)',
       valueHint: 'NAME',
     },
@@ -53,6 +57,16 @@ const create = defineCommand({
       description: 'how long the snapshot and each step may take, e.g. 30m (default 10m)',
       valueHint: 'DURATION',
     },
+    expire: {
+      type: 'string',
+      description: 'delete the backup (and free its repository data) this long after it was made, e.g. 720h',
+      valueHint: 'DURATION',
+    },
+    tag: {
+      type: 'string',
+      description: 'tag the repository snapshot, as key=value (repeatable)',
+      valueHint: 'KEY=VALUE',
+    },
     wait: {
       type: 'boolean',
       description: 'follow the backup until it ends (exit 0 Completed, 1 Failed, 3 Canceled)',
@@ -61,10 +75,12 @@ const create = defineCommand({
     ...kubeArgs,
     ...outputArgs,
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const format = outputFormat(args);
     const name = objectName(args.name, 'NAME');
     const pvc = objectName(args.pvc, '--pvc');
+    const expire = args.expire === undefined ? undefined : durationFlag(args.expire, '--expire');
+    const tags = tagsFlag(rawArgs);
     const location = optionalName(args.location, '--location');
     const snapshotClass = optionalName(args['snapshot-class'], '--snapshot-class');
     const timeout = args.timeout === undefined ? undefined : operationTimeout(args.timeout);
@@ -79,6 +95,8 @@ const create = defineCommand({
           ...(args['snapshot-only'] ? { snapshotMoveData: false } : {}),
           ...(snapshotClass ? { csiSnapshot: { snapshotClass } } : {}),
           ...(timeout ? { operationTimeout: timeout } : {}),
+          ...(expire ? { expire } : {}),
+          ...(tags ? { tags } : {}),
         },
       };
       let r = await createResource(kube, du as Resource, fieldFlags);
@@ -96,5 +114,6 @@ export default defineCommand({
     describe: describeCommand('DataUpload'),
     delete: deleteCommand('DataUpload'),
     logs: logsCommand('DataUpload'),
+    wait: waitCommand('DataUpload'),
   },
 });

@@ -42,7 +42,8 @@ export default defineCommand({
         throw new Error(`${refOf(r)} ended ${ended.status?.phase} before the cancel took effect.`);
       } catch (err) {
         if (!(err instanceof CanceledError)) throw err;
-        consola.success(`${refOf(r)} canceled`);
+        // its message says what the canceled work left behind (data kept for the next backup, a volume removed)
+        consola.success(`${refOf(r)} canceled${err.message.replace(/^.*? was canceled/s, '')}`);
       }
     });
   },

@@ -24,9 +24,24 @@ function source(r: Resource): string {
   return s.snapshotID ? `snapshot ${s.snapshotID.slice(0, 8)}` : '';
 }
 
+/**
+ * The phase, or that the resource is being deleted and what that waits for: a backup a restore still reads keeps
+ * its finalizer (and its phase, Completed) until the restore ends.
+ */
+export function phaseOf(r: Resource): string {
+  const phase = r.status?.phase ?? 'New';
+  if (!r.metadata.deletionTimestamp) return phase;
+  const waiting = r.status?.conditions?.find((c) => c.type === 'RepositoryDataDeleted' && c.status === 'False');
+  const reader =
+    waiting?.reason === 'RestoreReading' ? /DataDownload (\S+) is reading/.exec(waiting.message ?? '') : null;
+  if (reader) return `Deleting (waits for restore ${reader[1]})`;
+  if (waiting?.reason === 'DeleteFailed') return 'Deleting (freeing its data failed; retrying)';
+  return `Deleting (was ${phase})`;
+}
+
 const common: Column<Resource>[] = [
   { header: 'name', value: (r) => r.metadata.name },
-  { header: 'phase', value: (r) => r.status?.phase ?? 'New' },
+  { header: 'phase', value: phaseOf },
   { header: 'progress', value: progress },
   { header: 'bytes', value: bytes },
   { header: 'location', value: (r) => r.spec.backupStorageLocation },

@@ -11,10 +11,11 @@ import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
-import { age, between } from '../resource/time.ts';
+import { between, timeAndAge, timestamp } from '../resource/time.ts';
 import { phaseHistory, type PhaseEntry } from './history.ts';
-import { nouns, type Resource } from './kinds.ts';
+import { showOneArgs, nouns, type Resource } from './kinds.ts';
 import { stepJobsOf, type JobRun } from './step-jobs.ts';
+import { phaseOf } from './columns.ts';
 
 export interface Description {
   object: Resource;
@@ -59,12 +60,15 @@ function sizes(r: Resource): Field[] {
   const st = r.status?.stats;
   if (!st) return [];
   const rate = st.durationSeconds > 0 ? `${formatBytes(st.bytes / st.durationSeconds)}/s` : undefined;
+  const time: Field = ['Transfer time', `${st.durationSeconds.toFixed(1)}s${rate ? ` (${rate})` : ''}`];
+  // a restore adds nothing to the repository: what it wrote is all there is to say
+  if (r.kind === 'DataDownload') return [['Restored', `${formatBytes(st.bytes)} in ${st.files} files`], time];
   return [
     ['Total', `${formatBytes(st.bytes)} in ${st.files} files`],
     ['Added', formatBytes(st.bytesAdded)],
     ['Deduplicated', formatBytes(Math.max(0, st.bytes - st.bytesAdded))],
     ['Stored', formatBytes(st.bytesStored)],
-    ['Transfer time', `${st.durationSeconds.toFixed(1)}s${rate ? ` (${rate})` : ''}`],
+    time,
   ];
 }
 
@@ -91,23 +95,18 @@ export function renderDescription(d: Description): string {
     ['Name', r.metadata.name],
     ['Namespace', r.metadata.namespace],
     ['Kind', r.kind],
-    ['Phase', s.phase ?? 'New'],
+    ['Phase', phaseOf(r)],
     ['Message', s.message],
     ...specFields(r),
     ['Location', r.spec.backupStorageLocation],
     ['Node', s.node],
     ['Snapshot ID', s.snapshotID],
     ['Parent snapshot', r.kind === 'DataUpload' ? (r as DataUpload).status?.parentSnapshotID : undefined],
-    [
-      'Created',
-      r.metadata.creationTimestamp
-        ? `${r.metadata.creationTimestamp} (${age(r.metadata.creationTimestamp)} ago)`
-        : undefined,
-    ],
-    ['Started', s.startTimestamp],
-    ['Completed', s.completionTimestamp],
+    ['Created', timeAndAge(r.metadata.creationTimestamp)],
+    ['Started', timestamp(s.startTimestamp)],
+    ['Completed', timestamp(s.completionTimestamp)],
     ['Duration', between(r.metadata.creationTimestamp, s.completionTimestamp)],
-    ['Deleting', r.metadata.deletionTimestamp ? `since ${r.metadata.deletionTimestamp}` : undefined],
+    ['Deleting', r.metadata.deletionTimestamp ? `since ${timestamp(r.metadata.deletionTimestamp)}` : undefined],
   ];
   const p = s.progress;
   const sections: Section[] = [
@@ -126,7 +125,7 @@ export function renderDescription(d: Description): string {
       table: {
         headers: ['time', 'phase', 'step', 'note'],
         rows: d.phaseHistory.map((h) => [
-          h.time || '-',
+          timestamp(h.time) || '-',
           h.phase,
           h.step ? `${h.step}${h.attempts && h.attempts > 1 ? ` (${h.attempts} attempts)` : ''}` : '',
           h.note ?? '',
@@ -137,7 +136,13 @@ export function renderDescription(d: Description): string {
       title: 'Conditions',
       table: {
         headers: ['type', 'status', 'reason', 'since', 'message'],
-        rows: (s.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.lastTransitionTime, c.message]),
+        rows: (s.conditions ?? []).map((c) => [
+          c.type,
+          c.status,
+          c.reason,
+          timestamp(c.lastTransitionTime) ?? '',
+          c.message,
+        ]),
       },
     },
     { title: 'Jobs', lines: jobLines(d.jobs) },
@@ -145,7 +150,13 @@ export function renderDescription(d: Description): string {
       title: 'Events',
       table: {
         headers: ['time', 'type', 'reason', 'from', 'message'],
-        rows: d.events.map((e) => [e.time, e.type, e.reason, e.from, e.count > 1 ? `${e.note} (x${e.count})` : e.note]),
+        rows: d.events.map((e) => [
+          timestamp(e.time) ?? '',
+          e.type,
+          e.reason,
+          e.from,
+          e.count > 1 ? `${e.note} (x${e.count})` : e.note,
+        ]),
       },
     },
   ];
@@ -155,11 +166,7 @@ export function renderDescription(d: Description): string {
 export function describeCommand(kind: ResourceKind) {
   return defineCommand({
     meta: { name: 'describe', description: `Show one ${nouns[kind]} (${kind}) in detail: phases, Jobs, sizes, Events` },
-    args: {
-      name: { type: 'positional', required: false, description: `the ${kind}`, valueHint: 'NAME' },
-      ...kubeArgs,
-      ...outputArgs,
-    },
+    args: showOneArgs(kind),
     async run({ args }) {
       const format = outputFormat(args);
       const name = objectName(args.name, 'NAME');

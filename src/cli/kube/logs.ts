@@ -10,7 +10,7 @@ import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { UsageError } from '../run.ts';
-import { nouns, type Resource } from './kinds.ts';
+import { nameArg, nouns, type Resource } from './kinds.ts';
 import { removedStepLines } from './removed-step.ts';
 import { stepJobsOf, type JobRun, type PodRun } from './step-jobs.ts';
 
@@ -35,7 +35,7 @@ export function logsCommand(kind: ResourceKind) {
   return defineCommand({
     meta: { name: 'logs', description: `Print the logs of every step Job of a ${nouns[kind]}, in step order` },
     args: {
-      name: { type: 'positional', required: false, description: `the ${kind}`, valueHint: 'NAME' },
+      name: nameArg(kind),
       step: { type: 'string', description: `only this step: ${stepNames.join(', ')}`, valueHint: 'STEP' },
       ...kubeArgs,
     },

@@ -14,7 +14,23 @@ import type { KubeObject } from '../../shared/kube/kube.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
 import { kindAndName } from '../resource/names.ts';
-import { kindAliases, refOf, type Resource } from './kinds.ts';
+import { kindAliases, nouns, refOf, type Resource } from './kinds.ts';
+import type { DataDownload, DataUpload } from '../../shared/api/types.ts';
+
+/** What to do instead, for a resource that has ended: it never runs again, a new one does the work. */
+function insteadOfRerun(r: Resource): string {
+  const phase = r.status?.phase;
+  if (phase !== 'Canceled' && phase !== 'Failed') return '';
+  const ns = r.metadata.namespace;
+  const ended = `It ended ${phase}, and an ended ${nouns[r.kind]} never runs again`;
+  if (r.kind === 'DataUpload')
+    return ` ${ended}: back the PVC up anew with \`ferry backup create NEW-NAME --pvc ${(r as DataUpload).spec.sourcePVC} -n ${ns}\`.`;
+  const from = (r as DataDownload).spec.source.dataUpload;
+  const source = from
+    ? `--from ${from.name} -n ${from.namespace ?? ns}${from.namespace && from.namespace !== ns ? ` --to-namespace ${ns}` : ''}`
+    : `-n ${ns}`;
+  return ` ${ended}: restore anew with \`ferry restore create NEW-NAME ${source}\`${phase === 'Canceled' ? '' : ' once the cause in `ferry restore describe` is fixed'}.`;
+}
 
 export default defineCommand({
   meta: {
@@ -64,9 +80,8 @@ export default defineCommand({
         );
         consola.success(`${refOf(r)}: moved to Canceling (${decision.why}); finalize cleans up`);
       } else {
-        throw new Error(
-          `${refOf(r)} has no step to run again: ${decision.action === 'none' ? decision.why : decision.message}.`,
-        );
+        const why = decision.action === 'none' ? decision.why : decision.message;
+        throw new Error(`${refOf(r)} has no step to run again: ${why}.${insteadOfRerun(r)}`);
       }
     });
   },

@@ -5,9 +5,9 @@ import type { Progress, ResourceKind } from '../../shared/api/types.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
 import { sleep } from '../../engine/concurrency/sleep.ts';
 import { isTransient } from '../../shared/kube/errors.ts';
-import { progressReporter, type ProgressFigures } from '../output.ts';
+import { progressReporter, type ProgressFigures, type ProgressReporter } from '../output.ts';
 import { CanceledError } from '../run.ts';
-import type { Resource } from './kinds.ts';
+import { nouns, type Resource } from './kinds.ts';
 
 /** how long the apiserver may stay unreachable before --wait gives up */
 const unreachableLimitMs = 2 * 60_000;
@@ -24,6 +24,18 @@ export interface WaitOptions {
   pollMs?: number;
 }
 
+/** exit code after Ctrl-C: 128 + SIGINT, as shells report it */
+export const interruptedExit = 130;
+
+/** What Ctrl-C during a wait says: the work goes on in the cluster, and how to follow or stop it. */
+export function interruptedMessage(kind: ResourceKind, namespace: string, name: string, phase: string): string {
+  const noun = nouns[kind];
+  return (
+    `Stopped following ${noun} ${namespace}/${name}; it is still running in the cluster (phase ${phase}). ` +
+    `Follow it again with \`ferry ${noun} wait ${name} -n ${namespace}\`, or stop it with \`ferry cancel ${noun}/${name} -n ${namespace}\`.`
+  );
+}
+
 /** The resource once it ends; throws (exit 1) when it failed or vanished, CanceledError (exit 3) when canceled. */
 export async function waitForEnd(
   kube: Kube,
@@ -33,6 +45,30 @@ export async function waitForEnd(
   opts: WaitOptions,
 ): Promise<Resource> {
   const progress = progressReporter(opts.quiet);
+  let phase = 'New';
+  // Ctrl-C stops the following, not the work: say so, rather than leave the user to think it stopped too
+  const interrupted = () => {
+    progress.done();
+    process.stderr.write(`${interruptedMessage(kind, namespace, name, phase)}\n`);
+    process.exit(interruptedExit);
+  };
+  process.once('SIGINT', interrupted);
+  try {
+    return await follow(kube, kind, namespace, name, opts, progress, (p) => (phase = p));
+  } finally {
+    process.off('SIGINT', interrupted);
+  }
+}
+
+async function follow(
+  kube: Kube,
+  kind: ResourceKind,
+  namespace: string,
+  name: string,
+  opts: WaitOptions,
+  progress: ProgressReporter,
+  seen: (phase: string) => void,
+): Promise<Resource> {
   let unreachableSince: number | undefined;
   for (;;) {
     let r: Resource | undefined;
@@ -54,8 +90,10 @@ export async function waitForEnd(
       throw new Error(`${kind} ${namespace}/${name} was deleted while waiting for it to finish.`);
     }
     const phase = r.status?.phase ?? 'New';
-    progress.update(progressFigures(r.status?.progress), phase);
-    if (terminalPhases.includes(phase)) {
+    seen(phase);
+    const ended = terminalPhases.includes(phase);
+    progress.update(progressFigures(r.status?.progress), phase, ended);
+    if (ended) {
       progress.done();
       const why = r.status?.message ? `: ${r.status.message}` : '.';
       if (phase === 'Failed') throw new Error(`${kind} ${namespace}/${name} failed${why}`);

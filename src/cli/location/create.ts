@@ -14,6 +14,8 @@ import { withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
 import { UsageError } from '../run.ts';
+import { crossNamespaceRestores } from './cross-namespace.ts';
+import { fixInFlags } from './fixes.ts';
 import { locationKubeArgs } from './flags.ts';
 
 const args = {
@@ -48,6 +50,12 @@ const args = {
     description:
       'Secret with the S3 credentials: written from the values above, or used as it is (default NAME-s3-credentials)',
     valueHint: 'SECRET',
+  },
+  'cross-namespace-restores': {
+    type: 'string',
+    description:
+      'let restores in namespaces TO read the backups of namespace FROM, e.g. app=restore (repeatable; TO may be * for all)',
+    valueHint: 'FROM=TO,...',
   },
   'password-file': {
     type: 'string',
@@ -208,7 +216,7 @@ export default defineCommand({
     description: 'Create a storage location (and its Secrets), after checking the bucket answers with its credentials',
   },
   args,
-  async run({ args: flags }) {
+  async run({ args: flags, rawArgs }) {
     const format = outputFormat(flags);
     const name = objectName(flags.name, 'NAME');
     const credentialSecret = objectName(
@@ -220,6 +228,8 @@ export default defineCommand({
       '--password-secret',
     );
     const spec = await specFrom(flags, credentialSecret, passwordSecret);
+    const crossNamespace = crossNamespaceRestores(rawArgs);
+    if (crossNamespace) spec.crossNamespaceRestores = crossNamespace;
     const password = flags['password-file'] ? await firstLine(flags['password-file'], '--password-file') : undefined;
     await withKube(flags, async ({ kube, ferryNamespace }) => {
       if (await kube.get({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name })) {
@@ -247,7 +257,8 @@ export default defineCommand({
             credentials: creds,
           })
         : undefined;
-      if (check && !check.ok) throw new Error(`${check.message} ${check.fix} Nothing was created.`);
+      if (check && !check.ok)
+        throw new Error(`${check.message} ${fixInFlags(check.failure, check.fix)} Nothing was created.`);
       if (creds.write)
         await writeSecret(kube, ferryNamespace, credentialSecret, name, {
           AWS_ACCESS_KEY_ID: creds.accessKeyId,

@@ -9,7 +9,7 @@ import { fetchOne } from '../resource/fetch.ts';
 import { withKube } from '../resource/kube.ts';
 import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
-import { age } from '../resource/time.ts';
+import { age, timeAndAge, timestamp } from '../resource/time.ts';
 import { locationKubeArgs } from './flags.ts';
 
 function checkSection(check: ProbeResult | undefined): Section {
@@ -39,7 +39,7 @@ export function describeLocation(l: StoredLocation, check: ProbeResult | undefin
     [
       ['Name', l.metadata.name],
       ['Namespace', l.metadata.namespace],
-      ['Created', `${l.metadata.creationTimestamp} (${age(l.metadata.creationTimestamp)} ago)`],
+      ['Created', timeAndAge(l.metadata.creationTimestamp)],
     ],
     [
       {
@@ -73,7 +73,7 @@ export function describeLocation(l: StoredLocation, check: ProbeResult | undefin
         fields: [
           ['Phase', l.status?.phase ?? 'Unknown'],
           ['Message', l.status?.message],
-          ['Last check', l.status?.lastValidationTime],
+          ['Last check', timestamp(l.status?.lastValidationTime)],
         ],
       },
       checkSection(check),

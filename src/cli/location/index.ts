@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty';
 import create from './create.ts';
+import del from './delete.ts';
 import describe from './describe.ts';
 import get from './get.ts';
 
@@ -8,5 +9,5 @@ export default defineCommand({
     name: 'location',
     description: "BackupStorageLocations: the S3 buckets ferry backs up into (in ferry's namespace)",
   },
-  subCommands: { create, get, describe },
+  subCommands: { create, get, describe, delete: del },
 });

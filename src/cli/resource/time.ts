@@ -25,3 +25,17 @@ export function between(from: string | undefined, to?: string, now = Date.now())
   const b = to ? Date.parse(to) : now;
   return Number.isNaN(a) || Number.isNaN(b) ? '' : span(Math.max(0, b - a));
 }
+
+/**
+ * A point in time as every command prints it: RFC 3339 in UTC to the second. The apiserver writes microseconds
+ * (.076000Z) in Events and the steps milliseconds (.001Z); shown raw they read as two formats.
+ */
+export function timestamp(value: string | undefined): string | undefined {
+  const t = value ? Date.parse(value) : NaN;
+  return Number.isNaN(t) ? value : new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** A point in time and how long ago it was: "2026-01-01T00:00:00Z (5m ago)". */
+export function timeAndAge(value: string | undefined): string | undefined {
+  return value ? `${timestamp(value)} (${age(value)} ago)` : undefined;
+}

@@ -7,13 +7,11 @@ import { scheduleSelector } from '../../shared/schedule/names.ts';
 import { renderDescribe } from '../resource/describe.ts';
 import { eventsAbout, type EventLine } from '../resource/events.ts';
 import { isDocument, printDocument } from '../resource/output.ts';
-import { age } from '../resource/time.ts';
+import { age, timeAndAge as when, timestamp } from '../resource/time.ts';
 import type { Schedule } from './create.ts';
 import { oneScheduleArgs, withSchedule } from './one.ts';
 
 type Upload = DataUpload & KubeObject;
-
-const when = (t: string | undefined): string | undefined => (t ? `${t} (${age(t)} ago)` : undefined);
 
 export function describeSchedule(s: Schedule, uploads: readonly Upload[], events: readonly EventLine[]): string {
   const { spec, status } = s;
@@ -59,7 +57,7 @@ export function describeSchedule(s: Schedule, uploads: readonly Upload[], events
         fields: [
           ['Last schedule', when(status?.lastScheduleTime)],
           ['Last success', when(status?.lastSuccessfulTime)],
-          ['Next', status?.nextScheduleTime],
+          ['Next', timestamp(status?.nextScheduleTime)],
           ['Missed runs', status?.missedRuns],
           ['CronJob', status?.cronJob],
         ],
@@ -69,7 +67,7 @@ export function describeSchedule(s: Schedule, uploads: readonly Upload[], events
         fields: run
           ? [
               ['Run', run.run],
-              ['Scheduled', run.scheduledTime],
+              ['Scheduled', timestamp(run.scheduledTime)],
               ['Outcome', run.outcome],
               ['Message', run.message],
               ['Deleted by retention', run.deleted?.join(', ')],

@@ -9,20 +9,20 @@ const writeAt = promisify(write);
 const truncateTo = promisify(ftruncate);
 
 export class DescriptorFile {
-  readonly #fd: number;
+  readonly fd: number;
   #inFlight = 0;
   #drained: PromiseWithResolvers<void> | undefined;
 
   constructor(fd: number) {
-    this.#fd = fd;
+    this.fd = fd;
   }
 
   write(buf: Uint8Array, offset: number, length: number, position: number): Promise<unknown> {
-    return this.#tracked(writeAt(this.#fd, buf, offset, length, position));
+    return this.#tracked(writeAt(this.fd, buf, offset, length, position));
   }
 
   truncate(length: number): Promise<void> {
-    return this.#tracked(truncateTo(this.#fd, length));
+    return this.#tracked(truncateTo(this.fd, length));
   }
 
   async close(): Promise<void> {
@@ -30,7 +30,7 @@ export class DescriptorFile {
       this.#drained ??= Promise.withResolvers<void>();
       await this.#drained.promise;
     }
-    closeDescriptor(this.#fd);
+    closeDescriptor(this.fd);
   }
 
   async #tracked<T>(op: Promise<T>): Promise<T> {

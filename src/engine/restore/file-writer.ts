@@ -3,7 +3,11 @@
 // which recreates sparse files and costs nothing for empty disk regions), and a file whose last bytes were such a
 // hole is extended to its size at the end (one system call fewer for every file that ends in data, most of them).
 // A file is opened only when its first blob is ready, so files waiting for data hold no descriptor and the restorer
-// can ask for the blobs of many files before their folders even exist.
+// can ask for the blobs of many files before their folders even exist. A new file is preallocated once open, its
+// data ranges only: blobs of one file arrive from several packs at once and land at their offsets, and reserved
+// blocks keep the file in one piece; zero chunks stay unreserved, and zero pages inside a blob are punched out of the
+// reservation, so a sparse file keeps exactly the holes it would have had without one.
+import { ftruncateSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { zeroID, type ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
@@ -12,6 +16,7 @@ import type { Semaphore } from '../concurrency/semaphore.ts';
 import type { Repository } from '../repository/repository.ts';
 import { MissingBlobError } from '../repository/errors.ts';
 import { release } from '../memory/release.ts';
+import { preallocate, punchHole } from '../sys/allocate.ts';
 import { skipsZeroRanges, writeZeros, type ZeroTarget } from './zero-ranges.ts';
 
 /**
@@ -25,18 +30,30 @@ const zeroPage = new Uint8Array(page);
 
 /**
  * Writes `data` at `offset` except for whole zero pages, which stay holes in the new file. A chunk that mixes data
- * and zeros (the edge of a sparse region) thus costs only its data pages on disk. Returns the end of the last
- * byte written (0 when nothing was).
+ * and zeros (the edge of a sparse region) thus costs only its data pages on disk. Each run of zero pages skipped
+ * goes to `onHole` (a reserved file gives its blocks back). Returns the end of the last byte written (0 when
+ * nothing was).
  */
-async function writeSkippingZeros(fh: WritableFile, data: Uint8Array, offset: number): Promise<number> {
+async function writeSkippingZeros(
+  fh: WritableFile,
+  data: Uint8Array,
+  offset: number,
+  onHole?: (offset: number, length: number) => void,
+): Promise<number> {
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   let runStart = -1;
+  let holeStart = -1;
   let end = 0;
   // pages are aligned to the file, so holes line up with the file system's blocks
   let pos = 0;
   while (pos < buf.length) {
     const next = Math.min(buf.length, pos + page - ((offset + pos) % page));
     const zero = next - pos === page && buf.compare(zeroPage, 0, page, pos, next) === 0;
+    if (zero && holeStart < 0) holeStart = pos;
+    if (!zero && holeStart >= 0) {
+      onHole?.(offset + holeStart, pos - holeStart);
+      holeStart = -1;
+    }
     if (!zero && runStart < 0) runStart = pos;
     if (zero && runStart >= 0) {
       await fh.write(buf, runStart, pos - runStart, offset + runStart);
@@ -45,6 +62,7 @@ async function writeSkippingZeros(fh: WritableFile, data: Uint8Array, offset: nu
     }
     pos = next;
   }
+  if (holeStart >= 0) onHole?.(offset + holeStart, buf.length - holeStart);
   if (runStart >= 0) {
     await fh.write(buf, runStart, buf.length - runStart, offset + runStart);
     end = offset + buf.length;
@@ -84,6 +102,32 @@ export function placeBlobs(repo: Repository, content: readonly ID[]): { blobs: B
   return { blobs, size: offset };
 }
 
+/**
+ * The ranges of a file its data blobs cover, neighbours merged: all of it for a file without zero chunks, and only
+ * the data between the holes of a sparse one.
+ */
+export function dataRanges(blobs: readonly BlobPlacement[]): { offset: number; length: number }[] {
+  const ranges: { offset: number; length: number }[] = [];
+  for (const b of blobs) {
+    if (b.length === 0 || isZeroBlob(b)) continue;
+    const last = ranges.at(-1);
+    if (last && last.offset + last.length === b.offset) last.length += b.length;
+    else ranges.push({ offset: b.offset, length: b.length });
+  }
+  return ranges;
+}
+
+/**
+ * Reserves a new file's data ranges and, when any is reserved, gives the file its size at once: a file system
+ * punches holes only below a file's end (ext4 leaves a range past it reserved), and zero pages may come before the
+ * data behind them is written. False when the file system reserved nothing.
+ */
+function reserveData(fd: number, blobs: readonly BlobPlacement[], size: number): boolean {
+  const reserved = preallocate(fd, dataRanges(blobs));
+  if (reserved) ftruncateSync(fd, size);
+  return reserved;
+}
+
 export interface WriteTarget extends ZeroTarget {
   /**
    * Write into an existing file or block device (a restore volume): it is neither truncated (a device cannot be)
@@ -99,6 +143,8 @@ export interface WriteTarget extends ZeroTarget {
 
 /** What the writer needs of an open file: a FileHandle, or a DescriptorFile. */
 export interface WritableFile {
+  /** for the reservation of its blocks */
+  readonly fd: number;
   write(buf: Uint8Array, offset: number, length: number, position: number): Promise<unknown>;
   truncate(length: number): Promise<void>;
   close(): Promise<void>;
@@ -131,15 +177,24 @@ export async function writeFileContent(
 ): Promise<void> {
   const { blobs, size } = placeBlobs(repo, content);
   let opened: Promise<WritableFile> | undefined;
+  /** how far the file reaches: the end of its last byte written, or its size once it was given that up front */
+  let written = 0;
+  /** set once the new file's data ranges are reserved: zero pages skipped inside them are given back */
+  let onHole: ((offset: number, length: number) => void) | undefined;
   const handle = (): Promise<WritableFile> => {
     opened ??= (async (): Promise<WritableFile> => {
       await target.ready;
-      return target.create ? target.create() : open(path, target.existing ? 'r+' : 'w', 0o600);
+      const fh = target.create ? target.create() : await open(path, target.existing ? 'r+' : 'w', 0o600);
+      // an existing file or device has its blocks; the reservation is for the file this restore makes
+      if (!target.existing && reserveData(fh.fd, blobs, size)) {
+        onHole = (at, length) => punchHole(fh.fd, at, length);
+        written = size;
+      }
+      return fh;
     })();
     return opened;
   };
   let failed = false;
-  let written = 0;
   const skipZeros = skipsZeroRanges(target);
   try {
     const tasks = blobs.map(async (b) => {
@@ -162,7 +217,9 @@ export async function writeFileContent(
         try {
           // a wait for the bound may outlast the file: nothing more is written to one that is going away
           if (failed) return;
-          const end = skipZeros ? await writeSkippingZeros(fh, data, b.offset) : await writeWhole(fh, data, b.offset);
+          const end = skipZeros
+            ? await writeSkippingZeros(fh, data, b.offset, onHole)
+            : await writeWhole(fh, data, b.offset);
           written = Math.max(written, end);
           release(data);
         } finally {

@@ -15,7 +15,6 @@ import { walkTrees } from '../repository/walk.ts';
 import { findNode } from '../tree/tree.ts';
 import { displayName, type TreeNode } from '../tree/node.ts';
 import { restoreMetadata, restoreMetadataAt } from '../fsmeta/restore.ts';
-import { preallocate } from '../sys/allocate.ts';
 import { S_IFBLK, S_IFCHR, S_IFIFO } from '../sys/entries.ts';
 import {
   childPath,
@@ -294,22 +293,17 @@ class Restorer {
       }
     }
     this.#metadata(path, node);
-    this.#progress.filesDone++;
+    // files only, as a backup counts them (restic's total_files_processed): folders and links are not files
+    if (node.type === 'file') this.#progress.filesDone++;
     this.#tick.tick();
   }
 
   /** Writes a file's content into a new file `path` below the root. */
   #writeNewFile(node: TreeNode, path: Buffer, ready: Promise<void>): Promise<void> {
     const root = this.#root;
-    const sparse = placeBlobs(this.#repo, node.content ?? []).blobs.some(isZeroBlob);
     return this.#writeFile(node, path, {
       ready,
-      create: () => {
-        const fd = createFile(root, path);
-        // the file system can lay the file out in one piece; a sparse file keeps its holes
-        if (!sparse) preallocate(fd, Number(node.size));
-        return new DescriptorFile(fd);
-      },
+      create: () => new DescriptorFile(createFile(root, path)),
       discard: () => removeFile(root, path),
     });
   }

@@ -1,5 +1,5 @@
 // The C library's system calls that Node has no API for (openat2, the *at family, utimensat with nanoseconds,
-// mknodat, the xattr calls, fallocate), reached through koffi, whose npm package ships its binaries. Loaded once per
+// mknodat, the xattr calls, fallocate, fstatfs), reached through koffi, whose npm package ships its binaries. Loaded once per
 // thread on first use: a restore's small-file thread loads its own. Where koffi or libc cannot be loaded the call
 // throws, naming why; nothing falls back to a less exact or less safe path.
 //
@@ -27,6 +27,7 @@ export interface Libc {
   llistxattr(path: Uint8Array, list: Uint8Array | null, size: number): number;
   lgetxattr(path: Uint8Array, name: Uint8Array, value: Uint8Array | null, size: number): number;
   fallocate(fd: number, mode: number, offset: bigint, len: bigint): number;
+  fstatfs(fd: number, buf: Uint8Array): number;
   errno(): number;
 }
 
@@ -49,6 +50,7 @@ const prototypes: Record<Exclude<keyof Libc, 'errno'>, string> = {
   llistxattr: 'long llistxattr(const uint8_t *path, uint8_t *list, size_t size)',
   lgetxattr: 'long lgetxattr(const uint8_t *path, const uint8_t *name, uint8_t *value, size_t size)',
   fallocate: 'int fallocate(int fd, int mode, int64_t offset, int64_t len)',
+  fstatfs: 'int fstatfs(int fd, uint8_t *buf)',
 };
 
 export class LibcUnavailableError extends Error {}

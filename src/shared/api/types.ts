@@ -223,6 +223,8 @@ export interface DataUploadStatus extends CommonStatus {
   volumeSnapshot?: string;
   /** Filesystem or Block, copied from the source PVC */
   volumeMode?: 'Filesystem' | 'Block';
+  /** StorageClass of the source PVC, copied from it: a restore's default class */
+  storageClassName?: string;
 }
 
 export interface DataUpload {

@@ -165,11 +165,14 @@ async function boundUnlessDelayed(
     });
     return pvc?.status?.phase === 'Bound' ? pvc : undefined;
   });
-  if (!bound)
+  if (!bound) {
+    // the PVC goes as the resource ends (finalize), so the message says what it would have: the class and its driver
+    const retry = r.kind === 'DataDownload' ? 'restore with another class (--storage-class)' : 'back up again';
     throw new StepFailure(
       'ExposeTimeout',
-      `The PVC ${ctx.ferryNamespace}/${name} was not bound within ${r.spec.operationTimeout ?? '10m'}; see its events.`,
+      `The PVC ${ctx.ferryNamespace}/${name} was not bound within ${r.spec.operationTimeout ?? '10m'}: StorageClass ${sc.metadata.name} (provisioner ${sc.provisioner}) made no volume for it. That PVC is removed as the ${r.kind === 'DataDownload' ? 'restore' : 'backup'} ends; check that the driver ${sc.provisioner} runs and can provision, then ${retry}.`,
     );
+  }
 }
 
 async function defaultClass(ctx: StepContext): Promise<StorageClass | undefined> {

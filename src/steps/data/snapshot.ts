@@ -72,6 +72,7 @@ export async function snapshot(ctx: StepContext, r: FerryResource): Promise<Outc
     status: (s) => {
       s.volumeSnapshot = name;
       s.volumeMode = volumeMode;
+      if (pvc.spec.storageClassName) s.storageClassName = pvc.spec.storageClassName;
       s.startTimestamp ??= ctx.startedAt.toISOString();
     },
   });

@@ -88,6 +88,14 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
   return { outcome: 'Advanced', reason: moved.note, counters: { ...moved.stats } };
 }
 
+/** What a stopped transfer leaves, said as the resource's message. */
+function keptAfterStop(r: FerryResource): string {
+  if (r.kind === 'DataDownload')
+    return `the volume partly restored is not given to PVC ${r.spec.targetPVC.name}; it is removed as the restore ends.`;
+  // the packs already uploaded stay: deduplication hands them to the next backup, prune frees them if none takes them
+  return `no snapshot was saved, but the data already uploaded stays in the repository: the next backup of PVC ${r.spec.sourcePVC} reuses it (a prune frees it if none does).`;
+}
+
 /** After an abort: no snapshot of this DataUpload may remain; a cancel or deletion moves the phase to Canceling. */
 async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, watch: CancelWatch): Promise<Outcome> {
   if (r.kind === 'DataUpload') {
@@ -102,7 +110,7 @@ async function stopped(ctx: StepContext, r: FerryResource, repo: Repository, wat
     await transition(ctx, r, {
       to: 'Canceling',
       reason: 'Canceling',
-      note: `The transfer stopped because ${watch.reason === 'cancel' ? 'cancel was requested' : 'the resource is being deleted'}; no data was kept.`,
+      note: `The transfer stopped because ${watch.reason === 'cancel' ? 'cancel was requested' : 'the resource is being deleted'}; ${keptAfterStop(r)}`,
       condition: { type: 'Succeeded', status: 'False' },
     });
     return { outcome: 'Canceled', reason: 'the transfer stopped on request' };

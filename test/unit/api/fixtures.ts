@@ -125,6 +125,7 @@ export const fullUpload: DataUpload = {
     parentSnapshotID: id,
     volumeSnapshot: 'data-snap',
     volumeMode: 'Filesystem',
+    storageClassName: 'fast',
   },
 };
 

@@ -140,7 +140,10 @@ test('backup: with an immediate-binding class the step waits until the PVC is bo
     const du = h.kube.peek<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-1' })!;
     assert.equal(du.status?.phase, binds ? 'Prepared' : 'Failing');
     if (binds) assert.ok(looks >= 3, 'it looked until the PVC was bound');
-    else assert.match(du.status!.message!, /was not bound within 1m/);
+    else {
+      assert.match(du.status!.message!, /was not bound within 1m: StorageClass \S+ \(provisioner \S+\) made no volume/);
+      assert.doesNotMatch(du.status!.message!, /see its events/, 'the PVC is gone by the time anyone looks');
+    }
   }
 });
 

@@ -42,6 +42,8 @@ test('takes a labelled VolumeSnapshot of the PVC, waits until it is ready, recor
   assert.equal(after.status?.phase, 'Accepted');
   assert.equal(after.status?.volumeSnapshot, vs.metadata.name);
   assert.equal(after.status?.volumeMode, 'Block');
+  // recorded for a restore's default class, which must outlive the source PVC
+  assert.equal(after.status?.storageClassName, 'fast');
   assert.deepEqual(after.metadata.finalizers, [finalizerName]);
   assert.equal(after.status?.conditions?.[0].type, 'SnapshotReady');
   assert.deepEqual(

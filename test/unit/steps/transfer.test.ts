@@ -193,7 +193,10 @@ test('cancel during a backup: it stops within a second, saves no snapshot and mo
   assert.equal(out.outcome, 'Canceled');
   assert.ok(backend.blocked);
   assert.ok(Date.now() - canceledAt < 1500, `stopped ${Date.now() - canceledAt} ms after the cancel`);
-  assert.equal(h.kube.peek<DataUpload & KubeObject>(duRef)!.status?.phase, 'Canceling');
+  const status = h.kube.peek<DataUpload & KubeObject>(duRef)!.status;
+  assert.equal(status?.phase, 'Canceling');
+  // what the user reads: the uploaded data is kept for the next backup, which the old "no data was kept" denied
+  assert.match(status?.message ?? '', /no snapshot was saved, but the data already uploaded stays in the repository/);
   assert.equal((await listSnapshots(await openRepo(backend))).length, 0);
 });
 

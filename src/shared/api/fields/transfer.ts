@@ -58,6 +58,9 @@ export const dataUploadStatus = obj('Progress and results of the backup, written
   parentSnapshotID: str('ID of the repository snapshot this one was made incrementally from.', { pattern: fullID }),
   volumeSnapshot: objectName('The CSI VolumeSnapshot of the source PVC, in this namespace.'),
   volumeMode: str('Volume mode of the source PVC.', { enum: ['Filesystem', 'Block'] }),
+  storageClassName: objectName(
+    'StorageClass of the source PVC, which `ferry restore create` gives a new PVC (as Velero does) when not told otherwise.',
+  ),
 });
 
 // ---- DataDownload ----
