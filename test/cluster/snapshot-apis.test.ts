@@ -98,15 +98,23 @@ describe('snapshot APIs of the CSI driver', () => {
       (g) => (g.status?.readyToUse ? g : undefined),
       120_000,
     );
-    const members = (await cluster.kube.get(snapshotsPath(ns))).items.filter((s: KubeObject) =>
-      (s.metadata.ownerReferences ?? []).some((o: KubeObject) => o.kind === 'VolumeGroupSnapshot'),
+    // the snapshot-controller makes the member VolumeSnapshots as the group's content reports them
+    const isMember = (s: KubeObject): boolean =>
+      (s.metadata.ownerReferences ?? []).some((o: KubeObject) => o.kind === 'VolumeGroupSnapshot');
+    const members: KubeObject[] = await cluster.kube.waitFor(
+      snapshotsPath(ns),
+      'both member snapshots to be ready',
+      (list) => {
+        const found = list.items.filter(isMember);
+        return found.length === 2 && found.every((s: KubeObject) => s.status?.readyToUse) ? found : undefined;
+      },
+      120_000,
     );
     assert.deepEqual(
-      members.map((s: KubeObject) => s.spec.source.persistentVolumeClaimName).sort(),
+      members.map((s) => s.spec.source.persistentVolumeClaimName).sort(),
       ['data', 'wal'],
       JSON.stringify(group.status),
     );
-    assert.ok(members.every((s: KubeObject) => s.status?.readyToUse));
   });
 
   it("lists a block snapshot's allocated blocks and the blocks changed since an earlier one", async () => {
