@@ -4,7 +4,7 @@
 
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBinaries, kubernetesVersion } from './build.ts';
@@ -341,13 +341,39 @@ async function wipeState(paths: StatePaths): Promise<void> {
   }
 }
 
+interface LoopDevice {
+  name: string;
+  'back-file': string | null;
+  'back-ino': number;
+  'back-maj:min': string;
+}
+
+/** Linux's encoding of a device number, as `stat` reports st_dev. */
+const deviceNumber = (majMin: string): number => {
+  const [major, minor] = majMin.trim().split(':').map(Number);
+  return (minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12);
+};
+
+/**
+ * Detaches the loop devices backed by files under `root` (block volumes of the CSI driver), and first those the
+ * kubelet stacked on them: it holds a block volume's device node open through a loop device of its own, whose backing
+ * file reads as "/" once the node's bind mount is gone, and which keeps the volume's loop device busy.
+ */
 async function detachLoops(root: string): Promise<void> {
-  const { stdout } = await run('losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE']).catch(() => ({
-    stdout: '',
-  }));
+  const { stdout } = await run('losetup', [
+    '--list',
+    '--json',
+    '--output',
+    'NAME,BACK-FILE,BACK-INO,BACK-MAJ:MIN',
+  ]).catch(() => ({ stdout: '' }));
   if (!stdout.trim()) return;
-  const devices = (JSON.parse(stdout) as { loopdevices: { name: string; 'back-file': string | null }[] }).loopdevices;
-  for (const d of devices) {
-    if (d['back-file']?.startsWith(root)) await run('losetup', ['--detach', d.name]).catch(() => undefined);
+  const devices = (JSON.parse(stdout) as { loopdevices: LoopDevice[] }).loopdevices;
+  const ours = devices.filter((d) => d['back-file']?.startsWith(root));
+  const nodes = new Set<string>();
+  for (const d of ours) {
+    const st = await stat(d.name).catch(() => undefined);
+    if (st) nodes.add(`${st.dev}:${st.ino}`);
   }
+  const stacked = devices.filter((d) => nodes.has(`${deviceNumber(d['back-maj:min'])}:${d['back-ino']}`));
+  for (const d of [...stacked, ...ours]) await run('losetup', ['--detach', d.name]).catch(() => undefined);
 }
