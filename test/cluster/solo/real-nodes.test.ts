@@ -277,18 +277,23 @@ describe('real nodes', () => {
       (d) => (d.status?.availableReplicas >= 1 ? true : undefined),
       240_000,
     );
-    const name = `du-${randomBytes(3).toString('hex')}`;
-    const refused = await cluster.kube
-      .create(`/apis/ferry.dev/v1alpha1/namespaces/${ns}/datauploads`, {
-        apiVersion: 'ferry.dev/v1alpha1',
-        kind: 'DataUpload',
-        metadata: { name },
-        spec: { sourcePVC: 'data', backupStorageLocation: 'nowhere' },
-      })
-      .then(
-        () => 'accepted',
-        (err: Error) => err.message,
-      );
+    // the apiserver picks up the new caBundle, and kube-proxy the new endpoint, within moments: until then the call fails
+    let refused = '';
+    for (const deadline = Date.now() + 60_000; !/denied/.test(refused) && Date.now() < deadline;) {
+      if (refused) await new Promise((r) => setTimeout(r, 1000));
+      refused = await cluster.kube
+        .create(`/apis/ferry.dev/v1alpha1/namespaces/${ns}/datauploads`, {
+          apiVersion: 'ferry.dev/v1alpha1',
+          kind: 'DataUpload',
+          metadata: { name: `du-${randomBytes(3).toString('hex')}` },
+          spec: { sourcePVC: 'data', backupStorageLocation: 'nowhere' },
+        })
+        .then(
+          () => 'accepted',
+          (err: Error) => err.message,
+        );
+      if (refused === 'accepted') break;
+    }
     assert.match(refused, /admission webhook "dispatcher\.ferry\.dev" denied/);
   });
 
