@@ -108,16 +108,15 @@ export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; 
   const log = options.log ?? (() => {});
   return withLock(paths.lock, 75 * 60_000, async () => {
     const existing = await readRecord(paths);
-    const settings = settingsFrom(options);
     if (existing?.realNodes && (await problems(existing, paths)).length === 0) {
-      if (existing.realNodes && (await refreshImages(existing.realNodes, log)))
+      if (await refreshImages(existing.realNodes, log))
         await writeFile(paths.record, JSON.stringify(existing, null, 2));
       return { record: existing, reused: true };
     }
     if (existing) await stopAll(existing, log);
     const started = performance.now();
     const binaries = await ensureBinaries(log);
-    const record = await start(paths, binaries, settings, options.owner, log);
+    const record = await start(paths, binaries, settingsFrom(options), options.owner, log);
     record.timings = {
       build: Math.round(binaries.seconds * 10) / 10,
       ...record.timings,

@@ -6,15 +6,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { useCluster } from '../support/cluster.ts';
 import type { TestCluster } from '../support/cluster.ts';
 import { toolPath } from '../support/tools.ts';
 import type { KubeObject } from './kube.ts';
-import { statePaths } from './paths.ts';
-import { claimObject, claimsPath, snapshotReady, snapshotsPath } from './testing.ts';
+import { claimObject, claimsPath, snapshotReady, snapshotsPath, volumeFile } from './testing.ts';
 
 const run = promisify(execFile);
 const groups = (ns: string): string => `/apis/groupsnapshot.storage.k8s.io/v1/namespaces/${ns}/volumegroupsnapshots`;
@@ -40,9 +38,7 @@ async function claim(name: string, block: boolean, labels: Record<string, string
   const bound = await cluster.kube.waitFor(`${claimsPath(ns)}/${name}`, `claim ${name} to bind`, (c) =>
     c.status?.phase === 'Bound' ? c : undefined,
   );
-  const pv = await cluster.kube.get(`/api/v1/persistentvolumes/${bound.spec.volumeName}`);
-  const handle: string = pv.spec.csi.volumeHandle;
-  return join(statePaths().storage, 'volumes', block ? `${handle}.img` : handle);
+  return volumeFile(await cluster.kube.get(`/api/v1/persistentvolumes/${bound.spec.volumeName}`));
 }
 
 async function writeAt(image: string, offset: number, bytes: number, fill: number): Promise<void> {

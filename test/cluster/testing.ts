@@ -1,6 +1,8 @@
 // Small builders and waits shared by the box's own tests.
 
+import { join } from 'node:path';
 import type { Kube, KubeObject } from './kube.ts';
+import { statePaths } from './paths.ts';
 
 export const busybox = 'busybox:1.36';
 export const ferryImage = 'ferry:dev';
@@ -77,4 +79,11 @@ export function terminated(pod: KubeObject, container?: string): KubeObject {
   const statuses: KubeObject[] = pod.status?.containerStatuses ?? [];
   const status = container ? statuses.find((s) => s.name === container) : statuses[0];
   return status?.state?.terminated ?? {};
+}
+
+/** Where the box's CSI driver keeps a PersistentVolume's data on this machine: a directory, or an image file for a
+ * block volume (internal/layout). Tests write seed data there and compare restores with it. */
+export function volumeFile(pv: KubeObject): string {
+  const handle: string = pv.spec.csi.volumeHandle;
+  return join(statePaths().storage, 'volumes', pv.spec.volumeMode === 'Block' ? `${handle}.img` : handle);
 }

@@ -3,7 +3,6 @@
 // directories and image files), and views of the outcome: phases over time, leftover objects, the repository.
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { BackupStorageLocationSpec, DataDownload, DataUpload } from '../../src/shared/api/types.ts';
 import { labels } from '../../src/shared/step-job/contract.ts';
 import { openBackend } from '../../src/engine/backend/open.ts';
@@ -12,7 +11,7 @@ import { lockStore } from '../../src/engine/repository/lock-store.ts';
 import { Repository } from '../../src/engine/repository/repository.ts';
 import { listSnapshots } from '../../src/engine/repository/snapshots.ts';
 import type { SnapshotEntry } from '../../src/engine/snapshot/select.ts';
-import { statePaths } from '../cluster/paths.ts';
+import { volumeFile } from '../cluster/testing.ts';
 import { useCluster, type TestCluster } from '../support/cluster.ts';
 import { ferryNamespace, installFerry } from '../support/ferry-install.ts';
 import { restic } from '../support/restic.ts';
@@ -170,9 +169,7 @@ export async function boundClaim(
 
 /** The host path of a PV of the box's storage driver. */
 export async function volumePath(cluster: TestCluster, pv: string): Promise<string> {
-  const obj = await cluster.kube.get(`/api/v1/persistentvolumes/${pv}`);
-  const handle: string = obj.spec.csi.volumeHandle;
-  return join(statePaths().storage, 'volumes', obj.spec.volumeMode === 'Block' ? `${handle}.img` : handle);
+  return volumeFile(await cluster.kube.get(`/api/v1/persistentvolumes/${pv}`));
 }
 
 export function dataUpload(name: string, location: string, spec: Partial<DataUpload['spec']> = {}): Obj {

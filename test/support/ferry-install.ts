@@ -108,13 +108,14 @@ export async function apiserverClientCertificate(): Promise<{ cert: string; key:
   return { cert, key };
 }
 
-/** deploy/'s objects with what the box supplies: certificate, caBundle, client CA, one replica, the version. */
+/** deploy/'s objects with what the box supplies (certificate, caBundle, client CA, one replica, the version), and
+ * apart from them the webhook, applied once the dispatcher answers. */
 function installObjects(
   rendered: KubeObject[],
   version: string,
   tls: { cert: string; key: string; ca: string },
   clientCA: string,
-): KubeObject[] {
+): { objects: KubeObject[]; webhook: KubeObject } {
   const objects = structuredClone(rendered);
   const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === dispatcherName);
   const config = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
@@ -146,8 +147,7 @@ function installObjects(
     metadata: { name: 'ferry-webhook-client-ca', namespace: ferryNamespace },
     data: { 'ca.crt': clientCA },
   };
-  // the Secret and ConfigMap before the Deployment mounts them, the webhook after the dispatcher answers
-  return [...objects.filter((o) => o !== config), secret, clientCAMap];
+  return { objects: [...objects.filter((o) => o !== config), secret, clientCAMap], webhook: config };
 }
 
 /** Server-side apply through the API, as `ferry install` does (CRDs wait until Established). */
@@ -209,8 +209,8 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
       readFile(f, 'utf8'),
     ),
   );
-  const rendered = await renderDeploy();
-  await apply(cluster, installObjects(rendered, version, { cert, key, ca }, clientCA));
+  const { objects, webhook } = installObjects(await renderDeploy(), version, { cert, key, ca }, clientCA);
+  await apply(cluster, objects);
   const deadline = Date.now() + 5 * 60_000;
   while (!(await rolledOut(cluster, version))) {
     if (Date.now() > deadline)
@@ -219,9 +219,7 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
       );
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const config = structuredClone(rendered.find((o) => o.kind === 'ValidatingWebhookConfiguration')!);
-  for (const hook of config.webhooks) hook.clientConfig.caBundle = Buffer.from(ca).toString('base64');
-  await apply(cluster, [config]);
+  await apply(cluster, [webhook]);
   const service = await getJson(cluster, ['service', dispatcherName]);
   const ip = service?.spec?.clusterIP;
   if (!ip) throw new Error(`Service ${ferryNamespace}/${dispatcherName} has no ClusterIP.`);

@@ -3,9 +3,8 @@
 // namespace, an application namespace with a bound PVC, and a namespace to restore into. Every name carries the
 // run's id, so demos never collide with each other or with the test suites sharing the box.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import type { S3Settings } from '../box.ts';
-import { statePaths } from '../paths.ts';
+import { volumeFile } from '../testing.ts';
 import { apiVersion, type BackupStorageLocationSpec } from '../../../src/shared/api/types.ts';
 import { sleep } from '../../../src/engine/concurrency/sleep.ts';
 import type { Kube, KubeObject } from '../../../src/shared/kube/kube.ts';
@@ -40,17 +39,13 @@ async function until<T>(what: string, timeoutMs: number, check: () => Promise<T 
   }
 }
 
-/** The host directory of a bound PVC's volume, which the box's storage driver keeps on this machine. */
+/** The host directory of a bound PVC's volume, which the box's CSI driver keeps on this machine. */
 async function boundVolume(kube: Kube, namespace: string, name: string): Promise<string> {
   const claim = await until(`PVC ${namespace}/${name} to bind`, 120_000, async () => {
     const c = await kube.get<Claim>({ kind: 'PersistentVolumeClaim', namespace, name });
     return c?.status?.phase === 'Bound' ? c : undefined;
   });
-  const pv = await kube.get<KubeObject & { spec: { csi: { volumeHandle: string } } }>({
-    kind: 'PersistentVolume',
-    name: claim.spec.volumeName!,
-  });
-  return join(statePaths().storage, 'volumes', pv!.spec.csi.volumeHandle);
+  return volumeFile((await kube.get<KubeObject>({ kind: 'PersistentVolume', name: claim.spec.volumeName! }))!);
 }
 
 export async function setUp(kube: Kube, s3: S3Settings): Promise<Scene> {
