@@ -17,6 +17,22 @@ export function isNotExistError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { notExist?: unknown }).notExist === true;
 }
 
+/** A file S3 Object Lock retains: it cannot be removed before `until`, and nothing was tried. */
+export class LockedError extends PermanentError {
+  readonly locked = true;
+  readonly handle: Handle;
+  readonly until: Date;
+  constructor(location: string, h: Handle, until: Date) {
+    super(`${objectPath(h)} in ${location} is under S3 Object Lock retention until ${until.toISOString()}.`);
+    this.handle = h;
+    this.until = until;
+  }
+}
+
+export function isLockedError(err: unknown): err is LockedError {
+  return err instanceof LockedError;
+}
+
 /** True for the rejection an AbortSignal causes, which must end work rather than be retried. */
 export function isAbort(err: unknown, signal?: AbortSignal): boolean {
   if (signal?.aborted) return true;
