@@ -124,6 +124,28 @@ test('a copy killed after packs arrived resumes without sending them again', asy
   await verify(b.direct, again.summary.snapshots[0].copy);
 });
 
+test('a copy into a repository that backed up the same files itself sends no data again', async (t) => {
+  const b = destination('own-backup');
+  await ferryRepo([
+    'init',
+    '-r',
+    b.viaProxy,
+    '--password-file',
+    passwordB,
+    '--copy-chunker-params',
+    '--from-repo',
+    siteA,
+    '--from-password-file',
+    passwordA,
+  ]);
+  await ferryRepo(['backup', data, '-r', b.viaProxy, '--password-file', passwordB]);
+  const copied = await copyMeasured(b.viaProxy, first);
+  t.diagnostic(`copy onto the same files backed up by the destination itself: ${copied.sent} bytes sent`);
+  assert.equal(copied.summary.snapshots[0].skipped, false);
+  assert.ok(copied.sent < 64 * 1024, `${copied.sent} bytes sent for data the destination holds`);
+  await verify(b.direct, copied.summary.snapshots[0].copy);
+});
+
 test('a second copy of a changed snapshot sends only the change', async (t) => {
   await appendFile(join(data, 'small', 'f3'), randomBytes(200 * 1024, 77));
   const second = await backupA();
