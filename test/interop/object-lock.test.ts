@@ -1,6 +1,6 @@
 // An immutable location on a real MinIO bucket created with S3 Object Lock: every object ferry writes carries
-// retention (lock files aside), an attacker holding the location's own credentials who deletes every object and
-// overwrites a pack and the config cannot stop a restore through the recovery read mode, prune and forget leave
+// retention (lock files aside), an attacker holding the location's own credentials who overwrites files, plants their
+// own and deletes every object cannot stop a restore through the recovery read mode, prune and forget leave
 // what is still retained in place and say so (and free it on a later run once retention ends), retention follows
 // the snapshots that are kept, and a lock policy on a bucket without Object Lock is refused at open.
 import { test } from 'node:test';
@@ -12,6 +12,7 @@ import {
   ListObjectVersionsCommand,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,9 +68,21 @@ test('objects carry retention; deleted and overwritten with the same credentials
   const locks = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: 'site/locks/' }));
   assert.deepEqual([...(locks.Versions ?? []), ...(locks.DeleteMarkers ?? [])], []);
 
-  // the attacker: other bytes under a pack's and the config's names, then every object deleted
-  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: pack, Body: randomBytes(4096, 9) }));
-  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'site/config', Body: randomBytes(300, 10) }));
+  // the attacker: other bytes under the names of a pack, the config, the snapshot, an index file and the key, files of
+  // their own named by their content, then every object deleted
+  const overwritten = [
+    pack,
+    'site/config',
+    ...['snapshots/', 'index/', 'keys/'].map((f) => stored.find((k) => k.startsWith(`site/${f}`))!),
+  ];
+  for (const [i, key] of overwritten.entries()) {
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: randomBytes(4096, 9 + i) }));
+  }
+  for (const [i, folder] of ['snapshots', 'index', 'keys', 'data/ab'].entries()) {
+    const junk = randomBytes(500, 50 + i);
+    const name = createHash('sha256').update(junk).digest('hex');
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `site/${folder}/${name}`, Body: junk }));
+  }
   for (const key of await keys('site/')) await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
   assert.deepEqual(await keys('site/'), []);
   const versions = await s3.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: pack }));

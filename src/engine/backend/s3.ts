@@ -158,7 +158,7 @@ export class S3Backend implements Backend {
     signal?: AbortSignal,
   ): Promise<{ versionId: string; size: number } | undefined> {
     if (!this.#picker || h.type === 'lock') return undefined;
-    const v = await this.#picker.pick(key, h.type !== 'config', signal);
+    const v = await this.#picker.pick(key, h.type, signal);
     if (!v) throw new NotExistError(this.location, h);
     return v;
   }
@@ -282,7 +282,7 @@ export class S3Backend implements Backend {
     if (this.#picker && type !== 'lock') {
       try {
         await this.#lockReady();
-        for await (const v of this.#picker.list(prefix, signal))
+        for await (const v of this.#picker.list(prefix, type, signal))
           yield { name: v.key.slice(v.key.lastIndexOf('/') + 1), size: v.size };
       } catch (err) {
         throw classifyS3Error(err, this.#target);
