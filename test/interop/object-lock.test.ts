@@ -161,6 +161,27 @@ test('prune and forget keep what is retained and free it later; retention follow
   await repo.close();
 });
 
+test('retention extended under a GOVERNANCE policy keeps the COMPLIANCE mode objects already have', async () => {
+  const strict = { kdf: testKDF, polynomial: testPolynomial };
+  const first = await initRepository(
+    location('stricter', { objectLock: { mode: 'COMPLIANCE', retentionMs: 2000 } }),
+    testPassword,
+    strict,
+  );
+  await backup(first, { paths: [data] });
+  await first.close();
+  const relaxed = await openRepository(
+    location('stricter', { objectLock: { mode: 'GOVERNANCE', retentionMs: 60_000 } }),
+    testPassword,
+  );
+  const r = await extendRetention(relaxed);
+  await relaxed.close();
+  assert.equal(r.extended, r.files);
+  const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'stricter/config' }));
+  assert.equal(head.ObjectLockMode, 'COMPLIANCE');
+  assert.ok(head.ObjectLockRetainUntilDate!.getTime() > Date.now() + 50_000, String(head.ObjectLockRetainUntilDate));
+});
+
 test('a lock policy on a bucket without Object Lock is refused at open, naming the setting', async () => {
   const plain = await minio.bucket('plain');
   const backend = openBackend(`s3:${minio.endpoint}/${plain}/repo`, {

@@ -57,9 +57,11 @@ export class ObjectLocker {
   /** Sets the current version's retention to now + the policy's period when it ends sooner. */
   async extend(key: string): Promise<boolean> {
     const until = this.#until();
-    const current = (await this.#requests.head(key)).retainUntil;
-    if (current && current >= until) return false;
-    await this.#requests.putRetention(key, this.policy.mode, until);
+    const current = await this.#requests.head(key);
+    if (current.retainUntil && current.retainUntil >= until) return false;
+    // S3 lets nobody turn COMPLIANCE retention into GOVERNANCE: an object keeps the stricter mode it has
+    const mode = current.lockMode === 'COMPLIANCE' ? 'COMPLIANCE' : this.policy.mode;
+    await this.#requests.putRetention(key, mode, until);
     return true;
   }
 
