@@ -145,7 +145,7 @@ export class SignedS3 implements S3Requests {
     if (from) Object.assign(query, { 'key-marker': from.key, 'version-id-marker': from.versionId });
     const xml = (await this.#send('GET', undefined, query, {}, undefined, signal)).body.toString('utf8');
     const read = (x: string, deleteMarker: boolean): ObjectVersion => ({
-      key: decodeURIComponent(xmlText(x, 'Key') ?? ''),
+      key: urlDecoded(xmlText(x, 'Key') ?? ''),
       versionId: xmlText(x, 'VersionId') ?? '',
       size: Number(xmlText(x, 'Size') ?? 0),
       lastModified: Date.parse(xmlText(x, 'LastModified') ?? ''),
@@ -156,7 +156,7 @@ export class SignedS3 implements S3Requests {
       ...xmlElements(xml, 'DeleteMarker').map((x) => read(x, true)),
     ];
     if (xmlText(xml, 'IsTruncated') !== 'true') return { versions };
-    const key = decodeURIComponent(xmlText(xml, 'NextKeyMarker') ?? '');
+    const key = urlDecoded(xmlText(xml, 'NextKeyMarker') ?? '');
     return { versions, next: { key, versionId: xmlText(xml, 'NextVersionIdMarker') ?? '' } };
   }
 
@@ -188,7 +188,7 @@ export class SignedS3 implements S3Requests {
     if (token !== undefined) query['continuation-token'] = token;
     const xml = (await this.#send('GET', undefined, query, {}, undefined, signal)).body.toString('utf8');
     const objects = xmlElements(xml, 'Contents').map((contents) => ({
-      key: decodeURIComponent(xmlText(contents, 'Key') ?? ''),
+      key: urlDecoded(xmlText(contents, 'Key') ?? ''),
       size: Number(xmlText(contents, 'Size') ?? 0),
     }));
     const truncated = xmlText(xml, 'IsTruncated') === 'true';
@@ -321,6 +321,11 @@ export function signV4(req: SignedRequest, credentials: S3Credentials, region: s
 /** The Content-MD5 header S3 asks of requests that set retention (so a changed body is refused). */
 export function contentMD5(body: Uint8Array): string {
   return createHash('md5').update(body).digest('base64');
+}
+
+/** A key as S3 sends it with encoding-type=url: percent-encoded, a space as '+'. */
+function urlDecoded(s: string): string {
+  return decodeURIComponent(s.replace(/\+/g, ' '));
 }
 
 function versioned(versionId: string | undefined): Record<string, string> {
