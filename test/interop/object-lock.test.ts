@@ -159,6 +159,11 @@ test('prune and forget keep what is retained and free it later; retention follow
   const stillKept = await forget(repo, [kept]);
   assert.deepEqual(stillKept.removed, [], 'the extended snapshot is still retained');
   await repo.close();
+  // opened without the policy, the repository still keeps off what is retained (and hides nothing behind a marker)
+  const withoutPolicy = await openRepository(location('retained'), testPassword);
+  assert.deepEqual((await forget(withoutPolicy, [kept])).removed, []);
+  await withoutPolicy.close();
+  assert.ok((await keys('retained/snapshots/')).length === 1, 'the snapshot is still listed');
 });
 
 test('retention extended under a GOVERNANCE policy keeps the COMPLIANCE mode objects already have', async () => {

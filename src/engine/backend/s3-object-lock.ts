@@ -1,7 +1,8 @@
 // S3 Object Lock for a repository in a bucket created with it: every object ferry writes (lock files aside) carries
-// retention in the policy's mode; retention is extended on request; and nothing still retained is deleted or even
-// tried. Such a bucket is versioned, so removing an object means removing each of its versions (a plain DELETE only
-// hides it behind a delete marker and frees nothing); an object is removed only when none of its versions is retained.
+// retention in the policy's mode, and retention is extended on request. Such a bucket is versioned, so removing an
+// object means removing each of its versions (a plain DELETE only hides it behind a delete marker and frees nothing);
+// an object is removed only when none of its versions is retained, and nothing still retained is even tried, with a
+// policy or without one (removeVersions).
 import type { Handle, ObjectLockPolicy } from './backend.ts';
 import { PermanentError } from './backend.ts';
 import { LockedError } from './errors.ts';
@@ -41,19 +42,6 @@ export class ObjectLocker {
     };
   }
 
-  /** Removes every version of `key`, unless one is still retained: then nothing is deleted (LockedError). */
-  async remove(key: string, h: Handle): Promise<void> {
-    const versions = await this.#versionsOf(key);
-    let until: Date | undefined;
-    for (const v of versions) {
-      if (v.deleteMarker) continue;
-      const retained = (await this.#requests.head(key, v.versionId)).retainUntil;
-      if (retained && retained.getTime() > Date.now() && (!until || retained > until)) until = retained;
-    }
-    if (until) throw new LockedError(this.#location, h, until);
-    for (const v of versions) await this.#requests.delete(key, v.versionId);
-  }
-
   /** Sets the current version's retention to now + the policy's period when it ends sooner. */
   async extend(key: string): Promise<boolean> {
     const until = this.#until();
@@ -69,15 +57,27 @@ export class ObjectLocker {
     // whole seconds: S3 stores retention dates at that precision, and an extension compares against them
     return new Date(Math.ceil((Date.now() + this.policy.retentionMs) / 1000) * 1000);
   }
+}
 
-  async #versionsOf(key: string) {
-    const out = [];
-    let next;
-    do {
-      const page = await this.#requests.listVersions(key, next);
-      out.push(...page.versions.filter((v) => v.key === key));
-      next = page.next;
-    } while (next);
-    return out;
+/**
+ * Removes every version of `key` from a bucket with Object Lock, unless one is still retained: then nothing is
+ * deleted and the call rejects with a LockedError. Whether or not a policy is given: a prune run without one must
+ * neither hide retained packs behind delete markers nor leave the versions it could free.
+ */
+export async function removeVersions(requests: SignedS3, key: string, h: Handle, location: string): Promise<void> {
+  const versions = [];
+  let next;
+  do {
+    const page = await requests.listVersions(key, next);
+    versions.push(...page.versions.filter((v) => v.key === key));
+    next = page.next;
+  } while (next);
+  let until: Date | undefined;
+  for (const v of versions) {
+    if (v.deleteMarker) continue;
+    const retained = (await requests.head(key, v.versionId)).retainUntil;
+    if (retained && retained.getTime() > Date.now() && (!until || retained > until)) until = retained;
   }
+  if (until) throw new LockedError(location, h, until);
+  for (const v of versions) await requests.delete(key, v.versionId);
 }

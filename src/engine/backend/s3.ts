@@ -6,7 +6,7 @@
 import { objectPath, PermanentError, typeFolders } from './backend.ts';
 import type { Backend, FileInfo, FileType, Handle, ObjectLockPolicy, Retention } from './backend.ts';
 import { checkHandle, isNotExistError, NotExistError, rangeEnd } from './errors.ts';
-import { ObjectLocker } from './s3-object-lock.ts';
+import { ObjectLocker, removeVersions } from './s3-object-lock.ts';
 import { VersionPicker } from './s3-versions.ts';
 import {
   connectTimeoutMs,
@@ -70,6 +70,8 @@ export class S3Backend implements Backend {
   #locker: ObjectLocker | undefined;
   #lockChecked: Promise<void> | undefined;
   #picker: VersionPicker | undefined;
+  #signed: SignedS3 | undefined;
+  #bucketLocks: Promise<boolean> | undefined;
   readonly retention: Retention | undefined;
 
   constructor(opts: S3Options) {
@@ -95,6 +97,7 @@ export class S3Backend implements Backend {
           idleTimeoutMs,
         })
       : undefined;
+    this.#signed = signed;
     this.#requests = signed ? Promise.resolve(signed) : this.#sdkRequests();
     if ((opts.objectLock || opts.recoverVersions) && !signed) {
       throw new PermanentError(
@@ -149,6 +152,21 @@ export class S3Backend implements Backend {
       throw classifyS3Error(err, this.#target);
     });
     return this.#lockChecked;
+  }
+
+  /**
+   * Whether the bucket has Object Lock, asked once at the first removal. Credentials that may not ask are taken to
+   * mean no: removals then work as they always did.
+   */
+  #hasObjectLock(): Promise<boolean> {
+    if (this.#locker) return Promise.resolve(true);
+    this.#bucketLocks ??= this.#signed!.objectLockEnabled().catch((err: unknown) => {
+      if ((statusOf(err) ?? 0) >= 400 && (statusOf(err) ?? 0) < 500) return false;
+      // a network failure or a 5xx says nothing: the next removal asks again
+      this.#bucketLocks = undefined;
+      throw err;
+    });
+    return this.#bucketLocks;
   }
 
   /** In recovery mode, the version of `h` to read (undefined: the current object). */
@@ -265,8 +283,8 @@ export class S3Backend implements Backend {
     this.#refuseInRecovery(h, 'remove');
     try {
       await this.#lockReady();
-      // versions still retained are not tried: the locker rejects with a LockedError
-      if (this.#locker) await this.#locker.remove(key, h);
+      // in a bucket with Object Lock, versions still retained are not tried: the call rejects with a LockedError
+      if (this.#signed && (await this.#hasObjectLock())) await removeVersions(this.#signed, key, h, this.location);
       // S3 answers success for a missing key too, which is what the contract asks
       else await (await this.#requests).delete(key);
     } catch (err) {
