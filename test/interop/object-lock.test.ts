@@ -11,6 +11,7 @@ import {
   ListObjectsV2Command,
   ListObjectVersionsCommand,
   PutObjectCommand,
+  PutObjectLegalHoldCommand,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -185,6 +186,29 @@ test('retention extended under a GOVERNANCE policy keeps the COMPLIANCE mode obj
   const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'stricter/config' }));
   assert.equal(head.ObjectLockMode, 'COMPLIANCE');
   assert.ok(head.ObjectLockRetainUntilDate!.getTime() > Date.now() + 50_000, String(head.ObjectLockRetainUntilDate));
+});
+
+test('a file under a legal hold is kept however old its retention, and goes once the hold is lifted', async () => {
+  const repo = await initRepository(
+    location('held', { objectLock: { mode: 'GOVERNANCE', retentionMs: 1000 } }),
+    testPassword,
+    {
+      kdf: testKDF,
+      polynomial: testPolynomial,
+    },
+  );
+  const { snapshotID } = await backup(repo, { paths: [data] });
+  const Key = `held/snapshots/${snapshotID}`;
+  await s3.send(new PutObjectLegalHoldCommand({ Bucket: bucket, Key, LegalHold: { Status: 'ON' } }));
+  await sleep(1500);
+  const held = await forget(repo, [snapshotID]);
+  assert.deepEqual(
+    held.retained.map((f) => [f.name, f.until]),
+    [[snapshotID, null]],
+  );
+  await s3.send(new PutObjectLegalHoldCommand({ Bucket: bucket, Key, LegalHold: { Status: 'OFF' } }));
+  assert.deepEqual((await forget(repo, [snapshotID])).removed, [snapshotID]);
+  await repo.close();
 });
 
 test('a lock policy on a bucket without Object Lock is refused at open, naming the setting', async () => {

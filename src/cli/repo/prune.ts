@@ -54,8 +54,13 @@ export function reportPrune(r: PruneResult, dryRun = false): void {
 /** Files prune or forget left in place because S3 Object Lock still retains them. */
 export function reportRetained(retained: readonly Retained[]): void {
   if (retained.length === 0) return;
-  const last = retained.reduce((a, b) => (b.until > a ? b.until : a), retained[0].until);
+  const dates = retained.flatMap((f) => (f.until ? [f.until.getTime()] : []));
+  const held = retained.length - dates.length;
+  const ends = [
+    ...(dates.length > 0 ? [`the last until ${new Date(Math.max(...dates)).toISOString()}`] : []),
+    ...(held > 0 ? [`${held} under a legal hold until it is lifted`] : []),
+  ];
   consola.warn(
-    `kept ${retained.length} file${retained.length === 1 ? '' : 's'} under S3 Object Lock retention (${retained.map((f) => `${f.type} ${short(f.name)}`).join(', ')}), the last until ${last.toISOString()}: a later run frees them once it ends`,
+    `kept ${retained.length} file${retained.length === 1 ? '' : 's'} under S3 Object Lock retention (${retained.map((f) => `${f.type} ${short(f.name)}`).join(', ')}), ${ends.join(', ')}: a later run frees them once it ends`,
   );
 }

@@ -17,13 +17,15 @@ export function isNotExistError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { notExist?: unknown }).notExist === true;
 }
 
-/** A file S3 Object Lock retains: it cannot be removed before `until`, and nothing was tried. */
+/** A file S3 Object Lock retains: it cannot be removed before `until` (null: a legal hold), and nothing was tried. */
 export class LockedError extends PermanentError {
   readonly locked = true;
   readonly handle: Handle;
-  readonly until: Date;
-  constructor(location: string, h: Handle, until: Date) {
-    super(`${objectPath(h)} in ${location} is under S3 Object Lock retention until ${until.toISOString()}.`);
+  readonly until: Date | null;
+  constructor(location: string, h: Handle, until: Date | null) {
+    super(
+      `${objectPath(h)} in ${location} is under ${until ? `S3 Object Lock retention until ${until.toISOString()}` : 'an S3 Object Lock legal hold'}.`,
+    );
     this.handle = h;
     this.until = until;
   }

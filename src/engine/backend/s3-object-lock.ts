@@ -75,7 +75,9 @@ export async function removeVersions(requests: SignedS3, key: string, h: Handle,
   let until: Date | undefined;
   for (const v of versions) {
     if (v.deleteMarker) continue;
-    const retained = (await requests.head(key, v.versionId)).retainUntil;
+    const head = await requests.head(key, v.versionId);
+    if (head.legalHold) throw new LockedError(location, h, null);
+    const retained = head.retainUntil;
     if (retained && retained.getTime() > Date.now() && (!until || retained > until)) until = retained;
   }
   if (until) throw new LockedError(location, h, until);

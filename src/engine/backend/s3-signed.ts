@@ -50,6 +50,7 @@ export interface ObjectHead {
   /** S3 Object Lock retention of this version, when it has some */
   retainUntil?: Date;
   lockMode?: string;
+  legalHold: boolean;
 }
 
 /** The requests the S3 backend makes, however they are sent. */
@@ -132,6 +133,7 @@ export class SignedS3 implements S3Requests {
       size: Number(res.headers['content-length'] ?? 0),
       retainUntil: typeof until === 'string' ? new Date(until) : undefined,
       lockMode: typeof mode === 'string' ? mode : undefined,
+      legalHold: res.headers['x-amz-object-lock-legal-hold'] === 'ON',
     };
   }
 

@@ -2,9 +2,9 @@
 // objects' versions rather than from what the bucket shows now. Someone holding the location's credentials can hide
 // every object behind a delete marker, put other bytes under a name or add files of their own, but cannot delete or
 // change a retained version. So delete markers are skipped, and for each name the version ferry wrote is chosen:
-//   - config, keys, snapshots and index files: only versions that carry Object Lock retention (ferry gives it to all
-//     of them; `retain` gives it to those written before the policy), so a planted file cannot stop the repository
-//     from opening or listing. Of those, `config` (the one file not named by its content) takes the oldest; the
+//   - config, keys, snapshots and index files: only versions under Object Lock retention or a legal hold (ferry gives
+//     retention to all of them; `retain` to those written before the policy), so a planted file cannot stop the
+//     repository from opening or listing. Of those, `config` (the one file not named by its content) takes the oldest; the
 //     others the version whose content hashes to its name.
 //   - packs: the version whose content hashes to its name, looked for from the oldest; a pack with a single version
 //     keeps it unread (an overwrite always adds a version, and a planted pack is in no index, so never read).
@@ -55,7 +55,7 @@ export class VersionPicker {
 
   async #retained(key: string, versions: ObjectVersion[]): Promise<ObjectVersion[]> {
     const heads = await Promise.all(versions.map((v) => this.#requests.head(key, v.versionId)));
-    return versions.filter((_, i) => heads[i].retainUntil !== undefined);
+    return versions.filter((_, i) => heads[i].retainUntil !== undefined || heads[i].legalHold);
   }
 
   async #hashingToName(

@@ -9,7 +9,8 @@ import type { ID } from '../ids/id.ts';
 export interface Retained {
   type: FileType;
   name: ID;
-  until: Date;
+  /** null: a legal hold, which ends only when someone lifts it */
+  until: Date | null;
 }
 
 /** Removes the files but the retained ones, which it returns; `onRemoved` is told of each file removed. */
