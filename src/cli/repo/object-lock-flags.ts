@@ -58,7 +58,7 @@ function parsePolicy(value: string, flag: string): ObjectLockPolicy {
 
 /** Whole days (30d), or a Go duration (12h, 90s). */
 function periodMs(text: string): number | undefined {
-  const days = /^(\d+)d$/.exec(text);
+  const days = /^(\d+)d$/i.exec(text);
   if (days) return Number(days[1]) * day;
   try {
     return parseDuration(text);
