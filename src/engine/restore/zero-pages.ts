@@ -1,7 +1,7 @@
 // Where a blob written into a new file has data and where it has whole zero pages, which stay holes: a chunk that
 // mixes data and zeros (the edge of a sparse region) then costs only its data pages on disk. Pages are aligned to
-// the file, so holes line up with the file system's blocks. Both writers of restored blobs (this thread's and the
-// small-file thread's) split a blob this way.
+// the file, so holes line up with the file system's blocks. A pure function, so any writer of restored blobs (on
+// whatever thread) splits a blob the same way.
 
 const page = 4096;
 const zeroPage = Buffer.alloc(page);
