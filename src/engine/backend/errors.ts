@@ -50,13 +50,25 @@ export function checkHandle(h: Handle): void {
 }
 
 /** Validates a requested byte range against the file size and returns the end offset (exclusive). */
+/** An object shorter than a range asked of it: what the caller knew of its layout (an index, say) is wrong. */
+export class ShortObjectError extends PermanentError {
+  /** the object's size in bytes */
+  readonly size: number;
+
+  constructor(size: number, message: string) {
+    super(message);
+    this.size = size;
+  }
+}
+
 export function rangeEnd(location: string, h: Handle, size: number, offset: number, length: number): number {
   if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0) {
     throw new PermanentError(`Invalid range offset=${offset} length=${length} for ${objectPath(h)}.`);
   }
   const end = length === 0 ? size : offset + length;
   if (end > size || offset > size) {
-    throw new PermanentError(
+    throw new ShortObjectError(
+      size,
       `${objectPath(h)} in ${location} is ${size} bytes, too short for ${length || 'the rest'} bytes at offset ${offset}.`,
     );
   }

@@ -164,6 +164,9 @@ export function decompressBlob(body: Uint8Array, uncompressedLength: number): Ui
 }
 
 function decompressFresh(body: Uint8Array, uncompressedLength: number): Uint8Array {
+  const exact = uncompressedLength > 0 ? decompressExact(body, uncompressedLength) : undefined;
+  if (exact !== undefined) return exact;
+  // node's own call, which throws the precise error
   const out = zstdDecompressSync(body, {
     maxOutputLength: Math.max(uncompressedLength, 1),
     chunkSize: chunkFor(uncompressedLength),
@@ -171,6 +174,45 @@ function decompressFresh(body: Uint8Array, uncompressedLength: number): Uint8Arr
   if (out.length !== uncompressedLength)
     throw new Error(`decompressed ${out.length} bytes where the index promised ${uncompressedLength}`);
   return out;
+}
+
+const spare = Buffer.alloc(1);
+
+/**
+ * `frame` decompressed into a buffer of its own of exactly `length` bytes, or undefined when the frame does not fill
+ * it exactly (or fails). zstdDecompressSync with an output chunk of the promised length fills that chunk and then
+ * allocates a second one for the output that never comes, and hands back a buffer a collection frees; this costs one
+ * allocation, which the writer can free once written (release). A context of its own each time, so that no state
+ * carries over from one frame to the next: a big blob costs far more than a context.
+ */
+function decompressExact(frame: Uint8Array, length: number): Uint8Array | undefined {
+  const stream = new ZstdDecompress();
+  try {
+    const h = handleOf(stream);
+    if (!h) return undefined;
+    let failed = false;
+    h.handle.onerror = () => {
+      failed = true;
+    };
+    const out = Buffer.allocUnsafeSlow(length);
+    let inAt = 0;
+    let outAt = 0;
+    // zstd may stop short of either end (a block at a time); each call goes on from where the last one left off
+    while (outAt < length) {
+      h.handle.writeSync(constants.ZSTD_e_end, frame, inAt, frame.length - inAt, out, outAt, length - outAt);
+      const [outLeft, inLeft] = h.state;
+      const consumed = frame.length - inAt - inLeft;
+      const produced = length - outAt - outLeft;
+      if (failed || (consumed === 0 && produced === 0)) return undefined;
+      inAt += consumed;
+      outAt += produced;
+    }
+    // the rest of the frame (its end, a checksum) must bring no more output: a frame longer than promised shows here
+    h.handle.writeSync(constants.ZSTD_e_end, frame, inAt, frame.length - inAt, spare, 0, 1);
+    return !failed && h.state[0] === 1 && h.state[1] === 0 ? out : undefined;
+  } finally {
+    stream.close();
+  }
 }
 
 /**

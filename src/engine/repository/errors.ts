@@ -26,6 +26,14 @@ export class CorruptBlobError extends RepositoryError {
   }
 }
 
+export class BlobPastPackEndError extends RepositoryError {
+  constructor(pack: string, blob: string, offset: number, length: number, packSize: number) {
+    super(
+      `the index places blob ${blob} at ${offset}-${offset + length} in pack ${pack}, which is only ${packSize} bytes: the index does not match the pack`,
+    );
+  }
+}
+
 export class MissingBlobError extends RepositoryError {
   constructor(type: string, blob: string) {
     super(`${type} blob ${blob} is not in any index of the repository`);

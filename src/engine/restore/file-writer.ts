@@ -18,6 +18,7 @@ import { MissingBlobError } from '../repository/errors.ts';
 import { release } from '../memory/release.ts';
 import { preallocate, punchHole } from '../sys/allocate.ts';
 import { skipsZeroRanges, writeZeros, type ZeroTarget } from './zero-ranges.ts';
+import { pageRuns } from './zero-pages.ts';
 
 /**
  * A chunk of zeros compresses to almost nothing; any blob that does not is not worth hashing a run of zeros for
@@ -25,14 +26,10 @@ import { skipsZeroRanges, writeZeros, type ZeroTarget } from './zero-ranges.ts';
  */
 const zeroRatio = 64;
 
-const page = 4096;
-const zeroPage = new Uint8Array(page);
-
 /**
- * Writes `data` at `offset` except for whole zero pages, which stay holes in the new file. A chunk that mixes data
- * and zeros (the edge of a sparse region) thus costs only its data pages on disk. Each run of zero pages skipped
- * goes to `onHole` (a reserved file gives its blocks back). Returns the end of the last byte written (0 when
- * nothing was).
+ * Writes `data` at `offset` except for whole zero pages, which stay holes in the new file (zero-pages.ts). Each run
+ * of zero pages skipped goes to `onHole` (a reserved file gives its blocks back). Returns the end of the last byte
+ * written (0 when nothing was).
  */
 async function writeSkippingZeros(
   fh: WritableFile,
@@ -40,34 +37,10 @@ async function writeSkippingZeros(
   offset: number,
   onHole?: (offset: number, length: number) => void,
 ): Promise<number> {
-  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  let runStart = -1;
-  let holeStart = -1;
-  let end = 0;
-  // pages are aligned to the file, so holes line up with the file system's blocks
-  let pos = 0;
-  while (pos < buf.length) {
-    const next = Math.min(buf.length, pos + page - ((offset + pos) % page));
-    const zero = next - pos === page && buf.compare(zeroPage, 0, page, pos, next) === 0;
-    if (zero && holeStart < 0) holeStart = pos;
-    if (!zero && holeStart >= 0) {
-      onHole?.(offset + holeStart, pos - holeStart);
-      holeStart = -1;
-    }
-    if (!zero && runStart < 0) runStart = pos;
-    if (zero && runStart >= 0) {
-      await fh.write(buf, runStart, pos - runStart, offset + runStart);
-      end = offset + pos;
-      runStart = -1;
-    }
-    pos = next;
-  }
-  if (holeStart >= 0) onHole?.(offset + holeStart, buf.length - holeStart);
-  if (runStart >= 0) {
-    await fh.write(buf, runStart, buf.length - runStart, offset + runStart);
-    end = offset + buf.length;
-  }
-  return end;
+  const { data: runs, holes } = pageRuns(data, offset);
+  for (const [start, end] of holes) onHole?.(offset + start, end - start);
+  for (const [start, end] of runs) await fh.write(data, start, end - start, offset + start);
+  return runs.length > 0 ? offset + runs[runs.length - 1][1] : 0;
 }
 
 async function writeWhole(fh: WritableFile, data: Uint8Array, offset: number): Promise<number> {

@@ -3,7 +3,18 @@
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
 import { CorruptBlobError } from '../repository/errors.ts';
-import type { OpenBlobs } from './pack-reader.ts';
+import type { PackedBlob } from '../pack/blob.ts';
+
+/**
+ * Opens (decrypts, decompresses, verifies) the blobs of one pack read: `bytes` holds the pack from `start` on.
+ * Each result is the plaintext or the reason that blob could not be opened.
+ */
+export type OpenBlobs = (
+  pack: ID,
+  blobs: readonly PackedBlob[],
+  bytes: Uint8Array,
+  start: number,
+) => Promise<(Uint8Array | Error)[]>;
 
 /** Blobs go to the workers in groups of about this many bytes: a few messages per read, and every worker busy. */
 const groupBytes = 1 << 20;

@@ -9,20 +9,13 @@
 import type { Backend } from '../backend/backend.ts';
 import type { ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
-import { plainLength, type PackedBlob } from '../pack/blob.ts';
+import { plainLength } from '../pack/blob.ts';
+import type { OpenBlobs } from './open-blobs.ts';
+import { covers, cutRuns, share, type CachedRange, type Range, type Wanted } from './wanted-blobs.ts';
 import type { ByteBudget } from './byte-budget.ts';
 import { release } from '../memory/release.ts';
-
-/**
- * Opens (decrypts, decompresses, verifies) the blobs of one read: `bytes` holds the pack from `start` on.
- * Each result is the plaintext or the reason that blob could not be opened.
- */
-export type OpenBlobs = (
-  pack: ID,
-  blobs: readonly PackedBlob[],
-  bytes: Uint8Array,
-  start: number,
-) => Promise<(Uint8Array | Error)[]>;
+import { ShortObjectError } from '../backend/errors.ts';
+import { BlobPastPackEndError } from '../repository/errors.ts';
 
 /** Where a pack's data blobs lie (from the index), so a read may reach ahead without passing their end. */
 export type DataSpan = (pack: ID) => { start: number; end: number } | undefined;
@@ -47,38 +40,6 @@ export interface PackReaderOptions {
   signal?: AbortSignal;
 }
 
-interface Waiter {
-  /** wants the blob as stored, not opened */
-  sealed: boolean;
-  resolve(data: Uint8Array): void;
-  reject(err: Error): void;
-}
-
-interface Wanted {
-  loc: BlobLocation;
-  /** several files may want the same blob */
-  waiters: Waiter[];
-}
-
-interface Range {
-  pack: ID;
-  start: number;
-  end: number;
-}
-
-interface CachedRange extends Range {
-  bytes: Uint8Array;
-}
-
-/** The budget a wanted blob takes: its plaintext once for every waiter, as each gives its own back through done(). */
-function share(w: Wanted): number {
-  return plainLength(w.loc) * w.waiters.length;
-}
-
-function covers(r: Range, loc: BlobLocation): boolean {
-  return r.pack === loc.pack && r.start <= loc.offset && loc.offset + loc.length <= r.end;
-}
-
 export class PackReader {
   readonly #backend: Backend;
   readonly #open: OpenBlobs;
@@ -99,6 +60,8 @@ export class PackReader {
   readonly #cache: CachedRange[] = [];
   /** each pack's data span, asked for once (the index computes spans for all packs at a time) */
   readonly #spans = new Map<ID, { start: number; end: number } | undefined>();
+  /** the sizes of packs found shorter than the index said: reads of them stop at their end */
+  readonly #sizes = new Map<ID, number>();
   #cacheBytes = 0;
   #scheduled = false;
   /** reads issued, for tests and benchmarks */
@@ -224,32 +187,13 @@ export class PackReader {
       this.#cache.push(r);
       // in pack order, as a read's blobs are: openers group neighbours by their offsets
       wanted.sort((a, b) => a.loc.offset - b.loc.offset);
-      for (const run of this.#cut(wanted)) {
+      for (const run of cutRuns(wanted, this.#runPlain)) {
         if (!this.#reserve(run)) return false;
         for (const w of run) byOffset.delete(w.loc.offset);
         void this.#deliver(pack, run, r.bytes, r.start);
       }
     }
     return true;
-  }
-
-  /** Blobs in pack order cut into runs of at most `runPlain` plaintext (a larger blob is a run of its own). */
-  #cut(wanted: Wanted[]): Wanted[][] {
-    const runs: Wanted[][] = [];
-    let run: Wanted[] = [];
-    let plain = 0;
-    for (const w of wanted) {
-      const n = share(w);
-      if (run.length > 0 && plain + n > this.#runPlain) {
-        runs.push(run);
-        run = [];
-        plain = 0;
-      }
-      run.push(w);
-      plain += n;
-    }
-    if (run.length > 0) runs.push(run);
-    return runs;
   }
 
   /**
@@ -301,7 +245,9 @@ export class PackReader {
 
   #spanOf(pack: ID): { start: number; end: number } | undefined {
     if (!this.#spans.has(pack)) this.#spans.set(pack, this.#span!(pack));
-    return this.#spans.get(pack);
+    const span = this.#spans.get(pack);
+    const size = this.#sizes.get(pack);
+    return span && size !== undefined ? { start: span.start, end: Math.min(span.end, size) } : span;
   }
 
   async #fetch(range: Range, run: Wanted[]): Promise<void> {
@@ -314,12 +260,8 @@ export class PackReader {
         this.#signal,
       );
     } catch (err) {
-      for (const w of run) {
-        for (const waiter of w.waiters) {
-          this.done(w.loc);
-          waiter.reject(err as Error);
-        }
-      }
+      if (err instanceof ShortObjectError) return this.#shortPack(range.pack, run, err.size);
+      for (const w of run) this.#fail(w, err as Error);
       return;
     }
     const asked = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), range.start);
@@ -328,6 +270,35 @@ export class PackReader {
     // once its blobs are opened (into memory of their own), nothing refers to a read that handed out no sealed view
     // and left no view in the cache: its memory goes now, not at the collection its size would otherwise bring on
     if (!keptView && !run.some((w) => w.waiters.some((waiter) => waiter.sealed))) release(bytes);
+  }
+
+  /**
+   * A read ran past the end of its pack, as the index placed a blob (or the pack's data) there: the blobs that lie
+   * past the end fail naming themselves, and the others wait for a read that stops at the end.
+   */
+  #shortPack(pack: ID, run: Wanted[], size: number): void {
+    this.#sizes.set(pack, size);
+    for (const w of run) {
+      const { offset, length, id } = w.loc;
+      if (offset + length > size) {
+        this.#fail(w, new BlobPastPackEndError(pack, id, offset, length, size));
+        continue;
+      }
+      w.waiters.forEach(() => this.done(w.loc));
+      const byOffset = this.#pending.get(pack) ?? new Map<number, Wanted>();
+      this.#pending.set(pack, byOffset);
+      const again = byOffset.get(offset);
+      if (again) again.waiters.push(...w.waiters);
+      else byOffset.set(offset, w);
+    }
+  }
+
+  /** Fails every waiter of `w`, giving back the budget each took (nobody will be done with a blob that never came). */
+  #fail(w: Wanted, err: Error): void {
+    for (const waiter of w.waiters) {
+      this.done(w.loc);
+      waiter.reject(err);
+    }
   }
 
   /** Hands the blobs of a read to those who want them sealed, then opens the rest. */

@@ -37,8 +37,8 @@ import {
   type WriteTarget,
 } from './file-writer.ts';
 import { SmallFileWriter } from './small-file-writer.ts';
-import { PackReader, type OpenBlobs } from './pack-reader.ts';
-import { openHere } from './open-blobs.ts';
+import { PackReader } from './pack-reader.ts';
+import { openHere, type OpenBlobs } from './open-blobs.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { FileSlots } from './file-slots.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';

@@ -140,3 +140,24 @@ test('decompressBlob: each plaintext is its own (a reused context never overwrit
   );
   outs.forEach((out, i) => assert.deepEqual(Buffer.from(out), inputs[i], `blob ${i} kept`));
 });
+
+test('a large blob decompresses into a buffer of exactly its length, which the writer may free; a frame longer, shorter or cut is refused', () => {
+  // past the reused context's size, over several of zstd's 128 KiB blocks, with and without a checksum at the end
+  for (const [plain, frame] of [
+    [logText(3 << 20), undefined],
+    [text(5 << 20), compress(text(5 << 20))],
+  ] as const) {
+    const z = frame ?? compressBlob(plain)!;
+    const out = decompressBlob(z, plain.length);
+    assert.deepEqual(Buffer.from(out), plain);
+    assert.equal(out.byteOffset, 0);
+    assert.equal(out.buffer.byteLength, plain.length, 'the plaintext holds a buffer of its own length, no more');
+    assert.throws(() => decompressBlob(z, plain.length - 1));
+    assert.throws(
+      () => decompressBlob(z, plain.length + 1),
+      new RegExp(`decompressed ${plain.length} bytes where the index promised ${plain.length + 1}`),
+    );
+    assert.throws(() => decompressBlob(z.subarray(0, z.length - 100), plain.length));
+    assert.deepEqual(Buffer.from(decompressBlob(z, plain.length)), plain, 'and the next frame still reads');
+  }
+});

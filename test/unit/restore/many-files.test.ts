@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { backup } from '../../../src/engine/operations/backup.ts';
 import { restoreTree } from '../../../src/engine/restore/restorer.ts';
 import { openHere } from '../../../src/engine/restore/open-blobs.ts';
-import type { OpenBlobs } from '../../../src/engine/restore/pack-reader.ts';
+import type { OpenBlobs } from '../../../src/engine/restore/open-blobs.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
 import { CountingBackend } from './counting-backend.ts';
 
