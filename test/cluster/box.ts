@@ -8,6 +8,8 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBinaries, kubernetesVersion } from './build.ts';
+import { tools } from '../tools/catalog.ts';
+import { toolVersion } from '../tools/go-install.ts';
 import type { Binaries } from './build.ts';
 import {
   apiserverSpec,
@@ -240,7 +242,7 @@ async function start(
     });
     await phase('nodes', () => waitNodesReady(new Kube(tls), record.nodes));
     await phase('velero', async () => {
-      const files = await prepareVelero(b.velero, paths, record.s3);
+      const files = await prepareVelero(b.velero, paths, { ...record.s3, version: toolVersion(tools.velero) });
       await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...files]);
       await launch(veleroSpec(b.velero, paths, ports.velero));
     });

@@ -1,7 +1,7 @@
 // Velero in the box, as `velero install --features=EnableCSI --use-node-agent=false` sets it up in a cluster: its
 // CRDs (printed by the pinned velero binary itself), the velero namespace and ServiceAccount bound to
-// cluster-admin, a BackupStorageLocation "default" on the box's MinIO through the AWS plugin, and the server with
-// the CSI feature and no node-agent. The server runs as a box daemon with a client certificate for the velero
+// cluster-admin, a BackupStorageLocation "default" on the box's MinIO through the AWS plugin, its Deployment (at
+// zero replicas: Velero reads it), and the server with the CSI feature and no node-agent. The server runs as a box daemon with a client certificate for the velero
 // ServiceAccount's user name, so the RBAC Velero's install makes applies unchanged.
 import { execFile } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
@@ -23,6 +23,8 @@ export interface VeleroBinaries {
 }
 
 export interface VeleroSetup {
+  /** Velero's version, for the image its Deployment names */
+  version: string;
   bucket: string;
   /** MinIO as the pods and the host reach it */
   endpoint: string;
@@ -50,6 +52,31 @@ function objects(s: VeleroSetup): object[] {
       metadata: { name: 'velero', labels: { component: 'velero' } },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
       subjects: [{ kind: 'ServiceAccount', name: 'velero', namespace: veleroNamespace }],
+    },
+    {
+      // the Deployment `velero install` makes, at zero replicas: the server runs as a box daemon (below), but
+      // Velero reads its own Deployment (its restore actions take the image of restore helpers from it)
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta('velero'),
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { deploy: 'velero' } },
+        template: {
+          metadata: { labels: { deploy: 'velero', component: 'velero' } },
+          spec: {
+            serviceAccountName: 'velero',
+            containers: [
+              {
+                name: 'velero',
+                image: `velero/velero:${s.version}`,
+                command: ['/velero'],
+                args: ['server', '--features=EnableCSI', '--uploader-type=kopia'],
+              },
+            ],
+          },
+        },
+      },
     },
     {
       apiVersion: 'v1',

@@ -23,10 +23,12 @@ const velerov2 = (w: World, plural: string) =>
 
 let w: World & { app: string; other: string };
 let bsl: string;
+/** names of this run's Velero objects: a location's backup sync would bring back an earlier run's */
+let full: string, stuck: string, hourly: string;
 let fs: { pv: string; path: string };
 let block: { pv: string; path: string };
 /** Velero DataUploads made directly, for other movers: ferry must leave them alone */
-const foreign = ['builtin-mover', 'velero-mover'];
+let foreign: string[];
 
 async function velero(args: string[]): Promise<string> {
   const { cluster } = w;
@@ -109,6 +111,8 @@ before(
   async () => {
     const id = Math.random().toString(16).slice(2, 8);
     bsl = `ferry-e2e-${id}`;
+    foreign = [`builtin-mover-${id}`, `velero-mover-${id}`];
+    [full, stuck, hourly] = ['full', 'stuck', 'hourly'].map((n) => `${n}-${id}`);
     const prefix = `velero-${id}`;
     w = await world('velero', ({ app, other }) => ({
       allowedNamespaces: [app, other],
@@ -168,15 +172,19 @@ before(
   },
   { timeout: 30 * 60_000 },
 );
-after(() => w?.cluster.cleanup());
+after(async () => {
+  // without its location, Velero forgets this run's backups instead of syncing them back from storage
+  await w?.cluster.kube.delete(`${velerov1(w, 'backupstoragelocations')}/${bsl}`).catch(() => undefined);
+  await w?.cluster.cleanup();
+});
 
 describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
   it('backs up a namespace with a filesystem and a block PVC through ferry', async (t) => {
-    const { phases, backup } = await veleroBackup('full', w.app);
+    const { phases, backup } = await veleroBackup(full, w.app);
     t.diagnostic(`Velero phases: ${phases.join(' > ')}`);
     assert.equal(backup.status.phase, 'Completed', JSON.stringify(backup.status));
     assert.ok(phases.includes('WaitingForPluginOperations'), `phases: ${phases.join(' > ')}`);
-    const dus = await veleroUploads('full');
+    const dus = await veleroUploads(full);
     assert.equal(dus.length, 2, 'one DataUpload per PVC');
     for (const du of dus) {
       assert.equal(du.spec.datamover, 'ferry');
@@ -206,14 +214,14 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
     await velero([
       'restore',
       'create',
-      'full-restore',
+      `${full}-restore`,
       '--from-backup',
-      'full',
+      full,
       '--namespace-mappings',
       `${w.app}:${w.other}`,
       '--wait',
     ]);
-    const restore = await w.cluster.kube.get(`${velerov1(w, 'restores')}/full-restore`);
+    const restore = await w.cluster.kube.get(`${velerov1(w, 'restores')}/${full}-restore`);
     assert.equal(restore.status.phase, 'Completed', JSON.stringify(restore.status));
     const data = await w.cluster.kube.get(`${claims(w.other)}/data`);
     const disk = await w.cluster.kube.get(`${claims(w.other)}/disk`);
@@ -225,7 +233,9 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
     assert.equal(restoredDisk.length, sourceDisk.length);
     assert.ok(restoredDisk.equals(sourceDisk), 'the block device is identical');
     const dds = (
-      await w.cluster.kube.get(`${velerov2(w, 'datadownloads')}?labelSelector=velero.io%2Frestore-name%3Dfull-restore`)
+      await w.cluster.kube.get(
+        `${velerov2(w, 'datadownloads')}?labelSelector=velero.io%2Frestore-name%3D${full}-restore`,
+      )
     ).items;
     assert.equal(dds.length, 2);
     for (const dd of dds) assert.equal(dd.status.phase, 'Completed', JSON.stringify(dd.status));
@@ -245,7 +255,7 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
     const creating = velero([
       'backup',
       'create',
-      'stuck',
+      stuck,
       '--include-namespaces',
       ns,
       '--snapshot-move-data',
@@ -257,20 +267,28 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
       '45s',
     ]);
     await creating;
-    const du = await until('the DataUpload of backup stuck', 3 * 60_000, async () => (await veleroUploads('stuck'))[0]);
+    const du = await until(
+      `the DataUpload of backup ${stuck}`,
+      3 * 60_000,
+      async () => (await veleroUploads(stuck))[0],
+    );
+    // the repository exists once the transfer runs
+    await until('the transfer to run', 3 * 60_000, async () =>
+      (await mirrorOf(du).catch(() => undefined))?.status?.phase === 'InProgress' ? true : undefined,
+    );
     const resume = await pauseTransfer(w, 'DataUpload', ns, `velero-${du.metadata.name}`, ns);
     try {
       // Velero refuses to delete a backup still waiting for its operations, and says so
-      await velero(['backup', 'delete', 'stuck', '--confirm']);
+      await velero(['backup', 'delete', stuck, '--confirm']);
       const refusal = await until('the deletion request to be processed', 60_000, async () => {
         const reqs = (await w.cluster.kube.get(velerov1(w, 'deletebackuprequests'))).items;
-        const mine = reqs.find((r: Obj) => r.spec.backupName === 'stuck' && r.status?.phase === 'Processed');
+        const mine = reqs.find((r: Obj) => r.spec.backupName === stuck && r.status?.phase === 'Processed');
         return mine;
       });
       t.diagnostic(`velero backup delete of an uploading backup: ${JSON.stringify(refusal.status.errors)}`);
       assert.match(JSON.stringify(refusal.status.errors), /still in progress/);
-      const ended = await until('backup stuck to end', 5 * 60_000, async () => {
-        const phase = await backupPhase('stuck');
+      const ended = await until(`backup ${stuck} to end`, 5 * 60_000, async () => {
+        const phase = await backupPhase(stuck);
         return phase && ['Completed', 'PartiallyFailed', 'Failed'].includes(phase) ? phase : undefined;
       });
       assert.notEqual(ended, 'Completed');
@@ -295,7 +313,7 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
     await velero([
       'schedule',
       'create',
-      'hourly',
+      hourly,
       '--schedule',
       '@every 1m',
       '--include-namespaces',
@@ -309,7 +327,7 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
     try {
       const backups = await until('two completed scheduled backups', 6 * 60_000, async () => {
         const list = (
-          await w.cluster.kube.get(`${velerov1(w, 'backups')}?labelSelector=velero.io%2Fschedule-name%3Dhourly`)
+          await w.cluster.kube.get(`${velerov1(w, 'backups')}?labelSelector=velero.io%2Fschedule-name%3D${hourly}`)
         ).items as Obj[];
         const done = list.filter((b) => b.status?.phase === 'Completed');
         return done.length >= 2 ? done : undefined;
@@ -326,13 +344,13 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
         );
       }
     } finally {
-      await velero(['schedule', 'delete', 'hourly', '--confirm']);
+      await velero(['schedule', 'delete', hourly, '--confirm']);
     }
   });
 
   it("deleting a Velero backup frees its data in ferry's repository; another backup's stays", async () => {
-    const theirs = (await veleroUploads('full')).map((du) => du.status.snapshotID as string);
-    const mirrors = await Promise.all((await veleroUploads('full')).map(mirrorOf));
+    const theirs = (await veleroUploads(full)).map((du) => du.status.snapshotID as string);
+    const mirrors = await Promise.all((await veleroUploads(full)).map(mirrorOf));
     const before = (await w.snapshotsOf(w.app)).map((s) => s.id);
     for (const id of theirs) assert.ok(before.includes(id));
     // a mirror deleted by hand while its Velero backup exists keeps the data
@@ -347,9 +365,9 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
       'the data is still there',
     );
 
-    await velero(['backup', 'delete', 'full', '--confirm']);
-    await until('backup full and its mirrors to be gone', 5 * 60_000, async () => {
-      if (await backupPhase('full')) return undefined;
+    await velero(['backup', 'delete', full, '--confirm']);
+    await until(`backup ${full} and its mirrors to be gone`, 5 * 60_000, async () => {
+      if (await backupPhase(full)) return undefined;
       for (const m of mirrors) {
         if (await w.cluster.kube.get(`${uploads(w.app)}/${m.metadata.name}`).catch(() => undefined)) return undefined;
       }
