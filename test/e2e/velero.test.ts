@@ -11,6 +11,7 @@ import { open, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { compareTrees } from '../support/compare-tree.ts';
+import { ferry } from '../support/ferry-cli.ts';
 import { randomBytes } from '../support/repo.ts';
 import { boundClaim, claims, pauseTransfer, settledLeftovers, snapshots, uploads, volumePath, world } from './world.ts';
 import type { Obj, World } from './world.ts';
@@ -377,6 +378,42 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
     for (const id of theirs) assert.ok(!after.includes(id), `snapshot ${id.slice(0, 8)} freed`);
     assert.ok(after.length >= 2, "the scheduled backups' snapshots stay");
     assert.match(await w.resticCheck(w.app, false), /no errors were found/);
+  });
+
+  it('ferry doctor checks the Velero side: a served location, and one served twice', async () => {
+    const doctor = async (): Promise<Obj[]> => {
+      const r = await ferry(['doctor', '--location', w.location, '-o', 'json'], {
+        password: null,
+        env: { KUBECONFIG: w.cluster.kubeconfig },
+      });
+      return (JSON.parse(r.stdout).findings as Obj[]).filter((f) => f.area === 'velero');
+    };
+    const findings = await doctor();
+    const mine = findings.find((f) => f.subject === bsl);
+    assert.equal(mine?.severity, 'ok', JSON.stringify(findings));
+    assert.match(mine.message, new RegExp(`served by ferry location ${w.location}`));
+    assert.ok(
+      findings.some((f) => f.subject === 'dispatcher' && f.severity === 'ok'),
+      JSON.stringify(findings),
+    );
+    assert.ok(
+      findings.some((f) => f.subject === 'webhook' && f.severity === 'ok'),
+      JSON.stringify(findings),
+    );
+    const twin = `${w.location}-twin`;
+    await w.cluster.kube.create('/apis/ferry.dev/v1alpha1/namespaces/ferry-system/backupstoragelocations', {
+      apiVersion: 'ferry.dev/v1alpha1',
+      kind: 'BackupStorageLocation',
+      metadata: { name: twin },
+      spec: w.spec,
+    });
+    try {
+      const twice = (await doctor()).find((f) => f.subject === bsl);
+      assert.equal(twice?.severity, 'problem');
+      assert.match(twice.message, /Several ferry locations serve/);
+    } finally {
+      await w.cluster.kube.delete(`/apis/ferry.dev/v1alpha1/namespaces/ferry-system/backupstoragelocations/${twin}`);
+    }
   });
 
   it("never touches DataUploads of Velero's own data mover", async () => {

@@ -14,6 +14,7 @@ const table = {
   PersistentVolumeClaim: { group: '', version: 'v1', plural: 'persistentvolumeclaims', namespaced: true },
   PersistentVolume: { group: '', version: 'v1', plural: 'persistentvolumes', namespaced: false },
   Secret: { group: '', version: 'v1', plural: 'secrets', namespaced: true },
+  ConfigMap: { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
   Pod: { group: '', version: 'v1', plural: 'pods', namespaced: true },
   Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   Event: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
