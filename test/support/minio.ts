@@ -28,8 +28,10 @@ export interface Minio {
   accessKey: string;
   secretKey: string;
   dataDir: string;
-  /** Creates the bucket (existing is fine) and returns its name. */
-  bucket(name: string): Promise<string>;
+  /** an SDK client with the root credentials: what an attacker holding the location's credentials can do */
+  client: S3Client;
+  /** Creates the bucket (existing is fine) and returns its name; `objectLock`: created with S3 Object Lock. */
+  bucket(name: string, opts?: { objectLock?: boolean }): Promise<string>;
   /** Kills the server (SIGKILL by default, like a crash) and waits until it is gone. */
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Starts it again on the same port with the same data, and waits until it serves requests. */
@@ -172,8 +174,10 @@ export async function startMinio(opts: MinioOptions = {}): Promise<Minio> {
     accessKey,
     secretKey,
     dataDir,
-    async bucket(name) {
-      await client.send(new CreateBucketCommand({ Bucket: name })).catch((err: { name?: string }) => {
+    client,
+    async bucket(name, bucketOpts = {}) {
+      const create = new CreateBucketCommand({ Bucket: name, ObjectLockEnabledForBucket: bucketOpts.objectLock });
+      await client.send(create).catch((err: { name?: string }) => {
         if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
       });
       return name;

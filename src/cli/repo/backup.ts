@@ -9,6 +9,7 @@ import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { list, repeated } from './common.ts';
 import { lockArgs, locking } from './locking.ts';
+import { packSizeArgs, parsePackSize } from './pack-size.ts';
 
 export default defineCommand({
   meta: {
@@ -37,11 +38,7 @@ export default defineCommand({
       description: 'back up the single PATH (a block device, image or pipe) as one file with this name',
       valueHint: 'NAME',
     },
-    'pack-size': {
-      type: 'string',
-      description: 'target size of the pack files in MiB, 1 to 128 (default 16)',
-      valueHint: 'MiB',
-    },
+    ...packSizeArgs,
   },
   async run({ args, rawArgs }) {
     const paths = args._.map((p) => resolve(p));
@@ -109,14 +106,6 @@ function parentChoice(
     if (spec !== undefined) return selectSnapshot(snapshots, spec);
     return snapshots.length === 0 ? undefined : tryLatest(() => findLatest(snapshots, { paths, hosts: [hostname] }));
   };
-}
-
-/** restic's --pack-size: whole MiB, so a typo cannot make millions of tiny packs. */
-function parsePackSize(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = /^\d+$/.test(v) ? Number(v) : NaN;
-  if (!(n >= 1 && n <= 128)) throw new UsageError(`--pack-size "${v}" must be a whole number of MiB from 1 to 128`);
-  return n * 1024 * 1024;
 }
 
 function tryLatest<T>(f: () => T): T | undefined {

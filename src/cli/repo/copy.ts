@@ -11,6 +11,7 @@ import { openRepo, repoArgs, repoLocation } from './options.ts';
 import { fromLocation, fromRepoArgs, openFrom } from './from-options.ts';
 import { list, repeated, short } from './common.ts';
 import { lockArgs, locking } from './locking.ts';
+import { packSizeArgs, parsePackSize } from './pack-size.ts';
 
 export default defineCommand({
   meta: {
@@ -27,6 +28,7 @@ export default defineCommand({
       valueHint: 'ID...',
     },
     ...fromRepoArgs,
+    ...packSizeArgs,
     host: { type: 'string', description: 'only snapshots of this host, when no id is given (repeatable)' },
     tag: {
       type: 'string',
@@ -43,6 +45,7 @@ export default defineCommand({
     if (from === repoLocation(args))
       throw new UsageError(`--from-repo and --repo both name ${from}: a copy needs two repositories`);
     const lock = locking(args);
+    const packSize = parsePackSize(args['pack-size']);
     const source = await openFrom(args);
     const [destination, { copy }] = await Promise.all([openRepo(args), import('../../engine/operations/copy.ts')]);
     const progress = progressReporter(args.json === true);
@@ -51,6 +54,7 @@ export default defineCommand({
       ...lock,
       snapshots: args._,
       filter,
+      writer: packSize === undefined ? undefined : { packSize },
       onProgress: args.json ? undefined : (p) => progress.update(p, `${p.snapshotsDone}/${p.snapshotsTotal} snapshots`),
       onSnapshot: args.json ? undefined : (s) => report(s),
     });

@@ -7,7 +7,7 @@ import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { short } from './common.ts';
 import { lockArgs, locking } from './locking.ts';
-import { reportPrune } from './prune.ts';
+import { reportPrune, reportRetained } from './prune.ts';
 
 export default defineCommand({
   meta: {
@@ -32,12 +32,13 @@ export default defineCommand({
           prefix,
         ),
       );
-    const { removed, pruned } = await forget(repo, choice, { ...lock, prune: args.prune ? {} : undefined });
-    if (args.json) printJSON({ message_type: 'summary', removed, prune: pruned });
+    const { removed, retained, pruned } = await forget(repo, choice, { ...lock, prune: args.prune ? {} : undefined });
+    if (args.json) printJSON({ message_type: 'summary', removed, retained, prune: pruned });
     else {
       consola.success(
         `removed ${removed.length} snapshot${removed.length === 1 ? '' : 's'}: ${removed.map(short).join(', ')}`,
       );
+      reportRetained(retained);
       if (pruned) reportPrune(pruned);
     }
     await repo.close();

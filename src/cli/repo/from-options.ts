@@ -28,12 +28,18 @@ export const fromRepoArgs = {
     description: 'PEM file with the CA of the source S3 endpoint (default: --cacert)',
     valueHint: 'FILE',
   },
+  'from-recover-versions': {
+    type: 'boolean',
+    description: "read the source from its Object Lock bucket's object versions, past deleted and overwritten objects",
+    default: false,
+  },
 } as const satisfies ArgsDef;
 
 export interface FromRepoFlags {
   'from-repo'?: string;
   'from-password-file'?: string;
   'from-cacert'?: string;
+  'from-recover-versions'?: boolean;
   cacert?: string;
 }
 
@@ -48,7 +54,9 @@ export function openFrom(flags: FromRepoFlags): Promise<Repository> {
       location: fromLocation(flags),
       passwordFile: flags['from-password-file'],
       cacert: flags['from-cacert'] ?? flags.cacert,
+      recoverVersions: flags['from-recover-versions'],
     },
     fromSide,
+    'from-',
   );
 }

@@ -16,5 +16,6 @@ export default defineCommand({
     copy: lazy(() => import('./copy.ts')),
     key: lazy(() => import('./key.ts')),
     unlock: lazy(() => import('./unlock.ts')),
+    retain: lazy(() => import('./retain.ts')),
   },
 });

@@ -4,6 +4,7 @@ import type { ArgsDef } from 'citty';
 import { openRepository, type Repository } from '../../engine/operations/open.ts';
 import { openBackend } from '../../engine/operations/storage.ts';
 import { UsageError } from '../run.ts';
+import { objectLockArgs, objectLockSettings, type ObjectLockFlags } from './object-lock-flags.ts';
 
 export const repoArgs = {
   repo: {
@@ -22,6 +23,7 @@ export const repoArgs = {
     description: 'PEM file with the CA that signed the S3 endpoint certificate',
     valueHint: 'FILE',
   },
+  ...objectLockArgs,
   json: { type: 'boolean', description: 'print results as JSON for scripts', default: false },
 } as const satisfies ArgsDef;
 
@@ -29,6 +31,8 @@ export interface RepoFlags {
   repo?: string;
   'password-file'?: string;
   cacert?: string;
+  'object-lock'?: string;
+  'recover-versions'?: boolean;
   json?: boolean;
 }
 
@@ -85,19 +89,31 @@ export async function passwordFor(file: string | undefined, side: RepoSide): Pro
 }
 
 export function backendFor(flags: RepoFlags) {
-  return openBackend(repoLocation(flags), { s3: { caFile: flags.cacert } });
+  return backendNamed(repoLocation(flags), flags.cacert, lockFlags(flags));
 }
 
 export function openRepo(flags: RepoFlags): Promise<Repository> {
-  return openNamed({ location: flags.repo, passwordFile: flags['password-file'], cacert: flags.cacert }, workedOn);
+  return openNamed(
+    { location: flags.repo, passwordFile: flags['password-file'], cacert: flags.cacert, ...lockFlags(flags) },
+    workedOn,
+  );
 }
 
-/** Opens the repository a side's flags (or environment) name. */
+function lockFlags(flags: RepoFlags): ObjectLockFlags {
+  return { objectLock: flags['object-lock'], recoverVersions: flags['recover-versions'] };
+}
+
+function backendNamed(location: string, caFile: string | undefined, lock: ObjectLockFlags, flagPrefix = '') {
+  return openBackend(location, { s3: { caFile, ...objectLockSettings(lock, location, flagPrefix) } });
+}
+
+/** Opens the repository a side's flags (or environment) name; `flagPrefix` is that of the side's flags. */
 export async function openNamed(
-  given: { location?: string; passwordFile?: string; cacert?: string },
+  given: { location?: string; passwordFile?: string; cacert?: string } & ObjectLockFlags,
   side: RepoSide,
+  flagPrefix = '',
 ): Promise<Repository> {
   // where comes before how to unlock it: without a location the password question is premature
-  const backend = openBackend(locationFor(given.location, side), { s3: { caFile: given.cacert } });
+  const backend = backendNamed(locationFor(given.location, side), given.cacert, given, flagPrefix);
   return openRepository(backend, await passwordFor(given.passwordFile, side));
 }

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
-import { prune, type PruneResult } from '../../engine/operations/prune.ts';
+import { prune, type PruneResult, type Retained } from '../../engine/operations/prune.ts';
+import { short } from './common.ts';
 import { formatBytes, printJSON } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
@@ -47,4 +48,19 @@ export function reportPrune(r: PruneResult, dryRun = false): void {
     consola.success(
       `deleted ${r.packsDeleted} packs (${formatBytes(r.bytesFreed)} freed), wrote ${r.packsWritten} new packs and ${r.indexFilesRewritten} index files`,
     );
+  reportRetained(r.retained);
+}
+
+/** Files prune or forget left in place because S3 Object Lock still retains them. */
+export function reportRetained(retained: readonly Retained[]): void {
+  if (retained.length === 0) return;
+  const dates = retained.flatMap((f) => (f.until ? [f.until.getTime()] : []));
+  const held = retained.length - dates.length;
+  const ends = [
+    ...(dates.length > 0 ? [`the last until ${new Date(Math.max(...dates)).toISOString()}`] : []),
+    ...(held > 0 ? [`${held} under a legal hold until it is lifted`] : []),
+  ];
+  consola.warn(
+    `kept ${retained.length} file${retained.length === 1 ? '' : 's'} under S3 Object Lock retention (${retained.map((f) => `${f.type} ${short(f.name)}`).join(', ')}), ${ends.join(', ')}: a later run frees them once it ends`,
+  );
 }

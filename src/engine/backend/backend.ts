@@ -15,6 +15,21 @@ export interface FileInfo {
   size: number;
 }
 
+/** S3 Object Lock retention given to every object ferry writes (lock files aside, which must stay removable). */
+export interface ObjectLockPolicy {
+  /** GOVERNANCE: users with s3:BypassGovernanceRetention may still delete; COMPLIANCE: nobody may, until it ends */
+  mode: 'GOVERNANCE' | 'COMPLIANCE';
+  /** how long each object is kept from when it is written, or from when its retention is extended */
+  retentionMs: number;
+}
+
+/** What a backend writing under an object-lock policy offers beyond the contract. */
+export interface Retention {
+  readonly policy: ObjectLockPolicy;
+  /** Extends the object's retention to now + the policy's period when it ends sooner; true when it was extended. */
+  extend(h: Handle): Promise<boolean>;
+}
+
 export interface Backend {
   /** Where the repository lives, for messages (never contains credentials). */
   readonly location: string;
@@ -39,11 +54,16 @@ export interface Backend {
    */
   load(h: Handle, offset?: number, length?: number, signal?: AbortSignal): Promise<Uint8Array>;
   stat(h: Handle): Promise<FileInfo>;
-  /** Removing a missing file is success. */
+  /**
+   * Removing a missing file is success. A file S3 Object Lock still retains is not removed: the call rejects with a
+   * LockedError (errors.ts) saying until when, without trying to delete it.
+   */
   remove(h: Handle): Promise<void>;
   list(type: FileType, signal?: AbortSignal): AsyncIterable<FileInfo>;
   isNotExist(err: unknown): boolean;
   close(): Promise<void>;
+  /** present when the backend writes objects under an object-lock policy */
+  readonly retention?: Retention;
 }
 
 /** Errors that retrying cannot fix (wrong credentials, missing bucket) carry this mark. */

@@ -1,16 +1,26 @@
 // A backend whose implementation is loaded on first use. The S3 SDK takes most of a second to import, which
 // every command paid even for a filesystem repository; now only S3 repositories pay it, and only once.
-import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
+import type { Backend, FileInfo, FileType, Handle, ObjectLockPolicy, Retention } from './backend.ts';
 import { isNotExistError } from './errors.ts';
 
 export class DeferredBackend implements Backend {
   readonly location: string;
   readonly #load: () => Promise<Backend>;
   #backend: Promise<Backend> | undefined;
+  readonly retention: Retention | undefined;
 
-  constructor(location: string, load: () => Promise<Backend>) {
+  /** `objectLock`: the policy the loaded backend writes under, so callers see its retention before it loads */
+  constructor(location: string, load: () => Promise<Backend>, objectLock?: ObjectLockPolicy) {
     this.location = location;
     this.#load = load;
+    this.retention = objectLock && {
+      policy: objectLock,
+      extend: async (h) => {
+        const retention = (await this.#get()).retention;
+        if (!retention) throw new Error(`${location} was loaded without its object-lock policy`);
+        return retention.extend(h);
+      },
+    };
   }
 
   #get(): Promise<Backend> {

@@ -17,6 +17,24 @@ export function isNotExistError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { notExist?: unknown }).notExist === true;
 }
 
+/** A file S3 Object Lock retains: it cannot be removed before `until` (null: a legal hold), and nothing was tried. */
+export class LockedError extends PermanentError {
+  readonly locked = true;
+  readonly handle: Handle;
+  readonly until: Date | null;
+  constructor(location: string, h: Handle, until: Date | null) {
+    super(
+      `${objectPath(h)} in ${location} is under ${until ? `S3 Object Lock retention until ${until.toISOString()}` : 'an S3 Object Lock legal hold'}.`,
+    );
+    this.handle = h;
+    this.until = until;
+  }
+}
+
+export function isLockedError(err: unknown): err is LockedError {
+  return err instanceof LockedError;
+}
+
 /** True for the rejection an AbortSignal causes, which must end work rather than be retried. */
 export function isAbort(err: unknown, signal?: AbortSignal): boolean {
   if (signal?.aborted) return true;

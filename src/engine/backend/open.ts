@@ -11,6 +11,7 @@ import { RetryBackend } from './retry.ts';
 import type { RetryOptions } from './retry.ts';
 import type { S3Options } from './s3.ts';
 import { DeferredBackend } from './deferred.ts';
+import { checkLockPolicy } from './lock-policy.ts';
 
 export interface OpenOptions {
   /** S3 settings the location string cannot carry (credentials, CA file, region, tuning) */
@@ -59,8 +60,18 @@ export function openBackend(location: string, opts: OpenOptions = {}): Backend {
   let backend: Backend;
   if (location.startsWith('s3:')) {
     const settings: S3Options = { ...opts.s3, ...parseS3Location(location) };
-    backend = new DeferredBackend(redact(location), async () => new (await import('./s3.ts')).S3Backend(settings));
+    if (settings.objectLock) checkLockPolicy(settings.objectLock);
+    backend = new DeferredBackend(
+      redact(location),
+      async () => new (await import('./s3.ts')).S3Backend(settings),
+      settings.objectLock,
+    );
   } else {
+    if (opts.s3?.objectLock || opts.s3?.recoverVersions) {
+      throw new PermanentError(
+        `${opts.s3.objectLock ? 'objectLock' : 'recoverVersions'} needs an S3 repository (s3:https://host/bucket[/prefix]); ${redact(location)} is a directory.`,
+      );
+    }
     backend = new FsBackend(location.startsWith('local:') ? location.slice('local:'.length) : location);
   }
   return new RetryBackend(backend, opts.retry);

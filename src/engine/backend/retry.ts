@@ -3,7 +3,7 @@
 // and aborts go straight to the caller. Every operation of the contract is idempotent, which makes this safe.
 
 import { isPermanent } from './backend.ts';
-import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
+import type { Backend, FileInfo, FileType, Handle, Retention } from './backend.ts';
 import { isAbort } from './errors.ts';
 import { sleep } from '../concurrency/sleep.ts';
 
@@ -46,12 +46,18 @@ function isProgrammingError(err: unknown): boolean {
 export class RetryBackend implements Backend {
   readonly location: string;
   readonly inner: Backend;
+  readonly retention: Retention | undefined;
   #opts: Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'>;
 
   constructor(inner: Backend, opts: RetryOptions = {}) {
     this.inner = inner;
     this.location = inner.location;
     this.#opts = { ...defaults, random: Math.random, ...opts };
+    const retention = inner.retention;
+    this.retention = retention && {
+      policy: retention.policy,
+      extend: (h) => this.#run(`extend retention of ${h.type} ${h.name}`, () => retention.extend(h)),
+    };
   }
 
   #retryable(err: unknown, signal?: AbortSignal): boolean {

@@ -8,6 +8,7 @@ import { Agent as HttpAgent, request as httpRequest } from '../net/http.ts';
 import type { IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { S3Credentials } from './s3-settings.ts';
+import { xmlElements, xmlText } from './s3-xml.ts';
 
 export interface SignedS3Options {
   /** http(s)://host[:port] */
@@ -28,15 +29,47 @@ export interface S3Listing {
   next?: string;
 }
 
+/** One version of an object, or a delete marker, from a listing of versions. */
+export interface ObjectVersion {
+  key: string;
+  versionId: string;
+  size: number;
+  /** milliseconds since the epoch */
+  lastModified: number;
+  deleteMarker: boolean;
+}
+
+export interface VersionListing {
+  versions: ObjectVersion[];
+  /** where the next page starts, when there is one */
+  next?: { key: string; versionId: string };
+}
+
+export interface ObjectHead {
+  size: number;
+  /** S3 Object Lock retention of this version, when it has some */
+  retainUntil?: Date;
+  lockMode?: string;
+  legalHold: boolean;
+}
+
 /** The requests the S3 backend makes, however they are sent. */
 export interface S3Requests {
+  /** `versionId` only from signed requests (recovery mode) */
   get(
     key: string,
     range: string | undefined,
     signal?: AbortSignal,
+    versionId?: string,
   ): Promise<{ bytes: Uint8Array; contentRange?: string }>;
-  /** `sha256`: the body's hex SHA-256, when the caller has it */
-  put(key: string, body: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void>;
+  /** `sha256`: the body's hex SHA-256, when the caller has it; `headers` only from signed requests (object lock) */
+  put(
+    key: string,
+    body: Uint8Array,
+    signal?: AbortSignal,
+    sha256?: string,
+    headers?: Record<string, string>,
+  ): Promise<void>;
   head(key: string): Promise<{ size: number }>;
   delete(key: string): Promise<void>;
   headBucket(): Promise<void>;
@@ -70,8 +103,9 @@ export class SignedS3 implements S3Requests {
     key: string,
     range: string | undefined,
     signal?: AbortSignal,
+    versionId?: string,
   ): Promise<{ bytes: Buffer; contentRange?: string }> {
-    const res = await this.#send('GET', key, {}, range ? { range } : {}, undefined, signal);
+    const res = await this.#send('GET', key, versioned(versionId), range ? { range } : {}, undefined, signal);
     const contentRange = res.headers['content-range'];
     return { bytes: res.body, contentRange: typeof contentRange === 'string' ? contentRange : undefined };
   }
@@ -81,17 +115,70 @@ export class SignedS3 implements S3Requests {
    * and refuses it if the two differ (XAmzContentSHA256Mismatch), so bytes that changed after the caller hashed them
    * (and named the file by that hash) are not stored.
    */
-  async put(key: string, body: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void> {
-    await this.#send('PUT', key, {}, {}, body, signal, sha256);
+  async put(
+    key: string,
+    body: Uint8Array,
+    signal?: AbortSignal,
+    sha256?: string,
+    headers: Record<string, string> = {},
+  ): Promise<void> {
+    await this.#send('PUT', key, {}, headers, body, signal, sha256);
   }
 
-  async head(key: string): Promise<{ size: number }> {
-    const res = await this.#send('HEAD', key, {}, {});
-    return { size: Number(res.headers['content-length'] ?? 0) };
+  async head(key: string, versionId?: string): Promise<ObjectHead> {
+    const res = await this.#send('HEAD', key, versioned(versionId), {});
+    const until = res.headers['x-amz-object-lock-retain-until-date'];
+    const mode = res.headers['x-amz-object-lock-mode'];
+    return {
+      size: Number(res.headers['content-length'] ?? 0),
+      retainUntil: typeof until === 'string' ? new Date(until) : undefined,
+      lockMode: typeof mode === 'string' ? mode : undefined,
+      legalHold: res.headers['x-amz-object-lock-legal-hold'] === 'ON',
+    };
   }
 
-  async delete(key: string): Promise<void> {
-    await this.#send('DELETE', key, {}, {});
+  async delete(key: string, versionId?: string): Promise<void> {
+    await this.#send('DELETE', key, versioned(versionId), {});
+  }
+
+  /** Every version and delete marker under `prefix`, a page at a time, newest first within a key. */
+  async listVersions(prefix: string, from: VersionListing['next'], signal?: AbortSignal): Promise<VersionListing> {
+    const query: Record<string, string> = { versions: '', prefix, 'encoding-type': 'url' };
+    if (from) Object.assign(query, { 'key-marker': from.key, 'version-id-marker': from.versionId });
+    const xml = (await this.#send('GET', undefined, query, {}, undefined, signal)).body.toString('utf8');
+    const read = (x: string, deleteMarker: boolean): ObjectVersion => ({
+      key: urlDecoded(xmlText(x, 'Key') ?? ''),
+      versionId: xmlText(x, 'VersionId') ?? '',
+      size: Number(xmlText(x, 'Size') ?? 0),
+      lastModified: Date.parse(xmlText(x, 'LastModified') ?? ''),
+      deleteMarker,
+    });
+    const versions = [
+      ...xmlElements(xml, 'Version').map((x) => read(x, false)),
+      ...xmlElements(xml, 'DeleteMarker').map((x) => read(x, true)),
+    ];
+    if (xmlText(xml, 'IsTruncated') !== 'true') return { versions };
+    const key = urlDecoded(xmlText(xml, 'NextKeyMarker') ?? '');
+    return { versions, next: { key, versionId: xmlText(xml, 'NextVersionIdMarker') ?? '' } };
+  }
+
+  /** PutObjectRetention on the object's current version. */
+  async putRetention(key: string, mode: string, until: Date): Promise<void> {
+    const body = Buffer.from(
+      `<Retention xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Mode>${mode}</Mode><RetainUntilDate>${until.toISOString()}</RetainUntilDate></Retention>`,
+    );
+    await this.#send('PUT', key, { retention: '' }, { 'content-md5': contentMD5(body) }, body);
+  }
+
+  /** Whether the bucket was created with S3 Object Lock (which also turns on versioning). */
+  async objectLockEnabled(): Promise<boolean> {
+    try {
+      const xml = (await this.#send('GET', undefined, { 'object-lock': '' }, {})).body.toString('utf8');
+      return xmlText(xml, 'ObjectLockEnabled') === 'Enabled';
+    } catch (err) {
+      if ((err as Error).name === 'ObjectLockConfigurationNotFoundError') return false;
+      throw err;
+    }
   }
 
   async headBucket(): Promise<void> {
@@ -102,13 +189,10 @@ export class SignedS3 implements S3Requests {
     const query: Record<string, string> = { 'list-type': '2', prefix, 'encoding-type': 'url' };
     if (token !== undefined) query['continuation-token'] = token;
     const xml = (await this.#send('GET', undefined, query, {}, undefined, signal)).body.toString('utf8');
-    const objects: { key: string; size: number }[] = [];
-    for (const [, contents] of xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
-      objects.push({
-        key: decodeURIComponent(xmlText(contents, 'Key') ?? ''),
-        size: Number(xmlText(contents, 'Size') ?? 0),
-      });
-    }
+    const objects = xmlElements(xml, 'Contents').map((contents) => ({
+      key: urlDecoded(xmlText(contents, 'Key') ?? ''),
+      size: Number(xmlText(contents, 'Size') ?? 0),
+    }));
     const truncated = xmlText(xml, 'IsTruncated') === 'true';
     return { objects, next: truncated ? xmlText(xml, 'NextContinuationToken') : undefined };
   }
@@ -236,6 +320,20 @@ export function signV4(req: SignedRequest, credentials: S3Credentials, region: s
   return `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
 }
 
+/** The Content-MD5 header S3 asks of requests that set retention (so a changed body is refused). */
+export function contentMD5(body: Uint8Array): string {
+  return createHash('md5').update(body).digest('base64');
+}
+
+/** A key as S3 sends it with encoding-type=url: percent-encoded, a space as '+'. */
+function urlDecoded(s: string): string {
+  return decodeURIComponent(s.replace(/\+/g, ' '));
+}
+
+function versioned(versionId: string | undefined): Record<string, string> {
+  return versionId === undefined ? {} : { versionId };
+}
+
 /** 20261122T024312Z */
 function amzDate(d: Date): string {
   return d
@@ -247,22 +345,6 @@ function amzDate(d: Date): string {
 /** RFC 3986 encoding, as SigV4 wants it: everything but unreserved characters. */
 function uriEncode(s: string): string {
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-function xmlText(xml: string, tag: string): string | undefined {
-  const m = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(xml);
-  return m ? unescapeXml(m[1]) : undefined;
-}
-
-function unescapeXml(s: string): string {
-  return s.replace(
-    /&(lt|gt|amp|quot|apos|#(\d+)|#x([0-9a-fA-F]+));/g,
-    (_, name: string, dec?: string, hex?: string) => {
-      if (dec) return String.fromCodePoint(Number(dec));
-      if (hex) return String.fromCodePoint(parseInt(hex, 16));
-      return ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" } as Record<string, string>)[name];
-    },
-  );
 }
 
 /** An error answer as the SDK would raise it: the S3 error code as name (HEAD answers carry none). */

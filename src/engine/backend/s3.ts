@@ -3,9 +3,11 @@
 // With credentials at hand (given, or AWS_* variables) requests are signed here and the AWS SDK loads only for a
 // multipart upload; otherwise the SDK sends them all, with its provider chain finding credentials.
 
-import { objectPath, typeFolders } from './backend.ts';
-import type { Backend, FileInfo, FileType, Handle } from './backend.ts';
-import { checkHandle, isNotExistError, rangeEnd } from './errors.ts';
+import { objectPath, PermanentError, typeFolders } from './backend.ts';
+import type { Backend, FileInfo, FileType, Handle, ObjectLockPolicy, Retention } from './backend.ts';
+import { checkHandle, isNotExistError, NotExistError, rangeEnd } from './errors.ts';
+import { ObjectLocker, removeVersions } from './s3-object-lock.ts';
+import { VersionPicker } from './s3-versions.ts';
 import {
   connectTimeoutMs,
   credentialsFromEnv,
@@ -30,6 +32,10 @@ export interface S3Options extends S3ClientOptions {
   partSize?: number;
   /** parts of one object in flight at once */
   partsInFlight?: number;
+  /** S3 Object Lock retention for every object written (the bucket must have been created with Object Lock) */
+  objectLock?: ObjectLockPolicy;
+  /** read what the objects' versions hold, past delete markers and overwrites (s3-versions.ts); writes only locks */
+  recoverVersions?: boolean;
 }
 
 // a multipart upload costs three requests more than a PUT and loads the AWS SDK, so packs (below the threshold) take
@@ -61,6 +67,12 @@ export class S3Backend implements Backend {
   #partSize: number;
   #partsInFlight: number;
   #bucketChecked: Promise<void> | undefined;
+  #locker: ObjectLocker | undefined;
+  #lockChecked: Promise<void> | undefined;
+  #picker: VersionPicker | undefined;
+  #signed: SignedS3 | undefined;
+  #bucketLocks: Promise<boolean> | undefined;
+  readonly retention: Retention | undefined;
 
   constructor(opts: S3Options) {
     this.#opts = opts;
@@ -72,21 +84,34 @@ export class S3Backend implements Backend {
     this.#multipartAbove = Math.max(opts.multipartAbove ?? defaultMultipartAbove, this.#partSize);
     this.#partsInFlight = opts.partsInFlight ?? defaultPartsInFlight;
     const credentials = opts.credentials ?? credentialsFromEnv();
-    this.#requests = credentials
-      ? Promise.resolve(
-          new SignedS3({
-            endpoint: opts.endpoint,
-            region: regionOf(opts),
-            bucket: opts.bucket,
-            pathStyle: opts.pathStyle ?? true,
-            credentials,
-            ca: opts.caFile ? readCa(opts.caFile) : undefined,
-            maxSockets: opts.maxSockets ?? defaultMaxSockets,
-            connectTimeoutMs,
-            idleTimeoutMs,
-          }),
-        )
-      : this.#sdkRequests();
+    const signed = credentials
+      ? new SignedS3({
+          endpoint: opts.endpoint,
+          region: regionOf(opts),
+          bucket: opts.bucket,
+          pathStyle: opts.pathStyle ?? true,
+          credentials,
+          ca: opts.caFile ? readCa(opts.caFile) : undefined,
+          maxSockets: opts.maxSockets ?? defaultMaxSockets,
+          connectTimeoutMs,
+          idleTimeoutMs,
+        })
+      : undefined;
+    this.#signed = signed;
+    this.#requests = signed ? Promise.resolve(signed) : this.#sdkRequests();
+    if ((opts.objectLock || opts.recoverVersions) && !signed) {
+      throw new PermanentError(
+        `${opts.objectLock ? 'objectLock' : 'recoverVersions'} on ${this.location} needs the S3 credentials at hand: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or pass credentials.`,
+      );
+    }
+    if (signed && opts.objectLock) {
+      const locker = new ObjectLocker(signed, opts.objectLock, this.#target);
+      this.#locker = locker;
+      this.retention = { policy: locker.policy, extend: (h) => this.#extend(locker, h) };
+      // an object must go up in one PUT to carry its retention: S3 takes up to 5 GiB in one
+      this.#multipartAbove = 5 * 1024 ** 3;
+    }
+    if (signed && opts.recoverVersions) this.#picker = new VersionPicker(signed);
     // a failure to load the SDK is reported by the first request that needs it
     this.#requests.catch(() => undefined);
   }
@@ -119,15 +144,72 @@ export class S3Backend implements Backend {
     return this.#bucketChecked;
   }
 
+  /** With an object-lock policy, the bucket is checked for Object Lock before the first request. */
+  #lockReady(): Promise<void> {
+    if (!this.#locker) return Promise.resolve();
+    this.#lockChecked ??= this.#locker.checkBucket().catch((err: unknown) => {
+      this.#lockChecked = undefined;
+      throw classifyS3Error(err, this.#target);
+    });
+    return this.#lockChecked;
+  }
+
+  /**
+   * Whether the bucket has Object Lock, asked once at the first removal. Credentials that may not ask are taken to
+   * mean no: removals then work as they always did.
+   */
+  #hasObjectLock(): Promise<boolean> {
+    if (this.#locker) return Promise.resolve(true);
+    this.#bucketLocks ??= this.#signed!.objectLockEnabled().catch((err: unknown) => {
+      if ((statusOf(err) ?? 0) >= 400 && (statusOf(err) ?? 0) < 500) return false;
+      // a network failure or a 5xx says nothing: the next removal asks again
+      this.#bucketLocks = undefined;
+      throw err;
+    });
+    return this.#bucketLocks;
+  }
+
+  /** In recovery mode, the version of `h` to read (undefined: the current object). */
+  async #version(
+    h: Handle,
+    key: string,
+    signal?: AbortSignal,
+  ): Promise<{ versionId: string; size: number } | undefined> {
+    if (!this.#picker || h.type === 'lock') return undefined;
+    const v = await this.#picker.pick(key, h.type, signal);
+    if (!v) throw new NotExistError(this.location, h);
+    return v;
+  }
+
+  /** Recovery mode reads; it writes nothing but the lock of the operation reading. */
+  #refuseInRecovery(h: Handle, what: string): void {
+    if (this.#picker && h.type !== 'lock') {
+      throw new PermanentError(
+        `recoverVersions: ${this.location} is open to read what its object versions hold; it does not ${what} ${h.type} files.`,
+      );
+    }
+  }
+
+  async #extend(locker: ObjectLocker, h: Handle): Promise<boolean> {
+    try {
+      await this.#lockReady();
+      return await locker.extend(this.#key(h));
+    } catch (err) {
+      throw classifyS3Error(err, this.#target, h);
+    }
+  }
+
   create(): Promise<void> {
-    return this.#ready();
+    return Promise.all([this.#ready(), this.#lockReady()]).then(() => undefined);
   }
 
   async save(h: Handle, data: Uint8Array, signal?: AbortSignal, sha256?: string): Promise<void> {
     const key = this.#key(h);
+    this.#refuseInRecovery(h, 'save');
     try {
+      await this.#lockReady();
       if (data.length <= this.#multipartAbove) {
-        await (await this.#requests).put(key, data, signal, sha256);
+        await (await this.#requests).put(key, data, signal, sha256, this.#locker?.headers(h, data));
       } else {
         await this.#multipart(key, data, signal);
       }
@@ -164,7 +246,9 @@ export class S3Backend implements Backend {
     let bytes: Uint8Array;
     let size: number;
     try {
-      const res = await (await this.#requests).get(key, range, signal);
+      await this.#lockReady();
+      const version = await this.#version(h, key, signal);
+      const res = await (await this.#requests).get(key, range, signal, version?.versionId);
       bytes = res.bytes;
       size = totalSize(res.contentRange) ?? bytes.length;
     } catch (err) {
@@ -184,6 +268,9 @@ export class S3Backend implements Backend {
   async stat(h: Handle): Promise<FileInfo> {
     const key = this.#key(h);
     try {
+      await this.#lockReady();
+      const version = await this.#version(h, key);
+      if (version) return { name: h.name, size: version.size };
       return { name: h.name, size: (await (await this.#requests).head(key)).size };
     } catch (err) {
       if (statusOf(err) === 404) await this.#ready();
@@ -193,9 +280,13 @@ export class S3Backend implements Backend {
 
   async remove(h: Handle): Promise<void> {
     const key = this.#key(h);
+    this.#refuseInRecovery(h, 'remove');
     try {
+      await this.#lockReady();
+      // in a bucket with Object Lock, versions still retained are not tried: the call rejects with a LockedError
+      if (this.#signed && (await this.#hasObjectLock())) await removeVersions(this.#signed, key, h, this.location);
       // S3 answers success for a missing key too, which is what the contract asks
-      await (await this.#requests).delete(key);
+      else await (await this.#requests).delete(key);
     } catch (err) {
       throw classifyS3Error(err, this.#target, h);
     }
@@ -206,6 +297,17 @@ export class S3Backend implements Backend {
     const folder = typeFolders[type];
     // no delimiter: one listing walks all of data/00..ff at once
     const prefix = this.#prefix ? `${this.#prefix}/${folder}/` : `${folder}/`;
+    if (this.#picker && type !== 'lock') {
+      try {
+        await this.#lockReady();
+        for await (const v of this.#picker.list(prefix, type, signal))
+          yield { name: v.key.slice(v.key.lastIndexOf('/') + 1), size: v.size };
+      } catch (err) {
+        throw classifyS3Error(err, this.#target);
+      }
+      return;
+    }
+    await this.#lockReady();
     let token: string | undefined;
     do {
       let page;

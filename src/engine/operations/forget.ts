@@ -5,6 +5,7 @@
 import type { ID } from '../ids/id.ts';
 import { pruneLocked, type PruneOptions, type PruneResult } from '../prune/prune.ts';
 import type { Repository } from '../repository/repository.ts';
+import type { Retained } from '../repository/remove-unlocked.ts';
 import { forgetSnapshots, listSnapshots } from '../repository/snapshots.ts';
 import type { SnapshotEntry } from '../snapshot/select.ts';
 import { underLock, type LockingOptions } from './locked.ts';
@@ -17,6 +18,8 @@ export interface ForgetOptions extends LockingOptions {
 export interface ForgetResult {
   /** the snapshots removed (one already gone counts as removed) */
   removed: ID[];
+  /** snapshots chosen but kept: S3 Object Lock retains them until the date given; a later forget removes them */
+  retained: Retained[];
   /** the prune's result, when one was asked for and there was something to forget */
   pruned?: PruneResult;
 }
@@ -29,12 +32,14 @@ export async function forget(repo: Repository, choice: ForgetChoice, opts: Forge
     typeof choice === 'function' ? choice(await listSnapshots(repo, signal)) : choice;
   // a choice that may come out empty is looked at under a shared lock first: nothing to forget never waits for the
   // backups and restores running beside it (a canceled backup that saved nothing, a failed one being deleted)
-  if (typeof choice === 'function' && (await underLock(repo, false, opts, choose)).length === 0) return { removed: [] };
+  if (typeof choice === 'function' && (await underLock(repo, false, opts, choose)).length === 0)
+    return { removed: [], retained: [] };
   return underLock(repo, true, opts, async (signal) => {
-    const removed = await choose(signal);
-    if (removed.length === 0) return { removed };
-    await forgetSnapshots(repo, removed);
+    const chosen = await choose(signal);
+    if (chosen.length === 0) return { removed: chosen, retained: [] };
+    const retained = await forgetSnapshots(repo, chosen);
+    const removed = chosen.filter((id) => !retained.some((r) => r.name === id));
     signal.throwIfAborted();
-    return { removed, pruned: opts.prune ? await pruneLocked(repo, { ...opts.prune, signal }) : undefined };
+    return { removed, retained, pruned: opts.prune ? await pruneLocked(repo, { ...opts.prune, signal }) : undefined };
   });
 }

@@ -5,6 +5,7 @@ import type { Repository } from '../repository/repository.ts';
 import { underLock, type LockingOptions } from './locked.ts';
 
 export type { PruneResult };
+export type { Retained } from '../repository/remove-unlocked.ts';
 
 export function prune(repo: Repository, opts: PruneOptions & LockingOptions = {}): Promise<PruneResult> {
   return underLock(repo, true, opts, (signal) => pruneLocked(repo, { ...opts, signal }));

@@ -4,7 +4,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3ClientOptions } from '../backend/s3-client.ts';
 
-export type { Backend } from '../backend/backend.ts';
+export type { Backend, ObjectLockPolicy } from '../backend/backend.ts';
 export { listFolders } from '../backend/folders.ts';
 export { openBackend, type OpenOptions } from '../backend/open.ts';
 export type { S3ClientOptions };

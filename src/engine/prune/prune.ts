@@ -12,6 +12,8 @@ import { loadSnapshotTrees, walkTrees } from '../repository/walk.ts';
 import { BlobTable } from '../index/table.ts';
 import { keepOneCopy, packUsage, planPrune, type PrunePlan } from './plan.ts';
 import { PackWriter, repoParts } from '../repository/pack-writer.ts';
+import { removeUnlessRetained, type Retained } from '../repository/remove-unlocked.ts';
+import { indexText, readIndexFile } from '../index/index-file.ts';
 
 export interface PruneOptions {
   repackUnusedFraction?: number;
@@ -25,6 +27,8 @@ export interface PruneResult {
   packsWritten: number;
   bytesFreed: number;
   indexFilesRewritten: number;
+  /** index files and packs S3 Object Lock still retains: left in place, freed by a prune after their retention */
+  retained: Retained[];
 }
 
 const indexPacksPerFile = 2000;
@@ -62,7 +66,14 @@ export async function pruneLocked(repo: Repository, opts: PruneOptions): Promise
   const plan = planPrune(usage.values(), { repackUnusedFraction: opts.repackUnusedFraction ?? 0.5 });
   // packs no index names (left by interrupted backups) are deleted too: nothing can reference their blobs
   const orphans = [...storedSizes.keys()].filter((id) => !usage.has(id));
-  const result: PruneResult = { plan, packsDeleted: 0, packsWritten: 0, bytesFreed: 0, indexFilesRewritten: 0 };
+  const result: PruneResult = {
+    plan,
+    packsDeleted: 0,
+    packsWritten: 0,
+    bytesFreed: 0,
+    indexFilesRewritten: 0,
+    retained: [],
+  };
   if (opts.dryRun || (plan.remove.length === 0 && plan.repack.length === 0 && orphans.length === 0)) return result;
 
   // a kept pack is indexed whole, copies of blobs kept elsewhere included: an index lists every blob of a pack
@@ -82,14 +93,29 @@ export async function pruneLocked(repo: Repository, opts: PruneOptions): Promise
 
   const oldIndexFiles = [...repo.indexFiles];
   result.indexFilesRewritten = await writeIndexFiles(repo, next, oldIndexFiles, signal);
-  await mapConcurrent(oldIndexFiles, 8, (id) => repo.backend.remove({ type: 'index', name: id }));
-  const doomed = [...plan.remove, ...plan.repack, ...orphans];
-  await mapConcurrent(doomed, 8, async (id) => {
-    await repo.backend.remove({ type: 'pack', name: id });
+  const keptIndexes = await removeUnlessRetained(repo.backend, 'index', oldIndexFiles);
+  // a retained index file still names its packs: they stay too, so no index ever names a pack that is gone
+  const named = await packsNamedIn(
+    repo,
+    keptIndexes.map((f) => f.name),
+    signal,
+  );
+  const doomed = [...plan.remove, ...plan.repack, ...orphans].filter((id) => !named.has(id));
+  const keptPacks = await removeUnlessRetained(repo.backend, 'pack', doomed, (id) => {
     result.packsDeleted++;
     result.bytesFreed += storedSizes.get(id) ?? 0;
   });
+  result.retained = [...keptIndexes, ...keptPacks];
   return result;
+}
+
+async function packsNamedIn(repo: Repository, indexFiles: ID[], signal?: AbortSignal): Promise<Set<ID>> {
+  const packs = new Set<ID>();
+  for (const id of indexFiles) {
+    const text = indexText(await repo.loadUnpacked('index', id, signal));
+    readIndexFile(text, id, (pack) => packs.add(pack));
+  }
+  return packs;
 }
 
 function* withUse(index: BlobTable, used: Uint8Array) {

@@ -4,6 +4,7 @@ import { mapConcurrent } from '../concurrency/map.ts';
 import { decodeSnapshot, encodeSnapshot, type Snapshot } from '../snapshot/snapshot.ts';
 import type { SnapshotEntry } from '../snapshot/select.ts';
 import type { Repository } from './repository.ts';
+import { removeUnlessRetained, type Retained } from './remove-unlocked.ts';
 
 export async function listSnapshots(repo: Repository, signal?: AbortSignal): Promise<SnapshotEntry[]> {
   const ids: ID[] = [];
@@ -21,7 +22,10 @@ export function saveSnapshot(repo: Repository, sn: Snapshot, signal?: AbortSigna
   return repo.saveUnpacked('snapshot', encodeSnapshot(sn), signal);
 }
 
-/** Removes snapshot files; their data stays until prune. Removing one that is already gone is success. */
-export async function forgetSnapshots(repo: Repository, ids: ID[]): Promise<void> {
-  await mapConcurrent(ids, 8, (id) => repo.backend.remove({ type: 'snapshot', name: id }));
+/**
+ * Removes snapshot files; their data stays until prune. Removing one that is already gone is success; one S3 Object
+ * Lock retains stays, and is returned.
+ */
+export function forgetSnapshots(repo: Repository, ids: ID[]): Promise<Retained[]> {
+  return removeUnlessRetained(repo.backend, 'snapshot', ids);
 }

@@ -137,7 +137,7 @@ test('a forget that finds nothing to remove does not wait for the backups beside
     const repo = await Repository.open(backend, testPassword);
     assert.deepEqual(
       await forget(repo, (all) => all.filter((e) => e.snapshot.tags.includes('none-has-it')).map((e) => e.id)),
-      { removed: [] },
+      { removed: [], retained: [] },
     );
     await assert.rejects(
       forget(repo, (all) => all.map((e) => e.id)),
