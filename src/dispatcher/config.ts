@@ -17,6 +17,8 @@ export interface DispatcherConfig {
   maxAttempts: number;
   apiTimeoutMs: number;
   budgetMs: number;
+  /** Velero's namespace when ferry is Velero's data mover; empty: it is not */
+  veleroNamespace: string;
 }
 
 type Key = keyof DispatcherConfig;
@@ -136,6 +138,15 @@ export const settings: readonly Setting[] = [
     kind: 'ms',
     default: '7000',
     description: 'time to check a review (and read the object it names) before answering anyway',
+  },
+  {
+    key: 'veleroNamespace',
+    env: 'FERRY_VELERO_NAMESPACE',
+    flag: 'velero-namespace',
+    kind: 'optional',
+    default: '',
+    description:
+      "Velero's namespace: ferry then does Velero's DataUploads and DataDownloads there that name it as data mover (deploy/velero); empty: it does not",
   },
 ];
 

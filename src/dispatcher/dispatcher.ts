@@ -27,6 +27,7 @@ import type { VolumePlacement } from './placement.ts';
 import type { ClusterNode } from './nodes.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 import type { StepJob } from '../shared/step-job/jobs.ts';
+import { VeleroBridge } from './velero.ts';
 
 export const queuedCondition = 'Queued';
 
@@ -44,6 +45,8 @@ export interface DispatcherDeps {
   now?: () => Date;
   /** name of this process in Events */
   instance?: string;
+  /** Velero's namespace, when ferry is Velero's data mover; empty or absent: it is not */
+  veleroNamespace?: string;
 }
 
 export type DispatchResult = StartResult;
@@ -75,7 +78,8 @@ function freesSlot(change: Change): boolean {
 }
 
 export class Dispatcher {
-  readonly #d: Required<Omit<DispatcherDeps, 'metrics'>> & Pick<DispatcherDeps, 'metrics'>;
+  readonly #d: Required<Omit<DispatcherDeps, 'metrics' | 'veleroNamespace'>> & Pick<DispatcherDeps, 'metrics'>;
+  readonly #velero: VeleroBridge | undefined;
   #placing: Promise<unknown> = Promise.resolve();
 
   /** What the dispatcher works with, for the sweep. */
@@ -89,6 +93,15 @@ export class Dispatcher {
       instance: process.env.HOSTNAME ?? 'ferry-dispatcher',
       ...deps,
     };
+    const { kube, namespace, log, now } = this.#d;
+    this.#velero = deps.veleroNamespace
+      ? new VeleroBridge({ kube, namespace, veleroNamespace: deps.veleroNamespace, log, now })
+      : undefined;
+  }
+
+  /** The Velero bridge, when ferry is Velero's data mover. */
+  get velero(): VeleroBridge | undefined {
+    return this.#velero;
   }
 
   /** How decisions are made now, in this mode. */

@@ -19,6 +19,10 @@ import type { DispatcherMetrics } from './metrics.ts';
 import { checkReferences } from './references.ts';
 import { asResource, checkCreate, checkSpecUpdate, checkStatusUpdate, isDenial } from './rules.ts';
 import { checkSchedule, scheduleChanged } from './schedule.ts';
+import { checkMirrorCreate, checkMirrorUpdate } from './mirror-rules.ts';
+import { isMirror } from '../shared/velero/mirror.ts';
+import { veleroGroup } from '../shared/velero/types.ts';
+import type { VeleroObject } from '../shared/velero/types.ts';
 import type { StoredChange, StoredChanges } from './stored.ts';
 
 export interface HandlerDeps {
@@ -61,6 +65,7 @@ async function judge(req: AdmissionRequest, kind: ResourceKind, deps: HandlerDep
   if (isDenial(resource)) return { denial: resource };
   if (req.operation === 'CREATE') {
     const denial =
+      checkMirrorCreate(resource, req.userInfo?.username, deps.namespace) ??
       checkCreate(resource) ??
       (isOurs(resource) ? await checkReferences(deps.kube, deps.namespace, resource) : undefined);
     return denial ? { denial } : { follow: true };
@@ -72,9 +77,12 @@ async function judge(req: AdmissionRequest, kind: ResourceKind, deps: HandlerDep
       ? checkStatusUpdate(old, resource)
       : req.subResource
         ? undefined
-        : checkSpecUpdate(old, resource);
-  // a review can only spare work here: a progress update it claims is read back by nobody, and a real one starts nothing
-  return denial ? { denial } : { follow: mayStartSomething({ resource: resource as Resource, old: old as Resource }) };
+        : (checkMirrorUpdate(old, resource) ?? checkSpecUpdate(old, resource));
+  if (denial) return { denial };
+  // a review can only spare work here: a progress update it claims is read back by nobody, and a real one starts
+  // nothing; a mirror's progress is Velero's to see
+  const mirrored = deps.dispatcher.velero !== undefined && isMirror(resource);
+  return { follow: mirrored || mayStartSomething({ resource: resource as Resource, old: old as Resource }) };
 }
 
 function message(err: unknown): string {
@@ -147,8 +155,27 @@ async function answerLocation(req: AdmissionRequest, deps: HandlerDeps): Promise
   return allow(req.uid);
 }
 
+/** Velero's objects are never denied here (their webhook fails open); a change of one ferry should do is followed. */
+async function answerVelero(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
+  const bridge = deps.dispatcher.velero;
+  const kind = req.kind.kind;
+  if (!bridge || req.namespace !== bridge.namespace || (kind !== 'DataUpload' && kind !== 'DataDownload'))
+    return allow(req.uid);
+  if (req.subResource) return allow(req.uid);
+  await follow(
+    req,
+    kind === 'DataUpload' ? 'VeleroDataUpload' : 'VeleroDataDownload',
+    deps,
+    ({ before, after }) =>
+      bridge.veleroChanged(kind, after as VeleroObject | undefined, before as VeleroObject | undefined),
+    'the sweep will act on it',
+  );
+  return allow(req.uid);
+}
+
 async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   const kind = req.kind.kind;
+  if (req.kind.group === veleroGroup) return answerVelero(req, deps);
   if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
   if (req.kind.group === group && kind === 'BackupStorageLocation') return answerLocation(req, deps);
   if (req.kind.group !== group || !kinds.includes(kind)) {
@@ -173,10 +200,11 @@ async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<Admissi
   }
   if (verdict.denial) return deny(req.uid, verdict.denial);
   if (verdict.follow) {
-    const act = ({ before, after }: StoredChange) =>
-      after
-        ? deps.dispatcher.admitted({ resource: after as Resource, old: before as Resource | undefined })
-        : Promise.resolve();
+    const act = async ({ before, after }: StoredChange): Promise<void> => {
+      if (!after) return;
+      await deps.dispatcher.admitted({ resource: after as Resource, old: before as Resource | undefined });
+      if (isMirror(after as Resource)) await deps.dispatcher.velero?.mirrorChanged(after as Resource);
+    };
     await follow(req, kind as ResourceKind, deps, act, 'the sweep will act on it', started);
   }
   return allow(req.uid);

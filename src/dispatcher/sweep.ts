@@ -1,7 +1,8 @@
 // The sweep: one pass over every DataUpload and DataDownload that starts any step whose Job is missing, retries a
 // failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
-// resources on, removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles
-// and deletes expired DataUploads (./expiry.ts). Run every minute by the ferry-sweep CronJob
+// resources on, removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles,
+// deletes expired DataUploads (./expiry.ts), and when ferry is Velero's data mover, does what a lost call left
+// undone on either side of the bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
 // (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
 import { labels } from '../shared/step-job/contract.ts';
 import type { StepName } from '../shared/api/types.ts';
@@ -65,6 +66,8 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
     report.waiting.push(...placed.waiting);
   }
   report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, resources, report)));
+  if (dispatcher.velero)
+    report.errors.push(...(await dispatcher.velero.sweep(resources).catch((err) => [`Velero: ${message(err)}`])));
   await sweepSchedulesAndExpiry(dispatcher, report);
   return report;
 }

@@ -33,6 +33,7 @@ function parts(config: DispatcherConfig, component: string): { deps: Omit<Dispat
     namespace: config.namespace,
     limits: { cluster: config.maxTransfers, perNode: config.maxTransfersPerNode },
     maxAttempts: config.maxAttempts,
+    veleroNamespace: config.veleroNamespace,
     nodes: nodeLister(kc),
     log,
     instance: hostname(),

@@ -8,6 +8,8 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBinaries, kubernetesVersion } from './build.ts';
+import { tools } from '../tools/catalog.ts';
+import { toolVersion } from '../tools/go-install.ts';
 import type { Binaries } from './build.ts';
 import {
   apiserverSpec,
@@ -33,6 +35,7 @@ import { allocatePorts } from './ports.ts';
 import type { Ports } from './ports.ts';
 import { hostAddress, unmountUnder } from './node/host.ts';
 import { refreshImages, startNodes, stopNodes } from './node/nodes.ts';
+import { prepareVelero, veleroLocation, veleroNamespace, veleroPrefix, veleroSpec } from './velero.ts';
 import type { RealNodes } from './node/nodes.ts';
 
 const run = promisify(execFile);
@@ -57,6 +60,8 @@ export interface BoxRecord {
   ports: Ports;
   s3: S3Settings;
   daemons: Daemon[];
+  /** Velero, installed as in a cluster (./velero.ts) */
+  velero: { binary: string; namespace: string; location: string; prefix: string };
   /** the box's own program this box runs, to tell when the sources have moved on */
   ferrybox: string;
   /** seconds per start phase, for the record */
@@ -165,6 +170,7 @@ async function start(
       ...settings.s3,
     },
     daemons: [],
+    velero: { binary: b.velero.velero, namespace: veleroNamespace, location: veleroLocation, prefix: veleroPrefix },
     ferrybox: b.ferrybox,
     timings,
   };
@@ -235,6 +241,11 @@ async function start(
       await createBucket(record.s3);
     });
     await phase('nodes', () => waitNodesReady(new Kube(tls), record.nodes));
+    await phase('velero', async () => {
+      const files = await prepareVelero(b.velero, paths, { ...record.s3, version: toolVersion(tools.velero) });
+      await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...files]);
+      await launch(veleroSpec(b.velero, paths, ports.velero));
+    });
     return record;
   } catch (err) {
     await stopAll(record, log);

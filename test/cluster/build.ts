@@ -4,8 +4,9 @@
 //     manifests/  the snapshot and SnapshotMetadataService CRDs and the snapshot-controller RBAC, from their modules
 //     ferrybox-<hash of the box's Go sources>/ferrybox ferry-csi
 // Everything comes from one `go build` so the Kubernetes packages compile once for all binaries. MinIO and the
-// CSI sidecars external-provisioner and csi-snapshot-metadata are pinned tools of test/tools (their releases do not
-// compile against this module's Kubernetes 1.37 libraries, so each builds with its own), in <cache>/tools/.
+// CSI sidecars external-provisioner and csi-snapshot-metadata, and Velero with its AWS plugin, are pinned tools of
+// test/tools (their releases do not compile against this module's Kubernetes 1.37 libraries, so each builds with
+// its own), in <cache>/tools/.
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -54,6 +55,8 @@ export interface Binaries {
   /** the CSI sidecars built from their own modules; csi-snapshotter is in bin */
   sidecars: { 'csi-provisioner': string; 'csi-snapshot-metadata': string };
   minio: string;
+  /** Velero's server and CLI, and its AWS object store plugin (test/tools) */
+  velero: { velero: string; plugin: string };
   /** the CRD files, then the snapshot-controller RBAC, in apply order */
   manifests: string[];
   /** whether anything had to be built; seconds covers the whole call */
@@ -220,14 +223,17 @@ export async function ensureBinaries(log: (line: string) => void = () => {}): Pr
   const minio = await installTool(tools.minio);
   const provisioner = await installTool(tools['csi-provisioner']);
   const snapshotMetadata = await installTool(tools['csi-snapshot-metadata']);
+  const velero = await installTool(tools.velero);
+  const veleroPlugin = await installTool(tools['velero-plugin-for-aws']);
   return {
     bin,
     ferrybox,
     ferryCsi,
     minio: minio.path,
     sidecars: { 'csi-provisioner': provisioner.path, 'csi-snapshot-metadata': snapshotMetadata.path },
+    velero: { velero: velero.path, plugin: veleroPlugin.path },
     manifests: await manifestList(join(upstreamDir, 'manifests')),
-    built: built || minio.built || provisioner.built || snapshotMetadata.built,
+    built: [minio, provisioner, snapshotMetadata, velero, veleroPlugin].some((t) => t.built) || built,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -40,6 +40,8 @@ export interface Ports {
   minioConsole: number;
   /** the csi-snapshot-metadata sidecar's gRPC (TLS) port on the host's address */
   snapshotMetadata: number;
+  /** Velero server's metrics */
+  velero: number;
   kubeletBase: number;
 }
 
@@ -65,6 +67,7 @@ export async function allocatePorts(nodes: number): Promise<Ports> {
     minio: await next(),
     minioConsole: await next(),
     snapshotMetadata: await next(),
+    velero: await next(),
     kubeletBase,
   };
 }

@@ -300,7 +300,7 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
     const all = findings(doc);
     assert.deepEqual(
       [...new Set(all.map((f) => f.area))],
-      ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations'],
+      ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations', 'velero'],
     );
     assert.deepEqual(
       all.filter((f) => f.severity !== 'ok'),
@@ -425,7 +425,7 @@ describe('ferry doctor', { timeout: 15 * 60_000 }, () => {
     const all = findings(r);
     assert.deepEqual(
       all.map((f) => `${f.area}/${f.severity}`),
-      ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations'].map((a) => `${a}/problem`),
+      ['crds', 'dispatcher', 'webhook-ca', 'snapshots', 'locations', 'velero'].map((a) => `${a}/problem`),
     );
     for (const f of all) {
       assert.match(f.message, new RegExp(`^Could not check ${f.area}: .*forbidden`));

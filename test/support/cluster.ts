@@ -12,7 +12,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { adminAccess, up } from '../cluster/box.ts';
-import type { S3Settings } from '../cluster/box.ts';
+import type { BoxRecord, S3Settings } from '../cluster/box.ts';
 import { Kube, KubeError } from '../cluster/kube.ts';
 import type { KubeAccess } from '../cluster/kube.ts';
 import { statePaths } from '../cluster/paths.ts';
@@ -32,6 +32,8 @@ export interface TestCluster {
   nodes: string[];
   /** MinIO on 127.0.0.1 with a bucket for tests */
   s3: S3Settings;
+  /** Velero as the box runs it: the CLI binary, its namespace, its default location and prefix */
+  velero: BoxRecord['velero'];
   /** Creates a namespace `<suite>-<prefix>-<random>` labelled with the suite; cleanup() deletes it. */
   namespace(prefix?: string): Promise<string>;
   /** What a pod's container printed, also after the pod is gone. */
@@ -64,6 +66,7 @@ export async function useCluster(suite: string): Promise<TestCluster> {
     kube,
     nodes: record.nodes,
     s3: record.s3,
+    velero: record.velero,
     async namespace(prefix = '') {
       const name = dnsName([suite, prefix, randomBytes(3).toString('hex')].filter(Boolean).join('-')).slice(0, 63);
       await kube.create('/api/v1/namespaces', {

@@ -93,7 +93,8 @@ async function kubectl(cluster: BoxAccess, args: string[], input?: string): Prom
 
 /** deploy/ rendered as `ferry install` renders it (as kustomize would), as objects. */
 export async function renderDeploy(): Promise<KubeObject[]> {
-  return renderInstall({ dir: join(checkoutDir, 'deploy') });
+  // the box runs Velero, and ferry is installed as its data mover, as a Velero user would
+  return renderInstall({ dir: join(checkoutDir, 'deploy'), veleroNamespace: 'velero' });
 }
 
 /** The box's apiserver presents this pair to webhooks (test/cluster/internal/pki/box.go). */
@@ -109,17 +110,18 @@ export async function apiserverClientCertificate(): Promise<{ cert: string; key:
 }
 
 /** deploy/'s objects with what the box supplies (certificate, caBundle, client CA, one replica, the version), and
- * apart from them the webhook, applied once the dispatcher answers. */
+ * apart from them the webhooks, applied once the dispatcher answers. */
 function installObjects(
   rendered: KubeObject[],
   version: string,
   tls: { cert: string; key: string; ca: string },
   clientCA: string,
-): { objects: KubeObject[]; webhook: KubeObject } {
+): { objects: KubeObject[]; webhooks: KubeObject[] } {
   const objects = structuredClone(rendered);
   const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === dispatcherName);
-  const config = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
-  if (!deployment || !config) throw new Error(`deploy/ renders no Deployment ${dispatcherName} or no webhook.`);
+  const webhooks = objects.filter((o) => o.kind === 'ValidatingWebhookConfiguration');
+  if (!deployment || webhooks.length === 0)
+    throw new Error(`deploy/ renders no Deployment ${dispatcherName} or no webhook.`);
   deployment.spec.replicas = 1;
   // the image keeps its tag when the checkout changes: a new version in the template rolls the pods onto it
   deployment.spec.template.metadata.annotations = {
@@ -133,7 +135,8 @@ function installObjects(
     { name: 'FERRY_CLIENT_CA', value: `${mount}/ca.crt` },
     { name: 'FERRY_CLIENT_NAMES', value: webhookClientName },
   ];
-  for (const hook of config.webhooks) hook.clientConfig.caBundle = Buffer.from(tls.ca).toString('base64');
+  for (const config of webhooks)
+    for (const hook of config.webhooks) hook.clientConfig.caBundle = Buffer.from(tls.ca).toString('base64');
   const secret = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -147,7 +150,7 @@ function installObjects(
     metadata: { name: 'ferry-webhook-client-ca', namespace: ferryNamespace },
     data: { 'ca.crt': clientCA },
   };
-  return { objects: [...objects.filter((o) => o !== config), secret, clientCAMap], webhook: config };
+  return { objects: [...objects.filter((o) => !webhooks.includes(o)), secret, clientCAMap], webhooks };
 }
 
 /** Server-side apply through the API, as `ferry install` does (CRDs wait until Established). */
@@ -209,7 +212,7 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
       readFile(f, 'utf8'),
     ),
   );
-  const { objects, webhook } = installObjects(await renderDeploy(), version, { cert, key, ca }, clientCA);
+  const { objects, webhooks } = installObjects(await renderDeploy(), version, { cert, key, ca }, clientCA);
   await apply(cluster, objects);
   const deadline = Date.now() + 5 * 60_000;
   while (!(await rolledOut(cluster, version))) {
@@ -219,7 +222,7 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
       );
     await new Promise((r) => setTimeout(r, 1000));
   }
-  await apply(cluster, [webhook]);
+  await apply(cluster, webhooks);
   const service = await getJson(cluster, ['service', dispatcherName]);
   const ip = service?.spec?.clusterIP;
   if (!ip) throw new Error(`Service ${ferryNamespace}/${dispatcherName} has no ClusterIP.`);

@@ -5,7 +5,14 @@
 // that `go install` fetches to check for deprecation, and the wrappers pin the dependency graph as well.
 
 export type ToolName =
-  'restic' | 'minio' | 'kopia' | 'csi-provisioner' | 'csi-snapshot-metadata' | 'snapshot-metadata-lister';
+  | 'restic'
+  | 'minio'
+  | 'kopia'
+  | 'csi-provisioner'
+  | 'csi-snapshot-metadata'
+  | 'snapshot-metadata-lister'
+  | 'velero'
+  | 'velero-plugin-for-aws';
 
 export interface ToolSpec {
   name: ToolName;
@@ -22,6 +29,8 @@ export interface ToolSpec {
   benchOnly?: boolean;
   /** the cluster in a box builds it (test/cluster/build.ts), so `npm run tools` skips it unless named */
   boxOnly?: boolean;
+  /** -X flags that stamp the version into the binary, as the peer's own release build does */
+  ldflags?: (version: string) => string[];
 }
 
 export const tools: Record<ToolName, ToolSpec> = {
@@ -78,6 +87,27 @@ export const tools: Record<ToolName, ToolSpec> = {
     wrapper: 'csi-snapshot-metadata',
     binary: 'snapshot-metadata-lister',
     versionArgs: ['-h'],
+    boxOnly: true,
+  },
+  velero: {
+    name: 'velero',
+    // Velero's server and CLI (one binary), run in the box as in a cluster so ferry is tested as its data mover.
+    // The wrapper repeats Velero's kopia replace and pins Kubernetes 0.33.7 modules: the proxy here serves none
+    // of the 0.33.12 ones Velero names.
+    module: 'github.com/vmware-tanzu/velero',
+    pkg: 'github.com/vmware-tanzu/velero/cmd/velero',
+    binary: 'velero',
+    versionArgs: ['version', '--client-only'],
+    boxOnly: true,
+    ldflags: (version) => [`-X github.com/vmware-tanzu/velero/pkg/buildinfo.Version=${version}`],
+  },
+  'velero-plugin-for-aws': {
+    name: 'velero-plugin-for-aws',
+    // Velero's object store plugin for S3 (MinIO in the box); Velero starts it from its plugin folder
+    module: 'github.com/vmware-tanzu/velero-plugin-for-aws',
+    pkg: 'github.com/vmware-tanzu/velero-plugin-for-aws/velero-plugin-for-aws',
+    binary: 'velero-plugin-for-aws',
+    versionArgs: ['--help'],
     boxOnly: true,
   },
 };

@@ -113,7 +113,16 @@ async function build(spec: ToolSpec, showOutput: boolean): Promise<void> {
   const output = join(staging, spec.binary);
   try {
     await runGo(
-      ['build', '-C', wrapperDir(spec), '-trimpath', '-ldflags=-s -w', '-o', output, spec.pkg],
+      [
+        'build',
+        '-C',
+        wrapperDir(spec),
+        '-trimpath',
+        `-ldflags=${['-s -w', ...(spec.ldflags?.(toolVersion(spec)) ?? [])].join(' ')}`,
+        '-o',
+        output,
+        spec.pkg,
+      ],
       env,
       showOutput,
     );

@@ -1,7 +1,8 @@
 // `ferry doctor`: checks a cluster's ferry install and says, for each problem, how to fix it: CRDs (installed, at
 // this ferry's version), the dispatcher (running, and answering through the webhook), the webhook's CA against the
 // serving certificate, snapshot CRDs and a default VolumeSnapshotClass per CSI driver in use, and each storage
-// location reachable with its credentials. Exit 1 when anything is wrong. It changes nothing in the cluster.
+// location reachable with its credentials, and when ferry is Velero's data mover, what that needs. Exit 1 when
+// anything is wrong. It changes nothing in the cluster.
 import { defineCommand } from 'citty';
 import { renderInstall, defaultNamespace } from '../../shared/install/install.ts';
 import { HttpKube } from '../../shared/kube/client.ts';
@@ -15,6 +16,7 @@ import { problem, type Finding, type Install } from './finding.ts';
 import { checkLocations } from './locations.ts';
 import { checkSnapshots } from './snapshots.ts';
 import { checkWebhookCa } from './webhook-ca.ts';
+import { checkVelero } from './velero.ts';
 
 const marks = { ok: '✔', warning: '!', problem: '✖' } as const;
 
@@ -101,6 +103,7 @@ export default defineCommand({
         ...(await guarded('webhook-ca', () => checkWebhookCa(kube, install))),
         ...(await guarded('snapshots', () => checkSnapshots(kube))),
         ...(await guarded('locations', () => checkLocations(kube, install, only))),
+        ...(await guarded('velero', () => checkVelero(kube, install))),
       ];
     } finally {
       kube.close();

@@ -21,9 +21,20 @@ function namespaceFlag(value: string | undefined): string {
   return ns;
 }
 
-async function render(image: string | undefined, namespace: string): Promise<KubeObject[]> {
+function veleroFlag(velero: boolean, value: string | undefined): string | undefined {
+  if (value !== undefined && !velero) throw new UsageError('--velero-namespace needs --velero');
+  if (!velero) return undefined;
+  const ns = value ?? 'velero';
+  if (ns.length > 63 || !dnsLabel.test(ns))
+    throw new UsageError(
+      `--velero-namespace "${ns}" is not a namespace name: lower-case letters, digits and '-', at most 63`,
+    );
+  return ns;
+}
+
+async function render(image: string | undefined, namespace: string, veleroNamespace?: string): Promise<KubeObject[]> {
   try {
-    return await renderInstall({ image, namespace });
+    return await renderInstall({ image, namespace, veleroNamespace });
   } catch (err) {
     if (image !== undefined && /is not an image reference/.test((err as Error).message))
       throw new UsageError(`--image: ${(err as Error).message}`);
@@ -37,10 +48,14 @@ function asYamlStream(objects: readonly KubeObject[]): string {
 
 /** The webhook needs the CA of the dispatcher's certificate; install cannot know it, so it says what is missing. */
 function caBundleMissing(objects: readonly KubeObject[], applied: Map<string, KubeObject>): boolean {
-  const webhook = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
-  const live = webhook && applied.get(describeObject(webhook));
-  const hooks = (live?.webhooks ?? []) as { clientConfig?: { caBundle?: string } }[];
-  return hooks.some((h) => !h.clientConfig?.caBundle);
+  return objects
+    .filter((o) => o.kind === 'ValidatingWebhookConfiguration')
+    .some((webhook) => {
+      const hooks = (applied.get(describeObject(webhook))?.webhooks ?? []) as {
+        clientConfig?: { caBundle?: string };
+      }[];
+      return hooks.some((h) => !h.clientConfig?.caBundle);
+    });
 }
 
 export default defineCommand({
@@ -70,6 +85,17 @@ export default defineCommand({
       description: `namespace for ferry (default ${defaultNamespace})`,
       valueHint: 'NS',
     },
+    velero: {
+      type: 'boolean',
+      description:
+        "also make ferry Velero's data mover (deploy/velero): `velero backup create --snapshot-move-data --data-mover ferry`",
+      default: false,
+    },
+    'velero-namespace': {
+      type: 'string',
+      description: "Velero's namespace, with --velero (default velero)",
+      valueHint: 'NS',
+    },
     kubeconfig: kubeArgs.kubeconfig,
     context: kubeArgs.context,
     ...outputArgs,
@@ -79,7 +105,8 @@ export default defineCommand({
     const namespace = namespaceFlag(args.namespace);
     if (args['dry-run'] && args['server-dry-run'])
       throw new UsageError('--dry-run and --server-dry-run exclude each other');
-    const objects = await render(args.image, namespace);
+    const veleroNamespace = veleroFlag(args.velero, args['velero-namespace']);
+    const objects = await render(args.image, namespace, veleroNamespace);
     if (args['dry-run']) {
       if (format === 'json') printDocument({ apiVersion: 'v1', kind: 'List', items: objects, metadata: {} }, 'json');
       else process.stdout.write(asYamlStream(objects));
@@ -111,6 +138,11 @@ export default defineCommand({
     consola.success(
       `${applied.size} objects ${dryRun ? 'accepted by the apiserver (dry run, nothing stored)' : `applied; ferry is installed in ${namespace}`}`,
     );
+    if (veleroNamespace) {
+      consola.info(
+        `ferry serves Velero's DataUploads and DataDownloads in ${veleroNamespace} that name it as data mover. Give one ferry BackupStorageLocation spec.velero.backupStorageLocation (the name of Velero's location), with s3 in the same bucket under <Velero's prefix>/plugins/ferry; ferry doctor checks it.`,
+      );
+    }
     if (caBundleMissing(objects, applied)) {
       consola.warn(
         "The webhook has no caBundle yet: enable deploy/cert-manager, or create Secret ferry-dispatcher-tls and set the webhook's caBundle to its CA (ferry doctor checks both).",

@@ -51,6 +51,12 @@ const args = {
       'Secret with the S3 credentials: written from the values above, or used as it is (default NAME-s3-credentials)',
     valueHint: 'SECRET',
   },
+  'velero-location': {
+    type: 'string',
+    description:
+      "make this the location of Velero's backups with --data-mover ferry to Velero's location NAME (same bucket, prefix <Velero's prefix>/plugins/ferry)",
+    valueHint: 'NAME',
+  },
   'cross-namespace-restores': {
     type: 'string',
     description:
@@ -85,6 +91,7 @@ interface Flags {
   'path-style'?: boolean;
   cacert?: string;
   'allowed-namespaces'?: string;
+  'velero-location'?: string;
   'access-key'?: string;
   'secret-key-file'?: string;
 }
@@ -230,6 +237,8 @@ export default defineCommand({
     const spec = await specFrom(flags, credentialSecret, passwordSecret);
     const crossNamespace = crossNamespaceRestores(rawArgs);
     if (crossNamespace) spec.crossNamespaceRestores = crossNamespace;
+    if (flags['velero-location'] !== undefined)
+      spec.velero = { backupStorageLocation: objectName(flags['velero-location'], '--velero-location') };
     const password = flags['password-file'] ? await firstLine(flags['password-file'], '--password-file') : undefined;
     await withKube(flags, async ({ kube, ferryNamespace }) => {
       if (await kube.get({ kind: 'BackupStorageLocation', namespace: ferryNamespace, name })) {

@@ -60,6 +60,8 @@ export interface BackupStorageLocationSpec {
   crossNamespaceRestores?: { from: string; to: string[] }[];
   /** periodic prune and check of every repository under this location (CronJobs made by ferry) */
   maintenance?: MaintenanceSpec;
+  /** this location stores the data of Velero's BackupStorageLocation of that name (ferry as Velero's data mover) */
+  velero?: { backupStorageLocation: string };
 }
 
 export interface MaintenanceSpec {
@@ -205,7 +207,12 @@ export interface DataUploadSpec {
   backupStorageLocation: string;
   /** false: keep the CSI snapshot only, move no data */
   snapshotMoveData?: boolean;
-  csiSnapshot?: { volumeSnapshot?: string; snapshotClass?: string };
+  csiSnapshot?: {
+    volumeSnapshot?: string;
+    snapshotClass?: string;
+    /** delete the named snapshot, its content and the storage snapshot once the backup ends (Velero's contract) */
+    deleteWhenDone?: boolean;
+  };
   /** "" or "ferry"; resources for other data movers are left alone */
   dataMover?: string;
   /** e.g. "10m": how long to wait for the snapshot and each step */
@@ -246,6 +253,8 @@ export interface DataDownloadSpec {
     accessModes?: string[];
     /** the storage class gives new volumes that read as zeros: a block restore skips zero ranges */
     zeroedVolume?: boolean;
+    /** someone else (Velero) creates the PVC after this resource: wait for it, take its shape, never create it */
+    awaitClaim?: boolean;
   };
   backupStorageLocation: string;
   /** the data to restore: a repository snapshot id, or a DataUpload (its namespace defaults to this one) */

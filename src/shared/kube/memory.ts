@@ -133,7 +133,7 @@ export class MemoryKube implements Kube {
     if (opts.status) next.status = patched.status;
     else
       Object.assign(next, patched, {
-        status: current.status,
+        status: resourceInfo(key.kind).statusInline ? patched.status : current.status,
         metadata: { ...patched.metadata, uid: current.metadata.uid },
       });
     return this.#commit('patch', next) as T;

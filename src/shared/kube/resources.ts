@@ -6,12 +6,15 @@ export interface ResourceInfo {
   version: string;
   plural: string;
   namespaced: boolean;
+  /** status is written with the object, not through a status subresource (Velero's CRDs) */
+  statusInline?: boolean;
 }
 
 const table = {
   PersistentVolumeClaim: { group: '', version: 'v1', plural: 'persistentvolumeclaims', namespaced: true },
   PersistentVolume: { group: '', version: 'v1', plural: 'persistentvolumes', namespaced: false },
   Secret: { group: '', version: 'v1', plural: 'secrets', namespaced: true },
+  ConfigMap: { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
   Pod: { group: '', version: 'v1', plural: 'pods', namespaced: true },
   Namespace: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   Event: { group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true },
@@ -55,6 +58,28 @@ const table = {
   },
   BackupSchedule: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupschedules', namespaced: true },
   ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
+  // Velero's kinds, read and written when ferry is Velero's data mover (src/dispatcher/velero.ts)
+  VeleroDataUpload: {
+    group: 'velero.io',
+    version: 'v2alpha1',
+    plural: 'datauploads',
+    namespaced: true,
+    statusInline: true,
+  },
+  VeleroDataDownload: {
+    group: 'velero.io',
+    version: 'v2alpha1',
+    plural: 'datadownloads',
+    namespaced: true,
+    statusInline: true,
+  },
+  VeleroBackup: { group: 'velero.io', version: 'v1', plural: 'backups', namespaced: true },
+  VeleroBackupStorageLocation: {
+    group: 'velero.io',
+    version: 'v1',
+    plural: 'backupstoragelocations',
+    namespaced: true,
+  },
   RoleBinding: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', namespaced: true },
 } as const satisfies Record<string, ResourceInfo>;
 

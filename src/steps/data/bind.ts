@@ -68,6 +68,13 @@ export async function bindRestoredVolume(ctx: StepContext, dd: DataDownload): Pr
       `The target PVC ${namespace}/${targetName} was bound to another volume (${target.spec.volumeName}) while the data was restored.`,
     );
   }
+  // a PVC made beforehand may select its volume by labels (Velero's does): the volume carries them, except
+  // ferry's own, by which ferry finds what belongs to a resource
+  const wanted = Object.fromEntries(
+    Object.entries(target?.spec.selector?.matchLabels ?? {}).filter(([k]) => !k.startsWith('ferry.dev/')),
+  );
+  if (Object.entries(wanted).some(([k, v]) => pv.metadata.labels?.[k] !== v))
+    await ctx.kube.patch(pvKey, { metadata: { labels: wanted } });
   const ref = pv.spec.claimRef;
   const uid = target?.metadata.uid ?? null;
   if (ref?.namespace !== namespace || ref?.name !== targetName || (uid && ref?.uid !== uid)) {
@@ -84,6 +91,11 @@ export async function bindRestoredVolume(ctx: StepContext, dd: DataDownload): Pr
       },
     });
   }
+  if (!target && dd.spec.targetPVC.awaitClaim)
+    throw new StepFailure(
+      'TargetPVCMissing',
+      `The target PVC ${namespace}/${targetName} was deleted while the data was restored; spec.targetPVC.awaitClaim forbids ferry to create it.`,
+    );
   if (!target) await createTarget(ctx, dd, pv);
 
   const bound = await waitFor(ctx, bindTimeoutMs, async () => {

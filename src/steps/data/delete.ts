@@ -1,9 +1,10 @@
 // delete (a DataUpload being deleted, in a terminal phase, holding ferry's finalizer): forget its repository
 // snapshot, free the data no other snapshot uses (prune, under the repository's exclusive lock), then remove the
 // finalizer so Kubernetes can delete it. A failure leaves the finalizer and says why in status; the sweep tries
-// again later. So does a restore still reading the backup: this step is the one place every deletion passes
+// again later. So does a restore still reading the backup, and a mirror of a Velero backup that still exists
+// (src/shared/velero/backup-exists.ts): this step is the one place every deletion passes
 // (retention, expiry, a user's kubectl delete), and it sees DataDownloads in every namespace.
-import type { DataDownload, DataUpload, FerryResource } from '../../shared/api/types.ts';
+import type { BackupStorageLocation, DataDownload, DataUpload, FerryResource } from '../../shared/api/types.ts';
 import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import { forget } from '../../engine/operations/forget.ts';
@@ -15,23 +16,31 @@ import { dataStep } from './description.ts';
 import { removeFinalizer } from './finalizer.ts';
 import { openRepository, stepLocking } from './repository.ts';
 import { snapshotsOf } from './tags.ts';
+import { veleroBackupHolds } from '../../shared/velero/backup-exists.ts';
+import { isMirror } from '../../shared/velero/mirror.ts';
 import { event, writeStatus } from './transition.ts';
 
 export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Outcome> {
   if (r.kind !== 'DataUpload')
     return { outcome: 'Skipped', reason: 'only a DataUpload has repository data to delete.' };
   try {
-    if (
-      !(await ctx.kube.get({
-        kind: 'BackupStorageLocation',
-        namespace: ctx.ferryNamespace,
-        name: r.spec.backupStorageLocation,
-      }))
-    ) {
-      return await releaseWithoutLocation(ctx, r);
-    }
+    const location = await ctx.kube.get<BackupStorageLocation & KubeObject>({
+      kind: 'BackupStorageLocation',
+      namespace: ctx.ferryNamespace,
+      name: r.spec.backupStorageLocation,
+    });
+    if (!location) return await releaseWithoutLocation(ctx, r);
     const reader = readerOf(r, await ctx.kube.list<DataDownload & KubeObject>('DataDownload'));
-    if (reader) return await waitForReader(ctx, r, reader);
+    if (reader)
+      return await waitFor(
+        ctx,
+        r,
+        `DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading this backup`,
+        'RestoreReading',
+      );
+    // the data of a Velero backup goes only with the backup: a mirror deleted by hand keeps it
+    const held = isMirror(r) ? await veleroBackupHolds(ctx.kube, ctx.ferryNamespace, r, location) : undefined;
+    if (held) return await waitFor(ctx, r, held, 'VeleroBackupExists');
     const freed = await freeRepositoryData(ctx, r);
     await removeFinalizer(ctx, r);
     const note =
@@ -67,20 +76,21 @@ async function releaseWithoutLocation(ctx: StepContext, du: DataUpload): Promise
   return { outcome: 'Advanced', reason: note };
 }
 
-/** The finalizer stays and status says who is reading; the sweep runs the step again later (delete retries for ever). */
-async function waitForReader(ctx: StepContext, du: DataUpload, reader: DataDownload): Promise<Outcome> {
-  const message = `Waiting: DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading this backup; the finalizer stays and the sweep tries again.`;
+/** The finalizer stays and status says what holds the data; the sweep runs the step again later (delete retries for
+ * ever). */
+async function waitFor(ctx: StepContext, du: DataUpload, why: string, reason: string): Promise<Outcome> {
+  const message = `Waiting: ${why}; the finalizer stays and the sweep tries again.`;
   ctx.log.info(message);
   const repeated = du.status?.message === message;
   await writeStatus(ctx, du, (s) => {
     s.message = message;
     s.conditions = setCondition(
       s.conditions,
-      { type: 'RepositoryDataDeleted', status: 'False', reason: 'RestoreReading', message },
+      { type: 'RepositoryDataDeleted', status: 'False', reason, message },
       ctx.now(),
     );
   });
-  // one Event per reader, not one per sweep
+  // one Event per cause, not one per sweep
   if (!repeated) await event(ctx, du, { type: 'Normal', reason: 'DeleteWaiting', note: message });
   return { outcome: 'Waiting', reason: message };
 }

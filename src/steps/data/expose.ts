@@ -187,13 +187,28 @@ async function backupAccessMode(ctx: StepContext, className: string | undefined)
   return sc?.metadata.annotations?.[backupAccessModeAnnotation] === 'ReadOnlyMany' ? 'ReadOnlyMany' : 'ReadWriteOnce';
 }
 
+/** The target PVC, waited for (within operationTimeout) when someone else makes it after the resource. */
+async function targetClaim(ctx: StepContext, dd: DataDownload): Promise<PersistentVolumeClaim | undefined> {
+  const key = {
+    kind: 'PersistentVolumeClaim' as const,
+    namespace: dd.metadata.namespace!,
+    name: dd.spec.targetPVC.name,
+  };
+  if (!dd.spec.targetPVC.awaitClaim) return ctx.kube.get<PersistentVolumeClaim>(key);
+  const since = Date.parse(dd.metadata.creationTimestamp ?? '') || ctx.startedAt.getTime();
+  const timeoutMs = Math.max(0, since + operationTimeoutMs(dd) - ctx.now().getTime());
+  const target = await waitFor(ctx, timeoutMs, () => ctx.kube.get<PersistentVolumeClaim>(key));
+  if (!target)
+    throw new StepFailure(
+      'TargetPVCMissing',
+      `spec.targetPVC.awaitClaim is set, but PVC ${key.namespace}/${key.name} was not created within ${dd.spec.operationTimeout ?? '10m'}.`,
+    );
+  return target;
+}
+
 async function exposeRestore(ctx: StepContext, dd: DataDownload): Promise<Outcome> {
   const namespace = dd.metadata.namespace!;
-  const target = await ctx.kube.get<PersistentVolumeClaim>({
-    kind: 'PersistentVolumeClaim',
-    namespace,
-    name: dd.spec.targetPVC.name,
-  });
+  const target = await targetClaim(ctx, dd);
   if (target && (target.spec.volumeName || target.status?.phase === 'Bound')) {
     throw new StepFailure(
       'TargetPVCBound',

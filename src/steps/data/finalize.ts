@@ -5,7 +5,7 @@
 import type { DataUpload, FerryResource, Phase } from '../../shared/api/types.ts';
 import { nextPhase } from '../../shared/api/phases.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
-import type { PersistentVolume } from '../../shared/kube/objects.ts';
+import type { PersistentVolume, VolumeSnapshot, VolumeSnapshotContent } from '../../shared/kube/objects.ts';
 import type { Outcome, StepContext } from '../context.ts';
 import { bindRestoredVolume, keptByTarget } from './bind.ts';
 import { labels, uidSelector } from '../../shared/step-job/contract.ts';
@@ -124,13 +124,26 @@ function ignoreGoneOrReplaced(err: unknown): void {
   throw err;
 }
 
-/** The native snapshot ferry took goes, except when it is the backup (snapshotMoveData false and completed). */
+/**
+ * The native snapshot ferry took goes, except when it is the backup (snapshotMoveData false and completed). A
+ * snapshot named in spec.csiSnapshot is the user's to keep, unless deleteWhenDone hands it over (Velero does):
+ * then its content is switched to Delete first, so the storage snapshot goes with it whatever the class said.
+ */
 async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phase): Promise<void> {
-  const name = du.status?.volumeSnapshot;
+  const handedOver = du.spec.csiSnapshot?.deleteWhenDone === true ? du.spec.csiSnapshot.volumeSnapshot : undefined;
+  const name = handedOver ?? du.status?.volumeSnapshot;
   if (!name || (from === 'Finalizing' && du.spec.snapshotMoveData === false)) return;
-  const vs = await ctx.kube.get({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name });
-  // a snapshot the user named in spec.csiSnapshot is theirs to keep
-  if (!vs || vs.metadata.labels?.[labels.uid] !== du.metadata.uid) return;
+  const vs = await ctx.kube.get<VolumeSnapshot>({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name });
+  if (!vs || !(handedOver || vs.metadata.labels?.[labels.uid] === du.metadata.uid)) return;
+  const contentName = vs.status?.boundVolumeSnapshotContentName;
+  if (handedOver && contentName) {
+    const content = await ctx.kube.get<VolumeSnapshotContent>({ kind: 'VolumeSnapshotContent', name: contentName });
+    if (content && content.spec.deletionPolicy !== 'Delete')
+      await ctx.kube.patch(
+        { kind: 'VolumeSnapshotContent', name: contentName },
+        { spec: { deletionPolicy: 'Delete' } },
+      );
+  }
   await ctx.kube
     .delete({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name }, { uid: vs.metadata.uid })
     .catch(ignoreGoneOrReplaced);

@@ -146,6 +146,13 @@ export const backupStorageLocationSpec = obj(
       { listType: 'map', mapKeys: ['from'] },
     ),
     maintenance,
+    velero: obj(
+      "Make this the location of Velero's DataUploads and DataDownloads that name ferry as their data mover and this Velero BackupStorageLocation. Point s3 at the same bucket, with the prefix <Velero's prefix>/plugins/ferry, so Velero keeps its location Available.",
+      {
+        backupStorageLocation: objectName("Name of Velero's BackupStorageLocation, in Velero's namespace."),
+      },
+      { required: ['backupStorageLocation'] },
+    ),
   },
   { required: ['s3', 'credential', 'repositoryPassword', 'allowedNamespaces'] },
 );

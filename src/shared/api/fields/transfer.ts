@@ -32,6 +32,10 @@ export const dataUploadSpec = obj(
         'An existing VolumeSnapshot of the PVC, in this namespace, to use instead of taking one.',
       ),
       snapshotClass: objectName("VolumeSnapshotClass for the new snapshot (default: the driver's default class)."),
+      deleteWhenDone: bool(
+        "Delete the VolumeSnapshot named in volumeSnapshot, its content and the storage snapshot (whatever the content's deletion policy) once the backup ends, as Velero expects of its data movers. A snapshot ferry takes itself is always deleted.",
+        { default: false },
+      ),
     }),
     dataMover: dataMover,
     operationTimeout,
@@ -81,6 +85,10 @@ export const dataDownloadSpec = obj(
         ),
         zeroedVolume: bool(
           "Set to true when the storage class gives new volumes that read as zeros (it discards or zeroes them when provisioning): a block restore then skips the backup's all-zero ranges. Default false: they are written, since a volume may hold another tenant's old data.",
+          { default: false },
+        ),
+        awaitClaim: bool(
+          'Set to true when someone else (Velero) creates the PVC after this DataDownload: ferry waits for it (within operationTimeout), restores into a volume of its size, class, access modes and volume mode, and binds the two; it never creates the PVC itself.',
           { default: false },
         ),
       },

@@ -11,14 +11,15 @@ import (
 )
 
 // Client identities that get a kubeconfig, by file base name. The
-// snapshot-controller authenticates with the user name of the ServiceAccount its
-// published RBAC manifest binds, so those manifests apply unchanged.
+// snapshot-controller and Velero authenticate with the user name of the ServiceAccount
+// their published RBAC binds, so that RBAC applies unchanged.
 var clients = []Identity{
 	{File: "admin", CN: "ferrybox-admin", Orgs: []string{"system:masters"}},
 	{File: "controller-manager", CN: "system:kube-controller-manager"},
 	{File: "scheduler", CN: "system:kube-scheduler"},
 	{File: "storage-driver", CN: "ferrybox:storage-driver"},
 	{File: "snapshot-controller", CN: "system:serviceaccount:kube-system:snapshot-controller"},
+	{File: "velero", CN: "system:serviceaccount:velero:velero"},
 }
 
 // Nodes are the real kubelets of a box with real nodes: each gets a client
