@@ -66,6 +66,17 @@ async function backupPhase(name: string): Promise<string | undefined> {
   return (await w.cluster.kube.get(`${velerov1(w, 'backups')}/${name}`).catch(() => undefined))?.status?.phase;
 }
 
+/** What a Velero user adds to back up namespace `ns` with ferry moving the data, to this run's location. */
+const ferryBackupOf = (ns: string): string[] => [
+  '--include-namespaces',
+  ns,
+  '--snapshot-move-data',
+  '--data-mover',
+  'ferry',
+  '--storage-location',
+  bsl,
+];
+
 /** Creates a backup of `ns` and records the phases Velero showed until it ended. */
 async function veleroBackup(name: string, ns: string, ...more: string[]): Promise<{ phases: string[]; backup: Obj }> {
   const phases: string[] = [];
@@ -78,20 +89,7 @@ async function veleroBackup(name: string, ns: string, ...more: string[]): Promis
     }
   })();
   try {
-    await velero([
-      'backup',
-      'create',
-      name,
-      '--include-namespaces',
-      ns,
-      '--snapshot-move-data',
-      '--data-mover',
-      'ferry',
-      '--storage-location',
-      bsl,
-      '--wait',
-      ...more,
-    ]);
+    await velero(['backup', 'create', name, ...ferryBackupOf(ns), '--wait', ...more]);
   } finally {
     done = true;
     await watching;
@@ -253,21 +251,7 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
     );
     const slow = await boundClaim(w.cluster, ns, 'data', '512Mi');
     for (let i = 0; i < 4; i++) await writeFile(join(slow.path, `f${i}.bin`), randomBytes(32 * mib, 3300 + i));
-    const creating = velero([
-      'backup',
-      'create',
-      stuck,
-      '--include-namespaces',
-      ns,
-      '--snapshot-move-data',
-      '--data-mover',
-      'ferry',
-      '--storage-location',
-      bsl,
-      '--item-operation-timeout',
-      '45s',
-    ]);
-    await creating;
+    await velero(['backup', 'create', stuck, ...ferryBackupOf(ns), '--item-operation-timeout', '45s']);
     const du = await until(
       `the DataUpload of backup ${stuck}`,
       3 * 60_000,
@@ -311,20 +295,7 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
   });
 
   it('runs a Velero schedule twice; the second backup is incremental in ferry', async () => {
-    await velero([
-      'schedule',
-      'create',
-      hourly,
-      '--schedule',
-      '@every 1m',
-      '--include-namespaces',
-      w.app,
-      '--snapshot-move-data',
-      '--data-mover',
-      'ferry',
-      '--storage-location',
-      bsl,
-    ]);
+    await velero(['schedule', 'create', hourly, '--schedule', '@every 1m', ...ferryBackupOf(w.app)]);
     try {
       const backups = await until('two completed scheduled backups', 6 * 60_000, async () => {
         const list = (
