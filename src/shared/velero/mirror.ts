@@ -56,18 +56,29 @@ export function asksForFerry(v: VeleroObject): boolean {
   return v.spec.datamover === ferryDataMover;
 }
 
+/**
+ * The Velero Backup a DataUpload belongs to: its owner, which Velero sets. The backup-name label is only a fallback,
+ * since Velero shortens a name past 63 characters there (with a hash), and ferry looks the Backup up by its name.
+ */
+function backupOf(v: VeleroObject): { name: string; uid: string } | undefined {
+  const owner = v.metadata.ownerReferences?.find((o) => o.kind === 'Backup' && o.apiVersion.startsWith('velero.io/'));
+  if (owner) return { name: owner.name, uid: owner.uid };
+  const name = v.metadata.labels?.[veleroLabels.backupName];
+  return name ? { name, uid: v.metadata.labels?.[veleroLabels.backupUID] ?? '' } : undefined;
+}
+
 function mirrorMetadata(v: VeleroObject): FerryResource['metadata'] {
   const annotations: Record<string, string> = {
     [mirrorAnnotations.object]: `${v.metadata.namespace}/${v.metadata.name}`,
     [mirrorAnnotations.uid]: v.metadata.uid ?? '',
   };
   const labels: Record<string, string> = {};
-  const backup = v.metadata.labels?.[veleroLabels.backupName];
+  const backup = backupOf(v);
   const restore = v.metadata.labels?.[veleroLabels.restoreName];
   if (v.kind === 'DataUpload' && backup) {
-    annotations[mirrorAnnotations.backup] = backup;
-    annotations[mirrorAnnotations.backupUID] = v.metadata.labels?.[veleroLabels.backupUID] ?? '';
-    labels[mirrorLabels.backupName] = labelValue(backup);
+    annotations[mirrorAnnotations.backup] = backup.name;
+    annotations[mirrorAnnotations.backupUID] = backup.uid;
+    labels[mirrorLabels.backupName] = labelValue(backup.name);
   }
   if (v.kind === 'DataDownload' && restore) labels[mirrorLabels.restoreName] = labelValue(restore);
   return { name: mirrorName(v), namespace: mirrorNamespace(v), annotations, labels };
@@ -76,7 +87,7 @@ function mirrorMetadata(v: VeleroObject): FerryResource['metadata'] {
 /** The ferry DataUpload doing a Velero DataUpload's work, storing into `location`. */
 export function uploadMirror(v: VeleroDataUpload, location: string): DataUpload {
   const snapshot = v.spec.csiSnapshot ?? {};
-  const backup = v.metadata.labels?.[veleroLabels.backupName];
+  const backup = backupOf(v)?.name;
   return {
     apiVersion,
     kind: 'DataUpload',

@@ -210,6 +210,35 @@ describe('ferry as Velero data mover: the bridge', () => {
     assert.equal(kube.peek(key), undefined, 'the mirror went, and its finalizer frees the data');
   });
 
+  it('ties a mirror to its Backup by owner, not by the label Velero shortens past 63 characters', async () => {
+    const { kube, dispatcher } = veleroWorld();
+    const long = `nightly-${'x'.repeat(92)}`;
+    const du = veleroUpload('long-1');
+    du.metadata.labels = {
+      'velero.io/backup-name': 'nightly-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-3a5f2c1d0e9b',
+      'velero.io/backup-uid': 'long-uid',
+    };
+    du.metadata.ownerReferences = [
+      { apiVersion: 'velero.io/v1', kind: 'Backup', name: long, uid: 'long-uid', controller: true },
+    ];
+    kube.seed(du, {
+      apiVersion: 'velero.io/v1',
+      kind: 'VeleroBackup',
+      metadata: { name: long, namespace: veleroNs, uid: 'long-uid' },
+      status: { phase: 'Completed' },
+    });
+    const bridge = dispatcher.velero!;
+    await bridge.sweep([]);
+    const key = { kind: 'DataUpload' as const, namespace: 'app', name: 'velero-long-1' };
+    assert.equal(kube.peek<Resource>(key)!.metadata.annotations?.[mirrorAnnotations.backup], long);
+    kube.mutate(key, (m) => {
+      m.status = { phase: 'Completed', snapshotID: '12'.repeat(32) };
+    });
+    await kube.delete({ kind: 'VeleroDataUpload', namespace: veleroNs, name: 'long-1' });
+    await bridge.sweep([kube.peek<Resource>(key)!]);
+    assert.ok(kube.peek(key), 'the Backup is found by its full name, so its data stays');
+  });
+
   it('cancels a running mirror whose Velero object was deleted', async () => {
     const { kube, dispatcher } = veleroWorld();
     kube.seed(veleroUpload('gone'));
