@@ -1,6 +1,7 @@
 // Small builders and waits shared by the box's own tests.
 
 import { join } from 'node:path';
+import { sleep } from '../../src/engine/concurrency/sleep.ts';
 import type { Kube, KubeObject } from './kube.ts';
 import { statePaths } from './paths.ts';
 
@@ -86,4 +87,15 @@ export function terminated(pod: KubeObject, container?: string): KubeObject {
 export function volumeFile(pv: KubeObject): string {
   const handle: string = pv.spec.csi.volumeHandle;
   return join(statePaths().storage, 'volumes', pv.spec.volumeMode === 'Block' ? `${handle}.img` : handle);
+}
+
+/** Polls until `check` gives a value, or fails naming what it waited for. */
+export async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Waited ${timeoutMs / 1000} s for ${what} in vain.`);
+    await sleep(500);
+  }
 }

@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { open, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { until } from '../cluster/testing.ts';
 import { compareTrees } from '../support/compare-tree.ts';
 import { ferry } from '../support/ferry-cli.ts';
 import { randomBytes } from '../support/repo.ts';
@@ -43,16 +44,6 @@ async function velero(args: string[]): Promise<string> {
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
     throw new Error(`velero ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-  }
-}
-
-async function until<T>(what: string, timeoutMs: number, look: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await look();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1000));
   }
 }
 

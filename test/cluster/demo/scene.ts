@@ -4,9 +4,8 @@
 // run's id, so demos never collide with each other or with the test suites sharing the box.
 import { randomBytes } from 'node:crypto';
 import type { S3Settings } from '../box.ts';
-import { volumeFile } from '../testing.ts';
+import { until, volumeFile } from '../testing.ts';
 import { apiVersion, type BackupStorageLocationSpec } from '../../../src/shared/api/types.ts';
-import { sleep } from '../../../src/engine/concurrency/sleep.ts';
 import type { Kube, KubeObject } from '../../../src/shared/kube/kube.ts';
 
 export const ferryNamespace = 'ferry-system';
@@ -26,17 +25,6 @@ type Claim = KubeObject & { spec: { volumeName?: string }; status?: { phase?: st
 
 async function namespace(kube: Kube, name: string, id: string): Promise<void> {
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [demoLabel]: id } } });
-}
-
-/** Polls until `check` gives a value, or fails naming what it waited for. */
-async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Waited ${timeoutMs / 1000} s for ${what} in vain.`);
-    await sleep(500);
-  }
 }
 
 /** The host directory of a bound PVC's volume, which the box's CSI driver keeps on this machine. */
