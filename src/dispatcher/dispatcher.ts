@@ -6,7 +6,7 @@
 import { labels, resourceRef, uidSelector } from '../shared/step-job/contract.ts';
 import type { StepName } from '../shared/api/types.ts';
 import { pastTransfer } from '../shared/api/phases.ts';
-import { findCondition, setCondition } from '../shared/kube/conditions.ts';
+import { findCondition, rfc3339, setCondition } from '../shared/kube/conditions.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { decide } from '../shared/dispatch/decide.ts';
@@ -303,11 +303,7 @@ export class Dispatcher {
       (fresh) => {
         if (fresh.status?.phase !== phaseThen) return false;
         fresh.status = { ...fresh.status, phase: decision.phase, message: decision.message };
-        if (decision.phase === 'Failed')
-          fresh.status.completionTimestamp = this.#d
-            .now()
-            .toISOString()
-            .replace(/\.\d{3}Z$/, 'Z');
+        if (decision.phase === 'Failed') fresh.status.completionTimestamp = rfc3339(this.#d.now());
       },
       {
         type: 'Warning',

@@ -7,6 +7,7 @@
 // may both call it, any number of times.
 import type { BackupStorageLocation, FerryResource } from '../shared/api/types.ts';
 import { terminalPhases } from '../shared/api/phases.ts';
+import { rfc3339 } from '../shared/kube/conditions.ts';
 import { isAlreadyExists, isConflict, isNotFound, KubeError } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject, ObjectKey } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
@@ -43,10 +44,6 @@ type Stored = VeleroObject & KubeObject;
 /** A list gives items without their kind, and Velero's kind names are ferry's own: the kind is set here. */
 function ofKind(kind: Kind, o: object): VeleroObject {
   return { ...o, kind } as VeleroObject;
-}
-
-function timestamp(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 function message(err: unknown): string {
@@ -205,7 +202,7 @@ export class VeleroBridge {
         velero: v.metadata.name,
         mirror: `${mirrorNamespace(v)}/${mirror.metadata.name}`,
       });
-      await this.#writeStatus(v, { ...mirrorStatus(created), acceptedTimestamp: timestamp(this.#d.now()) });
+      await this.#writeStatus(v, { ...mirrorStatus(created), acceptedTimestamp: rfc3339(this.#d.now()) });
     } catch (err) {
       if (isAlreadyExists(err)) return;
       // ferry's admission refused the mirror (a location that does not allow the namespace, a missing PVC, ...):

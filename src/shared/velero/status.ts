@@ -3,6 +3,7 @@
 // Completed (Velero reads the result the moment it sees the phase), and `node` is never written: Velero's
 // node-agent, restarting, resumes in-progress objects whose node is its own without looking at the data mover.
 import type { FerryResource, Phase } from '../api/types.ts';
+import { rfc3339 } from '../kube/conditions.ts';
 import { veleroTerminal } from './types.ts';
 import type { VeleroObject, VeleroPhase, VeleroStatus } from './types.ts';
 
@@ -42,7 +43,7 @@ export function mirrorStatus(mirror: FerryResource): VeleroStatus {
 
 /** What ferry refused, as the Velero object's end. */
 export function refusedStatus(message: string, now: Date): VeleroStatus {
-  return { phase: 'Failed', message, completionTimestamp: now.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return { phase: 'Failed', message, completionTimestamp: rfc3339(now) };
 }
 
 /**
