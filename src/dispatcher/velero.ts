@@ -11,11 +11,11 @@ import { rfc3339 } from '../shared/kube/conditions.ts';
 import { isAlreadyExists, isConflict, isNotFound, KubeError } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject, ObjectKey } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
+import { mirroredBackup } from '../shared/velero/backup-exists.ts';
 import {
   asksForFerry,
   downloadMirror,
   isMirror,
-  mirrorAnnotations,
   mirrorName,
   mirrorNamespace,
   mirroredObject,
@@ -23,7 +23,7 @@ import {
 } from '../shared/velero/mirror.ts';
 import { mirrorStatus, refusedStatus, statusPatch } from '../shared/velero/status.ts';
 import { veleroTerminal } from '../shared/velero/types.ts';
-import type { VeleroBackup, VeleroObject, VeleroStatus } from '../shared/velero/types.ts';
+import type { VeleroObject, VeleroStatus } from '../shared/velero/types.ts';
 
 export interface VeleroBridgeDeps {
   kube: Kube;
@@ -164,19 +164,12 @@ export class VeleroBridge {
     this.#d.log.info('deleted the mirror of a Velero object that is gone', { mirror: `${key.namespace}/${key.name}` });
   }
 
-  /** Whether the Velero Backup a mirror holds data for still exists and is not being deleted. */
+  /** Whether the Velero Backup a mirror holds data for (this very Backup, by uid) still exists and is not being
+   * deleted; a mirror naming no backup cannot be tied to one, and keeps its data. */
   async #backupExists(mirror: FerryResource): Promise<boolean> {
-    const name = mirror.metadata.annotations?.[mirrorAnnotations.backup];
-    const uid = mirror.metadata.annotations?.[mirrorAnnotations.backupUID];
-    // without a named backup, the data cannot be tied to one: keep it
-    if (!name) return true;
-    const backup = await this.#d.kube.get<VeleroBackup & KubeObject>({
-      kind: 'VeleroBackup',
-      namespace: this.#d.veleroNamespace,
-      name,
-    });
-    if (!backup || (uid && backup.metadata.uid !== uid)) return false;
-    return !backup.metadata.deletionTimestamp && backup.status?.phase !== 'Deleting';
+    const backup = await mirroredBackup(this.#d.kube, mirror);
+    if (!backup) return true;
+    return backup.live !== undefined && (!backup.uid || backup.live.metadata.uid === backup.uid);
   }
 
   #mirrorKey(v: VeleroObject): ObjectKey {

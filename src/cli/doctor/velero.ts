@@ -5,7 +5,7 @@
 import type { BackupStorageLocation } from '../../shared/api/types.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
 import { veleroAnnotation } from '../../shared/install/velero.ts';
-import { veleroPrefixOf } from '../../shared/velero/backup-exists.ts';
+import { ferryPrefixFor, veleroPrefixOf } from '../../shared/velero/backup-exists.ts';
 import { ok, problem, warning, type Finding, type Install } from './finding.ts';
 
 const area = 'velero';
@@ -15,16 +15,15 @@ interface VeleroLocation extends KubeObject {
   spec: { objectStorage?: { bucket?: string; prefix?: string } };
 }
 
-const trim = (p: string | undefined): string => (p ?? '').replace(/^\/+|\/+$/g, '');
-
 /** Whether a ferry location stores where Velero's location expects a plugin's data. */
 function placement(ferry: BackupStorageLocation, velero: VeleroLocation): string | undefined {
   const bucket = velero.spec.objectStorage?.bucket;
   if (ferry.spec.s3.bucket !== bucket)
     return `stores in bucket ${ferry.spec.s3.bucket}, not in Velero's bucket ${bucket ?? '(none)'}`;
-  const prefix = veleroPrefixOf(ferry.spec.s3.prefix);
-  if (prefix === undefined || prefix !== trim(velero.spec.objectStorage?.prefix))
-    return `has the prefix "${ferry.spec.s3.prefix ?? ''}", not "${[trim(velero.spec.objectStorage?.prefix), 'plugins/ferry'].filter(Boolean).join('/')}"`;
+  const want = ferryPrefixFor(velero.spec.objectStorage?.prefix);
+  const have = veleroPrefixOf(ferry.spec.s3.prefix);
+  if (have === undefined || ferryPrefixFor(have) !== want)
+    return `has the prefix "${ferry.spec.s3.prefix ?? ''}", not "${want}"`;
   return undefined;
 }
 
@@ -87,7 +86,7 @@ export async function checkVelero(kube: Kube, install: Install): Promise<Finding
         ok(
           area,
           name,
-          `No ferry location serves Velero's location ${name}, so backups there cannot use --data-mover ferry (to allow it: spec.velero.backupStorageLocation: ${name} on a ferry location in the same bucket, prefix ${[trim(v.spec.objectStorage?.prefix), 'plugins/ferry'].filter(Boolean).join('/')}).`,
+          `No ferry location serves Velero's location ${name}, so backups there cannot use --data-mover ferry (to allow it: spec.velero.backupStorageLocation: ${name} on a ferry location in the same bucket, prefix ${ferryPrefixFor(v.spec.objectStorage?.prefix)}).`,
         ),
       );
       continue;

@@ -32,7 +32,7 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
     if (!location) return await releaseWithoutLocation(ctx, r);
     const reader = readerOf(r, await ctx.kube.list<DataDownload & KubeObject>('DataDownload'));
     if (reader)
-      return await waitFor(
+      return await holdFinalizer(
         ctx,
         r,
         `DataDownload ${reader.metadata.namespace}/${reader.metadata.name} is reading this backup`,
@@ -40,7 +40,7 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
       );
     // the data of a Velero backup goes only with the backup: a mirror deleted by hand keeps it
     const held = isMirror(r) ? await veleroBackupHolds(ctx.kube, ctx.ferryNamespace, r, location) : undefined;
-    if (held) return await waitFor(ctx, r, held, 'VeleroBackupExists');
+    if (held) return await holdFinalizer(ctx, r, held, 'VeleroBackupExists');
     const freed = await freeRepositoryData(ctx, r);
     await removeFinalizer(ctx, r);
     const note =
@@ -78,7 +78,7 @@ async function releaseWithoutLocation(ctx: StepContext, du: DataUpload): Promise
 
 /** The finalizer stays and status says what holds the data; the sweep runs the step again later (delete retries for
  * ever). */
-async function waitFor(ctx: StepContext, du: DataUpload, why: string, reason: string): Promise<Outcome> {
+async function holdFinalizer(ctx: StepContext, du: DataUpload, why: string, reason: string): Promise<Outcome> {
   const message = `Waiting: ${why}; the finalizer stays and the sweep tries again.`;
   ctx.log.info(message);
   const repeated = du.status?.message === message;
