@@ -102,14 +102,21 @@ export class VeleroBridge {
     await this.#writeStatus(obj, mirrorStatus(mirror));
   }
 
-  /** A mirror changed: Velero's object shows what it reached. Mirrors of objects outside Velero's namespace are
-   * ignored (a mirror names its object, and only ferry's dispatcher can make one, but the check is cheap). */
+  /** A mirror changed: Velero's object shows what it reached. */
   async mirrorChanged(mirror: FerryResource): Promise<void> {
+    const v = await this.#objectOf(mirror);
+    if (v) await this.#writeStatus(v, mirrorStatus(mirror));
+  }
+
+  /**
+   * The Velero object a mirror stands for: undefined for a mirror of another namespace's object (only ferry's
+   * dispatcher can make one, but the check is cheap), null once that object (this incarnation) is gone.
+   */
+  async #objectOf(mirror: FerryResource): Promise<VeleroObject | null | undefined> {
     const ref = mirroredObject(mirror);
-    if (!ref || ref.namespace !== this.#d.veleroNamespace) return;
+    if (!ref || ref.namespace !== this.#d.veleroNamespace) return undefined;
     const v = await this.#d.kube.get<Stored>(this.#key(mirror.kind, ref.name));
-    if (!v || v.metadata.uid !== ref.uid) return;
-    await this.#writeStatus(ofKind(mirror.kind, v), mirrorStatus(mirror));
+    return v && v.metadata.uid === ref.uid ? ofKind(mirror.kind, v) : null;
   }
 
   /** One pass over both sides, for what a lost webhook call left undone. Returns what it could not do. */
@@ -132,14 +139,9 @@ export class VeleroBridge {
   }
 
   async #sweepMirror(mirror: FerryResource): Promise<void> {
-    const ref = mirroredObject(mirror);
-    if (!ref || ref.namespace !== this.#d.veleroNamespace) return;
-    const v = await this.#d.kube.get<Stored>(this.#key(mirror.kind, ref.name));
-    if (v && v.metadata.uid === ref.uid) {
-      await this.#writeStatus(ofKind(mirror.kind, v), mirrorStatus(mirror));
-      return;
-    }
-    await this.#mirrorOrphaned(mirror);
+    const v = await this.#objectOf(mirror);
+    if (v) await this.#writeStatus(v, mirrorStatus(mirror));
+    else if (v === null) await this.#mirrorOrphaned(mirror);
   }
 
   /** Velero deleted its object: the work stops, and a finished backup's data goes once its backup is gone too. */
