@@ -159,9 +159,8 @@ async function answerLocation(req: AdmissionRequest, deps: HandlerDeps): Promise
 async function answerVelero(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   const bridge = deps.dispatcher.velero;
   const kind = req.kind.kind;
-  if (!bridge || req.namespace !== bridge.namespace || (kind !== 'DataUpload' && kind !== 'DataDownload'))
-    return allow(req.uid);
-  if (req.subResource) return allow(req.uid);
+  const ours = bridge && req.namespace === bridge.namespace && (kind === 'DataUpload' || kind === 'DataDownload');
+  if (!ours || req.subResource) return allow(req.uid);
   await follow(
     req,
     kind === 'DataUpload' ? 'VeleroDataUpload' : 'VeleroDataDownload',

@@ -21,7 +21,7 @@ import { dataStep } from './description.ts';
 import { StepFailure } from './failure.ts';
 import { resourceLabels } from '../../shared/step-job/contract.ts';
 import { exposureName } from '../../shared/step-job/names.ts';
-import { operationTimeoutMs } from './snapshot.ts';
+import { operationTimeLeftMs, operationTimeoutMs } from './snapshot.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 
@@ -196,8 +196,9 @@ async function targetClaim(ctx: StepContext, dd: DataDownload): Promise<Persiste
   };
   if (!dd.spec.targetPVC.awaitClaim) return ctx.kube.get<PersistentVolumeClaim>(key);
   const since = Date.parse(dd.metadata.creationTimestamp ?? '') || ctx.startedAt.getTime();
-  const timeoutMs = Math.max(0, since + operationTimeoutMs(dd) - ctx.now().getTime());
-  const target = await waitFor(ctx, timeoutMs, () => ctx.kube.get<PersistentVolumeClaim>(key));
+  const target = await waitFor(ctx, operationTimeLeftMs(ctx, dd, since), () =>
+    ctx.kube.get<PersistentVolumeClaim>(key),
+  );
   if (!target)
     throw new StepFailure(
       'TargetPVCMissing',

@@ -24,6 +24,12 @@ export function operationTimeoutMs(r: FerryResource): number {
   }
 }
 
+/** What is left of operationTimeout, counted from `since` (ms since the epoch), so a step run again does not wait
+ * afresh. */
+export function operationTimeLeftMs(ctx: StepContext, r: FerryResource, since: number): number {
+  return Math.max(0, since + operationTimeoutMs(r) - ctx.now().getTime());
+}
+
 export async function snapshot(ctx: StepContext, r: FerryResource): Promise<Outcome> {
   if (r.kind !== 'DataUpload') return { outcome: 'Skipped', reason: 'a DataDownload has no snapshot step.' };
   let du: DataUpload = r;
@@ -44,7 +50,7 @@ export async function snapshot(ctx: StepContext, r: FerryResource): Promise<Outc
   // the clock starts when ferry's snapshot was made, so a step run again does not wait afresh
   const since =
     ours && last?.metadata.creationTimestamp ? Date.parse(last.metadata.creationTimestamp) : ctx.startedAt.getTime();
-  const timeoutMs = Math.max(0, since + operationTimeoutMs(du) - ctx.now().getTime());
+  const timeoutMs = operationTimeLeftMs(ctx, du, since);
   const ready = await waitFor(ctx, timeoutMs, async () => {
     last = await ctx.kube.get<VolumeSnapshot>({ kind: 'VolumeSnapshot', namespace, name });
     if (!last)
