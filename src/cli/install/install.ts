@@ -14,22 +14,16 @@ import { UsageError } from '../run.ts';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-function namespaceFlag(value: string | undefined): string {
-  const ns = value ?? defaultNamespace;
+/** A namespace given by `flag`, checked as the apiserver would. */
+function namespaceFlag(flag: string, ns: string): string {
   if (ns.length > 63 || !dnsLabel.test(ns))
-    throw new UsageError(`--namespace "${ns}" is not a namespace name: lower-case letters, digits and '-', at most 63`);
+    throw new UsageError(`${flag} "${ns}" is not a namespace name: lower-case letters, digits and '-', at most 63`);
   return ns;
 }
 
 function veleroFlag(velero: boolean, value: string | undefined): string | undefined {
   if (value !== undefined && !velero) throw new UsageError('--velero-namespace needs --velero');
-  if (!velero) return undefined;
-  const ns = value ?? 'velero';
-  if (ns.length > 63 || !dnsLabel.test(ns))
-    throw new UsageError(
-      `--velero-namespace "${ns}" is not a namespace name: lower-case letters, digits and '-', at most 63`,
-    );
-  return ns;
+  return velero ? namespaceFlag('--velero-namespace', value ?? 'velero') : undefined;
 }
 
 async function render(image: string | undefined, namespace: string, veleroNamespace?: string): Promise<KubeObject[]> {
@@ -102,7 +96,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const format = outputFormat(args);
-    const namespace = namespaceFlag(args.namespace);
+    const namespace = namespaceFlag('--namespace', args.namespace ?? defaultNamespace);
     if (args['dry-run'] && args['server-dry-run'])
       throw new UsageError('--dry-run and --server-dry-run exclude each other');
     const veleroNamespace = veleroFlag(args.velero, args['velero-namespace']);
