@@ -35,7 +35,7 @@ import { allocatePorts } from './ports.ts';
 import type { Ports } from './ports.ts';
 import { hostAddress, unmountUnder } from './node/host.ts';
 import { refreshImages, startNodes, stopNodes } from './node/nodes.ts';
-import { prepareVelero, veleroLocation, veleroNamespace, veleroPrefix, veleroSpec } from './velero.ts';
+import { prepareVelero, veleroNamespace, veleroSpec } from './velero.ts';
 import type { RealNodes } from './node/nodes.ts';
 
 const run = promisify(execFile);
@@ -61,7 +61,7 @@ export interface BoxRecord {
   s3: S3Settings;
   daemons: Daemon[];
   /** Velero, installed as in a cluster (./velero.ts) */
-  velero: { binary: string; namespace: string; location: string; prefix: string };
+  velero: { binary: string; namespace: string };
   /** the box's own program this box runs, to tell when the sources have moved on */
   ferrybox: string;
   /** seconds per start phase, for the record */
@@ -170,7 +170,7 @@ async function start(
       ...settings.s3,
     },
     daemons: [],
-    velero: { binary: b.velero.velero, namespace: veleroNamespace, location: veleroLocation, prefix: veleroPrefix },
+    velero: { binary: b.velero.velero, namespace: veleroNamespace },
     ferrybox: b.ferrybox,
     timings,
   };

@@ -13,9 +13,9 @@ import type { StatePaths } from './paths.ts';
 const run = promisify(execFile);
 
 export const veleroNamespace = 'velero';
-export const veleroLocation = 'default';
+const veleroLocation = 'default';
 /** Velero's prefix in the box's bucket: its own folders go under it, ferry's repositories under plugins/ferry/ */
-export const veleroPrefix = 'velero';
+const veleroPrefix = 'velero';
 
 export interface VeleroBinaries {
   velero: string;

@@ -32,7 +32,7 @@ export interface TestCluster {
   nodes: string[];
   /** MinIO on 127.0.0.1 with a bucket for tests */
   s3: S3Settings;
-  /** Velero as the box runs it: the CLI binary, its namespace, its default location and prefix */
+  /** Velero as the box runs it: the CLI binary and its namespace */
   velero: BoxRecord['velero'];
   /** Creates a namespace `<suite>-<prefix>-<random>` labelled with the suite; cleanup() deletes it. */
   namespace(prefix?: string): Promise<string>;
