@@ -55,6 +55,15 @@ function veleroDownload(name: string): KubeObject {
   };
 }
 
+function completedBackup(name: string, uid: string): KubeObject {
+  return {
+    apiVersion: 'velero.io/v1',
+    kind: 'VeleroBackup',
+    metadata: { name, namespace: veleroNs, uid },
+    status: { phase: 'Completed' },
+  };
+}
+
 function veleroWorld(): { kube: MemoryKube; dispatcher: Dispatcher } {
   const kube = new MemoryKube();
   const loc = location();
@@ -190,12 +199,7 @@ describe('ferry as Velero data mover: the bridge', () => {
 
   it("keeps a completed mirror while Velero's backup exists, deletes it once the backup is gone", async () => {
     const { kube, dispatcher } = veleroWorld();
-    kube.seed(veleroUpload('kept'), {
-      apiVersion: 'velero.io/v1',
-      kind: 'VeleroBackup',
-      metadata: { name: 'nightly', namespace: veleroNs, uid: 'backup-uid' },
-      status: { phase: 'Completed' },
-    });
+    kube.seed(veleroUpload('kept'), completedBackup('nightly', 'backup-uid'));
     const bridge = dispatcher.velero!;
     await bridge.sweep([]);
     const key = { kind: 'DataUpload' as const, namespace: 'app', name: 'velero-kept' };
@@ -221,12 +225,7 @@ describe('ferry as Velero data mover: the bridge', () => {
     du.metadata.ownerReferences = [
       { apiVersion: 'velero.io/v1', kind: 'Backup', name: long, uid: 'long-uid', controller: true },
     ];
-    kube.seed(du, {
-      apiVersion: 'velero.io/v1',
-      kind: 'VeleroBackup',
-      metadata: { name: long, namespace: veleroNs, uid: 'long-uid' },
-      status: { phase: 'Completed' },
-    });
+    kube.seed(du, completedBackup(long, 'long-uid'));
     const bridge = dispatcher.velero!;
     await bridge.sweep([]);
     const key = { kind: 'DataUpload' as const, namespace: 'app', name: 'velero-long-1' };
