@@ -248,10 +248,12 @@ describe('ferry as Velero data mover', { timeout: 40 * 60_000 }, () => {
       3 * 60_000,
       async () => (await veleroUploads(stuck))[0],
     );
-    // the repository exists once the transfer runs
-    await until('the transfer to run', 3 * 60_000, async () =>
-      (await mirrorOf(du).catch(() => undefined))?.status?.phase === 'InProgress' ? true : undefined,
-    );
+    // pauseTransfer opens the namespace's repository, which the transfer creates only after it shows InProgress
+    await until(`the repository of ${ns}`, 3 * 60_000, async () => {
+      const repo = await w.repository(ns).catch(() => undefined);
+      await repo?.close();
+      return repo ? true : undefined;
+    });
     const resume = await pauseTransfer(w, 'DataUpload', ns, `velero-${du.metadata.name}`, ns);
     try {
       // Velero refuses to delete a backup still waiting for its operations, and says so
