@@ -323,14 +323,17 @@ export async function watchOwner(owner: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 1000));
     if ((await readRecord())?.startedAt !== startedAt) return;
   }
-  if ((await readRecord())?.startedAt === startedAt) await down();
+  // the check is repeated under the lock: a run that followed the owner may have stopped this box and started its own
+  // while this watch waited for the lock, and that box is not the watch's to stop
+  if (startedAt !== undefined) await down(() => {}, startedAt);
 }
 
-export async function down(log: (line: string) => void = () => {}): Promise<boolean> {
+/** Stops the running box; given `startedAt`, only the box started then. */
+export async function down(log: (line: string) => void = () => {}, startedAt?: string): Promise<boolean> {
   const paths = statePaths();
   return withLock(paths.lock, 10 * 60_000, async () => {
     const record = await readRecord(paths);
-    if (!record) return false;
+    if (!record || (startedAt !== undefined && record.startedAt !== startedAt)) return false;
     await stopAll(record, log);
     await rm(paths.record, { force: true });
     return true;
