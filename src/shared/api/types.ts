@@ -1,6 +1,8 @@
 // ferry's Kubernetes API, group ferry.dev, version v1alpha1: the TypeScript shapes of the custom resources.
 // Field names follow Velero's DataUpload/DataDownload where they mean the same thing. The CRD schemas in
 // deploy/crds/ and the valibot schemas in ./schemas.ts describe exactly these shapes; a test holds them together.
+// Application backups (AppBackup, AppRestore) are in ./app.ts.
+import type { ScheduledAppBackup } from './app.ts';
 
 export const group = 'ferry.dev';
 export const version = 'v1alpha1';
@@ -317,6 +319,8 @@ export interface BackupScheduleSpec {
   concurrencyPolicy?: ConcurrencyPolicy;
   /** the run waits a stable pseudo-random delay below this before creating its DataUploads */
   jitter?: string;
+  /** set: each run creates one AppBackup of all the PVCs (hooks, one instant) instead of one DataUpload per PVC */
+  appBackup?: ScheduledAppBackup;
 }
 
 export type RunOutcome = 'Running' | 'Succeeded' | 'Failed' | 'Skipped';

@@ -57,6 +57,20 @@ const table = {
     namespaced: true,
   },
   BackupSchedule: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupschedules', namespaced: true },
+  AppBackup: { group: 'ferry.dev', version: 'v1alpha1', plural: 'appbackups', namespaced: true },
+  AppRestore: { group: 'ferry.dev', version: 'v1alpha1', plural: 'apprestores', namespaced: true },
+  VolumeGroupSnapshot: {
+    group: 'groupsnapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumegroupsnapshots',
+    namespaced: true,
+  },
+  VolumeGroupSnapshotClass: {
+    group: 'groupsnapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumegroupsnapshotclasses',
+    namespaced: false,
+  },
   ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
   // Velero's kinds, read and written when ferry is Velero's data mover (src/dispatcher/velero.ts)
   VeleroDataUpload: {
