@@ -3,6 +3,7 @@
 // a description without a name, does not compile.
 import type { StepCommand } from '../shared/api/types.ts';
 import { stepCommands } from '../shared/api/types.ts';
+import { appRestoreStep } from './app/restore-command.ts';
 import { deleteStep } from './data/delete.ts';
 import { exposeStep } from './data/expose.ts';
 import { finalizeStep } from './data/finalize.ts';
@@ -21,6 +22,7 @@ export const stepTable: Readonly<Record<StepCommand, StepDescription>> = {
   schedule: scheduleStep,
   'schedule-run': scheduleRunStep,
   maintenance: maintenanceStep,
+  'app-restore': appRestoreStep,
 };
 
 export function findStep(name: string): StepDescription | undefined {

@@ -175,7 +175,7 @@ export function isStepName(text: string): text is StepName {
  * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
  * scheduled run, and a storage location's maintenance (a CronJob per location).
  */
-export const stepCommands = [...stepNames, 'schedule', 'schedule-run', 'maintenance'] as const;
+export const stepCommands = [...stepNames, 'schedule', 'schedule-run', 'maintenance', 'app-restore'] as const;
 
 export type StepCommand = (typeof stepCommands)[number];
 
