@@ -128,9 +128,14 @@ async function cancel(ctx: RestoreContext, r: Restore): Promise<Outcome> {
   const canceled = await cancelDownloads(ctx, r);
   const why = r.spec.cancel ? 'spec.cancel is set' : 'the AppRestore is being deleted';
   const note = `Canceled (${why}); ${canceled.length ? `told DataDownloads ${canceled.join(', ')} to stop` : 'no DataDownload was running'}.`;
+  const volumes = await observeVolumes(ctx, r, r.status?.volumes ?? []);
   await writeRestoreStatus(ctx, r, ['New', 'InProgress'], (status) => {
     status.phase = 'Failed';
     status.message = 'canceled';
+    if (volumes.length > 0) {
+      status.volumes = volumes;
+      status.volumesDone = volumesDone(volumes);
+    }
     status.completionTimestamp = rfc3339(ctx.now());
     status.conditions = withCondition(
       status,
