@@ -2,6 +2,7 @@
 // Every status write goes through updateStatus (resourceVersion preconditions: a conflict rereads and the change
 // is judged again on the newest object), so a transition never overwrites one made meanwhile and never touches
 // spec, where a user's spec.cancel lives.
+import { appRestoreTerminalPhases } from '../../shared/api/app.ts';
 import type { AppRestore, AppRestorePhase, AppRestoreStatus } from '../../shared/api/app.ts';
 import { emitEvent } from '../../shared/kube/events.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
@@ -28,15 +29,8 @@ export interface RestoreRef {
   name: string;
 }
 
-export const restoreTerminalPhases: readonly AppRestorePhase[] = [
-  'FailedValidation',
-  'Completed',
-  'PartiallyFailed',
-  'Failed',
-];
-
 export function isRestoreTerminal(r: Restore): boolean {
-  return restoreTerminalPhases.includes(r.status?.phase ?? 'New');
+  return appRestoreTerminalPhases.includes(r.status?.phase ?? 'New');
 }
 
 /** spec.cancel, or a deletion: either stops the restore. */

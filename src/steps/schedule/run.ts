@@ -1,4 +1,5 @@
-// schedule-run (`ferry-step schedule-run <namespace>/<name>`, the pod of a schedule's CronJob): one run. It finds
+// schedule-run (`ferry-step schedule-run <namespace>/<name>`, the pod of a schedule's CronJob): one run. A schedule
+// with spec.appBackup makes one AppBackup per run instead (./app-run.ts); otherwise the run finds
 // the PVCs (named and selected, so PVCs created later are included), applies spec.concurrencyPolicy to DataUploads
 // of earlier runs still going, creates one DataUpload per PVC (named after schedule, PVC and scheduled minute, so
 // a retried pod creates nothing twice), records the run in status (including runs missed since the last one),
@@ -6,13 +7,11 @@
 import { terminalPhases } from '../../shared/api/phases.ts';
 import { apiVersion } from '../../shared/api/types.ts';
 import type { BackupScheduleStatus, DataDownload, DataUpload, ScheduleRun } from '../../shared/api/types.ts';
-import { findCondition, rfc3339, setCondition } from '../../shared/kube/conditions.ts';
+import { rfc3339 } from '../../shared/kube/conditions.ts';
 import { isAlreadyExists, KubeError } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import { planRetention } from '../../shared/retention/plan.ts';
 import { isEmptyPolicy } from '../../shared/retention/retention.ts';
-import { nextRun, parseCron } from '../../shared/schedule/cron.ts';
-import type { CronSchedule } from '../../shared/schedule/cron.ts';
 import {
   jitterDelay,
   runID,
@@ -26,27 +25,14 @@ import {
 import { matchesSelector, selectsSomething } from '../../shared/schedule/selector.ts';
 import type { Outcome } from '../context.ts';
 import { parseDuration } from '../../shared/api/duration.ts';
-import { readSchedule, scheduleEvent, writeScheduleStatus } from './context.ts';
+import { runAppBackup } from './app-run.ts';
+import { readSchedule, scheduleEvent } from './context.ts';
 import type { Schedule, ScheduleContext, ScheduleRef } from './context.ts';
+import { finishRun, recordRun, skipRun, type RunTime } from './run-record.ts';
+import { runTiming, runTimeOf } from './run-timing.ts';
 
 type Upload = DataUpload & KubeObject;
 type RunPVC = NonNullable<ScheduleRun['pvcs']>[number];
-
-/** Missed runs counted at most this far: a schedule down for a year need not walk every minute of it. */
-const maxMissedCount = 1000;
-
-/** Scheduled times strictly between the last run and this one: runs that never started. */
-export function missedBetween(cron: CronSchedule, lastMs: number | undefined, thisMs: number, zone: string): number {
-  if (lastMs === undefined || lastMs >= thisMs) return 0;
-  let n = 0;
-  for (
-    let t = nextRun(cron, lastMs, zone);
-    t !== undefined && t < thisMs && n < maxMissedCount;
-    t = nextRun(cron, t, zone)
-  )
-    n++;
-  return n;
-}
 
 /** The PVCs of the run, sorted: the named ones (present or not) and those the selector matches now. */
 async function pvcsOf(ctx: ScheduleContext, s: Schedule): Promise<{ present: string[]; missing: string[] }> {
@@ -137,7 +123,7 @@ async function createUploads(
   return out;
 }
 
-function runOutcome(pvcs: RunPVC[]): ScheduleRun['outcome'] {
+function runOutcome(pvcs: RunPVC[]): 'Running' | 'Succeeded' | 'Failed' {
   if (pvcs.some((p) => !p.phase || !terminalPhases.includes(p.phase))) return 'Running';
   return pvcs.length > 0 && pvcs.every((p) => p.phase === 'Completed') ? 'Succeeded' : 'Failed';
 }
@@ -153,19 +139,6 @@ async function observe(ctx: ScheduleContext, s: Schedule, run: string, pvcs: Run
     return phase === 'Completed' || !du.status?.message
       ? { pvc: p.pvc, dataUpload: p.dataUpload, phase }
       : { pvc: p.pvc, dataUpload: p.dataUpload, phase, message: du.status.message.slice(0, 4000) };
-  });
-}
-
-async function recordRun(
-  ctx: ScheduleContext,
-  s: Schedule,
-  lastRun: ScheduleRun,
-  extra: (status: BackupScheduleStatus) => void = () => undefined,
-): Promise<Schedule> {
-  return writeScheduleStatus(ctx, s, (status) => {
-    // a slow earlier run (concurrencyPolicy Allow) does not hide a later one; run ids sort by time
-    if (!status.lastRun || status.lastRun.run <= lastRun.run) status.lastRun = lastRun;
-    extra(status);
   });
 }
 
@@ -195,64 +168,29 @@ async function applyRetention(ctx: ScheduleContext, s: Schedule): Promise<{ dele
 }
 
 export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promise<Outcome> {
-  let s = await readSchedule(ctx, ref);
+  const s = await readSchedule(ctx, ref);
   if (!s) return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} does not exist.` };
   if (s.metadata.deletionTimestamp)
     return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} is being deleted.` };
   if (s.spec.suspend)
     return { outcome: 'Skipped', reason: `BackupSchedule ${ref.namespace}/${ref.name} is suspended.` };
-  const zone = s.spec.timeZone ?? 'UTC';
-  const cron = parseCron(s.spec.schedule);
-  const now = ctx.now().getTime();
-  const scheduledMs = scheduledTimeOfJob(ctx.jobName) ?? Math.floor(now / 60_000) * 60_000;
-  const run = runID(scheduledMs);
-  const scheduledTime = rfc3339(new Date(scheduledMs));
-  const lastMs = s.status?.lastScheduleTime ? Date.parse(s.status.lastScheduleTime) : undefined;
-  // runs due while the schedule was suspended were not missed: count from its resumption (Ready turned True)
-  const ready = findCondition(s.status?.conditions, 'Ready');
-  const resumedMs = ready?.status === 'True' ? Date.parse(ready.lastTransitionTime) : undefined;
-  const missed = missedBetween(
-    cron,
-    lastMs === undefined ? undefined : Math.max(lastMs, resumedMs ?? lastMs),
-    scheduledMs,
-    zone,
-  );
-  const next = nextRun(cron, Math.max(now, scheduledMs), zone);
-  const timing = (status: BackupScheduleStatus): void => {
-    if (status.lastScheduleTime && Date.parse(status.lastScheduleTime) >= scheduledMs) return;
-    status.lastScheduleTime = scheduledTime;
-    if (next !== undefined) status.nextScheduleTime = rfc3339(new Date(next));
-    if (missed > 0) status.missedRuns = (status.missedRuns ?? 0) + missed;
-    const message =
-      missed > 0
-        ? `${missed} run(s) due between ${s!.status?.lastScheduleTime} and ${scheduledTime} did not start.`
-        : `The run due at ${scheduledTime} started.`;
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: 'MissedRun',
-        status: missed > 0 ? 'True' : 'False',
-        reason: missed > 0 ? 'RunsMissed' : 'OnTime',
-        message,
-      },
-      ctx.now(),
-    );
-  };
-  if (missed > 0)
-    await scheduleEvent(ctx, s, {
-      type: 'Warning',
-      reason: 'MissedRun',
-      note: `${missed} run(s) due between ${s.status?.lastScheduleTime} and ${scheduledTime} did not start (cluster down, or the CronJob missed its starting deadline).`,
-    });
+  const t = runTimeOf(ctx);
+  const timing = await runTiming(ctx, s, t);
+  return s.spec.appBackup ? runAppBackup(ctx, s, t, timing) : runUploads(ctx, s, t, timing);
+}
 
+/** The run of a schedule of DataUploads: one per PVC. */
+async function runUploads(
+  ctx: ScheduleContext,
+  s: Schedule,
+  t: RunTime,
+  timing: (status: BackupScheduleStatus) => void,
+): Promise<Outcome> {
+  const { run, scheduledMs, scheduledTime } = t;
   const existing = await uploadsOf(ctx, s, run);
   if (existing.length === 0) {
     const refused = await applyConcurrency(ctx, s, run);
-    if (refused) {
-      await recordRun(ctx, s, { run, scheduledTime, outcome: 'Skipped', message: `Skipped: ${refused}.` }, timing);
-      await scheduleEvent(ctx, s, { type: 'Warning', reason: 'RunSkipped', note: `Run ${run} skipped: ${refused}.` });
-      return { outcome: 'Skipped', reason: refused };
-    }
+    if (refused) return skipRun(ctx, s, t, refused, timing);
     const delay = jitterDelay(s.metadata.uid ?? '', run, parseDuration(s.spec.jitter) ?? 0);
     if (delay > 0) await ctx.sleep(delay, ctx.signal);
   }
@@ -262,7 +200,7 @@ export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promi
     ...missing.map((pvc): RunPVC => ({
       pvc,
       phase: 'Failed',
-      message: `PersistentVolumeClaim ${pvc} does not exist in namespace ${ref.namespace}`,
+      message: `PersistentVolumeClaim ${pvc} does not exist in namespace ${s.metadata.namespace}`,
     })),
   ].sort((a, b) => a.pvc.localeCompare(b.pvc));
   if (pvcs.length === 0) {
@@ -289,7 +227,7 @@ export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promi
     if (changed) s = await recordRun(ctx, s, { run, scheduledTime, outcome: 'Running', pvcs });
     await ctx.sleep(ctx.pollMs, ctx.signal);
   }
-  const outcome = runOutcome(pvcs);
+  const outcome = runOutcome(pvcs) === 'Succeeded' ? 'Succeeded' : 'Failed';
   const retention = outcome === 'Succeeded' ? await applyRetention(ctx, s) : { deleted: [], note: '' };
   const failed = pvcs
     .filter((p) => p.phase !== 'Completed')
@@ -298,32 +236,10 @@ export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promi
     outcome === 'Succeeded'
       ? `All ${pvcs.length} backup(s) Completed. ${retention.note}`.trim()
       : `Backups not completed: ${failed.join('; ')}`.slice(0, 4000);
-  await recordRun(
-    ctx,
-    s,
-    { run, scheduledTime, outcome, message, pvcs, ...(retention.deleted.length ? { deleted: retention.deleted } : {}) },
-    (status) => {
-      if (
-        outcome === 'Succeeded' &&
-        (!status.lastSuccessfulTime || Date.parse(status.lastSuccessfulTime) < scheduledMs)
-      )
-        status.lastSuccessfulTime = scheduledTime;
-      status.conditions = setCondition(
-        status.conditions,
-        {
-          type: 'LastRunSucceeded',
-          status: outcome === 'Succeeded' ? 'True' : 'False',
-          reason: outcome === 'Succeeded' ? 'AllCompleted' : 'BackupsFailed',
-          message,
-        },
-        ctx.now(),
-      );
-    },
-  );
-  await scheduleEvent(ctx, s, {
-    type: outcome === 'Succeeded' ? 'Normal' : 'Warning',
-    reason: outcome === 'Succeeded' ? 'RunSucceeded' : 'RunFailed',
-    note: `Run ${run}: ${message}`,
+  return finishRun(ctx, s, t, {
+    outcome,
+    message,
+    pvcs,
+    ...(retention.deleted.length ? { deleted: retention.deleted } : {}),
   });
-  return { outcome: outcome === 'Succeeded' ? 'Advanced' : 'Failed', reason: message };
 }
