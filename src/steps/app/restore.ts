@@ -27,8 +27,10 @@ import {
 } from './restore-downloads.ts';
 import { backupNamespaceOf, planRestore, readBackup } from './restore-validate.ts';
 
-function volumesDone(volumes: readonly AppRestoreVolume[]): string {
-  return `${volumes.filter((v) => v.phase === 'Completed').length}/${volumes.length}`;
+/** status.volumes and the "done/total" kubectl shows beside them. */
+function setVolumes(status: AppRestoreStatus, volumes: AppRestoreVolume[]): void {
+  status.volumes = volumes;
+  status.volumesDone = `${volumes.filter((v) => v.phase === 'Completed').length}/${volumes.length}`;
 }
 
 function withCondition(status: AppRestoreStatus, c: ConditionInput, now: Date): Condition[] {
@@ -57,8 +59,7 @@ async function start(ctx: RestoreContext, r: Restore): Promise<{ restore: Restor
   const next = await writeRestoreStatus(ctx, r, ['New'], (status) => {
     status.phase = 'InProgress';
     status.message = note;
-    status.volumes = volumes;
-    status.volumesDone = volumesDone(volumes);
+    setVolumes(status, volumes);
     status.startTimestamp = rfc3339(ctx.now());
     status.conditions = withCondition(
       status,
@@ -91,8 +92,7 @@ async function createMissing(ctx: RestoreContext, r: Restore): Promise<Restore> 
   for (const v of made.filter((m) => m.phase === 'Failed' && !volumes.find((o) => o.pvc === m.pvc)?.phase))
     await restoreEvent(ctx, r, { type: 'Warning', reason: 'VolumeFailed', note: `Volume ${v.pvc}: ${v.message}` });
   return writeRestoreStatus(ctx, r, ['InProgress'], (status) => {
-    status.volumes = made;
-    status.volumesDone = volumesDone(made);
+    setVolumes(status, made);
   });
 }
 
@@ -111,8 +111,7 @@ async function finish(ctx: RestoreContext, r: Restore, volumes: AppRestoreVolume
   await writeRestoreStatus(ctx, r, ['InProgress'], (status) => {
     status.phase = phase;
     status.message = message;
-    status.volumes = volumes;
-    status.volumesDone = volumesDone(volumes);
+    setVolumes(status, volumes);
     status.completionTimestamp = rfc3339(ctx.now());
     status.conditions = withCondition(
       status,
@@ -132,10 +131,7 @@ async function cancel(ctx: RestoreContext, r: Restore): Promise<Outcome> {
   await writeRestoreStatus(ctx, r, ['New', 'InProgress'], (status) => {
     status.phase = 'Failed';
     status.message = 'canceled';
-    if (volumes.length > 0) {
-      status.volumes = volumes;
-      status.volumesDone = volumesDone(volumes);
-    }
+    if (volumes.length > 0) setVolumes(status, volumes);
     status.completionTimestamp = rfc3339(ctx.now());
     status.conditions = withCondition(
       status,
@@ -166,8 +162,7 @@ export async function runAppRestore(ctx: RestoreContext, ref: RestoreRef): Promi
     if (seen.every(isVolumeDone)) return finish(ctx, r, seen);
     if (JSON.stringify(seen) !== JSON.stringify(r.status?.volumes))
       r = await writeRestoreStatus(ctx, r, ['InProgress'], (status) => {
-        status.volumes = seen;
-        status.volumesDone = volumesDone(seen);
+        setVolumes(status, seen);
       });
     await ctx.sleep(ctx.pollMs, ctx.signal);
     const fresh = await readRestore(ctx, ref);

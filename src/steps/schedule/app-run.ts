@@ -23,6 +23,7 @@ import { parseDuration } from '../../shared/api/duration.ts';
 import type { Outcome } from '../context.ts';
 import { scheduleEvent } from './context.ts';
 import type { Schedule, ScheduleContext } from './context.ts';
+import { deletePlanned, nothingDeleted, type RetentionDone } from './retention-delete.ts';
 import { finishRun, recordRun, skipRun, type RunTime } from './run-record.ts';
 
 type Backup = AppBackup & KubeObject;
@@ -115,22 +116,14 @@ function volumesOf(ab: Backup): RunPVC[] {
 }
 
 /** Deletes the AppBackups the keep-policy lets go (with them their DataUploads and data), one per run. */
-async function applyRetention(ctx: ScheduleContext, s: Schedule): Promise<{ deleted: string[]; note: string }> {
+async function applyRetention(ctx: ScheduleContext, s: Schedule): Promise<RetentionDone> {
   const rules = s.spec.retention ?? {};
-  if (isEmptyPolicy(rules)) return { deleted: [], note: '' };
+  if (isEmptyPolicy(rules)) return nothingDeleted;
   const namespace = s.metadata.namespace;
   const restores = await ctx.kube.list<AppRestore & KubeObject>('AppRestore', { namespace });
   const downloads = await ctx.kube.list<DataDownload & KubeObject>('DataDownload', { namespace });
   const plan = planAppRetention(await backupsOf(ctx, s), restores, downloads, rules, s.spec.timeZone ?? 'UTC');
-  const deleted: string[] = [];
-  for (const ab of plan.delete)
-    if (await ctx.kube.delete({ kind: 'AppBackup', namespace, name: ab.metadata.name }, { uid: ab.metadata.uid }))
-      deleted.push(ab.metadata.name);
-  const spared = plan.spared.map((x) => `${x.name} (${x.why})`).join(', ');
-  return {
-    deleted,
-    note: `Retention deleted ${deleted.length} AppBackup(s)${deleted.length ? `: ${deleted.join(', ')}` : ''}${spared ? `; kept ${spared}` : ''}.`,
-  };
+  return deletePlanned(ctx, 'AppBackup', plan);
 }
 
 export async function runAppBackup(

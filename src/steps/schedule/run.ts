@@ -28,6 +28,7 @@ import { parseDuration } from '../../shared/api/duration.ts';
 import { runAppBackup } from './app-run.ts';
 import { readSchedule, scheduleEvent } from './context.ts';
 import type { Schedule, ScheduleContext, ScheduleRef } from './context.ts';
+import { deletePlanned, nothingDeleted, type RetentionDone } from './retention-delete.ts';
 import { finishRun, recordRun, skipRun, type RunTime } from './run-record.ts';
 import { runTiming, runTimeOf } from './run-timing.ts';
 
@@ -143,28 +144,13 @@ async function observe(ctx: ScheduleContext, s: Schedule, run: string, pvcs: Run
 }
 
 /** Deletes what the keep-policy lets go, per PVC; the deleted DataUploads' finalizers free their data. */
-async function applyRetention(ctx: ScheduleContext, s: Schedule): Promise<{ deleted: string[]; note: string }> {
+async function applyRetention(ctx: ScheduleContext, s: Schedule): Promise<RetentionDone> {
   const rules = s.spec.retention ?? {};
-  if (isEmptyPolicy(rules)) return { deleted: [], note: '' };
+  if (isEmptyPolicy(rules)) return nothingDeleted;
   const uploads = await uploadsOf(ctx, s);
   // the run may read its own namespace only: a restore from another namespace (crossNamespaceRestores) is not seen
   const downloads = await ctx.kube.list<DataDownload & KubeObject>('DataDownload', { namespace: s.metadata.namespace });
-  const plan = planRetention(uploads, downloads, rules, s.spec.timeZone ?? 'UTC');
-  const deleted: string[] = [];
-  for (const du of plan.delete) {
-    if (
-      await ctx.kube.delete(
-        { kind: 'DataUpload', namespace: du.metadata.namespace, name: du.metadata.name },
-        { uid: du.metadata.uid },
-      )
-    )
-      deleted.push(du.metadata.name);
-  }
-  const spared = plan.spared.map((x) => `${x.name} (${x.why})`).join(', ');
-  return {
-    deleted,
-    note: `Retention deleted ${deleted.length} backup(s)${deleted.length ? `: ${deleted.join(', ')}` : ''}${spared ? `; kept ${spared}` : ''}.`,
-  };
+  return deletePlanned(ctx, 'DataUpload', planRetention(uploads, downloads, rules, s.spec.timeZone ?? 'UTC'));
 }
 
 export async function runSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promise<Outcome> {
@@ -228,7 +214,7 @@ async function runUploads(
     await ctx.sleep(ctx.pollMs, ctx.signal);
   }
   const outcome = runOutcome(pvcs) === 'Succeeded' ? 'Succeeded' : 'Failed';
-  const retention = outcome === 'Succeeded' ? await applyRetention(ctx, s) : { deleted: [], note: '' };
+  const retention = outcome === 'Succeeded' ? await applyRetention(ctx, s) : nothingDeleted;
   const failed = pvcs
     .filter((p) => p.phase !== 'Completed')
     .map((p) => `${p.pvc} (${p.phase}${p.message ? `: ${p.message}` : ''})`);
