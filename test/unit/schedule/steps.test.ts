@@ -8,54 +8,14 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import type { BackupSchedule, DataUpload } from '../../../src/shared/api/types.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
-import { createLogger } from '../../../src/shared/kube/logger.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import { reconcileSchedule } from '../../../src/steps/schedule/reconcile.ts';
-import type { ScheduleContext } from '../../../src/steps/schedule/context.ts';
 import { runSchedule } from '../../../src/steps/schedule/run.ts';
-import { claim, download, upload } from '../dispatcher/world.ts';
+import { download, upload } from '../dispatcher/world.ts';
+import { context, schedule, seeded } from './world.ts';
 
 const jobsDir = join(import.meta.dirname, '..', '..', '..', 'jobs');
 const runTemplate = yaml.load(readFileSync(join(jobsDir, 'schedule-run.yaml'), 'utf8')) as KubeObject;
-const due = Date.parse('2025-03-01T10:00:00Z');
-
-function schedule(
-  spec: Partial<BackupSchedule['spec']> = {},
-  status?: BackupSchedule['status'],
-): BackupSchedule & KubeObject {
-  return {
-    apiVersion: 'ferry.dev/v1alpha1',
-    kind: 'BackupSchedule',
-    metadata: { name: 'nightly', namespace: 'app', uid: 'abcdef01-2345-4000-8000-000000000000', generation: 1 },
-    spec: {
-      schedule: '*/5 * * * *',
-      pvcs: ['data'],
-      selector: { matchLabels: { backup: 'yes' } },
-      backupStorageLocation: 'default',
-      ...spec,
-    },
-    ...(status ? { status } : {}),
-  };
-}
-
-function context(
-  kube: MemoryKube,
-  command: ScheduleContext['command'],
-  onSleep: () => void = () => undefined,
-): ScheduleContext {
-  return {
-    command,
-    kube,
-    log: createLogger({}, { write: () => undefined }),
-    ferryNamespace: 'ferry-system',
-    podName: 'pod',
-    jobName: `ferry-schedule-nightly-${due / 60_000}`,
-    pollMs: 10,
-    signal: new AbortController().signal,
-    now: () => new Date(due + 2000),
-    sleep: async () => onSleep(),
-  };
-}
 
 /** Every DataUpload of the run reaches `phase`, as the steps would take it there. */
 function finishAll(kube: MemoryKube, phase: 'Completed' | 'Failed' = 'Completed'): () => void {
@@ -74,14 +34,6 @@ function earlier(name: string, at: string, phase: 'Completed' | 'InProgress' = '
   du.metadata.labels = { 'ferry.dev/schedule': 'nightly', 'ferry.dev/run': at.replace(/[-T:]/g, '').slice(0, 12) };
   du.metadata.annotations = { 'ferry.dev/scheduled-time': at };
   return du;
-}
-
-function seeded(...extra: KubeObject[]): MemoryKube {
-  const kube = new MemoryKube();
-  const late = claim('app', 'late');
-  late.metadata.labels = { backup: 'yes' };
-  kube.seed(claim('app', 'data'), late, claim('app', 'unrelated'), ...extra);
-  return kube;
 }
 
 describe('schedule reconcile', () => {
