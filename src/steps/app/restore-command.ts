@@ -3,19 +3,11 @@
 // DataDownloads.
 import type { Outcome, StepEnvironment } from '../context.ts';
 import { failsOnFailed, type StepDescription } from '../description.ts';
-import type { RestoreContext, RestoreRef } from './restore-context.ts';
+import { parseNamespacedRef } from '../namespaced-ref.ts';
+import type { RestoreContext } from './restore-context.ts';
 import { runAppRestore } from './restore.ts';
 
 const defaultPollMs = 3000;
-
-/** "<namespace>/<name>", optionally after "AppRestore/". */
-export function parseRestoreRef(text: string): RestoreRef {
-  const parts = text.split('/');
-  if (parts.length === 3 && parts[0].toLowerCase() === 'apprestore') parts.shift();
-  if (parts.length !== 2 || !parts[0] || !parts[1])
-    throw new Error(`"${text}" does not name an AppRestore: expected <namespace>/<name>`);
-  return { namespace: parts[0], name: parts[1] };
-}
 
 function restoreContext(env: StepEnvironment): RestoreContext {
   const poll = Number(process.env.FERRY_APP_POLL_MS ?? '');
@@ -39,7 +31,7 @@ export const appRestoreStep: StepDescription = {
       throw new Error(
         `the app-restore command takes one argument, an AppRestore as <namespace>/<name>; got ${args.length}`,
       );
-    const ref = parseRestoreRef(args[0]);
+    const ref = parseNamespacedRef('AppRestore', args[0]);
     return {
       logFields: { step: 'app-restore', resource: args[0] },
       run: (env): Promise<Outcome> => runAppRestore(restoreContext(env), ref),

@@ -6,6 +6,7 @@ import { emitEvent } from '../../shared/kube/events.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
 import type { Logger } from '../../shared/kube/logger.ts';
 import { updateStatus } from '../../shared/kube/status.ts';
+import { parseNamespacedRef } from '../namespaced-ref.ts';
 
 export type Schedule = BackupSchedule & KubeObject;
 
@@ -32,11 +33,7 @@ export interface ScheduleRef {
 
 /** "<namespace>/<name>", optionally after "BackupSchedule/". */
 export function parseScheduleRef(text: string): ScheduleRef {
-  const parts = text.split('/');
-  if (parts.length === 3 && parts[0].toLowerCase() === 'backupschedule') parts.shift();
-  if (parts.length !== 2 || !parts[0] || !parts[1])
-    throw new Error(`"${text}" does not name a BackupSchedule: expected <namespace>/<name>`);
-  return { namespace: parts[0], name: parts[1] };
+  return parseNamespacedRef('BackupSchedule', text);
 }
 
 export function readSchedule(ctx: ScheduleContext, ref: ScheduleRef): Promise<Schedule | undefined> {

@@ -126,6 +126,11 @@ test('bad arguments to a known step name the step and say what is wrong; ferry-s
     [['schedule', 'app/nightly', '--now'], /the schedule command takes one argument/],
     [['schedule-run', 'nightly'], /"nightly" does not name a BackupSchedule: expected <namespace>\/<name>/],
     [
+      ['app-restore', 'AppBackup/app/db'],
+      /"AppBackup\/app\/db" does not name an AppRestore: expected <namespace>\/<name>/,
+    ],
+    [['app-restore', 'app/back', 'app/other'], /the app-restore command takes one argument, an AppRestore/],
+    [
       ['maintenance', 'default', 'vacuum'],
       /"default vacuum" does not name a storage location and a task \(prune, check, check-data\)/,
     ],
