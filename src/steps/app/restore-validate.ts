@@ -132,9 +132,24 @@ async function squatterOf(ctx: RestoreContext, r: Restore, v: PlannedVolume): Pr
   return `volume "${v.pvc}": DataDownload ${r.metadata.namespace}/${v.dataDownload} already exists and does not belong to this AppRestore; delete it or rename the AppRestore`;
 }
 
+/**
+ * A restore from another namespace no location allows is refused before the AppBackup is read, with the same words
+ * whether it exists or not: the step reads every namespace, the user asking may not.
+ */
+async function crossNamespaceRefusal(ctx: RestoreContext, from: string, to: string): Promise<string | undefined> {
+  if (from === to) return undefined;
+  const locations = await ctx.kube.list<BackupStorageLocation & KubeObject>('BackupStorageLocation', {
+    namespace: ctx.ferryNamespace,
+  });
+  if (locations.some((l) => restoreAllowed(l.spec, from, to))) return undefined;
+  return `spec.appBackup.namespace: no BackupStorageLocation allows restores from namespace ${from} into namespace ${to} (see their spec.crossNamespaceRestores)`;
+}
+
 /** The plan of the restore, or why it cannot run. */
 export async function planRestore(ctx: RestoreContext, r: Restore): Promise<RestorePlan | { failure: string }> {
   const from = backupNamespaceOf(r);
+  const unreachable = await crossNamespaceRefusal(ctx, from, r.metadata.namespace ?? '');
+  if (unreachable) return { failure: unreachable };
   const backup = await readBackup(ctx, r);
   if (!backup) return { failure: `spec.appBackup: AppBackup ${from}/${r.spec.appBackup.name} does not exist` };
   const refused = await locationRefusal(ctx, r, backup);

@@ -7,6 +7,7 @@ import type { DataDownload } from '../../../src/shared/api/types.ts';
 import { KubeError } from '../../../src/shared/kube/errors.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { runAppRestore } from '../../../src/steps/app/restore.ts';
+import { location } from '../steps/harness.ts';
 import { appBackup, appRestore, context, downloads, restoreOf, world } from './restore-world.ts';
 
 const ref = { namespace: 'app', name: 'back' };
@@ -18,11 +19,31 @@ describe('app-restore with hostile input', () => {
     await runAppRestore(context(denied), { namespace: 'restore', name: 'back' });
     const r = restoreOf(denied, 'restore');
     assert.equal(r.status?.phase, 'FailedValidation');
+    const refusal =
+      'spec.appBackup.namespace: no BackupStorageLocation allows restores from namespace app into namespace restore (see their spec.crossNamespaceRestores)';
+    assert.equal(r.status?.message, refusal);
+    assert.deepEqual(denied.all('DataDownload'), []);
+    // an AppBackup that does not exist there is refused in the same words: the step does not tell a user what
+    // another namespace holds
+    const absent = world(appBackup(), [], appRestore({ appBackup: { name: 'secret', namespace: 'app' } }, 'restore'));
+    await runAppRestore(context(absent), { namespace: 'restore', name: 'back' });
+    assert.equal(restoreOf(absent, 'restore').status?.message, refusal);
+    // another location allowing it does not make the backup's own location allow it
+    const [other] = location(['app', 'restore']);
+    other.metadata.name = 'other';
+    (other.spec as Record<string, unknown>).crossNamespaceRestores = [{ from: 'app', to: ['restore'] }];
+    const elsewhere = world(
+      appBackup(),
+      [],
+      appRestore({ appBackup: { name: 'db', namespace: 'app' } }, 'restore'),
+      other,
+    );
+    await runAppRestore(context(elsewhere), { namespace: 'restore', name: 'back' });
     assert.match(
-      r.status?.message ?? '',
+      restoreOf(elsewhere, 'restore').status?.message ?? '',
       /spec\.appBackup\.namespace: BackupStorageLocation "default" does not allow restores from namespace app into namespace restore \(see its spec\.crossNamespaceRestores\)/,
     );
-    assert.deepEqual(denied.all('DataDownload'), []);
+    assert.deepEqual(elsewhere.all('DataDownload'), []);
 
     const allowed = world(
       appBackup(),
