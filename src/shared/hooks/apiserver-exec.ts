@@ -22,6 +22,8 @@ const maxTimerMs = 2 ** 31 - 1;
 /** how much of a refused handshake's body is read for the apiserver's message */
 const maxErrorBody = 64 << 10;
 const markerPrefix = 'ferry-hook-pid-';
+/** a command cut off while still starting may not have reported its pid yet: how long to wait for it then */
+const pidGraceMs = 5_000;
 
 /**
  * Stops a process and every process under it. The parent is stopped first so that it cannot start new children while
@@ -59,7 +61,7 @@ async function follow(kc: KubeConfig, req: ExecRequest, session: Session, deadli
     session.close();
     return { result: { ...ending, timedOut: false, output: session.output() }, shellStarted: !!session.pid() };
   }
-  const pid = session.pid();
+  const pid = session.pid() ?? (await session.pidReported(pidGraceMs));
   const stopped = pid
     ? await killProcess(kc, req, pid)
     : 'the command may still run in the container: ferry could not learn its pid (it runs without /bin/sh there, or had not started)';
@@ -122,6 +124,8 @@ interface Session {
   output(): string;
   /** the command's pid, once the wrapper reported it */
   pid(): string | undefined;
+  /** the pid as soon as the wrapper reports it; undefined when it will not (no wrapper, stream ended) or not in time */
+  pidReported(waitMs: number): Promise<string | undefined>;
   close(): void;
 }
 
@@ -179,6 +183,16 @@ function openSession(kc: KubeConfig, req: ExecRequest, command: string[], marker
       return tail.text();
     },
     pid: () => stderr?.pid,
+    pidReported: async (waitMs) => {
+      if (!stderr) return undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
+      try {
+        return await Promise.race([stderr.reported, ended.then(() => stderr.pid), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     close: () => {
       if (closed) return;
       closed = true;
@@ -231,6 +245,9 @@ function connectError(err: unknown): string {
  */
 class PidLine {
   pid: string | undefined;
+  /** settles with the pid, or undefined once the first line turned out to be something else */
+  readonly reported: Promise<string | undefined>;
+  readonly #report: (pid: string | undefined) => void;
   #pending: Buffer | undefined = Buffer.alloc(0);
   readonly #marker: string;
   readonly #tail: OutputTail;
@@ -238,6 +255,9 @@ class PidLine {
   constructor(marker: string, tail: OutputTail) {
     this.#marker = marker;
     this.#tail = tail;
+    const { promise, resolve } = Promise.withResolvers<string | undefined>();
+    this.reported = promise;
+    this.#report = resolve;
   }
 
   push(chunk: Buffer): void {
@@ -251,14 +271,16 @@ class PidLine {
     }
     this.#pending = undefined;
     const match = new RegExp(`^${this.#marker} (\\d+)$`).exec(held.subarray(0, newline).toString('latin1'));
-    if (!match) return this.#tail.push(held);
+    if (!match) return this.flush(held);
     this.pid = match[1];
+    this.#report(this.pid);
     if (newline + 1 < held.length) this.#tail.push(held.subarray(newline + 1));
   }
 
   /** What is held back goes to the output (the stream ended, or the line is too long to be the marker). */
-  flush(): void {
-    if (this.#pending?.length) this.#tail.push(this.#pending);
+  flush(held = this.#pending): void {
+    if (held?.length) this.#tail.push(held);
     this.#pending = undefined;
+    this.#report(this.pid);
   }
 }

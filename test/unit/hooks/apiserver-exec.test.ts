@@ -26,8 +26,8 @@ const { WebSocketServer } = createRequire(import.meta.resolve('@kubernetes/clien
   };
 };
 
-/** Pods the stand-in knows: "app" has sh, "distroless" has none (the runtime refuses to start sh there). */
-const pods = new Set(['app', 'distroless']);
+/** Pods the stand-in knows: "app" has sh, "slow" too but starts commands late, "distroless" has no sh. */
+const pods = new Set(['app', 'slow', 'distroless']);
 const execs: { pod: string; command: string[] }[] = [];
 /** what a failing test may leave running: the processes and their streams, and sleeps by their unique argument */
 const leftovers: (() => void)[] = [];
@@ -58,6 +58,11 @@ function serve(ws: ServerSocket, pod: string, command: string[]): void {
     ws.close();
     return;
   }
+  if (pod === 'slow') setTimeout(() => start(ws, command), 800);
+  else start(ws, command);
+}
+
+function start(ws: ServerSocket, command: string[]): void {
   const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   leftovers.push(() => {
     child.kill('SIGKILL');
@@ -193,6 +198,14 @@ describe('apiserverExec', () => {
     assert.match(execs.at(-1)!.command.join(' '), /^sh -c .*kill -KILL.* sh \d+$/);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(running(sleep), false, 'the command and its children are gone');
+  });
+
+  it('kills a command that had not started yet at the timeout, once it reports its pid', async () => {
+    const sleep = sleepTag();
+    const result = await exec.exec(req(sleep.split(' '), { pod: 'slow', timeoutMs: 200 }));
+    assert.deepEqual(result, { timedOut: true, output: '' });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(running(sleep), false);
   });
 
   it('kills the command when the signal aborts', async () => {
