@@ -64,7 +64,9 @@ async function follow(kc: KubeConfig, req: ExecRequest, session: Session, deadli
   const pid = session.pid() ?? (await session.pidReported(pidGraceMs));
   const stopped = pid
     ? await killProcess(kc, req, pid)
-    : 'the command may still run in the container: ferry could not learn its pid (it runs without /bin/sh there, or had not started)';
+    : session.wrapped
+      ? 'the command had not reported its pid in time: if it started, it may still run in the container'
+      : 'the container has no /bin/sh to kill the command with: it may still run there';
   session.close();
   const why = ending === 'timeout' ? undefined : 'canceled';
   const error = [why, stopped].filter(Boolean).join('; ') || undefined;
@@ -119,6 +121,8 @@ function raceEnd(
 }
 
 interface Session {
+  /** started through the pid-reporting wrapper */
+  wrapped: boolean;
   /** settles when the stream ends, with the exit code or the reason there is none; never rejects */
   ended: Promise<Ended>;
   output(): string;
@@ -133,7 +137,6 @@ interface Session {
 interface Socket {
   on(event: 'open' | 'close', listener: () => void): void;
   on(event: 'unexpected-response', listener: (request: unknown, response: IncomingMessage) => void): void;
-  close(): void;
   terminate(): void;
 }
 type SocketClass = new (uri: string, protocols: string[], opts: object) => Socket;
@@ -144,13 +147,15 @@ function openSession(kc: KubeConfig, req: ExecRequest, command: string[], marker
   const stderr = marker ? new PidLine(marker, tail) : undefined;
   let socket: Socket | undefined;
   let opened = false;
+  let closed = false;
   let status: V1Status | undefined;
   let refusal: Promise<string> | undefined;
-  let closed = false;
   const ended = new Promise<Ended>((resolve) => {
     const factory = (uri: string, protocols: string[], opts: object) => {
       const ws = new WebSocket(uri, protocols, opts);
       socket = ws;
+      // closed while the credentials were being read: the connection is not wanted any more
+      if (closed) ws.terminate();
       ws.on('open', () => (opened = true));
       // a refused handshake (403, 404, 400) carries the apiserver's Status; ws alone would say only the code
       ws.on('unexpected-response', (_request, response) => {
@@ -177,6 +182,7 @@ function openSession(kc: KubeConfig, req: ExecRequest, command: string[], marker
       .catch(async (err: unknown) => resolve({ error: (await refusal) ?? connectError(err) }));
   });
   return {
+    wrapped: !!stderr,
     ended,
     output: () => {
       stderr?.flush();
@@ -193,12 +199,10 @@ function openSession(kc: KubeConfig, req: ExecRequest, command: string[], marker
         clearTimeout(timer);
       }
     },
+    // no close handshake: a stream given up on may have a peer that no longer answers
     close: () => {
-      if (closed) return;
       closed = true;
-      if (!socket) return;
-      if (opened) socket.close();
-      else socket.terminate();
+      socket?.terminate();
     },
   };
 }
