@@ -61,7 +61,14 @@ export async function runStage(ctx: StageContext, stage: HookStage, hooks: Hook[
 async function targets(ctx: StageContext, hook: Hook): Promise<PodTarget[]> {
   const invalid = hookProblem(hook);
   if (invalid) return [{ pod: '', container: hook.container ?? '', problem: invalid }];
-  const pods = (await ctx.kube.list<Pod>('Pod', { namespace: ctx.namespace }))
+  let listed: Pod[];
+  try {
+    listed = await ctx.kube.list<Pod>('Pod', { namespace: ctx.namespace });
+  } catch (err) {
+    // a post stage must go on to its other hooks, so this is the hook's failure, not the stage's
+    return [{ pod: '', container: hook.container ?? '', problem: `could not list pods: ${(err as Error).message}` }];
+  }
+  const pods = listed
     .filter(
       (p) =>
         // the list is namespaced already; a pod of another namespace must never be exec'd into whatever lists it
@@ -90,6 +97,8 @@ function podTarget(pod: Pod, wanted: string | undefined): PodTarget {
 
 function hookProblem(hook: Hook): string | undefined {
   if (!Array.isArray(hook.command) || hook.command.length === 0) return 'the hook has no command';
+  // an absent selector is refused rather than read as "every pod of the namespace"
+  if (!hook.selector || typeof hook.selector !== 'object') return 'the hook has no selector';
   try {
     parseDuration(hook.timeout);
   } catch (err) {
@@ -111,16 +120,9 @@ async function runOne(
   now: () => Date,
 ): Promise<HookRun> {
   const startTime = now().toISOString();
-  const result: ExecResult = target.problem
+  const result = target.problem
     ? { timedOut: false, output: '', error: target.problem }
-    : await ctx.exec.exec({
-        namespace: ctx.namespace,
-        pod: target.pod,
-        container: target.container,
-        command: hook.command,
-        timeoutMs: timeoutMs(hook),
-        signal: ctx.signal,
-      });
+    : await execIn(ctx, hook, target);
   const run: HookRun = {
     stage,
     hook: hook.name,
@@ -135,6 +137,21 @@ async function runOne(
   const output = notes.filter(Boolean).reduce(withLine, result.output);
   if (output) run.output = lastText(output);
   return run;
+}
+
+async function execIn(ctx: StageContext, hook: Hook, target: PodTarget): Promise<ExecResult> {
+  try {
+    return await ctx.exec.exec({
+      namespace: ctx.namespace,
+      pod: target.pod,
+      container: target.container,
+      command: hook.command,
+      timeoutMs: timeoutMs(hook),
+      signal: ctx.signal,
+    });
+  } catch (err) {
+    return { timedOut: false, output: '', error: (err as Error).message };
+  }
 }
 
 /** The output with a line of ferry's own at its end, where the failure message looks. */

@@ -246,6 +246,30 @@ describe('runStage', () => {
     assert.match(runs[1].output ?? '', /no command/);
   });
 
+  it('post: a pod list or an exec that throws fails that hook only, and a hook without selector runs nowhere', async () => {
+    const { ctx, exec } = setup(pod('db-0', { app: 'db' }));
+    (ctx.kube as MemoryKube).failNext('list', 'Pod', new Error('etcdserver: request timed out'));
+    exec.answers.set('db-0/db boom', () => {
+      throw new Error('socket hang up');
+    });
+    const { runs, failure } = await runStage(ctx, 'post', [
+      hook('listing', { app: 'db' }),
+      hook('boom', { app: 'db' }),
+      { name: 'everywhere', command: ['x'] } as unknown as Hook,
+      hook('thaw', { app: 'db' }),
+    ]);
+    assert.deepEqual(
+      runs.map((r) => [r.hook, r.pod, r.outcome, r.output]),
+      [
+        ['listing', '', 'Failed', 'could not list pods: etcdserver: request timed out'],
+        ['boom', 'db-0', 'Failed', 'socket hang up'],
+        ['everywhere', '', 'Failed', 'the hook has no selector'],
+        ['thaw', 'db-0', 'Succeeded', undefined],
+      ],
+    );
+    assert.equal(failure, 'post hook "listing" failed: could not list pods: etcdserver: request timed out');
+  });
+
   it('an exec error (pod gone, forbidden) is the run output, after what the command printed', async () => {
     const { ctx, exec } = setup(pod('db-0', { app: 'db' }));
     exec.answers.set('db-0/db freeze', () => ({
