@@ -17,7 +17,7 @@ import { planSnapshots } from './classes.ts';
 import { appEvent, PhaseMoved, readAppBackup, writeStatus } from './context.ts';
 import type { AppBackupContext, AppBackupObject, AppRef } from './context.ts';
 import { finish, release, uploadEnding, type Ending } from './finish.ts';
-import { postHookFailed, postHooksOwed, runHookStage } from './hooks.ts';
+import { postHookFailed, postHooksDue, postHooksOwed, runHookStage } from './hooks.ts';
 import { operationTimeoutMs, resolveVolumes } from './resolve.ts';
 import { takeSnapshots } from './snapshots.ts';
 import { cancelUploads, createUploads, ForeignUpload, isDone, observeUploads, totals, uploadPhase } from './uploads.ts';
@@ -51,9 +51,9 @@ async function validate(ctx: AppBackupContext, ab: AppBackupObject): Promise<App
   return written;
 }
 
-/** Ends an AppBackup still in InProgress: post hooks if owed (never killed by the cancel), then the end. */
+/** Ends an AppBackup still in InProgress: post hooks if owed, then the end. */
 async function endInProgress(ctx: AppBackupContext, ab: AppBackupObject, end: Ending): Promise<Outcome> {
-  if (postHooksOwed(ab)) ab = (await runHookStage(ctx, ab, 'post', ctx.signal)).ab;
+  if (postHooksOwed(ab)) ab = (await runHookStage(ctx, ab, 'post')).ab;
   return finish(ctx, ab, end);
 }
 
@@ -64,6 +64,7 @@ async function snapshotsTaken(
 ): Promise<Ending | AppBackupObject> {
   const pre = await runHookStage(ctx, ab, 'pre', signal);
   ab = pre.ab;
+  ctx.signal.throwIfAborted();
   if (signal.aborted)
     return { phase: 'Canceled', message: `Canceled: ${cancelReason(await readAppBackup(ctx, refOf(ab)))}.` };
   if (pre.failure) return { phase: 'Failed', message: `A pre hook failed, no snapshot was taken: ${pre.failure}` };
@@ -111,6 +112,15 @@ async function snapshotsTaken(
   return ab;
 }
 
+/**
+ * The pod is ending (SIGTERM) between the hooks: the post hooks run now, within the grace period and not killed by
+ * that signal, so the application is not left quiet until the next attempt (which then ends the backup Failed).
+ */
+async function releaseBeforeExit(ctx: AppBackupContext, ab: AppBackupObject): Promise<void> {
+  const fresh = await readAppBackup(ctx, refOf(ab));
+  if (fresh && postHooksOwed(fresh)) await runHookStage(ctx, fresh, 'post');
+}
+
 function refOf(ab: AppBackupObject): AppRef {
   return { namespace: ab.metadata.namespace!, name: ab.metadata.name };
 }
@@ -123,13 +133,16 @@ async function inProgress(ctx: AppBackupContext, ab: AppBackupObject): Promise<A
     let taken;
     try {
       taken = await snapshotsTaken(ctx, ab, AbortSignal.any([ctx.signal, watch.signal]));
+    } catch (err) {
+      if (ctx.signal.aborted) await releaseBeforeExit(ctx, ab);
+      throw err;
     } finally {
       watch.stop();
     }
     if (!('metadata' in taken)) return endInProgress(ctx, (await readAppBackup(ctx, refOf(ab))) ?? ab, taken);
     ab = taken;
   }
-  if (postHooksOwed(ab)) ab = (await runHookStage(ctx, ab, 'post', ctx.signal)).ab;
+  if (postHooksDue(ab)) ab = (await runHookStage(ctx, ab, 'post')).ab;
   const fresh = await readAppBackup(ctx, refOf(ab));
   if (!fresh || cancelRequested(fresh))
     return finish(ctx, fresh ?? ab, { phase: 'Canceled', message: `Canceled: ${cancelReason(fresh)}.` });
@@ -204,12 +217,13 @@ export async function runAppBackup(ctx: AppBackupContext, ref: AppRef): Promise<
         return { outcome: 'Skipped', reason: `AppBackup ${ref.namespace}/${ref.name} is ${phase}.` };
       }
       if (cancelRequested(ab)) {
-        const end: Ending = { phase: 'Canceled', message: `Canceled: ${cancelReason(ab)}.` };
         if (phase === 'Uploading' || phase === 'UploadingPartialFailure') return await cancelUploading(ctx, ab);
-        return await endInProgress(ctx, ab, end);
+        return await endInProgress(ctx, ab, { phase: 'Canceled', message: `Canceled: ${cancelReason(ab)}.` });
       }
-      if (!phase || phase === 'New') ab = await validate(ctx, ab);
-      else if (phase === 'InProgress') {
+      if (!phase || phase === 'New') {
+        ab = await validate(ctx, ab);
+        if (ab?.status?.phase === 'FailedValidation') return { outcome: 'Failed', reason: ab.status.message ?? '' };
+      } else if (phase === 'InProgress') {
         const next = await inProgress(ctx, ab);
         if (!('metadata' in next)) return next;
         ab = next;

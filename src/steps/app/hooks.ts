@@ -6,9 +6,14 @@ import type { HookRun, HookStage } from '../../shared/api/app.ts';
 import { setCondition } from '../../shared/kube/conditions.ts';
 import { appEvent, bounded, writeStatus, type AppBackupContext, type AppBackupObject } from './context.ts';
 
+/** The post hooks have not run yet (after the snapshots they run whether or not there were pre hooks). */
+export function postHooksDue(ab: AppBackupObject): boolean {
+  return !(ab.status?.hooks ?? []).some((r) => r.stage === 'post');
+}
+
 /** Pre hooks ran (or were starting) and post hooks have not: the application may be held quiet. */
 export function postHooksOwed(ab: AppBackupObject): boolean {
-  return Boolean(ab.status?.hooksStarted) && !(ab.status?.hooks ?? []).some((r) => r.stage === 'post');
+  return Boolean(ab.status?.hooksStarted) && postHooksDue(ab);
 }
 
 /** A post hook with onError Fail failed: the data is fine, the application may need a look. */
@@ -29,13 +34,14 @@ function describeRun(r: HookRun): string {
 
 /**
  * Runs one stage's hooks and records them; `failure` is set when an onError Fail hook failed (for pre: the stage
- * stopped there). `signal` kills a running hook (pre hooks on cancel; post hooks only on the pod's end).
+ * stopped there). `signal` kills a running pre hook on cancel or the pod's end; post hooks get none: they release
+ * the application, so only their own timeouts stop them.
  */
 export async function runHookStage(
   ctx: AppBackupContext,
   ab: AppBackupObject,
   stage: HookStage,
-  signal: AbortSignal,
+  signal?: AbortSignal,
 ): Promise<{ ab: AppBackupObject; failure?: string }> {
   const hooks = ab.spec.hooks?.[stage] ?? [];
   if (hooks.length === 0) return { ab };
@@ -45,7 +51,13 @@ export async function runHookStage(
       s.hooksStarted = true;
     });
   const { runs, failure } = await ctx.runHooks(
-    { kube: ctx.kube, exec: ctx.exec, namespace: ab.metadata.namespace!, signal, now: () => ctx.now() },
+    {
+      kube: ctx.kube,
+      exec: ctx.exec,
+      namespace: ab.metadata.namespace!,
+      ...(signal ? { signal } : {}),
+      now: () => ctx.now(),
+    },
     stage,
     hooks,
   );

@@ -166,6 +166,14 @@ describe('app-backup: a two-volume database', () => {
     for (const n of names) assert.ok(n.length <= maxObjectName, `${n.length}`);
   });
 
+  it('post hooks without pre hooks still run after the snapshots', async () => {
+    const w = world({ ab: appBackup({ hooks: { post: [hook('notify')] } }) });
+    w.onSleep = () => settleUploads(w);
+    await runAppBackup(w.ctx, ref);
+    assert.deepEqual(w.journal, ['group-snapshot:data,wal', 'post:notify']);
+    assert.equal(current(w).status?.phase, 'Completed');
+  });
+
   it('a pre hook failing with Continue is recorded, warned about, and the backup goes on', async () => {
     const w = world({ ab: appBackup({ hooks: { pre: [hook('flush', { onError: 'Continue' })], post: [] } }) });
     w.hookAnswer = async (stage, hooks) => ({ runs: runsOf(stage, hooks, 'Failed') });

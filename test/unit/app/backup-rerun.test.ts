@@ -139,7 +139,7 @@ describe('app-backup: reruns and hostile inputs', () => {
     const out = await runAppBackup(w.ctx, ref);
     const ab = current(w);
     assert.equal(ab.status?.phase, 'FailedValidation');
-    assert.equal(out.outcome, 'Skipped');
+    assert.equal(out.outcome, 'Failed');
     const message = ab.status!.message!;
     for (const part of [
       /PersistentVolumeClaim gone does not exist in namespace app/,

@@ -167,6 +167,29 @@ describe('app-backup: stopping early', () => {
     assert.equal(current(w).status?.phase, 'Completed');
   });
 
+  it('the pod ending (SIGTERM) during a pre hook runs the post hooks before it exits; the next attempt ends Failed', async () => {
+    const w = world({ ab: appBackup() });
+    const term = new AbortController();
+    w.ctx.signal = term.signal;
+    w.hookAnswer = async (stage, hooks, signal) => {
+      if (stage === 'post') {
+        assert.ok(!signal?.aborted, 'post hooks are not killed by the ending pod');
+        return { runs: runsOf(stage, hooks) };
+      }
+      term.abort(new Error('SIGTERM'));
+      return { runs: runsOf(stage, hooks, 'TimedOut'), failure: 'freeze was killed' };
+    };
+    await assert.rejects(runAppBackup(w.ctx, ref), (err) => !(err instanceof assert.AssertionError));
+    assert.deepEqual(w.journal, ['pre:freeze', 'post:thaw']);
+    assert.equal(current(w).status?.phase, 'InProgress');
+    w.ctx.signal = new AbortController().signal;
+    await runAppBackup(w.ctx, ref);
+    assert.deepEqual(w.journal, ['pre:freeze', 'post:thaw'], 'post hooks ran once');
+    assert.equal(current(w).status?.phase, 'Failed');
+    assert.equal(current(w).status?.message, interruptedMessage);
+    assertNothingLeft(w);
+  });
+
   it('a status write that meets a Conflict rereads and keeps the spec.cancel written meanwhile', async () => {
     const w = world({ ab: appBackup({ hooks: {} }) });
     let raced = false;
