@@ -1,7 +1,7 @@
 // What an AppBackup makes carries an owner reference to it (the garbage collector removes leftovers with it), and a
 // rerun adopts an object of the expected name only when that reference names this AppBackup's uid: a name taken by
 // someone else is never mistaken for its own work.
-import type { ObjectMeta } from '../../shared/api/types.ts';
+import { apiVersion, type ObjectMeta } from '../../shared/api/types.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import type { AppBackupObject } from './context.ts';
 
@@ -9,7 +9,7 @@ type OwnerReference = NonNullable<ObjectMeta['ownerReferences']>[number];
 
 export function ownerOf(ab: AppBackupObject): OwnerReference {
   return {
-    apiVersion: ab.apiVersion,
+    apiVersion,
     kind: 'AppBackup',
     name: ab.metadata.name,
     uid: ab.metadata.uid ?? '',

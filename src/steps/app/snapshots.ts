@@ -8,6 +8,7 @@ import { appLabels, groupMemberLabel, groupSnapshotName, volumeSnapshotName } fr
 import { isAlreadyExists, isNotFound } from '../../shared/kube/errors.ts';
 import type { KubeObject, ObjectKey } from '../../shared/kube/kube.ts';
 import { labelValue } from '../../shared/kube/names.ts';
+import { apiVersionOf } from '../../shared/kube/resources.ts';
 import type { AppBackupContext, AppBackupObject } from './context.ts';
 import type { SnapshotPlan } from './classes.ts';
 import { notOwned, ownedBy, ownerOf } from './owner.ts';
@@ -93,7 +94,7 @@ async function takeGroup(
   try {
     for (const pvc of pvcs) await setClaimLabel(ctx, ab, pvc, true);
     await ensure(ctx, ab, {
-      apiVersion: 'groupsnapshot.storage.k8s.io/v1',
+      apiVersion: apiVersionOf('VolumeGroupSnapshot'),
       kind: 'VolumeGroupSnapshot',
       metadata: { name, namespace, labels: labelsOf(ab), ownerReferences: [ownerOf(ab)] },
       spec: {
@@ -142,7 +143,7 @@ async function takeEach(
   for (const pvc of pvcs) {
     snapshots[pvc] = volumeSnapshotName(ab.metadata.uid!, pvc);
     await ensure(ctx, ab, {
-      apiVersion: 'snapshot.storage.k8s.io/v1',
+      apiVersion: apiVersionOf('VolumeSnapshot'),
       kind: 'VolumeSnapshot',
       metadata: { name: snapshots[pvc], namespace, labels: labelsOf(ab), ownerReferences: [ownerOf(ab)] },
       spec: {

@@ -4,7 +4,7 @@
 // only every volume Completed makes Completed.
 import type { AppBackupPhase, AppBackupStatus, AppBackupVolume } from '../../shared/api/app.ts';
 import { terminalPhases } from '../../shared/api/phases.ts';
-import type { DataUpload } from '../../shared/api/types.ts';
+import { apiVersion, type DataUpload } from '../../shared/api/types.ts';
 import { appBackupSelector, appLabels, volumeObjectName } from '../../shared/app/names.ts';
 import { isAlreadyExists, KubeError } from '../../shared/kube/errors.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
@@ -19,7 +19,7 @@ export class ForeignUpload extends Error {}
 
 function uploadFor(ab: AppBackupObject, v: AppBackupVolume, deleteWhenDone: boolean): Upload {
   return {
-    apiVersion: 'ferry.dev/v1alpha1',
+    apiVersion,
     kind: 'DataUpload',
     metadata: {
       name: volumeObjectName(ab.metadata.name, v.pvc),
