@@ -35,16 +35,30 @@ function labelsOf(ab: AppBackupObject): Record<string, string> {
   return { [appLabels.appBackup]: labelValue(ab.metadata.name) };
 }
 
-/** Creates `obj` unless this AppBackup made it already; someone else's object of that name fails the backup. */
-async function ensure(ctx: AppBackupContext, ab: AppBackupObject, obj: Snapshot): Promise<void> {
+/**
+ * Creates `obj` unless this AppBackup made it already (someone else's object of that name fails the backup), and
+ * says since when it exists: no cut can be earlier.
+ */
+async function ensure(ctx: AppBackupContext, ab: AppBackupObject, obj: Snapshot): Promise<number> {
+  const asked = ctx.now().getTime();
   try {
     await ctx.kube.create(obj);
+    return asked;
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
     const found = await ctx.kube.get<Snapshot>(keyOf(obj));
     if (found && !ownedBy(found, { kind: 'AppBackup', uid: ab.metadata.uid }))
       throw new SnapshotFailure(notOwned(found, ab));
+    return Date.parse(found?.metadata.creationTimestamp ?? '') || asked;
   }
+}
+
+/**
+ * When the snapshot was cut, as the snapshot controller reports it, but never before it was asked for: the
+ * controller's time has whole seconds, and the pre hooks ended within the second before the request.
+ */
+function cutTime(reported: string | undefined, notBefore: number): number {
+  return Math.max(Date.parse(reported ?? '') || notBefore, notBefore);
 }
 
 function keyOf(obj: Snapshot): ObjectKey {
@@ -93,7 +107,7 @@ async function takeGroup(
   const name = groupSnapshotName(ab.metadata.uid!);
   try {
     for (const pvc of pvcs) await setClaimLabel(ctx, ab, pvc, true);
-    await ensure(ctx, ab, {
+    const since = await ensure(ctx, ab, {
       apiVersion: apiVersionOf('VolumeGroupSnapshot'),
       kind: 'VolumeGroupSnapshot',
       metadata: { name, namespace, labels: labelsOf(ab), ownerReferences: [ownerOf(ab)] },
@@ -123,7 +137,7 @@ async function takeGroup(
     const missing = pvcs.filter((p) => !snapshots[p]);
     if (missing.length)
       throw new SnapshotFailure(`VolumeGroupSnapshot ${namespace}/${name} has no member for ${missing.join(', ')}`);
-    return { snapshots, snapshotTime: ready.status?.creationTime ?? ctx.now().toISOString() };
+    return { snapshots, snapshotTime: new Date(cutTime(ready.status?.creationTime, since)).toISOString() };
   } finally {
     await removeClaimLabels(ctx, ab, pvcs);
   }
@@ -139,10 +153,11 @@ async function takeEach(
 ): Promise<TakenSnapshots> {
   const namespace = ab.metadata.namespace!;
   const snapshots: Record<string, string> = {};
+  const since: Record<string, number> = {};
   // back to back first, then the waits: the cuts stay as close together as per-volume snapshots allow
   for (const pvc of pvcs) {
     snapshots[pvc] = volumeSnapshotName(ab.metadata.uid!, pvc);
-    await ensure(ctx, ab, {
+    since[pvc] = await ensure(ctx, ab, {
       apiVersion: apiVersionOf('VolumeSnapshot'),
       kind: 'VolumeSnapshot',
       metadata: { name: snapshots[pvc], namespace, labels: labelsOf(ab), ownerReferences: [ownerOf(ab)] },
@@ -152,7 +167,7 @@ async function takeEach(
       },
     });
   }
-  let latest = '';
+  let latest = 0;
   for (const pvc of pvcs) {
     let last: Snapshot | undefined;
     const cut = await until(ctx, signal, deadline, async () => {
@@ -165,9 +180,9 @@ async function takeEach(
       throw new SnapshotFailure(
         `VolumeSnapshot ${namespace}/${snapshots[pvc]} of PVC ${pvc} was not cut within ${ab.spec.operationTimeout ?? '10m'}${last?.status?.error?.message ? `: ${last.status.error.message}` : ''}`,
       );
-    if (cut > latest) latest = cut;
+    latest = Math.max(latest, cutTime(cut, since[pvc]));
   }
-  return { snapshots, snapshotTime: latest };
+  return { snapshots, snapshotTime: new Date(latest).toISOString() };
 }
 
 export function takeSnapshots(

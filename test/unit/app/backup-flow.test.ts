@@ -166,6 +166,16 @@ describe('app-backup: a two-volume database', () => {
     for (const n of names) assert.ok(n.length <= maxObjectName, `${n.length}`);
   });
 
+  it('snapshotTime is never before the snapshot was asked for, though the controller reports whole seconds', async () => {
+    const w = world({ ab: appBackup() });
+    const asked = '2025-03-01T10:00:07.400Z';
+    w.ctx.now = () => new Date(asked);
+    w.onSleep = () => settleUploads(w);
+    await runAppBackup(w.ctx, ref);
+    // the reactor reports the cut at 10:00:05Z, a truncated time before the pre hooks ended
+    assert.equal(current(w).status?.snapshotTime, asked);
+  });
+
   it('post hooks without pre hooks still run after the snapshots', async () => {
     const w = world({ ab: appBackup({ hooks: { post: [hook('notify')] } }) });
     w.onSleep = () => settleUploads(w);
