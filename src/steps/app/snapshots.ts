@@ -10,6 +10,7 @@ import type { KubeObject, ObjectKey } from '../../shared/kube/kube.ts';
 import { labelValue } from '../../shared/kube/names.ts';
 import { apiVersionOf } from '../../shared/kube/resources.ts';
 import type { AppBackupContext, AppBackupObject } from './context.ts';
+import { operationTimeoutMs } from './resolve.ts';
 import type { SnapshotPlan } from './classes.ts';
 import { notOwned, ownedBy, ownerOf } from './owner.ts';
 
@@ -199,10 +200,19 @@ export function takeSnapshots(
     : takeEach(ctx, ab, pvcs, plan.classes, signal, deadline);
 }
 
+/**
+ * Deletes a snapshot this AppBackup made and waits (within operationTimeout) until the snapshot controller has
+ * removed it with its content, so an AppBackup shown ended has nothing left in the namespace.
+ */
 async function deleteOwn(ctx: AppBackupContext, ab: AppBackupObject, key: ObjectKey): Promise<void> {
   const found = await ctx.kube.get(key);
-  if (found && ownedBy(found, { kind: 'AppBackup', uid: ab.metadata.uid }))
-    await ctx.kube.delete(key, { uid: found.metadata.uid });
+  if (!found || !ownedBy(found, { kind: 'AppBackup', uid: ab.metadata.uid })) return;
+  await ctx.kube.delete(key, { uid: found.metadata.uid });
+  const gone = await until(ctx, ctx.signal, ctx.now().getTime() + operationTimeoutMs(ab), async () =>
+    (await ctx.kube.get(key)) ? undefined : true,
+  );
+  if (!gone)
+    ctx.log.warn('a deleted snapshot is still there; the garbage collector removes it with the AppBackup', { ...key });
 }
 
 /**

@@ -176,6 +176,29 @@ describe('app-backup: a two-volume database', () => {
     assert.equal(current(w).status?.snapshotTime, asked);
   });
 
+  it('is shown Completed only once the snapshot controller has removed the group snapshot', async () => {
+    const w = world({ ab: appBackup() });
+    const key = { kind: 'VolumeGroupSnapshot' as const, namespace: ns, name: `ferry-app-${uid}` };
+    w.kube.on('create', 'VolumeGroupSnapshot', (_vgs, k) =>
+      k.mutate(key, (o) => {
+        o.metadata.finalizers = ['groupsnapshot.storage.kubernetes.io/volumegroupsnapshot-bound-protection'];
+      }),
+    );
+    let groupAtEnd: unknown = 'not ended';
+    w.kube.on('replaceStatus', 'AppBackup', (ab, k) => {
+      if ((ab.status as { phase?: string }).phase === 'Completed') groupAtEnd = k.peek(key);
+    });
+    w.onSleep = () => {
+      settleUploads(w);
+      // the controller deletes the group's content, then lets the group go
+      const vgs = w.kube.peek(key);
+      if (vgs?.metadata.deletionTimestamp) void w.kube.patch(key, { metadata: { finalizers: null } });
+    };
+    await runAppBackup(w.ctx, ref);
+    assert.equal(current(w).status?.phase, 'Completed');
+    assert.equal(groupAtEnd, undefined);
+  });
+
   it('post hooks without pre hooks still run after the snapshots', async () => {
     const w = world({ ab: appBackup({ hooks: { post: [hook('notify')] } }) });
     w.onSleep = () => settleUploads(w);
