@@ -7,6 +7,7 @@ import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
 import { removeFinalizer } from '../../shared/kube/finalizers.ts';
 import type { Outcome } from '../context.ts';
 import { appEvent, bounded, writeStatus, type AppBackupContext, type AppBackupObject } from './context.ts';
+import { postHooksOwed, runHookStage } from './hooks.ts';
 import { releaseSnapshots } from './snapshots.ts';
 import { totals } from './uploads.ts';
 
@@ -24,8 +25,12 @@ const outcomes: Record<Ending['phase'], Outcome['outcome']> = {
   Canceled: 'Canceled',
 };
 
-/** Removes what is left once the AppBackup is terminal: a rerun after a crash between the status write and this. */
+/**
+ * What is left once the AppBackup is terminal: a rerun after a crash between the status write and this, or after
+ * the sweep gave up on the step (then post hooks may still be owed).
+ */
 export async function release(ctx: AppBackupContext, ab: AppBackupObject): Promise<void> {
+  if (postHooksOwed(ab)) ab = (await runHookStage(ctx, ab, 'post')).ab;
   await releaseSnapshots(ctx, ab, ab.status?.volumes ?? []);
   await removeFinalizer(ctx.kube, ab, appBackupFinalizer);
 }

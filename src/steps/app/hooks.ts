@@ -62,7 +62,8 @@ export async function runHookStage(
     hooks,
   );
   const failed = runs.filter((r) => r.outcome !== 'Succeeded');
-  ab = await writeStatus(ctx, ab, ['InProgress'], (s, fresh) => {
+  // recorded in the phase the stage ran in: post hooks owed by an AppBackup the sweep gave up on run in Failed
+  ab = await writeStatus(ctx, ab, [ab.status?.phase], (s, fresh) => {
     const earlier = (s.hooks ?? []).filter((r) => r.outcome !== 'Succeeded');
     s.hooks = [...(s.hooks ?? []), ...runs];
     const ok = failed.length === 0 && earlier.length === 0;

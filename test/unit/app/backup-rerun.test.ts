@@ -169,6 +169,26 @@ describe('app-backup: reruns and hostile inputs', () => {
     assert.deepEqual(w.journal, []);
   });
 
+  it('an AppBackup the sweep gave up on between the hooks still gets its post hooks when the step runs again', async () => {
+    const given = appBackup(undefined, {
+      phase: 'Failed',
+      message: 'the step failed 5 times',
+      hooksStarted: true,
+      volumes: [{ pvc: 'data' }, { pvc: 'wal' }],
+    });
+    given.metadata.finalizers = ['ferry.dev/app-backup'];
+    const w = world({ ab: given });
+    await runAppBackup(w.ctx, ref);
+    assert.deepEqual(w.journal, ['post:thaw']);
+    const ab = current(w);
+    assert.equal(ab.status?.phase, 'Failed');
+    assert.deepEqual(
+      ab.status?.hooks?.map((r) => r.stage),
+      ['post'],
+    );
+    assert.deepEqual(ab.metadata.finalizers, []);
+  });
+
   it('an apiserver error that is not a denial leaves the phase for the next attempt', async () => {
     const w = world({ ab: appBackup({ hooks: {} }) });
     w.kube.failNext('create', 'DataUpload', new KubeError(500, 'InternalError', 'etcd is down'));
