@@ -2,7 +2,7 @@
 // step that resumes after a crash knows post hooks are owed), every run is recorded in status.hooks, a failure
 // shows in the HooksSucceeded condition and a Warning Event, and whether post hooks are still owed or failed is
 // read back from status alone.
-import type { HookRun, HookStage } from '../../shared/api/app.ts';
+import type { Hook, HookRun, HookStage } from '../../shared/api/app.ts';
 import { setCondition } from '../../shared/kube/conditions.ts';
 import { appEvent, bounded, writeStatus, type AppBackupContext, type AppBackupObject } from './context.ts';
 
@@ -30,6 +30,12 @@ export function postHookFailed(ab: AppBackupObject): boolean {
 function describeRun(r: HookRun): string {
   const end = r.outcome === 'TimedOut' ? 'timed out' : `exit code ${r.exitCode ?? 'unknown'}`;
   return `${r.stage} hook ${r.hook} in pod ${r.pod} (container ${r.container}) ${r.outcome === 'Succeeded' ? 'succeeded' : `failed: ${end}${r.output ? `, output: ${r.output}` : ''}`}`;
+}
+
+function consequence(r: HookRun, hooks: Hook[]): string {
+  if ((hooks.find((h) => h.name === r.hook)?.onError ?? 'Fail') === 'Continue')
+    return 'onError is Continue, the backup goes on';
+  return r.stage === 'pre' ? 'no snapshot is taken' : 'the backup ends PartiallyFailed at best';
 }
 
 /**
@@ -82,7 +88,7 @@ export async function runHookStage(
     await appEvent(ctx, ab, {
       type: 'Warning',
       reason: 'HookFailed',
-      note: `${describeRun(r)}${failure ? '' : '; onError is Continue, the backup goes on'}.`,
+      note: `${describeRun(r)}; ${consequence(r, hooks)}.`,
     });
   if (failed.length === 0)
     await appEvent(ctx, ab, { type: 'Normal', reason: 'HooksSucceeded', note: `The ${stage} hooks succeeded.` });
