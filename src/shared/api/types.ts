@@ -19,7 +19,14 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }[];
 }
 
 /** Kubernetes' standard condition (metav1.Condition). */
@@ -173,9 +180,17 @@ export function isStepName(text: string): text is StepName {
 
 /**
  * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
- * scheduled run, and a storage location's maintenance (a CronJob per location).
+ * scheduled run, a storage location's maintenance (a CronJob per location), and the one long-running step of each
+ * AppBackup and AppRestore.
  */
-export const stepCommands = [...stepNames, 'schedule', 'schedule-run', 'maintenance', 'app-restore'] as const;
+export const stepCommands = [
+  ...stepNames,
+  'schedule',
+  'schedule-run',
+  'maintenance',
+  'app-backup',
+  'app-restore',
+] as const;
 
 export type StepCommand = (typeof stepCommands)[number];
 
