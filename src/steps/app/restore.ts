@@ -99,7 +99,9 @@ async function createMissing(ctx: RestoreContext, r: Restore): Promise<Restore> 
 /** Every volume ended: the restore's end, by how many Completed. */
 async function finish(ctx: RestoreContext, r: Restore, volumes: AppRestoreVolume[]): Promise<Outcome> {
   const done = volumes.filter((v) => v.phase === 'Completed');
-  const phase = done.length === volumes.length ? 'Completed' : done.length > 0 ? 'PartiallyFailed' : 'Failed';
+  // no volume at all restores nothing: never Completed
+  const phase =
+    done.length > 0 && done.length === volumes.length ? 'Completed' : done.length > 0 ? 'PartiallyFailed' : 'Failed';
   const missed = volumes
     .filter((v) => v.phase !== 'Completed')
     .map((v) => `${v.pvc} (${v.phase}${v.message ? `: ${v.message}` : ''})`);
@@ -144,19 +146,18 @@ async function cancel(ctx: RestoreContext, r: Restore): Promise<Outcome> {
 }
 
 export async function runAppRestore(ctx: RestoreContext, ref: RestoreRef): Promise<Outcome> {
-  let r = await readRestore(ctx, ref);
   const gone: Outcome = { outcome: 'Skipped', reason: `AppRestore ${ref.namespace}/${ref.name} does not exist.` };
+  let r = await readRestore(ctx, ref);
   if (!r) return gone;
-  if (isRestoreTerminal(r)) return { outcome: 'Skipped', reason: `AppRestore is already ${r.status?.phase}.` };
-  if (cancelRequested(r)) return cancel(ctx, r);
-  if ((r.status?.phase ?? 'New') === 'New') {
-    const started = await start(ctx, r);
-    if ('ended' in started) return started.ended;
-    r = started.restore;
-  }
   for (;;) {
     if (isRestoreTerminal(r)) return { outcome: 'Skipped', reason: `AppRestore is already ${r.status?.phase}.` };
     if (cancelRequested(r)) return cancel(ctx, r);
+    if ((r.status?.phase ?? 'New') === 'New') {
+      const started = await start(ctx, r);
+      if ('ended' in started) return started.ended;
+      r = started.restore;
+      continue;
+    }
     r = await createMissing(ctx, r);
     const seen = await observeVolumes(ctx, r, r.status?.volumes ?? []);
     if (seen.every(isVolumeDone)) return finish(ctx, r, seen);
