@@ -1,9 +1,13 @@
 // A schedule of application backups (spec.appBackup) against an in-memory cluster: each run creates ONE AppBackup
 // of all the schedule's PVCs with the schedule's hooks, classes and expiry; an earlier run's AppBackup still taking
 // its snapshots holds the next run back under Forbid while one already Uploading does not; the run ends with its
-// AppBackup; retention counts whole AppBackups, one per run, and spares one a restore is reading.
+// AppBackup; retention counts whole AppBackups, one per run, and spares one a restore is reading; the run's role
+// allows what it does to AppBackups.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
 import type { AppBackup, AppBackupPhase } from '../../../src/shared/api/app.ts';
 import type { BackupSchedule } from '../../../src/shared/api/types.ts';
 import { KubeError } from '../../../src/shared/kube/errors.ts';
@@ -186,5 +190,18 @@ describe('schedule run of application backups', () => {
       kube.actions.filter((a) => a.verb === 'delete').map((a) => [a.kind, a.name]),
       [['AppBackup', 'nightly-app-202503010800']],
     );
+  });
+
+  it("the run's ClusterRole lets it do all of that to AppBackups, and see AppRestores", () => {
+    const file = join(import.meta.dirname, '..', '..', '..', 'policies', 'step-schedule.yaml');
+    const docs = yaml.loadAll(readFileSync(file, 'utf8')) as KubeObject[];
+    const role = docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'ferry-schedule-run')!;
+    const rules = role.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    const allowed = (resource: string, verb: string): boolean =>
+      rules.some((r) => r.apiGroups.includes('ferry.dev') && r.resources.includes(resource) && r.verbs.includes(verb));
+    for (const verb of ['get', 'list', 'create', 'patch', 'delete'])
+      assert.ok(allowed('appbackups', verb), `appbackups ${verb}`);
+    assert.ok(allowed('apprestores', 'list'), 'apprestores list');
+    assert.ok(!allowed('appbackups', 'update') && !allowed('appbackups/status', 'update'), 'no status writes');
   });
 });
