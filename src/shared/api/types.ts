@@ -341,13 +341,13 @@ export interface BackupScheduleSpec {
 export type RunOutcome = 'Running' | 'Succeeded' | 'Failed' | 'Skipped';
 
 export interface ScheduleRun {
-  /** the run's id, also the ferry.dev/run label of its DataUploads */
+  /** the run's id, also the ferry.dev/run label of its DataUploads or AppBackup */
   run: string;
   scheduledTime: string;
   outcome: RunOutcome;
   message?: string;
   pvcs?: { pvc: string; dataUpload?: string; phase?: Phase; message?: string }[];
-  /** DataUploads retention deleted after the run */
+  /** backups retention deleted after the run: DataUploads, or AppBackups of a schedule with spec.appBackup */
   deleted?: string[];
 }
 
