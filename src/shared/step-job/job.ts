@@ -46,7 +46,7 @@ export interface JobRequest {
   secrets?: string[];
 }
 
-interface Container {
+export interface Container {
   name: string;
   args?: string[];
   env?: { name: string; value?: string }[];
@@ -54,20 +54,21 @@ interface Container {
   volumeDevices?: { name: string; devicePath: string }[];
 }
 
-interface PodSpec {
+export interface PodSpec {
   containers: Container[];
   volumes?: Record<string, unknown>[];
   nodeSelector?: Record<string, string>;
 }
 
-interface JobTemplate {
+export interface JobTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
   } & Record<string, unknown>;
 }
 
-function jobTemplateOf(cronJob: KubeObject): JobTemplate {
+/** A copy of the template CronJob's Job template, checked to have a pod template. */
+export function jobTemplateOf(cronJob: KubeObject): JobTemplate {
   const template = (cronJob.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
   if (!template?.spec?.template?.spec?.containers)
     throw new Error(`CronJob ${cronJob.metadata.name} has no jobTemplate with a pod template.`);
