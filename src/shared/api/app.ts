@@ -133,6 +133,13 @@ export interface AppBackup {
 
 export type AppRestorePhase = 'New' | 'FailedValidation' | 'InProgress' | 'Completed' | 'PartiallyFailed' | 'Failed';
 
+export const appRestoreTerminalPhases: readonly AppRestorePhase[] = [
+  'FailedValidation',
+  'Completed',
+  'PartiallyFailed',
+  'Failed',
+];
+
 export interface AppRestoreSpec {
   /** the AppBackup to restore; in this namespace unless namespace is given (a cross-namespace restore) */
   appBackup: { name: string; namespace?: string };

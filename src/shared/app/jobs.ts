@@ -5,10 +5,10 @@
 // says the attempt, which is how the sweep counts them.
 import type { AppBackup, AppKind, AppRestore } from '../api/app.ts';
 import type { KubeObject } from '../kube/kube.ts';
-import { jobTemplateOf } from '../step-job/job.ts';
+import { stepJobFromTemplate } from '../step-job/job.ts';
 import { jobState } from '../step-job/jobs.ts';
 import type { JobState, JobStatus } from '../step-job/jobs.ts';
-import { labels, resourceAnnotation, resourceNameLabel, stepContainer, stepEnv } from '../step-job/contract.ts';
+import { labels, resourceNameLabel } from '../step-job/contract.ts';
 
 export type AppResource = (AppBackup | AppRestore) & KubeObject;
 
@@ -48,28 +48,14 @@ function appJobLabels(r: AppResource, attempt: number): Record<string, string> {
 
 /** The Job of one attempt, from the template CronJob. */
 export function buildAppJob(cronJob: KubeObject, r: AppResource, attempt: number, namespace: string): KubeObject {
-  const template = jobTemplateOf(cronJob);
-  const container = template.spec.template.spec.containers.find((c) => c.name === stepContainer);
-  if (!container) throw new Error(`CronJob ${cronJob.metadata.name} has no container named "${stepContainer}".`);
-  container.args = [appStepOf[r.kind], appRef(r)];
-  container.env = [
-    ...(container.env ?? []).filter((e) => e.name !== stepEnv.attempt),
-    { name: stepEnv.attempt, value: String(attempt) },
-  ];
-  const ours = appJobLabels(r, attempt);
-  const podMeta = template.spec.template.metadata ?? {};
-  template.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: {
-      name: appJobName(r.metadata.uid ?? '', attempt),
-      namespace,
-      labels: { ...template.metadata?.labels, ...ours },
-      annotations: { ...template.metadata?.annotations, [resourceAnnotation]: `${r.kind}/${appRef(r)}` },
-    },
-    spec: template.spec,
-  };
+  return stepJobFromTemplate(cronJob, {
+    name: appJobName(r.metadata.uid ?? '', attempt),
+    namespace,
+    args: [appStepOf[r.kind], appRef(r)],
+    attempt,
+    labels: appJobLabels(r, attempt),
+    resource: `${r.kind}/${appRef(r)}`,
+  }).job;
 }
 
 /** An attempt's Job as the dispatcher sees it. */

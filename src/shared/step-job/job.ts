@@ -60,15 +60,14 @@ export interface PodSpec {
   nodeSelector?: Record<string, string>;
 }
 
-export interface JobTemplate {
+interface JobTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
   } & Record<string, unknown>;
 }
 
-/** A copy of the template CronJob's Job template, checked to have a pod template. */
-export function jobTemplateOf(cronJob: KubeObject): JobTemplate {
+function jobTemplateOf(cronJob: KubeObject): JobTemplate {
   const template = (cronJob.spec as { jobTemplate?: JobTemplate } | undefined)?.jobTemplate;
   if (!template?.spec?.template?.spec?.containers)
     throw new Error(`CronJob ${cronJob.metadata.name} has no jobTemplate with a pod template.`);
@@ -89,33 +88,63 @@ function addVolume(pod: PodSpec, container: Container, volume: ExposedVolume): v
     ];
 }
 
-export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
-  const { resource, step, attempt } = req;
+/** What every step Job carries: its name, its step's arguments and attempt, the labels and the resource annotation. */
+export interface StepJobParts {
+  name: string;
+  namespace: string;
+  args: string[];
+  attempt: number;
+  /** on the Job and its pods */
+  labels: Record<string, string>;
+  /** the resource annotation's value */
+  resource: string;
+}
+
+/**
+ * The Job from its template CronJob, and its pod and step container to add to (they are the Job's own, so what is
+ * added shows in the Job).
+ */
+export function stepJobFromTemplate(
+  cronJob: KubeObject,
+  parts: StepJobParts,
+): { job: KubeObject; pod: PodSpec; container: Container } {
   const template = jobTemplateOf(cronJob);
-  const name = jobName(resource.kind, resource.metadata.uid ?? '', step, attempt);
-  const ours = stepJobLabels(resource, step, attempt);
   const pod = template.spec.template.spec;
   const container = pod.containers.find((c) => c.name === stepContainer);
   if (!container) throw new Error(`CronJob ${cronJob.metadata.name} has no container named "${stepContainer}".`);
-  container.args = [step, resourceRef(resource)];
+  container.args = parts.args;
   container.env = [
     ...(container.env ?? []).filter((e) => e.name !== stepEnv.attempt),
-    { name: stepEnv.attempt, value: String(attempt) },
+    { name: stepEnv.attempt, value: String(parts.attempt) },
   ];
-  if (req.volume) addVolume(pod, container, req.volume);
-  if (req.secrets?.length) mountSecrets(pod, container, req.secrets);
-  if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };
   const podMeta = template.spec.template.metadata ?? {};
-  template.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };
-  return {
+  template.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...parts.labels } };
+  const job: KubeObject = {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: {
-      name,
-      namespace: req.namespace,
-      labels: { ...template.metadata?.labels, ...ours },
-      annotations: { ...template.metadata?.annotations, [resourceAnnotation]: resourceRef(resource) },
+      name: parts.name,
+      namespace: parts.namespace,
+      labels: { ...template.metadata?.labels, ...parts.labels },
+      annotations: { ...template.metadata?.annotations, [resourceAnnotation]: parts.resource },
     },
     spec: template.spec,
   };
+  return { job, pod, container };
+}
+
+export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
+  const { resource, step, attempt } = req;
+  const { job, pod, container } = stepJobFromTemplate(cronJob, {
+    name: jobName(resource.kind, resource.metadata.uid ?? '', step, attempt),
+    namespace: req.namespace,
+    args: [step, resourceRef(resource)],
+    attempt,
+    labels: stepJobLabels(resource, step, attempt),
+    resource: resourceRef(resource),
+  });
+  if (req.volume) addVolume(pod, container, req.volume);
+  if (req.secrets?.length) mountSecrets(pod, container, req.secrets);
+  if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };
+  return job;
 }

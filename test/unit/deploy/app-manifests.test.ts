@@ -12,7 +12,7 @@ type Obj = Record<string, any>;
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const load = (file: string): Obj[] => (yaml.loadAll(readFileSync(join(root, file), 'utf8')) as Obj[]).filter(Boolean);
-const policies = ['step-app-backup', 'step-app-restore', 'dispatcher', 'step-schedule', 'webhook'].flatMap((f) =>
+const policies = ['step-app-backup', 'step-app-restore', 'dispatcher', 'webhook'].flatMap((f) =>
   load(`policies/${f}.yaml`),
 );
 
@@ -130,7 +130,7 @@ describe('the AppBackup and AppRestore accounts', () => {
         for (const verb of ['get', 'list']) assert.equal(can(sa, verb, '', 'secrets', ns), false, `${sa} ${verb}`);
   });
 
-  it('let the dispatcher and the sweep start, give up and expire them, and schedules make them', () => {
+  it('let the dispatcher and the sweep start, give up and expire them', () => {
     for (const sa of ['ferry-dispatcher', 'ferry-sweep']) {
       for (const res of ['appbackups', 'apprestores']) assert.ok(can(sa, 'list', 'ferry.dev', res, 'app'), res);
       for (const res of ['appbackups/status', 'apprestores/status'])
@@ -138,9 +138,6 @@ describe('the AppBackup and AppRestore accounts', () => {
       assert.ok(can(sa, 'delete', 'ferry.dev', 'appbackups', 'app'));
       assert.equal(can(sa, 'update', 'ferry.dev', 'appbackups', 'app'), false, 'never a spec');
     }
-    const run = policies.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'ferry-schedule-run')!;
-    const appRule = run.rules.find((x: Obj) => x.resources.includes('appbackups'));
-    for (const verb of ['create', 'list', 'patch', 'delete']) assert.ok(appRule.verbs.includes(verb), verb);
   });
 
   it('have the webhook see their creates, updates (spec and status) and deletes', () => {
