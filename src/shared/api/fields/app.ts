@@ -24,8 +24,8 @@ export const maxHooks = 32;
 export const maxCommandArgs = 64;
 /** The end of a hook's output kept in status: 4 KiB of bytes is at most this many characters. */
 export const maxHookOutput = 4096;
-/** Hook runs kept in status: every hook of both lists in every pod it matched. */
-export const maxHookRuns = 256;
+/** Hook runs kept in status: every hook of both lists in every pod it matched (32 + 32 hooks in 16 pods). */
+export const maxHookRuns = 1024;
 
 const labelName = (description: string): StringField => str(description, { pattern: dnsLabel, maxLength: 63 });
 
