@@ -114,24 +114,32 @@ async function checkBackupReferences(kube: Kube, ferryNamespace: string, ab: Bac
   return undefined;
 }
 
+/** The same words whether the AppBackup is missing or off limits, so a namespace learns nothing of another's. */
+function crossNamespaceDenial(ar: Restore, from: string): Denial {
+  return forbidden(
+    `spec.appBackup.namespace: namespace ${ar.metadata.namespace} may not restore AppBackup "${ar.spec.appBackup.name}" of namespace ${from}: there is no such AppBackup, or its BackupStorageLocation does not allow restores from ${from} into ${ar.metadata.namespace} (see the location's spec.crossNamespaceRestores)`,
+  );
+}
+
 async function checkRestoreReferences(kube: Kube, ferryNamespace: string, ar: Restore): Promise<Denial | undefined> {
   const namespace = ar.metadata.namespace ?? '';
   const from = ar.spec.appBackup.namespace ?? namespace;
+  const cross = from !== namespace;
   const ab = await kube.get<Backup>({ kind: 'AppBackup', namespace: from, name: ar.spec.appBackup.name });
-  if (!ab) return invalid(`spec.appBackup: AppBackup "${ar.spec.appBackup.name}" does not exist in namespace ${from}`);
+  if (!ab)
+    return cross
+      ? crossNamespaceDenial(ar, from)
+      : invalid(`spec.appBackup: AppBackup "${ar.spec.appBackup.name}" does not exist in namespace ${from}`);
   const name = ab.spec.backupStorageLocation;
   const loc = await existingLocation(kube, ferryNamespace, name);
   if (isDenial(loc))
-    return invalid(
-      `spec.appBackup: the BackupStorageLocation "${name}" of AppBackup "${from}/${ab.metadata.name}" is gone`,
-    );
-  if (!restoreAllowed(loc.spec, from, namespace)) {
-    return from === namespace
-      ? forbidden(`spec.appBackup: BackupStorageLocation "${name}" does not allow namespace ${namespace}`)
-      : forbidden(
-          `spec.appBackup.namespace: BackupStorageLocation "${name}" does not allow restores from namespace ${from} into namespace ${namespace} (see its spec.crossNamespaceRestores)`,
-        );
-  }
+    return cross
+      ? crossNamespaceDenial(ar, from)
+      : invalid(`spec.appBackup: the BackupStorageLocation "${name}" of AppBackup "${ab.metadata.name}" is gone`);
+  if (!restoreAllowed(loc.spec, from, namespace))
+    return cross
+      ? crossNamespaceDenial(ar, from)
+      : forbidden(`spec.appBackup: BackupStorageLocation "${name}" does not allow namespace ${namespace}`);
   const volumes = ar.spec.volumes ?? (ab.status?.volumes ?? []).map((v) => v.pvc);
   const collision = targetCollision(ar.spec, volumes);
   return collision ? invalid(collision) : undefined;

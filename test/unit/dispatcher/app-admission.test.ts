@@ -241,10 +241,19 @@ describe('AppRestore admission', () => {
       create(appRestore('r', undefined, { appBackup: { name: 'nope' } })),
       /spec\.appBackup: AppBackup "nope" does not exist in namespace app/,
     );
+    // off limits or missing: the same words, so another namespace's backups cannot be probed
+    const offLimits =
+      /spec\.appBackup\.namespace: namespace intruder may not restore AppBackup "(db|ghost)" of namespace app: there is no such AppBackup, or its BackupStorageLocation does not allow restores from app into intruder/;
     await denied(
       w,
       create(appRestore('r', undefined, { appBackup: { name: 'db', namespace: 'app' } }, 'intruder')),
-      /spec\.appBackup\.namespace: BackupStorageLocation "default" does not allow restores from namespace app into namespace intruder/,
+      offLimits,
+      403,
+    );
+    await denied(
+      w,
+      create(appRestore('r', undefined, { appBackup: { name: 'ghost', namespace: 'app' } }, 'intruder')),
+      offLimits,
       403,
     );
     await denied(
