@@ -1,9 +1,9 @@
 // Dispatch of AppBackups and AppRestores: each is driven by one long-running step Job at a time (../shared/app/
 // jobs.ts), resumable from its status. The webhook starts the first attempt once a creation is stored, and starts one
-// when an unfinished AppBackup is deleted (its step cancels and cleans up); the sweep starts the next attempt when
-// the resource still needs its step and no Job of it is running, and after the last attempt writes phase Failed with
-// what the last Job said. Like the rest of the dispatcher, every decision comes from the resource and its Jobs as
-// the cluster shows them.
+// when an unfinished resource is deleted or canceled and no attempt runs (its step cancels and cleans up); the sweep
+// starts the next attempt when the resource still needs its step and no Job of it is running, and after the last
+// attempt writes phase Failed with what the last Job said. Like the rest of the dispatcher, every decision comes from
+// the resource and its Jobs as the cluster shows them.
 import { appBackupFinalizer } from '../shared/app/names.ts';
 import { appStepOf, appTemplateName, buildAppJob, parseAppJobs } from '../shared/app/jobs.ts';
 import type { AppJob, AppResource } from '../shared/app/jobs.ts';
@@ -114,13 +114,17 @@ export async function giveUpApp(deps: AppDeps, r: AppResource, message: string):
   );
 }
 
-/** What a stored change sets off: the first attempt of a new resource, and the step of an unfinished one deleted. */
+/**
+ * What a stored change sets off: the first attempt of a new resource, and the step of an unfinished one deleted or
+ * canceled while none of its attempts runs (a running one sees that itself).
+ */
 export async function appChanged(change: StoredChange, deps: AppDeps): Promise<AppDecision | undefined> {
   const after = change.after as AppResource | undefined;
   if (!after) return undefined;
   const before = change.before as AppResource | undefined;
   const deletionStarted = after.metadata.deletionTimestamp !== undefined && !before?.metadata.deletionTimestamp;
-  if (before && !deletionStarted) return undefined;
+  const cancelStarted = after.spec.cancel === true && before?.spec.cancel !== true;
+  if (before && !deletionStarted && !cancelStarted) return undefined;
   const decision = decideApp(after, await appJobsOf(deps, after.metadata.uid ?? ''), {
     mode: 'admission',
     maxAttempts: appMaxAttempts,

@@ -204,14 +204,14 @@ async function judgeApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps)
 }
 
 /**
- * An AppBackup or AppRestore: checked, and once stored, a creation (or the deletion of an unfinished AppBackup)
- * starts its step Job (./app.ts); the step itself follows every other change.
+ * An AppBackup or AppRestore: checked, and once stored, a creation (or a deletion or cancel of an unfinished one
+ * whose step is not running) starts its step Job (./app.ts); a status write starts nothing.
  */
 async function answerApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps): Promise<AdmissionResponse> {
   const started = Date.now();
   const verdict = await judgedWithin(kind, deps, judgeApp(req, kind, deps));
   if (verdict.denial) return deny(req.uid, verdict.denial);
-  if (!req.subResource && (req.operation === 'CREATE' || req.operation === 'DELETE')) {
+  if (!req.subResource && req.operation !== 'CONNECT') {
     const context = deps.dispatcher.context;
     await follow(req, kind, deps, (change) => appChanged(change, context), 'the sweep will act on it', started);
   }

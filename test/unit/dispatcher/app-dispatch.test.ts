@@ -137,6 +137,23 @@ describe('AppBackup and AppRestore dispatch', () => {
     assert.equal(jobsOf(w, free).length, 0);
   });
 
+  it('a cancel of an unfinished resource whose attempt ended starts its step at once; a running one is left to see it', async () => {
+    const w = appWorld();
+    const ab = await create(w, appBackup('db', 'Uploading'));
+    const canceled = { ...ab, spec: { ...ab.spec, cancel: true } } as AppResource;
+    assert.deepEqual(await appChanged({ before: ab, after: canceled }, deps(w)), {
+      action: 'none',
+      why: `Job ${appJobName(ab.metadata.uid!, 1)} is running`,
+    });
+    failAll(w, ab);
+    assert.deepEqual(await appChanged({ before: ab, after: canceled }, deps(w)), { action: 'run', attempt: 2 });
+    assert.equal(
+      await appChanged({ before: canceled, after: canceled }, deps(w)),
+      undefined,
+      'only the change starts it',
+    );
+  });
+
   it('the sweep keeps the Jobs of AppBackups that exist and removes those of AppBackups that are gone', async () => {
     const w = appWorld();
     const ab = await create(w, appBackup('db', 'Uploading'));

@@ -48,7 +48,7 @@ const hook = obj(
     container: labelName("Container of the pod to run the command in (default: the pod's first container)."),
     command: arr(
       'The command and its arguments, run directly (not through a shell; use ["sh", "-c", "..."] for one). Exit code 0 is success.',
-      str('One argument.', { minLength: 1, maxLength: 4096 }),
+      str('One argument.', { maxLength: 4096 }),
       { minItems: 1, maxItems: maxCommandArgs },
     ),
     timeout: timeout('The command is killed after this long and counts as failed, e.g. 30s or 2m.', '30s'),
