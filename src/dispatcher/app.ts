@@ -15,6 +15,7 @@ import type { Logger } from '../shared/kube/logger.ts';
 import { describe, writeResource } from '../shared/dispatch/status.ts';
 import type { StartResult } from '../shared/dispatch/start.ts';
 import { uidSelector } from '../shared/step-job/contract.ts';
+import type { DispatcherMetrics } from './metrics.ts';
 import type { StoredChange } from './stored.ts';
 
 /** Attempts (Jobs) of an unfinished resource before the sweep gives it up. */
@@ -71,6 +72,7 @@ export interface AppDeps {
   now: () => Date;
   /** name of this process in Events */
   instance: string;
+  metrics?: DispatcherMetrics;
 }
 
 /** The step Jobs of one resource. */
@@ -90,14 +92,18 @@ export async function startAppJob(deps: AppDeps, r: AppResource, attempt: number
       `The Job template CronJob ${namespace}/${template} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
     );
   const job = buildAppJob(cronJob, r, attempt, namespace);
+  const counted = (result: StartResult): StartResult => {
+    deps.metrics?.dispatches.inc({ kind: r.kind, step: appStepOf[r.kind], result });
+    return result;
+  };
   try {
     await kube.create(job);
   } catch (err) {
-    if (isAlreadyExists(err)) return 'exists';
+    if (isAlreadyExists(err)) return counted('exists');
     throw err;
   }
   deps.log.info('step Job created', { resource: describe(r), job: job.metadata.name });
-  return 'created';
+  return counted('created');
 }
 
 /** Phase Failed with the reason, if the resource is still unfinished in the phase the decision saw. */

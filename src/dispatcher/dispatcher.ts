@@ -83,9 +83,12 @@ export class Dispatcher {
   #placing: Promise<unknown> = Promise.resolve();
 
   /** What the dispatcher works with, for the sweep and the dispatch of AppBackups and AppRestores (./app.ts). */
-  get context(): Pick<DispatcherDeps, 'kube' | 'namespace' | 'limits' | 'log'> & { now: () => Date; instance: string } {
-    const { kube, namespace, limits, log, now, instance } = this.#d;
-    return { kube, namespace, limits, log, now, instance };
+  get context(): Pick<DispatcherDeps, 'kube' | 'namespace' | 'limits' | 'log' | 'metrics'> & {
+    now: () => Date;
+    instance: string;
+  } {
+    const { kube, namespace, limits, log, metrics, now, instance } = this.#d;
+    return { kube, namespace, limits, log, metrics, now, instance };
   }
 
   constructor(deps: DispatcherDeps) {

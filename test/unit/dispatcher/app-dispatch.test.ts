@@ -73,6 +73,11 @@ describe('AppBackup and AppRestore dispatch', () => {
     const report = await sweep(w.dispatcher);
     assert.deepEqual(report.dispatched, []);
     assert.equal(jobsOf(w, ab).length, 1);
+    const metrics = await w.metrics.render();
+    assert.match(
+      metrics,
+      /ferry_dispatcher_dispatches_total\{kind="AppBackup",step="app-backup",result="created"\} 1\n/,
+    );
   });
 
   it('the sweep starts a lost first attempt, retries failed ones, and gives up after 5 with the Job message', async () => {
