@@ -1,6 +1,6 @@
 // Every step `ferry-step` runs, by the names in the shared list (src/shared/api/types.ts stepCommands): the five
-// data steps, the two schedule commands and maintenance. Keyed by that list, so a name without a description, or
-// a description without a name, does not compile.
+// data steps, the two schedule commands, maintenance and the AppBackup step. Keyed by that list, so a name without a
+// description, or a description without a name, does not compile.
 import type { StepCommand } from '../shared/api/types.ts';
 import { stepCommands } from '../shared/api/types.ts';
 import { deleteStep } from './data/delete.ts';
@@ -8,6 +8,7 @@ import { exposeStep } from './data/expose.ts';
 import { finalizeStep } from './data/finalize.ts';
 import { snapshotStep } from './data/snapshot.ts';
 import { transferStep } from './data/transfer.ts';
+import { appBackupStep } from './app/command.ts';
 import type { StepDescription } from './description.ts';
 import { maintenanceStep } from './maintenance/command.ts';
 import { scheduleRunStep, scheduleStep } from './schedule/command.ts';
@@ -21,6 +22,7 @@ export const stepTable: Readonly<Record<StepCommand, StepDescription>> = {
   schedule: scheduleStep,
   'schedule-run': scheduleRunStep,
   maintenance: maintenanceStep,
+  'app-backup': appBackupStep,
 };
 
 export function findStep(name: string): StepDescription | undefined {

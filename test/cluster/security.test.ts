@@ -14,7 +14,7 @@ import { KubeError, useCluster } from '../support/cluster.ts';
 import type { TestCluster } from '../support/cluster.ts';
 import { ensureBinaries } from './build.ts';
 import type { KubeObject } from './kube.ts';
-import { ferryImage, podFinished, podObject, podsPath } from './testing.ts';
+import { ferryImage, grantServiceAccount, podFinished, podObject, podsPath, serviceAccountToken } from './testing.ts';
 
 let cluster: TestCluster;
 let ns: string;
@@ -22,36 +22,15 @@ let ns: string;
 before(async () => {
   cluster = await useCluster('security');
   ns = await cluster.namespace();
-  const { kube } = cluster;
-  await kube.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: 'reader' },
-  });
-  await kube.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata: { name: 'read-configmaps' },
-    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
-  });
-  await kube.create(`/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: 'reader' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-configmaps' },
-    subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace: ns }],
-  });
+  await grantServiceAccount(cluster.kube, ns, 'reader', [
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
+  ]);
 });
 after(() => cluster.cleanup());
 
 describe('service accounts and RBAC', () => {
   it('denies a ServiceAccount what its Role does not grant', async () => {
-    const res = await cluster.kube.create(`/api/v1/namespaces/${ns}/serviceaccounts/reader/token`, {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 600 },
-    });
-    const asReader = cluster.kube.withToken(res.status.token);
+    const asReader = cluster.kube.withToken(await serviceAccountToken(cluster.kube, ns, 'reader'));
     try {
       const list = await asReader.get(`/api/v1/namespaces/${ns}/configmaps`);
       assert.ok(Array.isArray(list.items));

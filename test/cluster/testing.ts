@@ -41,6 +41,39 @@ export const snapshotsPath = (ns: string): string =>
   `/apis/snapshot.storage.k8s.io/v1/namespaces/${ns}/volumesnapshots`;
 export const contentsPath = '/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents';
 
+/** A ServiceAccount allowed exactly `rules` in its namespace: a Role and a RoleBinding named after it. */
+export async function grantServiceAccount(kube: Kube, ns: string, name: string, rules: KubeObject[]): Promise<void> {
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
+  await kube.create(`/api/v1/namespaces/${ns}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name },
+  });
+  await kube.create(`${rbac}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name },
+    rules,
+  });
+  await kube.create(`${rbac}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+  });
+}
+
+/** A short-lived token of the ServiceAccount (TokenRequest), to act as it. */
+export async function serviceAccountToken(kube: Kube, ns: string, name: string): Promise<string> {
+  const res = await kube.create(`/api/v1/namespaces/${ns}/serviceaccounts/${name}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 600 },
+  });
+  return res.status.token;
+}
+
 /** Waits for the pod to reach a terminal phase and returns it. */
 export function podFinished(kube: Kube, ns: string, name: string, timeoutMs = 90_000): Promise<KubeObject> {
   return kube.waitFor(

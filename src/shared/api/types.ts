@@ -19,7 +19,14 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }[];
 }
 
 /** Kubernetes' standard condition (metav1.Condition). */
@@ -175,7 +182,7 @@ export function isStepName(text: string): text is StepName {
  * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
  * scheduled run, and a storage location's maintenance (a CronJob per location).
  */
-export const stepCommands = [...stepNames, 'schedule', 'schedule-run', 'maintenance'] as const;
+export const stepCommands = [...stepNames, 'schedule', 'schedule-run', 'maintenance', 'app-backup'] as const;
 
 export type StepCommand = (typeof stepCommands)[number];
 
