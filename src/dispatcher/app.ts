@@ -46,17 +46,20 @@ function giveUpMessage(r: AppResource, own: readonly AppJob[]): string {
 export function decideApp(r: AppResource, jobs: readonly AppJob[], opts: AppDecideOptions): AppDecision {
   const phase = r.status?.phase ?? 'New';
   const deleting = r.metadata.deletionTimestamp !== undefined;
-  // an AppBackup's finalizer means its step still owes post hooks, cancels or clean-up, whatever its phase says
+  const terminal = isAppTerminal(r.kind, phase);
+  // an AppBackup's finalizer means its step still owes something, whatever its phase says: post hooks (after the
+  // sweep gave it up between the hooks), cancels or clean-up; the step removes it last
   const held = r.kind === 'AppBackup' && (r.metadata.finalizers ?? []).includes(appBackupFinalizer);
-  if (isAppTerminal(r.kind, phase) && !(deleting && held)) return { action: 'none', why: `phase ${phase} is final` };
+  if (terminal && !held) return { action: 'none', why: `phase ${phase} is final` };
   const own = jobs.filter((j) => j.uid === r.metadata.uid);
   const active = own.find((j) => j.state === 'active');
   if (active) return { action: 'none', why: `Job ${active.name} is running` };
   const last = own[own.length - 1];
   if (last?.finishedAt !== undefined && opts.now - last.finishedAt < settleMs)
     return { action: 'none', why: `Job ${last.name} has just finished` };
-  // a deletion is retried for ever, as the delete step of a DataUpload is: giving up would leave it stuck
-  if (!deleting && own.length >= opts.maxAttempts) {
+  // a deletion or the clean-up of a finished one is retried for ever, as the delete step of a DataUpload is: giving
+  // up would leave it stuck, or the application quiesced
+  if (!deleting && !terminal && own.length >= opts.maxAttempts) {
     return opts.mode === 'sweep'
       ? { action: 'fail', message: giveUpMessage(r, own) }
       : { action: 'none', why: `${own.length} attempts failed; the sweep gives it up` };
