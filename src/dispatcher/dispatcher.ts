@@ -82,9 +82,13 @@ export class Dispatcher {
   readonly #velero: VeleroBridge | undefined;
   #placing: Promise<unknown> = Promise.resolve();
 
-  /** What the dispatcher works with, for the sweep. */
-  get context(): Pick<DispatcherDeps, 'kube' | 'namespace' | 'limits'> & { now: () => Date } {
-    return { kube: this.#d.kube, namespace: this.#d.namespace, limits: this.#d.limits, now: this.#d.now };
+  /** What the dispatcher works with, for the sweep and the dispatch of AppBackups and AppRestores (./app.ts). */
+  get context(): Pick<DispatcherDeps, 'kube' | 'namespace' | 'limits' | 'log' | 'metrics'> & {
+    now: () => Date;
+    instance: string;
+  } {
+    const { kube, namespace, limits, log, metrics, now, instance } = this.#d;
+    return { kube, namespace, limits, log, metrics, now, instance };
   }
 
   constructor(deps: DispatcherDeps) {

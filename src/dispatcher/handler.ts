@@ -24,6 +24,10 @@ import { isMirror } from '../shared/velero/mirror.ts';
 import { veleroGroup } from '../shared/velero/types.ts';
 import type { VeleroObject } from '../shared/velero/types.ts';
 import type { StoredChange, StoredChanges } from './stored.ts';
+import type { AppKind } from '../shared/api/app.ts';
+import type { AppResource } from '../shared/app/jobs.ts';
+import { appChanged } from './app.ts';
+import { checkAppCreate, checkAppUpdate, isAppKind } from './app-rules.ts';
 
 export interface HandlerDeps {
   kube: Kube;
@@ -172,18 +176,10 @@ async function answerVelero(req: AdmissionRequest, deps: HandlerDeps): Promise<A
   return allow(req.uid);
 }
 
-async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
-  const kind = req.kind.kind;
-  if (req.kind.group === veleroGroup) return answerVelero(req, deps);
-  if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
-  if (req.kind.group === group && kind === 'BackupStorageLocation') return answerLocation(req, deps);
-  if (req.kind.group !== group || !kinds.includes(kind)) {
-    return allow(req.uid, [`ferry's dispatcher does not validate ${req.kind.group}/${kind}; check the webhook rules`]);
-  }
-  const started = Date.now();
-  let verdict: Verdict;
+/** The verdict of `judging`, or a denial saying why there is none within the budget. */
+async function judgedWithin(kind: string, deps: HandlerDeps, judging: Promise<Verdict>): Promise<Verdict> {
   try {
-    verdict = await within(judge(req, kind as ResourceKind, deps), deps.budgetMs);
+    return await within(judging, deps.budgetMs);
   } catch (err) {
     const why =
       err instanceof OutOfTime
@@ -191,12 +187,48 @@ async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<Admissi
         : err instanceof Error
           ? err.message
           : String(err);
-    return deny(req.uid, {
-      code: 422,
-      reason: 'Invalid',
-      message: `ferry could not check this ${kind} (${why}); try again`,
-    });
+    return {
+      denial: { code: 422, reason: 'Invalid', message: `ferry could not check this ${kind} (${why}); try again` },
+    };
   }
+}
+
+async function judgeApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps): Promise<Verdict> {
+  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return {};
+  const resource = asResource<AppResource>(kind, req.object);
+  if (isDenial(resource)) return { denial: resource };
+  if (req.operation === 'CREATE') return { denial: await checkAppCreate(deps.kube, deps.namespace, resource) };
+  const old = asResource<AppResource>(kind, req.oldObject);
+  if (isDenial(old)) return { denial: invalid(`oldObject: ${old.message}`) };
+  return { denial: checkAppUpdate(old, resource, req.subResource) };
+}
+
+/**
+ * An AppBackup or AppRestore: checked, and once stored, a creation (or a deletion or cancel of an unfinished one
+ * whose step is not running) starts its step Job (./app.ts); a status write starts nothing.
+ */
+async function answerApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps): Promise<AdmissionResponse> {
+  const started = Date.now();
+  const verdict = await judgedWithin(kind, deps, judgeApp(req, kind, deps));
+  if (verdict.denial) return deny(req.uid, verdict.denial);
+  if (!req.subResource && req.operation !== 'CONNECT') {
+    const context = deps.dispatcher.context;
+    await follow(req, kind, deps, (change) => appChanged(change, context), 'the sweep will act on it', started);
+  }
+  return allow(req.uid);
+}
+
+async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
+  const kind = req.kind.kind;
+  if (req.kind.group === veleroGroup) return answerVelero(req, deps);
+  if (req.kind.group === group && isAppKind(kind)) return answerApp(req, kind, deps);
+  if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
+  if (req.kind.group === group && kind === 'BackupStorageLocation') return answerLocation(req, deps);
+  if (req.kind.group !== group || !kinds.includes(kind)) {
+    return allow(req.uid, [`ferry's dispatcher does not validate ${req.kind.group}/${kind}; check the webhook rules`]);
+  }
+  const started = Date.now();
+  const verdict = await judgedWithin(kind, deps, judge(req, kind as ResourceKind, deps));
   if (verdict.denial) return deny(req.uid, verdict.denial);
   if (verdict.follow) {
     const act = async ({ before, after }: StoredChange): Promise<void> => {

@@ -4,30 +4,39 @@
 import { isDeepStrictEqual } from 'node:util';
 import { terminalPhases } from '../shared/api/phases.ts';
 import { issueText, validateFields } from '../shared/api/schemas.ts';
-import type { FerryResource, ResourceKind } from '../shared/api/types.ts';
+import type { DescribedKind } from '../shared/api/fields.ts';
+import type { FerryResource, ObjectMeta } from '../shared/api/types.ts';
 import { invalid } from './admission.ts';
 import type { Denial } from './admission.ts';
 
-function fieldDenial(kind: ResourceKind, part: 'spec' | 'status', value: unknown): Denial | undefined {
+/** What the rules read of any of ferry's kinds that has a spec fixed at creation and a status with phases. */
+export interface Checked {
+  kind: DescribedKind;
+  metadata: ObjectMeta;
+  spec: unknown;
+  status?: { phase?: string };
+}
+
+export function fieldDenial(kind: DescribedKind, part: 'spec' | 'status', value: unknown): Denial | undefined {
   const issues = validateFields(kind, part, value);
   return issues.length ? invalid(issues.map(issueText).join('; ')) : undefined;
 }
 
 /** The object as a resource of `kind`, or a denial when it is not even shaped like one. */
-export function asResource(kind: ResourceKind, obj: unknown): FerryResource | Denial {
+export function asResource<T extends Checked = FerryResource>(kind: DescribedKind, obj: unknown): T | Denial {
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return invalid(`the ${kind} is not a JSON object`);
   const metadata = (obj as { metadata?: unknown }).metadata;
   if (typeof metadata !== 'object' || metadata === null || typeof (metadata as { name?: unknown }).name !== 'string') {
     return invalid('metadata.name: is required');
   }
-  return obj as FerryResource;
+  return obj as T;
 }
 
 export function isDenial(x: unknown): x is Denial {
   return typeof x === 'object' && x !== null && 'code' in x && 'reason' in x && 'message' in x;
 }
 
-export function checkCreate(resource: FerryResource): Denial | undefined {
+export function checkCreate(resource: Checked): Denial | undefined {
   return fieldDenial(resource.kind, 'spec', resource.spec);
 }
 
@@ -37,7 +46,7 @@ function fixedPart(spec: unknown): Record<string, unknown> {
   return rest;
 }
 
-export function checkSpecUpdate(old: FerryResource, next: FerryResource): Denial | undefined {
+export function checkSpecUpdate(old: Checked, next: Checked): Denial | undefined {
   const fields = fieldDenial(next.kind, 'spec', next.spec);
   if (fields) return fields;
   const before = fixedPart(old.spec);
@@ -50,16 +59,22 @@ export function checkSpecUpdate(old: FerryResource, next: FerryResource): Denial
       `${changed.map((k) => `spec.${k}`).join(', ')}: cannot change after creation; only spec.cancel may be set (create a new ${next.kind} instead)`,
     );
   }
-  if (old.spec.cancel === true && next.spec.cancel !== true) return invalid('spec.cancel: cannot be unset once set');
+  const canceled = (spec: unknown): boolean => (spec as { cancel?: unknown } | undefined)?.cancel === true;
+  if (canceled(old.spec) && !canceled(next.spec)) return invalid('spec.cancel: cannot be unset once set');
   return undefined;
 }
 
-export function checkStatusUpdate(old: FerryResource, next: FerryResource): Denial | undefined {
+/** `final`: the kind's phases that end its life (a DataUpload's and DataDownload's by default). */
+export function checkStatusUpdate(
+  old: Checked,
+  next: Checked,
+  final: readonly string[] = terminalPhases,
+): Denial | undefined {
   const fields = fieldDenial(next.kind, 'status', next.status);
   if (fields) return fields;
   const from = old.status?.phase;
   const to = next.status?.phase;
-  if (from && terminalPhases.includes(from) && to !== from) {
+  if (from && final.includes(from) && to !== from) {
     return invalid(`status.phase: cannot change from ${from}, which is final, to ${to ?? 'nothing'}`);
   }
   return undefined;

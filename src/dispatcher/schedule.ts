@@ -17,8 +17,9 @@ import {
   scheduleLabels,
   scheduleSelector,
 } from '../shared/schedule/names.ts';
-import { selectsSomething } from '../shared/schedule/selector.ts';
+import { expressionProblems, selectsSomething } from '../shared/schedule/selector.ts';
 import { timeZoneProblem } from '../shared/schedule/zone.ts';
+import { hooksProblems } from './app-rules.ts';
 import { invalid } from './admission.ts';
 import type { Denial } from './admission.ts';
 import { labels as resourceLabels, resourceAnnotation, stepContainer } from '../shared/step-job/contract.ts';
@@ -35,14 +36,8 @@ function meaningProblems(spec: BackupSchedule['spec']): string[] {
   if (zone) problems.push(`spec.timeZone: ${zone}`);
   if (!spec.pvcs?.length && !selectsSomething(spec.selector))
     problems.push('spec: name PVCs in spec.pvcs or select them with spec.selector (or both)');
-  for (const [i, e] of (spec.selector?.matchExpressions ?? []).entries()) {
-    const wantsValues = e.operator === 'In' || e.operator === 'NotIn';
-    if (wantsValues !== Boolean(e.values?.length)) {
-      problems.push(
-        `spec.selector.matchExpressions[${i}].values: ${wantsValues ? `must not be empty for ${e.operator}` : `must be empty for ${e.operator}`}`,
-      );
-    }
-  }
+  problems.push(...expressionProblems(spec.selector, 'spec.selector'));
+  problems.push(...hooksProblems(spec.appBackup?.hooks, 'spec.appBackup.hooks'));
   return problems;
 }
 

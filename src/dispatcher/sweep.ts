@@ -1,8 +1,9 @@
 // The sweep: one pass over every DataUpload and DataDownload that starts any step whose Job is missing, retries a
 // failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
-// resources on, removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles,
-// deletes expired DataUploads (./expiry.ts), and when ferry is Velero's data mover, does what a lost call left
-// undone on either side of the bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
+// resources on, does the same for AppBackups and AppRestores (./app.ts), removes what deleted resources left in
+// ferry's namespace, starts lost BackupSchedule reconciles, deletes expired DataUploads and AppBackups
+// (./expiry.ts), and when ferry is Velero's data mover, does what a lost call left undone on either side of the
+// bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
 // (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
 import { labels } from '../shared/step-job/contract.ts';
 import type { StepName } from '../shared/api/types.ts';
@@ -13,8 +14,9 @@ import { decide } from '../shared/dispatch/decide.ts';
 import { describe, type Resource } from '../shared/dispatch/status.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { limited } from './limits.ts';
-import { expireUploads } from './expiry.ts';
+import { expireAppBackups, expireUploads } from './expiry.ts';
 import { sweepSchedules } from './schedule.ts';
+import { sweepApps } from './app.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 
 export interface SweepReport {
@@ -65,23 +67,34 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
     report.dispatched.push(...placed.started.map((s) => `${s}: transfer`));
     report.waiting.push(...placed.waiting);
   }
-  report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, resources, report)));
+  const apps = await sweepApps(dispatcher.context, jobObjects).catch((err) => {
+    report.errors.push(`AppBackups and AppRestores: ${message(err)}`);
+  });
+  if (apps) {
+    report.dispatched.push(...apps.dispatched);
+    report.failed.push(...apps.failed);
+    report.errors.push(...apps.errors);
+    // without the list of AppBackups and AppRestores, their Jobs could not be told from orphans
+    report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, [...resources, ...apps.resources], report)));
+  }
   if (dispatcher.velero)
     report.errors.push(...(await dispatcher.velero.sweep(resources).catch((err) => [`Velero: ${message(err)}`])));
   await sweepSchedulesAndExpiry(dispatcher, report);
   return report;
 }
 
-/** Schedules whose new generation got no reconcile Job, and DataUploads past their spec.expire. */
+/** Schedules whose new generation got no reconcile Job, and DataUploads and AppBackups past their spec.expire. */
 async function sweepSchedulesAndExpiry(dispatcher: Dispatcher, report: SweepReport): Promise<void> {
   const { kube, namespace, now } = dispatcher.context;
   try {
     const schedules = await sweepSchedules({ kube, namespace });
     report.dispatched.push(...schedules.started.map((s) => `${s}: schedule reconcile`));
     report.errors.push(...schedules.errors);
-    const expired = await expireUploads(kube, now().getTime());
-    report.deleted.push(...expired.deleted);
-    report.errors.push(...expired.errors);
+    for (const expire of [expireUploads, expireAppBackups]) {
+      const expired = await expire(kube, now().getTime());
+      report.deleted.push(...expired.deleted);
+      report.errors.push(...expired.errors);
+    }
   } catch (err) {
     report.errors.push(`schedules and expiry: ${message(err)}`);
   }
@@ -112,7 +125,7 @@ async function runOrRefused(
 async function removeOrphans(
   dispatcher: Dispatcher,
   jobs: KubeObject[],
-  resources: Resource[],
+  resources: readonly KubeObject[],
   report: SweepReport,
 ): Promise<string[]> {
   const { kube, namespace, now } = dispatcher.context;

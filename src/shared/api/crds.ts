@@ -4,7 +4,8 @@ import { fieldsOf } from './fields.ts';
 import type { DescribedKind } from './fields.ts';
 import { openAPISchema } from './openapi.ts';
 import type { OpenAPISchema } from './openapi.ts';
-import { group, plurals, version } from './types.ts';
+import { appPlurals } from './app.ts';
+import { group, plurals as transferPlurals, version } from './types.ts';
 import { toYaml } from './yaml.ts';
 
 interface PrinterColumn {
@@ -23,6 +24,8 @@ interface KindInfo {
   columns: PrinterColumn[];
 }
 
+const plurals: Record<DescribedKind, string> = { ...transferPlurals, ...appPlurals };
+
 const age: PrinterColumn = {
   name: 'Age',
   type: 'date',
@@ -30,8 +33,30 @@ const age: PrinterColumn = {
   description: 'Time since creation.',
 };
 
+const phaseColumn: PrinterColumn = {
+  name: 'Phase',
+  type: 'string',
+  jsonPath: '.status.phase',
+  description: 'Where the resource is in its life.',
+};
+
+const messageColumn: PrinterColumn = {
+  name: 'Message',
+  type: 'string',
+  jsonPath: '.status.message',
+  description: 'Last transition or failure.',
+  priority: 1,
+};
+
+const volumesColumn: PrinterColumn = {
+  name: 'Volumes',
+  type: 'string',
+  jsonPath: '.status.volumesDone',
+  description: 'Volumes finished of all.',
+};
+
 const transferColumns = (where: PrinterColumn): PrinterColumn[] => [
-  { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Where the resource is in its life.' },
+  phaseColumn,
   {
     name: 'Progress%',
     type: 'integer',
@@ -53,13 +78,7 @@ const transferColumns = (where: PrinterColumn): PrinterColumn[] => [
   },
   where,
   { name: 'Node', type: 'string', jsonPath: '.status.node', description: 'Node moving the data.', priority: 1 },
-  {
-    name: 'Message',
-    type: 'string',
-    jsonPath: '.status.message',
-    description: 'Last transition or failure.',
-    priority: 1,
-  },
+  messageColumn,
   age,
 ];
 
@@ -179,6 +198,47 @@ const kinds: Record<DescribedKind, KindInfo> = {
       age,
     ],
   },
+  AppBackup: {
+    scope: 'Namespaced',
+    singular: 'appbackup',
+    // not `backup`/`restore` nor Velero's short names: kubectl keeps finding Velero's kinds by those
+    shortNames: ['ab'],
+    description:
+      "A backup of an application's volumes at one instant: pre hooks, one group snapshot of all its PVCs, post hooks, then one DataUpload per volume. Deleting it deletes its DataUploads and their data.",
+    columns: [
+      phaseColumn,
+      volumesColumn,
+      { name: 'Bytes', type: 'integer', jsonPath: '.status.bytesDone', description: 'Bytes moved so far.' },
+      {
+        name: 'Consistency',
+        type: 'string',
+        jsonPath: '.status.consistency',
+        description: 'Group (one instant for all volumes) or PerVolume.',
+      },
+      {
+        name: 'Location',
+        type: 'string',
+        jsonPath: '.spec.backupStorageLocation',
+        description: 'BackupStorageLocation used.',
+      },
+      messageColumn,
+      age,
+    ],
+  },
+  AppRestore: {
+    scope: 'Namespaced',
+    singular: 'apprestore',
+    shortNames: ['ar'],
+    description:
+      'A restore of the volumes of an AppBackup into this namespace, one DataDownload per volume; Completed only when every volume is.',
+    columns: [
+      phaseColumn,
+      volumesColumn,
+      { name: 'Backup', type: 'string', jsonPath: '.spec.appBackup.name', description: 'AppBackup restored.' },
+      messageColumn,
+      age,
+    ],
+  },
 };
 
 /** The whole object's schema: spec and status from the descriptions, around Kubernetes' own fields. */
@@ -235,13 +295,18 @@ export function customResourceDefinition(kind: DescribedKind): Record<string, un
 
 export const describedKinds = Object.keys(kinds) as DescribedKind[];
 
+/** The file in deploy/crds/ holding the CRD of `kind`. */
+export function crdFileName(kind: DescribedKind): string {
+  return `${group}_${plurals[kind]}.yaml`;
+}
+
 /** deploy/crds/<file>: the rendered YAML of each CRD, keyed by file name. */
 export function crdFiles(): Map<string, string> {
   const files = new Map<string, string>();
   for (const kind of describedKinds) {
     const header =
       '# Generated from src/shared/api/fields.ts by scripts/generate-crds.ts; edit the description there, not this file.\n';
-    files.set(`${group}_${plurals[kind]}.yaml`, header + toYaml(customResourceDefinition(kind)));
+    files.set(crdFileName(kind), header + toYaml(customResourceDefinition(kind)));
   }
   return files;
 }

@@ -1,11 +1,12 @@
 // ferry's API (ferry.dev/v1alpha1) described once: every field, what it allows and what it means. The CRDs in
 // deploy/crds/ (through ./openapi.ts and ./crds.ts) and the dispatcher's valibot schemas (./schemas.ts) are both
 // made from these descriptions, so the cluster and the dispatcher cannot disagree about what is valid.
-// The shapes are those of ./types.ts; a test checks that typed fixtures pass these descriptions.
+// The shapes are those of ./types.ts and ./app.ts; a test checks that typed fixtures pass these descriptions.
 import type { ObjectField } from './field.ts';
 import { backupStorageLocationSpec, backupStorageLocationStatus } from './fields/location.ts';
 import { dataDownloadSpec, dataDownloadStatus, dataUploadSpec, dataUploadStatus } from './fields/transfer.ts';
 import { backupScheduleSpec, backupScheduleStatus } from './fields/schedule.ts';
+import { appBackupSpec, appBackupStatus, appRestoreSpec, appRestoreStatus } from './fields/app.ts';
 
 export interface KindFields {
   spec: ObjectField;
@@ -17,6 +18,8 @@ export const fieldsOf = {
   DataUpload: { spec: dataUploadSpec, status: dataUploadStatus },
   DataDownload: { spec: dataDownloadSpec, status: dataDownloadStatus },
   BackupSchedule: { spec: backupScheduleSpec, status: backupScheduleStatus },
+  AppBackup: { spec: appBackupSpec, status: appBackupStatus },
+  AppRestore: { spec: appRestoreSpec, status: appRestoreStatus },
 } satisfies Record<string, KindFields>;
 
 export type DescribedKind = keyof typeof fieldsOf;

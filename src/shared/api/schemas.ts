@@ -141,18 +141,13 @@ export function fieldSchema(field: Field): Schema {
   }
 }
 
-export const schemas: Record<DescribedKind, { spec: Schema; status: Schema }> = {
-  BackupStorageLocation: {
-    spec: fieldSchema(fieldsOf.BackupStorageLocation.spec),
-    status: fieldSchema(fieldsOf.BackupStorageLocation.status),
-  },
-  DataUpload: { spec: fieldSchema(fieldsOf.DataUpload.spec), status: fieldSchema(fieldsOf.DataUpload.status) },
-  DataDownload: { spec: fieldSchema(fieldsOf.DataDownload.spec), status: fieldSchema(fieldsOf.DataDownload.status) },
-  BackupSchedule: {
-    spec: fieldSchema(fieldsOf.BackupSchedule.spec),
-    status: fieldSchema(fieldsOf.BackupSchedule.status),
-  },
-};
+function kindSchemas(kind: DescribedKind): { spec: Schema; status: Schema } {
+  return { spec: fieldSchema(fieldsOf[kind].spec), status: fieldSchema(fieldsOf[kind].status) };
+}
+
+export const schemas = Object.fromEntries(
+  (Object.keys(fieldsOf) as DescribedKind[]).map((kind) => [kind, kindSchemas(kind)]),
+) as Record<DescribedKind, { spec: Schema; status: Schema }>;
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -5,6 +5,7 @@ import type { FerryResource } from '../api/types.ts';
 import { emitEvent, type EventInput } from '../kube/events.ts';
 import type { Kube, KubeObject } from '../kube/kube.ts';
 import type { Logger } from '../kube/logger.ts';
+import type { KindName } from '../kube/resources.ts';
 import { updateStatus } from '../kube/status.ts';
 import { cancelReason } from './decide.ts';
 import { isOurs } from '../step-job/contract.ts';
@@ -18,18 +19,18 @@ export interface StatusWriter {
   instance: string;
 }
 
-export function describe(r: FerryResource): string {
+export function describe(r: { kind: string; metadata: { name: string; namespace?: string } }): string {
   return `${r.kind} ${r.metadata.namespace}/${r.metadata.name}`;
 }
 
 /** `change` returns false when the fresh resource needs no write (and no Event). */
-export async function writeResource(
+export async function writeResource<T extends KubeObject & { kind: KindName }>(
   w: StatusWriter,
-  resource: Resource,
-  change: (fresh: Resource) => boolean | void,
+  resource: T,
+  change: (fresh: T) => boolean | void,
   event?: EventInput,
 ): Promise<void> {
-  const fresh = await w.kube.get<Resource>({
+  const fresh = await w.kube.get<T>({
     kind: resource.kind,
     namespace: resource.metadata.namespace ?? '',
     name: resource.metadata.name,

@@ -23,3 +23,17 @@ export function matchesSelector(selector: LabelSelector, labels: Record<string, 
 export function selectsSomething(selector: LabelSelector | undefined): selector is LabelSelector {
   return Boolean(selector && (Object.keys(selector.matchLabels ?? {}).length || selector.matchExpressions?.length));
 }
+
+/** Requirements whose values do not fit their operator (In and NotIn need values, Exists and DoesNotExist take none). */
+export function expressionProblems(selector: LabelSelector | undefined, path: string): string[] {
+  const problems: string[] = [];
+  for (const [i, e] of (selector?.matchExpressions ?? []).entries()) {
+    const wantsValues = e.operator === 'In' || e.operator === 'NotIn';
+    if (wantsValues !== Boolean(e.values?.length)) {
+      problems.push(
+        `${path}.matchExpressions[${i}].values: ${wantsValues ? `must not be empty for ${e.operator}` : `must be empty for ${e.operator}`}`,
+      );
+    }
+  }
+  return problems;
+}

@@ -46,7 +46,7 @@ export interface JobRequest {
   secrets?: string[];
 }
 
-interface Container {
+export interface Container {
   name: string;
   args?: string[];
   env?: { name: string; value?: string }[];
@@ -54,7 +54,7 @@ interface Container {
   volumeDevices?: { name: string; devicePath: string }[];
 }
 
-interface PodSpec {
+export interface PodSpec {
   containers: Container[];
   volumes?: Record<string, unknown>[];
   nodeSelector?: Record<string, string>;
@@ -88,33 +88,63 @@ function addVolume(pod: PodSpec, container: Container, volume: ExposedVolume): v
     ];
 }
 
-export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
-  const { resource, step, attempt } = req;
+/** What every step Job carries: its name, its step's arguments and attempt, the labels and the resource annotation. */
+export interface StepJobParts {
+  name: string;
+  namespace: string;
+  args: string[];
+  attempt: number;
+  /** on the Job and its pods */
+  labels: Record<string, string>;
+  /** the resource annotation's value */
+  resource: string;
+}
+
+/**
+ * The Job from its template CronJob, and its pod and step container to add to (they are the Job's own, so what is
+ * added shows in the Job).
+ */
+export function stepJobFromTemplate(
+  cronJob: KubeObject,
+  parts: StepJobParts,
+): { job: KubeObject; pod: PodSpec; container: Container } {
   const template = jobTemplateOf(cronJob);
-  const name = jobName(resource.kind, resource.metadata.uid ?? '', step, attempt);
-  const ours = stepJobLabels(resource, step, attempt);
   const pod = template.spec.template.spec;
   const container = pod.containers.find((c) => c.name === stepContainer);
   if (!container) throw new Error(`CronJob ${cronJob.metadata.name} has no container named "${stepContainer}".`);
-  container.args = [step, resourceRef(resource)];
+  container.args = parts.args;
   container.env = [
     ...(container.env ?? []).filter((e) => e.name !== stepEnv.attempt),
-    { name: stepEnv.attempt, value: String(attempt) },
+    { name: stepEnv.attempt, value: String(parts.attempt) },
   ];
-  if (req.volume) addVolume(pod, container, req.volume);
-  if (req.secrets?.length) mountSecrets(pod, container, req.secrets);
-  if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };
   const podMeta = template.spec.template.metadata ?? {};
-  template.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...ours } };
-  return {
+  template.spec.template.metadata = { ...podMeta, labels: { ...podMeta.labels, ...parts.labels } };
+  const job: KubeObject = {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: {
-      name,
-      namespace: req.namespace,
-      labels: { ...template.metadata?.labels, ...ours },
-      annotations: { ...template.metadata?.annotations, [resourceAnnotation]: resourceRef(resource) },
+      name: parts.name,
+      namespace: parts.namespace,
+      labels: { ...template.metadata?.labels, ...parts.labels },
+      annotations: { ...template.metadata?.annotations, [resourceAnnotation]: parts.resource },
     },
     spec: template.spec,
   };
+  return { job, pod, container };
+}
+
+export function buildJob(cronJob: KubeObject, req: JobRequest): KubeObject {
+  const { resource, step, attempt } = req;
+  const { job, pod, container } = stepJobFromTemplate(cronJob, {
+    name: jobName(resource.kind, resource.metadata.uid ?? '', step, attempt),
+    namespace: req.namespace,
+    args: [step, resourceRef(resource)],
+    attempt,
+    labels: stepJobLabels(resource, step, attempt),
+    resource: resourceRef(resource),
+  });
+  if (req.volume) addVolume(pod, container, req.volume);
+  if (req.secrets?.length) mountSecrets(pod, container, req.secrets);
+  if (req.node) pod.nodeSelector = { ...pod.nodeSelector, [hostnameLabel]: req.node };
+  return job;
 }

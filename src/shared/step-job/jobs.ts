@@ -21,12 +21,13 @@ export interface StepJob {
   node?: string;
 }
 
-interface JobStatus {
+export interface JobStatus {
   conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
   completionTime?: string;
 }
 
-function finished(status: JobStatus | undefined): { state: JobState; at?: string; message?: string } {
+/** Whether a Job runs, succeeded or failed, from its status conditions; when it ended and why it failed. */
+export function jobState(status: JobStatus | undefined): { state: JobState; at?: string; message?: string } {
   for (const c of status?.conditions ?? []) {
     if (c.status !== 'True') continue;
     if (c.type === 'Complete') return { state: 'succeeded', at: status?.completionTime ?? c.lastTransitionTime };
@@ -42,7 +43,7 @@ export function stepJob(job: KubeObject): StepJob | undefined {
   const step = l[labels.step];
   const attempt = Number(l[labels.attempt]);
   if (!step || !isStepName(step) || !Number.isInteger(attempt) || attempt < 1 || !l[labels.uid]) return undefined;
-  const done = finished(job.status as JobStatus | undefined);
+  const done = jobState(job.status as JobStatus | undefined);
   const node = (job.spec as { template?: { spec?: { nodeSelector?: Record<string, string> } } } | undefined)?.template
     ?.spec?.nodeSelector?.[hostnameLabel];
   return {

@@ -5,11 +5,16 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { crdFiles, customResourceDefinition, describedKinds, resourceSchema } from '../../../src/shared/api/crds.ts';
+import {
+  crdFileName,
+  crdFiles,
+  customResourceDefinition,
+  describedKinds,
+  resourceSchema,
+} from '../../../src/shared/api/crds.ts';
 import type { DescribedKind } from '../../../src/shared/api/fields.ts';
 import { validateFields } from '../../../src/shared/api/schemas.ts';
-import { group, plurals } from '../../../src/shared/api/types.ts';
-import { fullDownload, fullLocation, fullSchedule, fullUpload } from './fixtures.ts';
+import { fullAppBackup, fullAppRestore, fullDownload, fullLocation, fullSchedule, fullUpload } from './fixtures.ts';
 
 const crdDir = join(import.meta.dirname, '..', '..', '..', 'deploy', 'crds');
 
@@ -37,6 +42,8 @@ const fixtures: Record<DescribedKind, { spec: unknown; status?: unknown }> = {
   DataUpload: fullUpload,
   DataDownload: fullDownload,
   BackupSchedule: fullSchedule,
+  AppBackup: fullAppBackup,
+  AppRestore: fullAppRestore,
 };
 
 describe('deploy/crds', () => {
@@ -51,7 +58,7 @@ describe('deploy/crds', () => {
 
   it('reads back as the objects it was written from', async () => {
     for (const kind of describedKinds) {
-      const text = await readFile(join(crdDir, `${group}_${plurals[kind]}.yaml`), 'utf8');
+      const text = await readFile(join(crdDir, crdFileName(kind)), 'utf8');
       assert.deepEqual(yaml.load(text), customResourceDefinition(kind));
     }
   });
@@ -96,3 +103,48 @@ for (const kind of describedKinds) {
     });
   });
 }
+
+describe('the application kinds under kubectl', () => {
+  // every name and short name of Velero's kinds (velero.io v1 and v2alpha1) and of kubectl's built-in kinds that
+  // come close: an AppBackup must never answer for `kubectl get backup` or `kubectl get bsl`
+  const taken = [
+    'backup',
+    'backups',
+    'restore',
+    'restores',
+    'schedule',
+    'schedules',
+    'bsl',
+    'vsl',
+    'backupstoragelocation',
+    'volumesnapshotlocation',
+    'podvolumebackup',
+    'podvolumerestore',
+    'backuprepository',
+    'dataupload',
+    'datadownload',
+    'du',
+    'dd',
+    'bs',
+    'apiservice',
+    'ae',
+  ];
+
+  for (const [kind, short, columns] of [
+    ['AppBackup', 'ab', ['Phase', 'Volumes', 'Bytes', 'Consistency', 'Location', 'Age']],
+    ['AppRestore', 'ar', ['Phase', 'Volumes', 'Backup', 'Age']],
+  ] as const) {
+    it(`${kind}: short name ${short}, no name Velero or ferry's other kinds use, and its columns`, () => {
+      const crd = customResourceDefinition(kind) as any;
+      const names = crd.spec.names;
+      assert.deepEqual(names.shortNames, [short]);
+      for (const name of [names.plural, names.singular, ...names.shortNames])
+        assert.ok(!taken.includes(name), `${name} is taken`);
+      const shown = crd.spec.versions[0].additionalPrinterColumns
+        .filter((c: any) => !c.priority)
+        .map((c: any) => c.name);
+      assert.deepEqual(shown, columns);
+      assert.deepEqual(crd.spec.versions[0].subresources, { status: {} });
+    });
+  }
+});

@@ -1,5 +1,6 @@
 // Resources with every field set, typed by src/shared/api/types.ts: the type checker refuses a field the types do
 // not have, and a test refuses a described field these objects lack, so types.ts and fields.ts describe one API.
+import type { AppBackup, AppBackupHooks, AppRestore } from '../../../src/shared/api/app.ts';
 import type {
   BackupSchedule,
   BackupStorageLocation,
@@ -153,6 +154,35 @@ export const fullDownload: DataDownload = {
   status: { ...common, phase: 'InProgress', snapshotID: id },
 };
 
+const hooks: AppBackupHooks = {
+  pre: [
+    {
+      name: 'flush',
+      selector: {
+        matchLabels: { app: 'db' },
+        matchExpressions: [{ key: 'role', operator: 'In', values: ['primary'] }],
+      },
+      container: 'postgres',
+      command: ['psql', '-c', 'CHECKPOINT'],
+      timeout: '30s',
+      onError: 'Fail',
+    },
+  ],
+  post: [
+    {
+      name: 'resume',
+      selector: {
+        matchLabels: { app: 'db' },
+        matchExpressions: [{ key: 'role', operator: 'NotIn', values: ['replica'] }],
+      },
+      container: 'postgres',
+      command: ['true'],
+      timeout: '1m',
+      onError: 'Continue',
+    },
+  ],
+};
+
 export const fullSchedule: BackupSchedule = {
   apiVersion: 'ferry.dev/v1alpha1',
   kind: 'BackupSchedule',
@@ -172,6 +202,7 @@ export const fullSchedule: BackupSchedule = {
     suspend: false,
     concurrencyPolicy: 'Forbid',
     jitter: '5m',
+    appBackup: { hooks, volumeGroupSnapshotClassName: 'csi-group', volumeSnapshotClassName: 'csi-snapclass' },
   },
   status: {
     observedGeneration: 2,
@@ -188,6 +219,96 @@ export const fullSchedule: BackupSchedule = {
       pvcs: [{ pvc: 'data', dataUpload: 'nightly-data-202503011000', phase: 'Completed', message: 'done' }],
       deleted: ['nightly-data-202502011000'],
     },
+    conditions: [condition],
+  },
+};
+
+export const fullAppBackup: AppBackup = {
+  apiVersion: 'ferry.dev/v1alpha1',
+  kind: 'AppBackup',
+  metadata: { name: 'db', namespace: 'app', uid: '3f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' },
+  spec: {
+    pvcs: ['data', 'wal'],
+    selector: { matchLabels: { app: 'db' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }] },
+    backupStorageLocation: 'default',
+    hooks,
+    volumeGroupSnapshotClassName: 'csi-group',
+    volumeSnapshotClassName: 'csi-snapclass',
+    operationTimeout: '10m',
+    cancel: false,
+    expire: '720h',
+    tags: { team: 'payments' },
+  },
+  status: {
+    phase: 'Completed',
+    message: 'all volumes stored',
+    consistency: 'Group',
+    volumeGroupSnapshot: 'ferry-app-3f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0',
+    snapshotTime: time,
+    hooksStarted: true,
+    hooks: [
+      {
+        stage: 'pre',
+        hook: 'flush',
+        pod: 'db-0',
+        container: 'postgres',
+        outcome: 'Succeeded',
+        exitCode: 0,
+        output: 'CHECKPOINT',
+        startTime: time,
+        endTime: time,
+      },
+    ],
+    volumes: [
+      {
+        pvc: 'data',
+        volumeSnapshot: 'snapshot-data',
+        dataUpload: 'db-data',
+        phase: 'Completed',
+        bytesDone: 100,
+        totalBytes: 100,
+        snapshotID: id,
+        message: 'done',
+      },
+    ],
+    volumesDone: '1/1',
+    bytesDone: 100,
+    totalBytes: 100,
+    startTimestamp: time,
+    completionTimestamp: time,
+    conditions: [condition],
+  },
+};
+
+export const fullAppRestore: AppRestore = {
+  apiVersion: 'ferry.dev/v1alpha1',
+  kind: 'AppRestore',
+  metadata: { name: 'db-back', namespace: 'other', uid: '4f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' },
+  spec: {
+    appBackup: { name: 'db', namespace: 'app' },
+    volumes: ['data'],
+    pvcNames: { data: 'data-restored' },
+    storageClassName: 'fast',
+    operationTimeout: '1h',
+    cancel: false,
+  },
+  status: {
+    phase: 'InProgress',
+    message: 'restoring',
+    volumes: [
+      {
+        pvc: 'data',
+        targetPVC: 'data-restored',
+        dataDownload: 'db-back-data',
+        phase: 'InProgress',
+        bytesDone: 50,
+        totalBytes: 100,
+        message: 'moving',
+      },
+    ],
+    volumesDone: '0/1',
+    startTimestamp: time,
+    completionTimestamp: time,
     conditions: [condition],
   },
 };

@@ -1,9 +1,9 @@
 // The pieces of ferry's API that several resources share: name and value patterns, conditions, phase, progress,
 // step records, the status every DataUpload and DataDownload carries, and cron schedules.
-import { arr, bool, int, num, obj, str } from '../field.ts';
-import type { ObjectField, Pattern, StringField } from '../field.ts';
+import { arr, bool, int, map, num, obj, str } from '../field.ts';
+import type { MapField, ObjectField, Pattern, StringField } from '../field.ts';
 
-const dnsLabel: Pattern = {
+export const dnsLabel: Pattern = {
   regex: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
   allowed: "a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit)",
 };
@@ -202,3 +202,14 @@ export const cronSchedule = (description: string, fallback?: string): StringFiel
     maxLength: 128,
     ...(fallback === undefined ? {} : { default: fallback }),
   });
+
+/** Tags of repository snapshots: key=value, at most `maxProperties` of them. */
+export const tags = (description: string, maxProperties: number): MapField =>
+  map(
+    description,
+    str('Tag value.', {
+      maxLength: 256,
+      pattern: { regex: '^[^,\\n]*$', allowed: 'text without commas or line breaks' },
+    }),
+    { maxProperties },
+  );

@@ -1,48 +1,12 @@
 // BackupSchedule: which PVCs to back up when, and how many backups to keep.
-import { arr, bool, int, map, obj, str } from '../field.ts';
-import type { Pattern } from '../field.ts';
+import { arr, bool, int, obj, str } from '../field.ts';
+import { scheduledAppBackup } from './app.ts';
+import { labelSelector } from './selector.ts';
 import { goDuration, objectName, timestamp, conditions, phases, cronSchedule } from './common.ts';
 
-const labelValue: Pattern = {
-  regex: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$',
-  allowed: "a label value (up to 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)",
-};
-
-const labelKey = str('Label key.', {
-  maxLength: 316,
-  pattern: {
-    regex:
-      '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
-    allowed: 'a label key such as app or example.com/tier',
-  },
-});
-
-const labelSelector = obj(
+const pvcSelector = labelSelector(
   "PVCs of this namespace with these labels, including PVCs created after the schedule (Kubernetes' label selector).",
-  {
-    matchLabels: map(
-      'Labels a PVC must have, with these values.',
-      str('Label value.', { pattern: labelValue, maxLength: 63 }),
-      { maxProperties: 64 },
-    ),
-    matchExpressions: arr(
-      'Requirements on labels; all must hold.',
-      obj(
-        'One requirement on a label.',
-        {
-          key: labelKey,
-          operator: str('How the label relates to values.', { enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }),
-          values: arr(
-            'Values for In and NotIn; empty for Exists and DoesNotExist.',
-            str('Label value.', { pattern: labelValue, maxLength: 63 }),
-            { maxItems: 64 },
-          ),
-        },
-        { required: ['key', 'operator'] },
-      ),
-      { maxItems: 32 },
-    ),
-  },
+  'PVC',
 );
 
 const keep = (what: string): ReturnType<typeof int> =>
@@ -82,7 +46,7 @@ export const backupScheduleSpec = obj(
       objectName('A PVC name.'),
       { listType: 'set', maxItems: 256 },
     ),
-    selector: labelSelector,
+    selector: pvcSelector,
     backupStorageLocation: objectName(
       "BackupStorageLocation (in ferry's namespace) to store the data in; it must allow this namespace.",
     ),
@@ -106,6 +70,7 @@ export const backupScheduleSpec = obj(
       'Spread the load: each run waits a stable pseudo-random delay below this before creating its DataUploads, e.g. 5m.',
       { pattern: goDuration },
     ),
+    appBackup: scheduledAppBackup,
   },
   { required: ['schedule', 'backupStorageLocation'] },
 );

@@ -1,5 +1,5 @@
 // DataUpload and DataDownload: one backup of a PVC into the repository, and one restore out of it.
-import { arr, bool, map, obj, str } from '../field.ts';
+import { arr, bool, obj, str } from '../field.ts';
 import {
   goDuration,
   quantity,
@@ -11,6 +11,7 @@ import {
   operationTimeout,
   cancel,
   commonStatus,
+  tags,
 } from './common.ts';
 
 // ---- DataUpload ----
@@ -40,14 +41,7 @@ export const dataUploadSpec = obj(
     dataMover: dataMover,
     operationTimeout,
     cancel,
-    tags: map(
-      'Tags recorded on the repository snapshot, as key=value.',
-      str('Tag value.', {
-        maxLength: 256,
-        pattern: { regex: '^[^,\\n]*$', allowed: 'text without commas or line breaks' },
-      }),
-      { maxProperties: 32 },
-    ),
+    tags: tags('Tags recorded on the repository snapshot, as key=value.', 32),
     expire: str(
       'Delete this DataUpload (and free its repository data) this long after its creation, e.g. 720h; the annotation ferry.dev/retain-if-expired: "true" keeps it. Default: never.',
       { pattern: goDuration },
