@@ -3,10 +3,10 @@
 // step does not depend on how hooks reach containers). It writes the AppBackup's status and Events from here.
 import type { AppBackup, AppBackupStatus, Hook, HookRun, HookStage } from '../../shared/api/app.ts';
 import type { PodExec } from '../../shared/hooks/exec.ts';
-import { emitEvent } from '../../shared/kube/events.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
-import type { Logger } from '../../shared/kube/logger.ts';
 import { updateStatus } from '../../shared/kube/status.ts';
+import type { NamespacedRef } from '../namespaced-ref.ts';
+import { stepEvent, type PollingContext, type StepEvent } from './step-context.ts';
 
 export type AppBackupObject = AppBackup & KubeObject;
 
@@ -22,33 +22,9 @@ export interface AppBackupDeps {
   exec: PodExec;
 }
 
-export interface AppBackupContext extends AppBackupDeps {
-  kube: Kube;
-  log: Logger;
-  /** ferry's namespace: the storage locations */
-  ferryNamespace: string;
-  podName: string;
-  /** how often the step looks at snapshots, DataUploads and spec.cancel */
-  pollMs: number;
-  /** SIGTERM of the pod: stop where it is; the next attempt resumes from status */
-  signal: AbortSignal;
-  now(): Date;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+export interface AppBackupContext extends AppBackupDeps, PollingContext {}
 
-export interface AppRef {
-  namespace: string;
-  name: string;
-}
-
-/** "<namespace>/<name>", optionally after "AppBackup/". */
-export function parseAppBackupRef(text: string): AppRef {
-  const [first, ...rest] = text.split('/');
-  const parts = first.toLowerCase() === 'appbackup' && rest.length === 2 ? rest : [first, ...rest];
-  if (parts.length !== 2 || !parts[0] || !parts[1])
-    throw new Error(`"${text}" does not name an AppBackup: expected <namespace>/<name>`);
-  return { namespace: parts[0], name: parts[1] };
-}
+export type AppRef = NamespacedRef;
 
 export function readAppBackup(ctx: AppBackupContext, ref: AppRef): Promise<AppBackupObject | undefined> {
   return ctx.kube.get<AppBackupObject>({ kind: 'AppBackup', namespace: ref.namespace, name: ref.name });
@@ -79,22 +55,8 @@ export function writeStatus(
 }
 
 /** An Event about the AppBackup; a failure to write it is logged, never fatal. */
-export async function appEvent(
-  ctx: AppBackupContext,
-  ab: AppBackupObject,
-  ev: { type: 'Normal' | 'Warning'; reason: string; note: string },
-): Promise<void> {
-  try {
-    await emitEvent(
-      ctx.kube,
-      ab,
-      { ...ev, action: 'Backup' },
-      { controller: 'ferry.dev/step-app-backup', instance: ctx.podName },
-      ctx.now(),
-    );
-  } catch (err) {
-    ctx.log.warn('could not record an Event', { reason: ev.reason, error: (err as Error).message });
-  }
+export function appEvent(ctx: AppBackupContext, ab: AppBackupObject, ev: StepEvent): Promise<void> {
+  return stepEvent(ctx, ab, ev, { action: 'Backup', controller: 'ferry.dev/step-app-backup' });
 }
 
 /** Status messages and volume messages stay readable in `kubectl describe`. */

@@ -4,30 +4,16 @@
 // spec, where a user's spec.cancel lives.
 import { appRestoreTerminalPhases } from '../../shared/api/app.ts';
 import type { AppRestore, AppRestorePhase, AppRestoreStatus } from '../../shared/api/app.ts';
-import { emitEvent } from '../../shared/kube/events.ts';
-import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
-import type { Logger } from '../../shared/kube/logger.ts';
+import type { KubeObject } from '../../shared/kube/kube.ts';
 import { updateStatus } from '../../shared/kube/status.ts';
+import type { NamespacedRef } from '../namespaced-ref.ts';
+import { stepEvent, type PollingContext, type StepEvent } from './step-context.ts';
 
 export type Restore = AppRestore & KubeObject;
 
-export interface RestoreContext {
-  kube: Kube;
-  log: Logger;
-  /** ferry's namespace: the storage locations */
-  ferryNamespace: string;
-  podName: string;
-  /** how often the step looks at its DataDownloads and at spec.cancel */
-  pollMs: number;
-  signal: AbortSignal;
-  now(): Date;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+export type RestoreContext = PollingContext;
 
-export interface RestoreRef {
-  namespace: string;
-  name: string;
-}
+export type RestoreRef = NamespacedRef;
 
 export function isRestoreTerminal(r: Restore): boolean {
   return appRestoreTerminalPhases.includes(r.status?.phase ?? 'New');
@@ -62,20 +48,6 @@ export function writeRestoreStatus(
 }
 
 /** An Event about the AppRestore; a failure to write it is logged, never fatal. */
-export async function restoreEvent(
-  ctx: RestoreContext,
-  r: Restore,
-  ev: { type: 'Normal' | 'Warning'; reason: string; note: string },
-): Promise<void> {
-  try {
-    await emitEvent(
-      ctx.kube,
-      r,
-      { ...ev, action: 'Restore' },
-      { controller: 'ferry.dev/step-app-restore', instance: ctx.podName },
-      ctx.now(),
-    );
-  } catch (err) {
-    ctx.log.warn('could not record an Event', { reason: ev.reason, error: (err as Error).message });
-  }
+export function restoreEvent(ctx: RestoreContext, r: Restore, ev: StepEvent): Promise<void> {
+  return stepEvent(ctx, r, ev, { action: 'Restore', controller: 'ferry.dev/step-app-restore' });
 }

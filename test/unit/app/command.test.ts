@@ -1,7 +1,8 @@
 // `ferry-step app-backup` as the step table lists it: one argument naming an AppBackup, refused clearly otherwise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseAppBackupRef } from '../../../src/steps/app/context.ts';
+import { parseNamespacedRef } from '../../../src/steps/namespaced-ref.ts';
+const parseAppBackupRef = (text: string) => parseNamespacedRef('AppBackup', text);
 import { findStep } from '../../../src/steps/table.ts';
 
 test('app-backup takes <namespace>/<name>, optionally after AppBackup/', () => {
