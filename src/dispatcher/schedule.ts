@@ -131,15 +131,20 @@ export async function startReconcile(schedule: Schedule, deps: ScheduleDeps): Pr
 
 async function deleteBackups(schedule: Schedule, deps: ScheduleDeps): Promise<void> {
   const namespace = schedule.metadata.namespace;
-  const uploads = await deps.kube.list<KubeObject>('DataUpload', {
-    namespace,
-    labelSelector: scheduleSelector(schedule.metadata.name),
-  });
-  for (const du of uploads)
-    await deps.kube.delete({ kind: 'DataUpload', namespace, name: du.metadata.name }, { uid: du.metadata.uid });
+  let count = 0;
+  // a run makes DataUploads, or one AppBackup whose DataUploads the garbage collector deletes with it
+  for (const kind of ['DataUpload', 'AppBackup'] as const) {
+    const backups = await deps.kube.list<KubeObject>(kind, {
+      namespace,
+      labelSelector: scheduleSelector(schedule.metadata.name),
+    });
+    for (const b of backups)
+      await deps.kube.delete({ kind, namespace, name: b.metadata.name }, { uid: b.metadata.uid });
+    count += backups.length;
+  }
   deps.log?.info('deleted the backups of a deleted schedule', {
     schedule: `${namespace}/${schedule.metadata.name}`,
-    count: uploads.length,
+    count,
   });
 }
 

@@ -1,6 +1,6 @@
 // BackupSchedule at the dispatcher: a wrong cron expression or time zone is denied naming the field, a valid
 // schedule starts its reconcile Job once per generation the apiserver stores (never on a dry run), and deleting a
-// schedule annotated ferry.dev/delete-backups deletes its DataUploads (and only then: the annotation and the
+// schedule annotated ferry.dev/delete-backups deletes its DataUploads and AppBackups (and only then: the annotation and the
 // deletion are read from the apiserver, never taken from a review).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -147,13 +147,26 @@ describe('BackupSchedule admission', () => {
     mine.metadata.labels = { 'ferry.dev/schedule': 'nightly' };
     const other = upload('other-data-202501010000', 'Completed');
     other.metadata.labels = { 'ferry.dev/schedule': 'other' };
-    w.kube.seed(mine, other);
+    const appBackup = (name: string, schedule: string): KubeObject => ({
+      apiVersion: 'ferry.dev/v1alpha1',
+      kind: 'AppBackup',
+      metadata: { name, namespace: 'app', labels: { 'ferry.dev/schedule': schedule } },
+      spec: { pvcs: ['data'], backupStorageLocation: 'default' },
+      status: { phase: 'Completed' },
+    });
+    w.kube.seed(
+      mine,
+      other,
+      appBackup('nightly-app-202501010000', 'nightly'),
+      appBackup('other-app-202501010000', 'other'),
+    );
     const key = { kind: 'BackupSchedule' as const, namespace: 'app', name: 'nightly' };
     w.kube.seed(schedule());
     await answer(w, review('DELETE', undefined, { old: schedule() }));
     await w.kube.delete(key);
     await w.settle();
     assert.equal(w.kube.all('DataUpload').length, 2);
+    assert.equal(w.kube.all('AppBackup').length, 2);
     const annotated = schedule({}, { annotations: { 'ferry.dev/delete-backups': 'true' } });
     w.kube.seed(annotated);
     await answer(w, review('DELETE', undefined, { old: annotated }));
@@ -162,6 +175,10 @@ describe('BackupSchedule admission', () => {
     assert.deepEqual(
       w.kube.all('DataUpload').map((d) => d.metadata.name),
       ['other-data-202501010000'],
+    );
+    assert.deepEqual(
+      w.kube.all('AppBackup').map((d) => d.metadata.name),
+      ['other-app-202501010000'],
     );
   });
 });
