@@ -106,6 +106,9 @@ describe('the AppBackup and AppRestore accounts', () => {
   it('let the app-restore step do what it needs and no more', () => {
     for (const [verb, group, resource, ns] of [
       ['get', 'ferry.dev', 'appbackups', 'app'],
+      ['get', 'ferry.dev', 'datauploads', 'app'],
+      ['get', 'ferry.dev', 'backupstoragelocations', 'ferry-system'],
+      ['list', 'ferry.dev', 'backupstoragelocations', 'ferry-system'],
       ['patch', 'ferry.dev', 'apprestores', 'other'],
       ['update', 'ferry.dev', 'apprestores/status', 'other'],
       ['create', 'ferry.dev', 'datadownloads', 'other'],
