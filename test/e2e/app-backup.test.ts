@@ -374,8 +374,9 @@ describe('application backups', { timeout: 60 * minute }, () => {
 
   it('a volume whose transfer fails makes the backup PartiallyFailed; the other volumes restore', async () => {
     const ok = await boundClaim(w.cluster, w.app, 'part-ok', '16Mi');
-    await boundClaim(w.cluster, w.app, 'part-bad', '16Mi');
+    const bad = await boundClaim(w.cluster, w.app, 'part-bad', '64Mi');
     await writeFile(join(ok.path, 'ok.bin'), randomBytes(1024 * 1024, 3));
+    await writeFile(join(bad.path, 'bad.bin'), randomBytes(32 * 1024 * 1024, 4));
     // each attempt of the bad volume's transfer is killed; one Job pod per attempt makes the give-up quick
     const template = `/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/ferry-step-transfer-backup`;
     const limit = (await w.cluster.kube.get(template)).spec.jobTemplate.spec.backoffLimit;
@@ -383,24 +384,31 @@ describe('application backups', { timeout: 60 * minute }, () => {
     let phases: string[] = [];
     try {
       await w.cluster.kube.create(appBackups(w.app), appBackup('partial', { pvcs: ['part-bad', 'part-ok'] }));
-      const bad = `${w.app}/${(await w.cluster.kube.waitFor(`${appBackups(w.app)}/partial`, 'DataUploads', (ab) => ab.status?.volumes?.find((v: Obj) => v.pvc === 'part-bad')?.dataUpload)) as string}`;
+      const badUpload = await w.cluster.kube.waitFor(
+        `${appBackups(w.app)}/partial`,
+        "part-bad's DataUpload",
+        (ab) => ab.status?.volumes?.find((v: Obj) => v.pvc === 'part-bad')?.dataUpload,
+      );
+      const sweep = (await w.cluster.kube.get(`/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/ferry-sweep`)).spec
+        .jobTemplate.spec;
+      let sweptAt = Date.now();
       for (const deadline = Date.now() + 10 * minute; ;) {
         const ab = await w.cluster.kube.get(`${appBackups(w.app)}/partial`);
         if (phases.at(-1) !== ab.status?.phase) phases.push(ab.status?.phase);
         if (ended.backup.includes(ab.status?.phase)) break;
         if (Date.now() > deadline) throw new Error(`partial stayed ${phases.join(' > ')}`);
-        for (const pid of await stepPids('transfer', `DataUpload/${bad}`)) process.kill(pid, 'SIGKILL');
+        for (const pid of await stepPids('transfer', `DataUpload/${w.app}/${badUpload}`)) process.kill(pid, 'SIGKILL');
         // the sweep retries a failed step Job; started by hand it need not wait for its minute
-        await w.cluster.kube
-          .create(`/apis/batch/v1/namespaces/${ferryNamespace}/jobs`, {
+        if (Date.now() - sweptAt > 10_000) {
+          sweptAt = Date.now();
+          await w.cluster.kube.create(`/apis/batch/v1/namespaces/${ferryNamespace}/jobs`, {
             apiVersion: 'batch/v1',
             kind: 'Job',
             metadata: { generateName: 'sweep-now-' },
-            spec: (await w.cluster.kube.get(`/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/ferry-sweep`)).spec
-              .jobTemplate.spec,
-          })
-          .catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 10_000));
+            spec: sweep,
+          });
+        }
+        await new Promise((r) => setTimeout(r, 100));
       }
     } finally {
       await w.cluster.kube.patch(template, { spec: { jobTemplate: { spec: { backoffLimit: limit } } } });
