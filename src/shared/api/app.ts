@@ -62,6 +62,8 @@ export interface AppBackupSpec {
   selector?: LabelSelector;
   backupStorageLocation: string;
   hooks?: AppBackupHooks;
+  /** fsfreeze the file system of each backed-up PVC in every Running pod mounting it, after the pre hooks, until the cut */
+  freeze?: boolean;
   /** the VolumeGroupSnapshotClass for a group snapshot; default: the default class of the volumes' CSI driver */
   volumeGroupSnapshotClassName?: string;
   /** the VolumeSnapshotClass for per-volume snapshots when there is no group snapshot; default: the driver's default */
@@ -102,6 +104,14 @@ export interface AppBackupVolume {
   message?: string;
 }
 
+/** A file system spec.freeze froze (or started to freeze): a PVC as one pod's container mounts it. */
+export interface FrozenMount {
+  pod: string;
+  container: string;
+  pvc: string;
+  mountPath: string;
+}
+
 export interface AppBackupStatus {
   phase?: AppBackupPhase;
   message?: string;
@@ -113,6 +123,8 @@ export interface AppBackupStatus {
   /** the pre hooks' runs have started: post hooks are owed, also by a step that resumes after a crash */
   hooksStarted?: boolean;
   hooks?: HookRun[];
+  /** written before each freeze and cleared once thawed: a step that resumes after a crash thaws these first */
+  frozen?: FrozenMount[];
   volumes?: AppBackupVolume[];
   /** "done/total" for kubectl's printer column */
   volumesDone?: string;
@@ -183,6 +195,7 @@ export interface AppRestore {
 /** What a BackupSchedule's runs create instead of one DataUpload per PVC: one AppBackup of all its PVCs. */
 export interface ScheduledAppBackup {
   hooks?: AppBackupHooks;
+  freeze?: boolean;
   volumeGroupSnapshotClassName?: string;
   volumeSnapshotClassName?: string;
 }

@@ -52,6 +52,7 @@ export function appBackupFor(s: Schedule, t: RunTime): Backup {
       ...(s.spec.selector ? { selector: s.spec.selector } : {}),
       backupStorageLocation: s.spec.backupStorageLocation,
       ...(app.hooks ? { hooks: app.hooks } : {}),
+      ...(app.freeze ? { freeze: true } : {}),
       ...(app.volumeGroupSnapshotClassName ? { volumeGroupSnapshotClassName: app.volumeGroupSnapshotClassName } : {}),
       ...(app.volumeSnapshotClassName ? { volumeSnapshotClassName: app.volumeSnapshotClassName } : {}),
       ...(s.spec.expire ? { expire: s.spec.expire } : {}),

@@ -202,7 +202,12 @@ export const fullSchedule: BackupSchedule = {
     suspend: false,
     concurrencyPolicy: 'Forbid',
     jitter: '5m',
-    appBackup: { hooks, volumeGroupSnapshotClassName: 'csi-group', volumeSnapshotClassName: 'csi-snapclass' },
+    appBackup: {
+      hooks,
+      freeze: true,
+      volumeGroupSnapshotClassName: 'csi-group',
+      volumeSnapshotClassName: 'csi-snapclass',
+    },
   },
   status: {
     observedGeneration: 2,
@@ -232,6 +237,7 @@ export const fullAppBackup: AppBackup = {
     selector: { matchLabels: { app: 'db' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }] },
     backupStorageLocation: 'default',
     hooks,
+    freeze: true,
     volumeGroupSnapshotClassName: 'csi-group',
     volumeSnapshotClassName: 'csi-snapclass',
     operationTimeout: '10m',
@@ -259,6 +265,7 @@ export const fullAppBackup: AppBackup = {
         endTime: time,
       },
     ],
+    frozen: [{ pod: 'db-0', container: 'postgres', pvc: 'data', mountPath: '/var/lib/postgresql' }],
     volumes: [
       {
         pvc: 'data',

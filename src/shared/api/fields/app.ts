@@ -71,6 +71,10 @@ export const appBackupHooks = obj(
   },
 );
 
+const freeze = bool(
+  'Set to true to freeze the file system of each backed-up PVC while its snapshot is cut: after the pre hooks, ferry runs `fsfreeze --freeze <mountPath>` in every Running pod of this namespace that mounts the PVC (once per pod and PVC, in the first container mounting it), and `fsfreeze --unfreeze <mountPath>` as soon as the snapshots are cut (also when they fail, on cancel, and first thing after a crash), before the post hooks; each run is in status.hooks as hook "fsfreeze". That container needs the fsfreeze command (util-linux) and CAP_SYS_ADMIN (privileged: true, or securityContext.capabilities.add: [SYS_ADMIN]). A failed freeze fails the backup before any snapshot. Block volumes (volumeDevices) are not frozen. Default: false.',
+);
+
 const groupSnapshotClass = objectName(
   "VolumeGroupSnapshotClass for one snapshot of all volumes at one instant (default: the class of the volumes' CSI driver annotated groupsnapshot.storage.kubernetes.io/is-default-class).",
 );
@@ -94,6 +98,7 @@ export const appBackupSpec = obj(
       "BackupStorageLocation (in ferry's namespace) to store the data in; it must allow this namespace.",
     ),
     hooks: appBackupHooks,
+    freeze,
     volumeGroupSnapshotClassName: groupSnapshotClass,
     volumeSnapshotClassName: snapshotClass,
     operationTimeout: timeout(
@@ -132,6 +137,17 @@ const hookRun = obj(
     endTime: timestamp('When it ended.'),
   },
   { required: ['stage', 'hook', 'pod', 'container', 'outcome', 'startTime', 'endTime'] },
+);
+
+const frozenMount = obj(
+  "A PVC's file system as one pod's container mounts it.",
+  {
+    pod: objectName('The pod.'),
+    container: labelName('The container fsfreeze runs in.'),
+    pvc: objectName('The PVC.'),
+    mountPath: str('Where the container mounts it.', { maxLength: 4096 }),
+  },
+  { required: ['pod', 'container', 'pvc', 'mountPath'] },
 );
 
 const backupVolume = obj(
@@ -175,6 +191,11 @@ export const appBackupStatus = obj('Progress and results of the application back
   snapshotTime: timestamp('When the snapshots were cut.'),
   hooksStarted: bool('A pre hook has started: post hooks are owed, also by a step that resumes after a crash.'),
   hooks: arr('Every hook run, in order.', hookRun, { maxItems: maxHookRuns }),
+  frozen: arr(
+    'File systems spec.freeze froze (or started to freeze), written before each freeze and cleared once they are thawed; a step that resumes after a crash thaws these first.',
+    frozenMount,
+    { maxItems: maxHookRuns },
+  ),
   volumes: arr('Each volume, by PVC name.', backupVolume, { listType: 'map', mapKeys: ['pvc'], maxItems: maxVolumes }),
   volumesDone,
   bytesDone: int('Bytes moved so far, all volumes together.', { minimum: 0 }),
@@ -252,6 +273,7 @@ export const scheduledAppBackup = obj(
   'Set: each run creates ONE AppBackup of all the PVCs (pre and post hooks, one instant) instead of one DataUpload per PVC; expiry and retention then count AppBackups.',
   {
     hooks: appBackupHooks,
+    freeze,
     volumeGroupSnapshotClassName: groupSnapshotClass,
     volumeSnapshotClassName: snapshotClass,
   },
