@@ -1,7 +1,8 @@
 // app-backup (`ferry-step app-backup <namespace>/<name>`): one long-running step drives an AppBackup's whole life,
 // each stage recorded in status before the next, so a rerun resumes from status alone.
 //   New: resolve and check the PVCs; FailedValidation names what is wrong; else the finalizer, InProgress.
-//   InProgress: pre hooks, snapshots (group or per volume), post hooks, one DataUpload per volume; Uploading.
+//   InProgress: pre hooks, the file system freeze (spec.freeze) until the cut, snapshots (group or per volume),
+//   post hooks, one DataUpload per volume; Uploading.
 //   Uploading: follow the DataUploads until all end; Completed only when every volume Completed.
 // spec.cancel or a deletion, at any stage before the end: post hooks if owed, DataUploads canceled, snapshots
 // removed, Canceled. A rerun that finds pre hooks started and no snapshot recorded (the process died between the
@@ -17,6 +18,7 @@ import { planSnapshots } from './classes.ts';
 import { appEvent, PhaseMoved, readAppBackup, writeStatus } from './context.ts';
 import type { AppBackupContext, AppBackupObject, AppRef } from './context.ts';
 import { finish, release, uploadEnding, type Ending } from './finish.ts';
+import { freeze, thaw } from './freeze.ts';
 import { postHookFailed, postHooksDue, postHooksOwed, runHookStage } from './hooks.ts';
 import { operationTimeoutMs, resolveVolumes } from './resolve.ts';
 import { takeSnapshots } from './snapshots.ts';
@@ -71,13 +73,30 @@ async function snapshotsTaken(
   const pvcs = (ab.status?.volumes ?? []).map((v) => v.pvc);
   const plan = await planSnapshots(ctx, ab, pvcs);
   let taken;
+  let mayBeFrozen = false;
+  // as soon as the cut is known, and whatever ends the wait: the freeze lasts no longer than the cut needs
+  const thawNow = async (): Promise<void> => {
+    if (!mayBeFrozen) return;
+    mayBeFrozen = false;
+    ab = await thaw(ctx, (await readAppBackup(ctx, refOf(ab))) ?? ab);
+  };
   try {
-    taken = await takeSnapshots(ctx, ab, pvcs, plan, signal, operationTimeoutMs(ab));
+    if (ab.spec.freeze) {
+      mayBeFrozen = true;
+      const frozen = await freeze(ctx, ab, pvcs, signal);
+      ab = frozen.ab;
+      signal.throwIfAborted();
+      if (frozen.failure)
+        return { phase: 'Failed', message: `The file system freeze failed, no snapshot was taken: ${frozen.failure}` };
+    }
+    taken = await takeSnapshots(ctx, ab, pvcs, plan, signal, operationTimeoutMs(ab), thawNow);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     if (signal.aborted)
       return { phase: 'Canceled', message: `Canceled: ${cancelReason(await readAppBackup(ctx, refOf(ab)))}.` };
     return { phase: 'Failed', message: `The snapshots failed: ${(err as Error).message}` };
+  } finally {
+    await thawNow();
   }
   const why = plan.kind === 'PerVolume' ? plan.why : '';
   ab = await writeStatus(ctx, ab, ['InProgress'], (s, fresh) => {
@@ -211,6 +230,8 @@ export async function runAppBackup(ctx: AppBackupContext, ref: AppRef): Promise<
   try {
     for (;;) {
       if (!ab) return { outcome: 'Skipped', reason: `AppBackup ${ref.namespace}/${ref.name} does not exist.` };
+      // an earlier attempt ended between a freeze and its thaw: the application's file systems come back first
+      if (ab.status?.frozen?.length) ab = await thaw(ctx, ab);
       const phase = ab.status?.phase;
       if (isTerminal(phase)) {
         await release(ctx, ab);

@@ -5,10 +5,14 @@
 import type { Hook, HookRun, HookStage } from '../../shared/api/app.ts';
 import { setCondition } from '../../shared/kube/conditions.ts';
 import { appEvent, bounded, writeStatus, type AppBackupContext, type AppBackupObject } from './context.ts';
+import { freezeHook } from './freeze.ts';
 
-/** The post hooks have not run yet (after the snapshots they run whether or not there were pre hooks). */
+/**
+ * The post hooks have not run yet (after the snapshots they run whether or not there were pre hooks); the thaw of
+ * spec.freeze is recorded as a post run too, and comes before them.
+ */
 export function postHooksDue(ab: AppBackupObject): boolean {
-  return !(ab.status?.hooks ?? []).some((r) => r.stage === 'post');
+  return !(ab.status?.hooks ?? []).some((r) => r.stage === 'post' && r.hook !== freezeHook);
 }
 
 /** Pre hooks ran (or were starting) and post hooks have not: the application may be held quiet. */

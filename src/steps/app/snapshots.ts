@@ -1,8 +1,10 @@
 // Taking the snapshots of an AppBackup between its hooks. Group: each claim gets the AppBackup's own member label,
 // one VolumeGroupSnapshot selects them, and once it is ready its member VolumeSnapshots (owned by that very group,
 // by uid) are mapped to the claims; the labels come off whatever happens. PerVolume: one VolumeSnapshot per claim,
-// created back to back, each waited for until it is cut (status.creationTime). Names are deterministic, so a rerun
-// finds what an earlier run made; an object of that name not owned by this AppBackup is refused, never adopted.
+// created back to back, each waited for until it is cut (status.creationTime). `onCut` runs as soon as every cut is
+// known (the group's creationTime comes before its readyToUse), to end a file system freeze no later than needed.
+// Names are deterministic, so a rerun finds what an earlier run made; an object of that name not owned by this
+// AppBackup is refused, never adopted.
 import type { AppBackupVolume } from '../../shared/api/app.ts';
 import { appLabels, groupMemberLabel, groupSnapshotName, volumeSnapshotName } from '../../shared/app/names.ts';
 import { isAlreadyExists, isNotFound } from '../../shared/kube/errors.ts';
@@ -103,6 +105,7 @@ async function takeGroup(
   groupClass: string,
   signal: AbortSignal,
   deadline: number,
+  onCut: () => Promise<void>,
 ): Promise<TakenSnapshots> {
   const namespace = ab.metadata.namespace!;
   const name = groupSnapshotName(ab.metadata.uid!);
@@ -121,6 +124,8 @@ async function takeGroup(
     const ready = await until(ctx, signal, deadline, async () => {
       last = await ctx.kube.get<Snapshot>({ kind: 'VolumeGroupSnapshot', namespace, name });
       if (!last) throw new SnapshotFailure(`VolumeGroupSnapshot ${namespace}/${name} was deleted while ferry waited`);
+      // cut once it has a creationTime (or is ready): what the freeze waited for, long before the upload is ready
+      if (last.status?.creationTime || last.status?.readyToUse) await onCut();
       return last.status?.readyToUse === true ? last : undefined;
     });
     if (!ready)
@@ -151,6 +156,7 @@ async function takeEach(
   classes: Record<string, string | undefined>,
   signal: AbortSignal,
   deadline: number,
+  onCut: () => Promise<void>,
 ): Promise<TakenSnapshots> {
   const namespace = ab.metadata.namespace!;
   const snapshots: Record<string, string> = {};
@@ -183,6 +189,7 @@ async function takeEach(
       );
     latest = Math.max(latest, cutTime(cut, since[pvc]));
   }
+  await onCut();
   return { snapshots, snapshotTime: new Date(latest).toISOString() };
 }
 
@@ -193,11 +200,12 @@ export function takeSnapshots(
   plan: SnapshotPlan,
   signal: AbortSignal,
   timeoutMs: number,
+  onCut: () => Promise<void>,
 ): Promise<TakenSnapshots> {
   const deadline = ctx.now().getTime() + timeoutMs;
   return plan.kind === 'Group'
-    ? takeGroup(ctx, ab, pvcs, plan.groupClass, signal, deadline)
-    : takeEach(ctx, ab, pvcs, plan.classes, signal, deadline);
+    ? takeGroup(ctx, ab, pvcs, plan.groupClass, signal, deadline, onCut)
+    : takeEach(ctx, ab, pvcs, plan.classes, signal, deadline, onCut);
 }
 
 /**

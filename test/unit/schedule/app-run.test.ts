@@ -25,7 +25,7 @@ const hooks = {
 
 function appSchedule(spec: Partial<BackupSchedule['spec']> = {}): BackupSchedule & KubeObject {
   return schedule({
-    appBackup: { hooks, volumeGroupSnapshotClassName: 'group', volumeSnapshotClassName: 'single' },
+    appBackup: { hooks, freeze: true, volumeGroupSnapshotClassName: 'group', volumeSnapshotClassName: 'single' },
     expire: '720h',
     ...spec,
   });
@@ -97,6 +97,7 @@ describe('schedule run of application backups', () => {
       selector: { matchLabels: { backup: 'yes' } },
       backupStorageLocation: 'default',
       hooks,
+      freeze: true,
       volumeGroupSnapshotClassName: 'group',
       volumeSnapshotClassName: 'single',
       expire: '720h',
