@@ -84,7 +84,7 @@ async function fsfreeze(
   };
   if (result.exitCode !== undefined) run.exitCode = result.exitCode;
   const notes = [
-    `fsfreeze ${flag} ${m.mountPath} (PVC ${m.pvc})${notFrozen ? ': it was not frozen' : ''}`,
+    `${header(stage, m)}${notFrozen ? ': it was not frozen' : ''}`,
     result.output.trim(),
     result.timedOut ? `timed out after ${defaultHookTimeoutMs / 1000} s` : '',
     result.error ?? '',
@@ -93,9 +93,21 @@ async function fsfreeze(
   return run;
 }
 
+/** The first line of a run's output: which command, for which claim. */
+function header(stage: HookStage, m: FrozenMount): string {
+  return `fsfreeze ${stage === 'pre' ? '--freeze' : '--unfreeze'} ${m.mountPath} (PVC ${m.pvc})`;
+}
+
+/** One line for a status message or an Event: the mount, the pod, how it ended and the end of what it printed. */
 function describe(run: HookRun, m: FrozenMount): string {
   const end = run.outcome === 'TimedOut' ? 'timed out' : `exit code ${run.exitCode ?? 'unknown'}`;
-  return `fsfreeze of ${m.mountPath} (PVC ${m.pvc}) in pod ${m.pod} (container ${m.container}) failed: ${end}, output: ${run.output ?? ''}`;
+  const printed = (run.output ?? '')
+    .split('\n')
+    .map((l) => l.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim())
+    .filter((l) => l && l !== header(run.stage, m))
+    .join(' | ')
+    .slice(-300);
+  return `fsfreeze of ${m.mountPath} (PVC ${m.pvc}) in pod ${m.pod} (container ${m.container}) failed: ${end}${printed ? `, output: ${printed}` : ''}`;
 }
 
 /**

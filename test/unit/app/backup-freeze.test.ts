@@ -180,6 +180,20 @@ describe('app-backup spec.freeze', () => {
     assert.equal(ab.status?.frozen, undefined);
   });
 
+  it('a failed thaw is a Warning Event naming the mount and leaves the backup PartiallyFailed at best', async () => {
+    const w = freezeWorld({}, (req) =>
+      req.pod === 'db-2' && req.command[1] === '--unfreeze'
+        ? { exitCode: 1, timedOut: false, output: 'fsfreeze: /a: unfreeze failed: Input/output error\n' }
+        : undefined,
+    );
+    w.onSleep = () => settleUploads(w);
+    await runAppBackup(w.ctx, ref);
+    assert.deepEqual(w.journal.slice(-2), [freezes('--unfreeze')[2], 'post:thaw'], 'every thaw tried, post hooks ran');
+    assert.equal(current(w).status?.phase, 'PartiallyFailed');
+    const warning = w.kube.all('Event').find((e) => e.reason === 'ThawFailed') as KubeObject & { note?: string };
+    assert.match(warning?.note ?? '', /\/a \(PVC data\) in pod db-2.*Input\/output error/);
+  });
+
   it('cancel while the snapshot is awaited thaws, then the post hooks run; Canceled', async () => {
     const w = freezeWorld();
     w.snapshotsHang = true;
