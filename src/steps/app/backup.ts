@@ -77,8 +77,9 @@ async function snapshotsTaken(
   // as soon as the cut is known, and whatever ends the wait: the freeze lasts no longer than the cut needs
   const thawNow = async (): Promise<void> => {
     if (!mayBeFrozen) return;
-    mayBeFrozen = false;
     ab = await thaw(ctx, (await readAppBackup(ctx, refOf(ab))) ?? ab);
+    // only once thawed and recorded: a thaw that threw is tried again below, or by the next attempt
+    mayBeFrozen = false;
   };
   try {
     if (ab.spec.freeze) {

@@ -4,6 +4,7 @@
 // crash, which thaws it first. A thaw is attempted for every recorded mount, also after a failed freeze (the freeze
 // may have taken effect); the runs land in status.hooks as hook "fsfreeze".
 import type { FrozenMount, HookRun, HookStage } from '../../shared/api/app.ts';
+import type { ExecResult } from '../../shared/hooks/exec.ts';
 import { lastText } from '../../shared/hooks/output.ts';
 import { defaultHookTimeoutMs } from '../../shared/hooks/stage.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
@@ -57,7 +58,7 @@ async function fsfreeze(
 ): Promise<HookRun> {
   const flag = stage === 'pre' ? '--freeze' : '--unfreeze';
   const startTime = ctx.now().toISOString();
-  let result;
+  let result: ExecResult;
   try {
     result = await ctx.exec.exec({
       namespace: ab.metadata.namespace!,
@@ -70,9 +71,8 @@ async function fsfreeze(
   } catch (err) {
     result = { timedOut: false, output: '', error: (err as Error).message };
   }
-  // a thaw of a file system that is not frozen fails with EINVAL: it is thawed, which is all the thaw is for
-  const notFrozen = stage === 'post' && result.exitCode === 1 && /Invalid argument/.test(result.output);
-  const ok = (result.exitCode === 0 && !result.error) || notFrozen;
+  const already = alreadyThere(stage, result);
+  const ok = (result.exitCode === 0 && !result.error) || already !== '';
   const run: HookRun = {
     stage,
     hook: freezeHook,
@@ -84,13 +84,24 @@ async function fsfreeze(
   };
   if (result.exitCode !== undefined) run.exitCode = result.exitCode;
   const notes = [
-    `${header(stage, m)}${notFrozen ? ': it was not frozen' : ''}`,
+    `${header(stage, m)}${already}`,
     result.output.trim(),
     result.timedOut ? `timed out after ${defaultHookTimeoutMs / 1000} s` : '',
     result.error ?? '',
   ];
   run.output = lastText(notes.filter(Boolean).join('\n'));
   return run;
+}
+
+/**
+ * A thaw of a file system that is not frozen fails with EINVAL: it is thawed, which is all the thaw is for. A freeze
+ * of one that is frozen fails with EBUSY: pods of one node mounting one claim share its file system, which the first
+ * pod's freeze froze (and the first thaw thaws). Either is said in the run's output instead of failing it.
+ */
+function alreadyThere(stage: HookStage, result: ExecResult): string {
+  if (result.exitCode !== 1) return '';
+  if (stage === 'post') return /Invalid argument/.test(result.output) ? ': it was not frozen' : '';
+  return /Device or resource busy/.test(result.output) ? ': it was frozen already' : '';
 }
 
 /** The first line of a run's output: which command, for which claim. */

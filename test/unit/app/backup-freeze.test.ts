@@ -180,6 +180,21 @@ describe('app-backup spec.freeze', () => {
     assert.equal(ab.status?.frozen, undefined);
   });
 
+  it('a file system frozen already by another pod of the node (EBUSY) counts as frozen, and the backup goes on', async () => {
+    const w = freezeWorld({}, (req) =>
+      req.pod === 'db-2' && req.command[1] === '--freeze'
+        ? { exitCode: 1, timedOut: false, output: 'fsfreeze: /a: freeze failed: Device or resource busy\n' }
+        : undefined,
+    );
+    w.onSleep = () => settleUploads(w);
+    await runAppBackup(w.ctx, ref);
+    assert.ok(w.journal.includes('group-snapshot:data,wal'), w.journal.join('\n'));
+    assert.equal(current(w).status?.phase, 'Completed');
+    const run = current(w).status?.hooks?.find((r) => r.hook === 'fsfreeze' && r.pod === 'db-2' && r.stage === 'pre');
+    assert.equal(run?.outcome, 'Succeeded');
+    assert.match(run?.output ?? '', /it was frozen already/);
+  });
+
   it('a failed thaw is a Warning Event naming the mount and leaves the backup PartiallyFailed at best', async () => {
     const w = freezeWorld({}, (req) =>
       req.pod === 'db-2' && req.command[1] === '--unfreeze'
