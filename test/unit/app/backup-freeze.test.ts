@@ -86,6 +86,18 @@ function freezeWorld(
 
 const freezes = (flag: string): string[] => frozenMounts.map((m) => `exec:${m.replace(' ', ` ${flag} `)}`);
 
+/** A backup run to its end where fsfreeze `flag` of db-2's mount /a fails (exit code 1) with `error`. */
+async function ranWithDb2Failing(flag: string, error: string): Promise<World> {
+  const w = freezeWorld({}, (req) =>
+    req.pod === 'db-2' && req.command[1] === flag
+      ? { exitCode: 1, timedOut: false, output: `fsfreeze: /a: ${flag.slice(2)} failed: ${error}\n` }
+      : undefined,
+  );
+  w.onSleep = () => settleUploads(w);
+  await runAppBackup(w.ctx, ref);
+  return w;
+}
+
 describe('app-backup spec.freeze', () => {
   for (const group of [true, false])
     it(`freezes each backed-up file system mount after the pre hooks, thaws right after the ${group ? 'group snapshot' : 'per-volume snapshots'}, before the post hooks`, async () => {
@@ -181,13 +193,7 @@ describe('app-backup spec.freeze', () => {
   });
 
   it('a file system frozen already by another pod of the node (EBUSY) counts as frozen, and the backup goes on', async () => {
-    const w = freezeWorld({}, (req) =>
-      req.pod === 'db-2' && req.command[1] === '--freeze'
-        ? { exitCode: 1, timedOut: false, output: 'fsfreeze: /a: freeze failed: Device or resource busy\n' }
-        : undefined,
-    );
-    w.onSleep = () => settleUploads(w);
-    await runAppBackup(w.ctx, ref);
+    const w = await ranWithDb2Failing('--freeze', 'Device or resource busy');
     assert.ok(w.journal.includes('group-snapshot:data,wal'), w.journal.join('\n'));
     assert.equal(current(w).status?.phase, 'Completed');
     const run = current(w).status?.hooks?.find((r) => r.hook === 'fsfreeze' && r.pod === 'db-2' && r.stage === 'pre');
@@ -196,13 +202,7 @@ describe('app-backup spec.freeze', () => {
   });
 
   it('a failed thaw is a Warning Event naming the mount and leaves the backup PartiallyFailed at best', async () => {
-    const w = freezeWorld({}, (req) =>
-      req.pod === 'db-2' && req.command[1] === '--unfreeze'
-        ? { exitCode: 1, timedOut: false, output: 'fsfreeze: /a: unfreeze failed: Input/output error\n' }
-        : undefined,
-    );
-    w.onSleep = () => settleUploads(w);
-    await runAppBackup(w.ctx, ref);
+    const w = await ranWithDb2Failing('--unfreeze', 'Input/output error');
     assert.deepEqual(w.journal.slice(-2), [freezes('--unfreeze')[2], 'post:thaw'], 'every thaw tried, post hooks ran');
     assert.equal(current(w).status?.phase, 'PartiallyFailed');
     const warning = w.kube.all('Event').find((e) => e.reason === 'ThawFailed') as KubeObject & { note?: string };
