@@ -120,7 +120,7 @@ export interface AppBackupStatus {
   volumeGroupSnapshot?: string;
   /** when the snapshots were cut */
   snapshotTime?: string;
-  /** the pre hooks' runs have started: post hooks are owed, also by a step that resumes after a crash */
+  /** the pre hooks' runs (or spec.freeze's freeze) have started: post hooks are owed, also after a crash */
   hooksStarted?: boolean;
   hooks?: HookRun[];
   /** written before each freeze and cleared once thawed: a step that resumes after a crash thaws these first */

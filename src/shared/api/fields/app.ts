@@ -189,7 +189,9 @@ export const appBackupStatus = obj('Progress and results of the application back
   ),
   volumeGroupSnapshot: objectName('The VolumeGroupSnapshot taken (in this namespace), until the backup ends.'),
   snapshotTime: timestamp('When the snapshots were cut.'),
-  hooksStarted: bool('A pre hook has started: post hooks are owed, also by a step that resumes after a crash.'),
+  hooksStarted: bool(
+    'A pre hook (or the freeze of spec.freeze) has started: post hooks are owed, also by a step that resumes after a crash.',
+  ),
   hooks: arr('Every hook run, in order.', hookRun, { maxItems: maxHookRuns }),
   frozen: arr(
     'File systems spec.freeze froze (or started to freeze), written before each freeze and cleared once they are thawed; a step that resumes after a crash thaws these first.',
