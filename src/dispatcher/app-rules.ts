@@ -6,6 +6,7 @@
 // to judge (FailedValidation), so a schedule's run is never refused for a PVC that comes later.
 import { parseDuration } from '../shared/api/duration.ts';
 import type { AppBackup, AppBackupHooks, AppKind, AppRestore, Hook } from '../shared/api/app.ts';
+import { freezeHook } from '../shared/app/names.ts';
 import type { BackupStorageLocation } from '../shared/api/types.ts';
 import { appTerminalPhases } from '../shared/app/phases.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
@@ -33,6 +34,8 @@ function positive(value: string | undefined, path: string): string[] {
 
 function hookProblems(hook: Hook, path: string): string[] {
   const problems: string[] = [];
+  if (hook.name === freezeHook)
+    problems.push(`${path}.name: "${freezeHook}" names the runs of spec.freeze in status.hooks; choose another name`);
   if (!selectsSomething(hook.selector))
     problems.push(
       `${path}.selector: must pick pods by matchLabels or matchExpressions (an empty selector would run the hook in every pod of the namespace)`,

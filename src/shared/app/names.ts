@@ -10,6 +10,9 @@ export const appLabels = {
   appRestore: 'ferry.dev/app-restore',
 } as const;
 
+/** The hook name spec.freeze's fsfreeze runs go by in status.hooks; no hook of the spec may take it. */
+export const freezeHook = 'fsfreeze';
+
 /** The finalizer an AppBackup holds while it is not finished: post hooks may be owed and DataUploads to cancel. */
 export const appBackupFinalizer = 'ferry.dev/app-backup';
 

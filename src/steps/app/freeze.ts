@@ -8,10 +8,8 @@ import type { ExecResult } from '../../shared/hooks/exec.ts';
 import { lastText } from '../../shared/hooks/output.ts';
 import { defaultHookTimeoutMs } from '../../shared/hooks/stage.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
+import { freezeHook } from '../../shared/app/names.ts';
 import { appEvent, writeStatus, type AppBackupContext, type AppBackupObject } from './context.ts';
-
-/** The name the freeze and thaw runs carry in status.hooks. */
-export const freezeHook = 'fsfreeze';
 
 interface Pod extends KubeObject {
   spec?: {

@@ -5,7 +5,7 @@
 import type { Hook, HookRun, HookStage } from '../../shared/api/app.ts';
 import { setCondition } from '../../shared/kube/conditions.ts';
 import { appEvent, bounded, writeStatus, type AppBackupContext, type AppBackupObject } from './context.ts';
-import { freezeHook } from './freeze.ts';
+import { freezeHook } from '../../shared/app/names.ts';
 
 /**
  * The post hooks have not run yet (after the snapshots they run whether or not there were pre hooks); the thaw of

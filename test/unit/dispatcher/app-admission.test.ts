@@ -110,6 +110,15 @@ describe('AppBackup admission', () => {
     );
   });
 
+  it('refuses a hook named as the runs of spec.freeze are recorded', async () => {
+    const w = appWorld();
+    await denied(
+      w,
+      create(appBackup('a', undefined, { hooks: { post: [hook(), hook({ name: 'fsfreeze' })] } } as never)),
+      /spec\.hooks\.post\[1\]\.name: "fsfreeze" names the runs of spec\.freeze/,
+    );
+  });
+
   it('refuses durations that are not Go durations or leave no time', async () => {
     const w = appWorld();
     for (const [spec, pattern] of [
