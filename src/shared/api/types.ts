@@ -3,6 +3,7 @@
 // deploy/crds/ and the valibot schemas in ./schemas.ts describe exactly these shapes; a test holds them together.
 // Application backups (AppBackup, AppRestore) are in ./app.ts.
 import type { ScheduledAppBackup } from './app.ts';
+import type { BackupCopyRecord } from './copy.ts';
 
 export const group = 'ferry.dev';
 export const version = 'v1alpha1';
@@ -71,6 +72,23 @@ export interface BackupStorageLocationSpec {
   maintenance?: MaintenanceSpec;
   /** this location stores the data of Velero's BackupStorageLocation of that name (ferry as Velero's data mover) */
   velero?: { backupStorageLocation: string };
+  /**
+   * S3 Object Lock (the bucket must have been created with it): every object ferry writes here is retained in this
+   * mode for this period (e.g. "30d", "720h"), extended after each backup and copy to what kept snapshots need;
+   * prune and expiry leave what is still retained.
+   */
+  objectLock?: { mode: 'GOVERNANCE' | 'COMPLIANCE'; retention: string };
+  /**
+   * Read what the object versions hold, past delete markers and overwrites (an Object Lock bucket after an attack):
+   * restores and listings only; nothing is written here while it is set.
+   */
+  recoverVersions?: boolean;
+  /** set: the backups found in this location's repositories appear as DataUploads in their namespaces */
+  backupSync?: {
+    /** five-field cron of the sync CronJob; default every minute */
+    schedule?: string;
+    suspend?: boolean;
+  };
 }
 
 export interface MaintenanceSpec {
@@ -125,6 +143,17 @@ export interface BackupStorageLocationStatus {
   lastValidationTime?: string;
   conditions?: Condition[];
   maintenance?: MaintenanceStatus;
+  /** the last backup sync (spec.backupSync) */
+  sync?: LocationSyncStatus;
+}
+
+export interface LocationSyncStatus {
+  lastSyncTime?: string;
+  /** DataUploads the last sync created and deleted, and the backups it found */
+  created?: number;
+  deleted?: number;
+  found?: number;
+  message?: string;
 }
 
 export interface BackupStorageLocation {
@@ -249,6 +278,8 @@ export interface DataUploadStatus extends CommonStatus {
   volumeMode?: 'Filesystem' | 'Block';
   /** StorageClass of the source PVC, copied from it: a restore's default class */
   storageClassName?: string;
+  /** copies of this backup in other locations (DataCopies), as their copy step last wrote them */
+  copies?: BackupCopyRecord[];
 }
 
 export interface DataUpload {
