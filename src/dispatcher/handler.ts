@@ -28,6 +28,7 @@ import type { AppKind } from '../shared/api/app.ts';
 import type { AppResource } from '../shared/app/jobs.ts';
 import { appChanged } from './app.ts';
 import { checkAppCreate, checkAppUpdate, isAppKind } from './app-rules.ts';
+import { copyCompleted, turnedCompleted } from './copy-policy-reconcile.ts';
 
 export interface HandlerDeps {
   kube: Kube;
@@ -235,6 +236,12 @@ async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<Admissi
       if (!after) return;
       await deps.dispatcher.admitted({ resource: after as Resource, old: before as Resource | undefined });
       if (isMirror(after as Resource)) await deps.dispatcher.velero?.mirrorChanged(after as Resource);
+      const upload = after as Resource;
+      if (turnedCompleted(before as Resource | undefined, upload)) {
+        const { kube, namespace, now } = deps.dispatcher.context;
+        const made = await copyCompleted({ kube, namespace, now }, upload);
+        for (const error of made.errors) deps.log.warn('could not make a copy; the sweep will', { error });
+      }
     };
     await follow(req, kind as ResourceKind, deps, act, 'the sweep will act on it', started);
   }

@@ -1,7 +1,8 @@
 // The sweep: one pass over every DataUpload and DataDownload that starts any step whose Job is missing, retries a
 // failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
 // resources on, does the same for AppBackups and AppRestores (./app.ts), removes what deleted resources left in
-// ferry's namespace, starts lost BackupSchedule reconciles, deletes expired DataUploads and AppBackups
+// ferry's namespace, starts lost BackupSchedule reconciles, makes the DataCopies CopyPolicies call for and writes
+// their status (./copy-policy-reconcile.ts), deletes expired DataUploads, AppBackups and DataCopies
 // (./expiry.ts), and when ferry is Velero's data mover, does what a lost call left undone on either side of the
 // bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
 // (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
@@ -17,6 +18,7 @@ import { limited } from './limits.ts';
 import { expireAppBackups, expireUploads } from './expiry.ts';
 import { sweepSchedules } from './schedule.ts';
 import { sweepApps } from './app.ts';
+import { sweepCopyPolicies } from './copy-policy-reconcile.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 
 export interface SweepReport {
@@ -25,6 +27,8 @@ export interface SweepReport {
   canceled: string[];
   failed: string[];
   deleted: string[];
+  /** DataCopies made for CopyPolicies */
+  copied: string[];
   errors: string[];
 }
 
@@ -38,7 +42,15 @@ function message(err: unknown): string {
 
 export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   const { kube, namespace, limits } = dispatcher.context;
-  const report: SweepReport = { dispatched: [], waiting: [], canceled: [], failed: [], deleted: [], errors: [] };
+  const report: SweepReport = {
+    dispatched: [],
+    waiting: [],
+    canceled: [],
+    failed: [],
+    deleted: [],
+    copied: [],
+    errors: [],
+  };
   // Jobs first: a Job that ends after this list is still seen running, never as missing
   const jobObjects = await kube.list<KubeObject>('Job', { namespace, labelSelector: labels.uid });
   const jobs = parseStepJobs(jobObjects);
@@ -79,6 +91,12 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   }
   if (dispatcher.velero)
     report.errors.push(...(await dispatcher.velero.sweep(resources).catch((err) => [`Velero: ${message(err)}`])));
+  const copies = await sweepCopyPolicies({ kube, namespace, now: dispatcher.context.now }).catch((err) => ({
+    created: [],
+    errors: [`CopyPolicies: ${message(err)}`],
+  }));
+  report.copied.push(...copies.created);
+  report.errors.push(...copies.errors);
   await sweepSchedulesAndExpiry(dispatcher, report);
   return report;
 }
