@@ -15,7 +15,7 @@ import { decide } from '../shared/dispatch/decide.ts';
 import { describe, type Resource } from '../shared/dispatch/status.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { limited } from './limits.ts';
-import { expireAppBackups, expireUploads } from './expiry.ts';
+import { expireAppBackups, expireCopies, expireUploads } from './expiry.ts';
 import { sweepSchedules } from './schedule.ts';
 import { sweepApps } from './app.ts';
 import { sweepCopyPolicies } from './copy-policy-reconcile.ts';
@@ -101,14 +101,14 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   return report;
 }
 
-/** Schedules whose new generation got no reconcile Job, and DataUploads and AppBackups past their spec.expire. */
+/** Schedules whose new generation got no reconcile Job, and DataUploads, AppBackups and DataCopies past their spec.expire. */
 async function sweepSchedulesAndExpiry(dispatcher: Dispatcher, report: SweepReport): Promise<void> {
   const { kube, namespace, now } = dispatcher.context;
   try {
     const schedules = await sweepSchedules({ kube, namespace });
     report.dispatched.push(...schedules.started.map((s) => `${s}: schedule reconcile`));
     report.errors.push(...schedules.errors);
-    for (const expire of [expireUploads, expireAppBackups]) {
+    for (const expire of [expireUploads, expireAppBackups, expireCopies]) {
       const expired = await expire(kube, now().getTime());
       report.deleted.push(...expired.deleted);
       report.errors.push(...expired.errors);
