@@ -1,0 +1,111 @@
+// `ferry copy DATAUPLOAD --to LOCATION`: a mistake is bad usage naming the argument and what is allowed, before
+// anything is created; the DataCopy made belongs to its backup unless --expire, and a second copy to the same
+// place finds the first.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createCopy, type CopyRequest } from '../../src/cli/copy/copy.ts';
+import { describeCopy } from '../../src/cli/copy/describe.ts';
+import { UsageError } from '../../src/cli/run.ts';
+import type { KubeObject } from '../../src/shared/kube/kube.ts';
+import { MemoryKube } from '../../src/shared/kube/memory.ts';
+
+function location(name: string, allowedNamespaces: string[]): KubeObject {
+  return {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'BackupStorageLocation',
+    metadata: { name, namespace: 'ferry-system' },
+    spec: {
+      s3: { endpoint: 'http://b:9000', bucket: name },
+      credential: { name: 'c' },
+      repositoryPassword: { name: 'p', key: 'k' },
+      allowedNamespaces,
+    },
+  };
+}
+
+function upload(name: string, phase: string, snapshotID?: string): KubeObject {
+  return {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataUpload',
+    metadata: { name, namespace: 'app', uid: `uid-${name}` },
+    spec: { sourcePVC: 'data', backupStorageLocation: 'site-a' },
+    status: { phase, snapshotID },
+  };
+}
+
+function cluster(): MemoryKube {
+  const kube = new MemoryKube();
+  kube.seed(
+    location('site-a', ['app']),
+    location('site-b', ['app']),
+    location('closed', ['other']),
+    upload('done', 'Completed', 'a'.repeat(64)),
+    upload('running', 'InProgress'),
+    upload('snapshot-only', 'Completed'),
+  );
+  return kube;
+}
+
+const req = (over: Partial<CopyRequest> = {}): CopyRequest => ({
+  dataUpload: 'done',
+  to: 'site-b',
+  namespace: 'app',
+  ferryNamespace: 'ferry-system',
+  ...over,
+});
+
+async function refused(kube: MemoryKube, r: CopyRequest, message: RegExp): Promise<void> {
+  await assert.rejects(createCopy(kube, r), (err: Error) => {
+    assert.ok(err instanceof UsageError, `${err.message} is not bad usage`);
+    assert.match(err.message, message);
+    return true;
+  });
+  assert.equal(kube.all('DataCopy').length, 0, 'nothing is created');
+}
+
+test('mistakes are bad usage naming the argument and what is allowed, and create nothing', async () => {
+  const kube = cluster();
+  await refused(kube, req({ dataUpload: 'gone' }), /^DATAUPLOAD: DataUpload "gone" does not exist in namespace app/);
+  await refused(
+    kube,
+    req({ dataUpload: 'running' }),
+    /^DATAUPLOAD: DataUpload "running" is InProgress; only a Completed/,
+  );
+  await refused(kube, req({ dataUpload: 'snapshot-only' }), /without a repository snapshot/);
+  await refused(
+    kube,
+    req({ to: 'nowhere' }),
+    /^--to: location "nowhere" does not exist; the locations are: closed, site-a, site-b$/,
+  );
+  await refused(kube, req({ to: 'site-a' }), /^--to: the backup is already in location "site-a"/);
+  await refused(kube, req({ to: 'closed' }), /^--to: location "closed" allows namespaces \[other\], not "app"$/);
+});
+
+test('the copy is named after the backup and the location, belongs to the backup, and is made once', async () => {
+  const kube = cluster();
+  const made = await createCopy(kube, req());
+  assert.equal(made.metadata.name, 'done-to-site-b');
+  assert.deepEqual(made.spec, { dataUpload: 'done', backupStorageLocation: 'site-b' });
+  assert.deepEqual(made.metadata.ownerReferences, [
+    { apiVersion: 'ferry.dev/v1alpha1', kind: 'DataUpload', name: 'done', uid: 'uid-done', blockOwnerDeletion: false },
+  ]);
+  await assert.rejects(createCopy(kube, req()), /already copied to "site-b" by DataCopy done-to-site-b \(New\)/);
+  assert.equal(kube.all('DataCopy').length, 1);
+});
+
+test('with --expire the copy carries spec.expire and no owner', async () => {
+  const kube = cluster();
+  kube.seed(location('site-c', ['*']));
+  const made = await createCopy(kube, req({ to: 'site-c', expire: '720h', timeout: '1h' }));
+  assert.equal(made.metadata.ownerReferences, undefined);
+  assert.deepEqual(made.spec, {
+    dataUpload: 'done',
+    backupStorageLocation: 'site-c',
+    expire: '720h',
+    operationTimeout: '1h',
+  });
+  const text = describeCopy(made, []);
+  assert.match(text, /To location:\s+site-c/);
+  assert.match(text, /Policy:\s+<by hand>/);
+  assert.match(text, /Expire:\s+720h after completion/);
+});
