@@ -1,12 +1,11 @@
 // `ferry copies get|describe|wait`: DataCopies, each a backup copied into another location (made by a CopyPolicy
 // or by `ferry copy`).
 import { defineCommand } from 'citty';
-import { listArgs } from '../resource/fetch.ts';
 import { fetchOne } from '../resource/fetch.ts';
 import { eventsAbout } from '../resource/events.ts';
-import { printGet } from '../resource/get.ts';
+import { getCommand } from '../resource/get-command.ts';
 import { kubeArgs, withKube } from '../resource/kube.ts';
-import { objectName, optionalName } from '../resource/names.ts';
+import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
 import { waitForEnd } from '../kube/wait.ts';
 import { copyColumns, type StoredCopy } from './columns.ts';
@@ -19,33 +18,11 @@ const oneArgs = {
   ...outputArgs,
 } as const;
 
-const get = defineCommand({
-  meta: { name: 'get', description: 'List copies of backups (DataCopies), or show one' },
-  args: {
-    name: {
-      type: 'positional',
-      required: false,
-      description: 'the DataCopy to show (default: all in the namespace)',
-      valueHint: 'NAME',
-    },
-    ...kubeArgs,
-    ...outputArgs,
-    ...listArgs,
-  },
-  async run({ args }) {
-    const format = outputFormat(args);
-    const name = optionalName(args.name, 'NAME');
-    await withKube(args, ({ kube, namespace }) =>
-      printGet<StoredCopy>(kube, {
-        kind: 'DataCopy',
-        namespace,
-        name,
-        allNamespaces: args['all-namespaces'],
-        format,
-        columns: copyColumns,
-      }),
-    );
-  },
+const get = getCommand<StoredCopy>({
+  kind: 'DataCopy',
+  description: 'List copies of backups (DataCopies), or show one',
+  nameDescription: 'the DataCopy to show (default: all in the namespace)',
+  columns: copyColumns,
 });
 
 const describe = defineCommand({

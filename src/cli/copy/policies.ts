@@ -3,34 +3,20 @@
 import { defineCommand } from 'citty';
 import { fetchAll, fetchOne } from '../resource/fetch.ts';
 import { eventsAbout } from '../resource/events.ts';
-import { printGet } from '../resource/get.ts';
+import { getCommand } from '../resource/get-command.ts';
 import { withKube } from '../resource/kube.ts';
-import { objectName, optionalName } from '../resource/names.ts';
+import { objectName } from '../resource/names.ts';
 import { isDocument, outputArgs, outputFormat, printDocument } from '../resource/output.ts';
 import { locationKubeArgs } from '../location/flags.ts';
 import { policyColumns, type StoredCopy, type StoredPolicy } from './columns.ts';
 import { describePolicy } from './describe.ts';
 
-const get = defineCommand({
-  meta: { name: 'get', description: 'List the copy policies, or show one' },
-  args: {
-    name: { type: 'positional', required: false, description: 'the policy (default: all)', valueHint: 'NAME' },
-    ...locationKubeArgs,
-    ...outputArgs,
-  },
-  async run({ args }) {
-    const format = outputFormat(args);
-    const name = optionalName(args.name, 'NAME');
-    await withKube(args, ({ kube, ferryNamespace }) =>
-      printGet<StoredPolicy>(kube, {
-        kind: 'CopyPolicy',
-        namespace: ferryNamespace,
-        name,
-        format,
-        columns: () => policyColumns,
-      }),
-    );
-  },
+const get = getCommand<StoredPolicy>({
+  kind: 'CopyPolicy',
+  description: 'List the copy policies, or show one',
+  nameDescription: 'the policy (default: all)',
+  inFerryNamespace: true,
+  columns: () => policyColumns,
 });
 
 const describe = defineCommand({
