@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCopy, type CopyRequest } from '../../src/cli/copy/copy.ts';
 import { describeCopy } from '../../src/cli/copy/describe.ts';
+import { copyOutcome } from '../../src/cli/copy/result.ts';
+import { waitForEnd } from '../../src/cli/kube/wait.ts';
 import { UsageError } from '../../src/cli/run.ts';
 import type { KubeObject } from '../../src/shared/kube/kube.ts';
 import { MemoryKube } from '../../src/shared/kube/memory.ts';
@@ -108,4 +110,38 @@ test('with --expire the copy carries spec.expire and no owner', async () => {
   assert.match(text, /To location:\s+site-c/);
   assert.match(text, /Policy:\s+<by hand>/);
   assert.match(text, /Expire:\s+720h after completion/);
+});
+
+test('--wait follows the copy to its end: Completed says what was sent, Failed fails with its message', async () => {
+  const kube = cluster();
+  kube.seed(location('site-c', ['*']));
+  const made = await createCopy(kube, req());
+  const key = { kind: 'DataCopy' as const, namespace: 'app', name: made.metadata.name };
+  setTimeout(() => kube.mutate(key, (c) => void (c.status = { phase: 'InProgress', attempts: 1 })), 5);
+  setTimeout(
+    () =>
+      kube.mutate(key, (c) => {
+        c.status = {
+          phase: 'Completed',
+          snapshotID: 'b'.repeat(64),
+          completionTimestamp: new Date().toISOString(),
+          stats: { blobs: 12, bytesSent: 3 * 1024 * 1024, durationSeconds: 4 },
+        };
+      }),
+    30,
+  );
+  const done = await waitForEnd(kube, 'DataCopy', 'app', made.metadata.name, { quiet: true, pollMs: 2 });
+  assert.match(
+    copyOutcome(done),
+    /^copy done-to-site-b Completed: snapshot bbbbbbbb in site-b, 3\.0 MiB sent \(12 new blobs\), took /,
+  );
+
+  const failing = await createCopy(kube, req({ to: 'site-c' }));
+  kube.mutate({ ...key, name: failing.metadata.name }, (c) => {
+    c.status = { phase: 'Failed', message: 'DataUpload app/done is gone' };
+  });
+  await assert.rejects(
+    waitForEnd(kube, 'DataCopy', 'app', failing.metadata.name, { quiet: true, pollMs: 2 }),
+    /^Error: DataCopy app\/done-to-site-c failed: DataUpload app\/done is gone$/,
+  );
 });
