@@ -5,6 +5,7 @@
 import type { CopyPolicy, DataCopy } from '../shared/api/copy.ts';
 import type { BackupStorageLocation, BackupStorageLocationSpec, DataUpload } from '../shared/api/types.ts';
 import type { Resource } from '../shared/dispatch/status.ts';
+import { parseDuration } from '../shared/api/duration.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import { copyVerdict, policyCopy } from './copy-policy.ts';
@@ -48,6 +49,16 @@ async function copyFor(
   if (!destinations.has(policy.spec.destinationLocation))
     problems.push(`spec.destinationLocation: location "${policy.spec.destinationLocation}" does not exist`);
   const destination = destinations.get(policy.spec.destinationLocation);
+  if (destination?.recoverVersions === true)
+    problems.push(
+      `spec.destinationLocation: location "${policy.spec.destinationLocation}" has spec.recoverVersions, so nothing is written there`,
+    );
+  try {
+    parseDuration(policy.spec.expire);
+  } catch (err) {
+    // checked once for the policy rather than once per backup
+    return [...problems, `spec.expire: ${message(err)}`].join('; ');
+  }
   const nowMs = ctx.now().getTime();
   for (const du of uploads) {
     const what = `DataUpload ${du.metadata.namespace}/${du.metadata.name}`;

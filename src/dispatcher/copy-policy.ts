@@ -77,6 +77,11 @@ export function copyVerdict(
   if (policy.metadata.deletionTimestamp) return { copy: false, why: 'the policy is being deleted' };
   if (!destination)
     return { copy: false, why: `destination location "${policy.spec.destinationLocation}" does not exist` };
+  if (destination.recoverVersions === true)
+    return {
+      copy: false,
+      why: `location "${policy.spec.destinationLocation}" has spec.recoverVersions: nothing is written there`,
+    };
   if (policy.spec.destinationLocation === du.spec.backupStorageLocation)
     return { copy: false, why: 'the destination is the location the backup is in' };
   const choice = selected(policy, du, nowMs);

@@ -81,6 +81,10 @@ test('mistakes are bad usage naming the argument and what is allowed, and create
   );
   await refused(kube, req({ to: 'site-a' }), /^--to: the backup is already in location "site-a"/);
   await refused(kube, req({ to: 'closed' }), /^--to: location "closed" allows namespaces \[other\], not "app"$/);
+  const readOnly = location('read-only', ['*']);
+  (readOnly.spec as { recoverVersions?: boolean }).recoverVersions = true;
+  kube.seed(readOnly);
+  await refused(kube, req({ to: 'read-only' }), /^--to: location "read-only" has spec\.recoverVersions/);
 });
 
 test('the copy is named after the backup and the location, belongs to the backup, and is made once', async () => {

@@ -75,6 +75,10 @@ async function checkDestination(kube: Kube, req: CopyRequest, du: DataUpload): P
       .sort();
     throw new UsageError(`--to: location "${req.to}" does not exist; the locations are: ${names.join(', ') || 'none'}`);
   }
+  if (bsl.spec.recoverVersions === true)
+    throw new UsageError(
+      `--to: location "${req.to}" has spec.recoverVersions (it is read past delete markers), so nothing may be written there`,
+    );
   if (!backupAllowed(bsl.spec, req.namespace))
     throw new UsageError(
       `--to: location "${req.to}" allows namespaces [${bsl.spec.allowedNamespaces.join(', ')}], not "${req.namespace}"`,

@@ -115,3 +115,18 @@ test('copies waiting for a retry are counted and turn Ready False', async () => 
   assert.equal(status.copiesRetrying, 1);
   assert.equal(status.conditions?.[0].reason, 'CopiesRetrying');
 });
+
+test('a policy with a malformed spec.expire copies nothing and says so once, in Ready', async () => {
+  const w = world();
+  w.kube.seed(
+    location('site-b', ['app']),
+    policy({ expire: '30 days' }),
+    upload('db-1', 'Completed', { status: { ...done } }),
+    upload('db-2', 'Completed', { status: { ...done } }),
+  );
+  await sweep(w.dispatcher);
+  assert.equal(copies(w).length, 0);
+  const ready = stored(w, 'offsite').status!.conditions!.find((c) => c.type === 'Ready')!;
+  assert.equal(ready.status, 'False');
+  assert.match(ready.message ?? '', /^spec\.expire: "30 days" is not a duration/);
+});

@@ -120,6 +120,11 @@ test('a suspended policy, another location, a missing destination or one equal t
   assert.equal(verdict(policy(), elsewhere).copy, false);
   assert.equal(copyVerdict(policy(), undefined, upload(), [], now).copy, false);
   assert.equal(verdict(policy({ sourceLocation: 'site-b', destinationLocation: 'site-b' }), upload()).copy, false);
+  const readOnly = { ...destination(['*']), recoverVersions: true };
+  assert.deepEqual(copyVerdict(policy(), readOnly, upload(), [], now), {
+    copy: false,
+    why: 'location "site-b" has spec.recoverVersions: nothing is written there',
+  });
   const foreign = upload();
   foreign.spec.dataMover = 'velero';
   assert.equal(verdict(policy(), foreign).copy, false);
