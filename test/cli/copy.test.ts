@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCopy, type CopyRequest } from '../../src/cli/copy/copy.ts';
-import { describeCopy } from '../../src/cli/copy/describe.ts';
+import { policyColumns } from '../../src/cli/copy/columns.ts';
+import { describeCopy, describePolicy } from '../../src/cli/copy/describe.ts';
 import { copyOutcome } from '../../src/cli/copy/result.ts';
 import { waitForEnd } from '../../src/cli/kube/wait.ts';
 import { UsageError } from '../../src/cli/run.ts';
@@ -148,4 +149,27 @@ test('--wait follows the copy to its end: Completed says what was sent, Failed f
     waitForEnd(kube, 'DataCopy', 'app', failing.metadata.name, { quiet: true, pollMs: 2 }),
     /^Error: DataCopy app\/done-to-site-c failed: DataUpload app\/done is gone$/,
   );
+});
+
+test('a policy’s table row and description show what it copies and how its copies stand', () => {
+  const policy = {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'CopyPolicy',
+    metadata: { name: 'offsite', namespace: 'ferry-system', creationTimestamp: new Date().toISOString() },
+    spec: { sourceLocation: 'site-a', destinationLocation: 'site-b', schedules: ['app/nightly'], expire: '720h' },
+    status: {
+      copiesCompleted: 4,
+      copiesRetrying: 1,
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'CopiesRetrying', message: '1 retrying', lastTransitionTime: '' },
+      ],
+    },
+  } as const;
+  const row = policyColumns.filter((c) => !c.wide).map((c) => c.value(policy as never));
+  assert.deepEqual(row.slice(0, 6), ['offsite', 'site-a', 'site-b', '4', '1', 'false']);
+  const text = describePolicy(policy as never, [], []);
+  assert.match(text, /Schedules:\s+app\/nightly/);
+  assert.match(text, /Namespaces:\s+every namespace the destination allows/);
+  assert.match(text, /Expire:\s+720h after each copy completes/);
+  assert.match(text, /Ready\s+False\s+CopiesRetrying\s+1 retrying/);
 });
