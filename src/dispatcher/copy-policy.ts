@@ -6,6 +6,7 @@ import { parseDuration } from '../shared/api/duration.ts';
 import type { BackupStorageLocationSpec, DataUpload } from '../shared/api/types.ts';
 import { apiVersion } from '../shared/api/types.ts';
 import { copyLabels, policyCopyName, policyLabel, syncedFromAnnotation } from '../shared/copy/names.ts';
+import { copyInLocation } from '../shared/copy/existing.ts';
 import { backupAllowed } from '../shared/location/namespaces.ts';
 import { scheduleLabel, scheduleLabels } from '../shared/schedule/names.ts';
 import { matchesSelector } from '../shared/schedule/selector.ts';
@@ -49,7 +50,10 @@ function selected(policy: CopyPolicy, du: DataUpload, nowMs: number): CopyVerdic
   return { copy: true };
 }
 
-/** The DataCopy of this policy for `du`, if one was made (by name, by spec.policy, or as the backup's status says). */
+/**
+ * The DataCopy of this policy for `du`, if one was made (by name, by spec.policy, or as the backup's status says),
+ * or another copy of `du` that holds or is making its copy in the destination (by hand, or another policy's).
+ */
 function madeBefore(policy: CopyPolicy, du: DataUpload, copies: readonly DataCopy[]): string | undefined {
   const name = policyCopyName(du.metadata.name, policy.metadata.name);
   const recorded = du.status?.copies?.find((c) => c.dataCopy === name);
@@ -59,7 +63,8 @@ function madeBefore(policy: CopyPolicy, du: DataUpload, copies: readonly DataCop
       c.metadata.namespace === du.metadata.namespace &&
       (c.metadata.name === name || (c.spec.policy === policy.metadata.name && c.spec.dataUpload === du.metadata.name)),
   );
-  return existing?.metadata.name;
+  return (existing ?? copyInLocation(copies, du.metadata.namespace, du.metadata.name, policy.spec.destinationLocation))
+    ?.metadata.name;
 }
 
 /**

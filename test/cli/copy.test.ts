@@ -98,6 +98,16 @@ test('the copy is named after the backup and the location, belongs to the backup
   ]);
   await assert.rejects(createCopy(kube, req()), /already copied to "site-b" by DataCopy done-to-site-b \(New\)/);
   assert.equal(kube.all('DataCopy').length, 1);
+  // a policy's copy into the same location counts too: two copies would share one snapshot there
+  const other = cluster();
+  other.seed({
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataCopy',
+    metadata: { name: 'done-1a2b3c4d', namespace: 'app' },
+    spec: { dataUpload: 'done', backupStorageLocation: 'site-b', policy: 'offsite' },
+    status: { phase: 'Completed' },
+  } as KubeObject);
+  await assert.rejects(createCopy(other, req()), /already copied to "site-b" by DataCopy done-1a2b3c4d \(Completed\)/);
 });
 
 test('with --expire the copy carries spec.expire and no owner', async () => {

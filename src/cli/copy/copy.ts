@@ -5,6 +5,7 @@
 import { defineCommand } from 'citty';
 import type { DataCopy } from '../../shared/api/copy.ts';
 import { apiVersion, type BackupStorageLocation, type DataUpload } from '../../shared/api/types.ts';
+import { copyInLocation } from '../../shared/copy/existing.ts';
 import { manualCopyName } from '../../shared/copy/names.ts';
 import { KubeError } from '../../shared/kube/errors.ts';
 import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
@@ -107,10 +108,15 @@ export async function createCopy(kube: Kube, req: CopyRequest): Promise<StoredCo
   const du = await completedUpload(kube, req);
   await checkDestination(kube, req, du);
   const copy = manualCopy(req, du);
-  const existing = await kube.get<StoredCopy>({ kind: 'DataCopy', namespace: req.namespace, name: copy.metadata.name });
+  const existing = copyInLocation(
+    await kube.list<StoredCopy>('DataCopy', { namespace: req.namespace }),
+    req.namespace,
+    req.dataUpload,
+    req.to,
+  );
   if (existing)
     throw new Error(
-      `DataUpload ${req.namespace}/${req.dataUpload} is already copied to "${req.to}" by DataCopy ${copy.metadata.name} (${existing.status?.phase ?? 'New'}); see \`ferry copies describe ${copy.metadata.name} -n ${req.namespace}\``,
+      `DataUpload ${req.namespace}/${req.dataUpload} is already copied to "${req.to}" by DataCopy ${existing.metadata.name} (${existing.status?.phase ?? 'New'}); see \`ferry copies describe ${existing.metadata.name} -n ${req.namespace}\``,
     );
   return createResource(kube, copy as StoredCopy, fieldFlags);
 }

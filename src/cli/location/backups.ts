@@ -11,9 +11,7 @@ import { objectName } from '../resource/names.ts';
 import { renderTable } from '../resource/table.ts';
 import { UsageError } from '../run.ts';
 import { locationKubeArgs } from './flags.ts';
-import { locationHoldings, type Holdings } from './holdings.ts';
-
-const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+import { locationHoldings, namespaceName, type Holdings } from './holdings.ts';
 
 /** --namespace: a namespace name, else bad usage saying what one is. */
 export function namespaceFlag(value: unknown): string | undefined {

@@ -33,7 +33,8 @@ export interface Holdings {
   problems: { namespace: string; message: string }[];
 }
 
-const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A namespace's name (a DNS label): what a folder under the prefix must be to hold a namespace's repository. */
+export const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function tag(entry: SnapshotEntry, key: string): string | undefined {
   const found = entry.snapshot.tags.find((t) => t.startsWith(`${key}=`));

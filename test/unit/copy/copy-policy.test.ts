@@ -94,10 +94,24 @@ test('an existing DataCopy of this policy, or one status.copies records, means n
     { backupStorageLocation: 'site-b', dataCopy: policyCopyName('db-1', 'offsite'), phase: 'Completed' },
   ];
   assert.equal(verdict(policy(), recorded).copy, false);
-  // another policy's copy (or the same name in another namespace) does not cover this one
+  // the same name in another namespace, or another policy's copy into another location, does not cover this one
   const elsewhere = { ...made, metadata: { ...made.metadata, namespace: 'other' } };
   assert.equal(verdict(policy(), du, [elsewhere]).copy, true);
-  assert.equal(verdict(policy({}, 'second'), du, [made]).copy, true);
+  const toC = policyCopy(policy({ destinationLocation: 'site-c' }, 'second'), du);
+  assert.equal(verdict(policy(), du, [toC]).copy, true);
+  // any live copy into the same location does: two would share the copied snapshot, and deleting one would forget it
+  const byHand: DataCopy = {
+    ...made,
+    metadata: { name: 'db-1-to-site-b', namespace: 'app' },
+    spec: { dataUpload: 'db-1', backupStorageLocation: 'site-b' },
+  };
+  assert.deepEqual(verdict(policy({}, 'second'), du, [byHand]), {
+    copy: false,
+    why: 'already copied by DataCopy app/db-1-to-site-b',
+  });
+  // a failed or canceled one holds nothing
+  for (const phase of ['Failed', 'Canceled'] as const)
+    assert.equal(verdict(policy({}, 'second'), du, [{ ...byHand, status: { phase } }]).copy, true, phase);
 });
 
 test('spec.namespaces, spec.selector and spec.schedules narrow what is copied', () => {
