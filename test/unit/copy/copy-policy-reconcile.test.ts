@@ -130,3 +130,13 @@ test('a policy with a malformed spec.expire copies nothing and says so once, in 
   assert.equal(ready.status, 'False');
   assert.match(ready.message ?? '', /^spec\.expire: "30 days" is not a duration/);
 });
+
+test('a CopyPolicy outside ferry’s namespace is nobody’s: it copies nothing', async () => {
+  const w = world();
+  const stray = policy();
+  stray.metadata.namespace = 'app';
+  w.kube.seed(location('site-b', ['*']), stray, upload('db-1', 'Completed', { status: { ...done } }));
+  const report = await sweep(w.dispatcher);
+  assert.deepEqual(report.copied, []);
+  assert.equal(copies(w).length, 0);
+});
