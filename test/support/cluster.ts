@@ -16,6 +16,7 @@ import type { BoxRecord, S3Settings } from '../cluster/box.ts';
 import { accessFromPki, Kube, KubeError } from '../cluster/kube.ts';
 import type { KubeAccess } from '../cluster/kube.ts';
 import { statePaths } from '../cluster/paths.ts';
+import type { StatePaths } from '../cluster/paths.ts';
 import { secondSitePaths, upSecondSite } from '../cluster/second-site.ts';
 import type { SecondSite } from '../cluster/second-site.ts';
 import { podLogs } from '../cluster/pod-logs.ts';
@@ -97,6 +98,8 @@ export async function useCluster(suite: string): Promise<TestCluster> {
 
 export interface SecondSiteCluster {
   kubeconfig: string;
+  /** what installFerry needs to install on this site */
+  site: { paths: StatePaths; secondSite: true };
   server: string;
   access: KubeAccess;
   kube: Kube;
@@ -118,6 +121,7 @@ export async function useSecondSite(): Promise<SecondSiteCluster> {
   const kube = new Kube(access);
   return {
     kubeconfig: site.kubeconfig,
+    site: { paths: secondSitePaths(), secondSite: true },
     server: site.server,
     access,
     kube,
