@@ -1,18 +1,9 @@
 // A DataCopy and a CopyPolicy with every field set, typed by src/shared/api/copy.ts (see ./fixtures.ts for why).
 import type { CopyPolicy, DataCopy } from '../../../src/shared/api/copy.ts';
-import type { Condition } from '../../../src/shared/api/types.ts';
+import { condition, time } from './fixtures.ts';
 
-const time = '2025-03-01T10:00:00Z';
 const id = 'b'.repeat(64);
-
-const copied: Condition = {
-  type: 'Copied',
-  status: 'True',
-  reason: 'Completed',
-  message: 'copied into site-b',
-  lastTransitionTime: time,
-  observedGeneration: 1,
-};
+const copied = { ...condition, type: 'Copied', status: 'True' as const, reason: 'Completed', message: 'copied' };
 
 export const fullDataCopy: DataCopy = {
   apiVersion: 'ferry.dev/v1alpha1',

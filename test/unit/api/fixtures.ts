@@ -10,10 +10,10 @@ import type {
   StepRecord,
 } from '../../../src/shared/api/types.ts';
 
-const time = '2025-03-01T10:00:00Z';
+export const time = '2025-03-01T10:00:00Z';
 const id = 'a'.repeat(64);
 
-const condition: Condition = {
+export const condition: Condition = {
   type: 'Queued',
   status: 'False',
   reason: 'Dispatched',

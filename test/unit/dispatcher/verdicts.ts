@@ -29,4 +29,5 @@ export async function denied(w: World, body: AdmissionReview, pattern: RegExp, c
 export async function allowed(w: World, body: AdmissionReview): Promise<void> {
   const a = await answer(w, body);
   assert.equal(a.allowed, true, a.message);
+  assert.equal(a.warnings, undefined, 'the dispatcher validates this kind (no "does not validate" warning)');
 }
