@@ -1,8 +1,8 @@
 // DataCopy and CopyPolicy at admission. Neither location trusts the other: a copy goes only into a location that
 // allows the backup's namespace (a DataCopy, and every namespace a CopyPolicy names), never back into the location
 // it comes from, and never into one that only reads (recoverVersions). A DataCopy's spec is fixed at creation but
-// for cancel, and its final phase stays final; a CopyPolicy lives in ferry's namespace, where only the
-// administrator writes, and may be edited (each new spec is checked again).
+// for cancel, its final phase stays final, and only ferry makes one naming a CopyPolicy. A CopyPolicy lives in
+// ferry's namespace, where only the administrator writes, and may be edited (each new spec is checked again).
 import { isDeepStrictEqual } from 'node:util';
 import type { CopyKind, CopyPolicy, DataCopy } from '../shared/api/copy.ts';
 import { copyTerminalPhases } from '../shared/api/copy.ts';
@@ -13,6 +13,7 @@ import { expressionProblems } from '../shared/schedule/selector.ts';
 import { forbidden, invalid } from './admission.ts';
 import type { AdmissionRequest, Denial } from './admission.ts';
 import { positive } from './app-rules.ts';
+import { ferryUsers } from './mirror-rules.ts';
 import { existingLocation } from './references.ts';
 import type { Checked } from './rules.ts';
 import { asResource, checkSpecUpdate, checkStatusUpdate, fieldDenial, isDenial } from './rules.ts';
@@ -50,9 +51,23 @@ function copyMeaning(spec: DataCopy['spec']): Denial | undefined {
   return problems.length ? invalid(problems.join('; ')) : undefined;
 }
 
+/** Only ferry makes a policy's copies: a tenant's copy passing for one would be counted and kept by the policy. */
+function policyDenial(dc: Copy, user: string | undefined, ferryNamespace: string): Denial | undefined {
+  if (dc.spec.policy === undefined || (user && ferryUsers(ferryNamespace).includes(user))) return undefined;
+  return forbidden(
+    `spec.policy: only ferry's dispatcher makes the copies of a CopyPolicy; leave spec.policy out of a copy made by hand`,
+  );
+}
+
 /** A new DataCopy: its fields, then a destination that takes this namespace and is not where the backup is. */
-export async function checkCopyCreate(kube: Kube, ferryNamespace: string, dc: Copy): Promise<Denial | undefined> {
-  const denial = fieldDenial('DataCopy', 'spec', dc.spec) ?? copyMeaning(dc.spec);
+export async function checkCopyCreate(
+  kube: Kube,
+  ferryNamespace: string,
+  dc: Copy,
+  user?: string,
+): Promise<Denial | undefined> {
+  const denial =
+    fieldDenial('DataCopy', 'spec', dc.spec) ?? copyMeaning(dc.spec) ?? policyDenial(dc, user, ferryNamespace);
   if (denial) return denial;
   const namespace = dc.metadata.namespace ?? '';
   const name = dc.spec.backupStorageLocation;
@@ -168,5 +183,5 @@ export async function judgeCopyReview(
     );
   return old
     ? checkCopyUpdate(old as Copy, next as Copy, req.subResource)
-    : checkCopyCreate(kube, ferryNamespace, next as Copy);
+    : checkCopyCreate(kube, ferryNamespace, next as Copy, req.userInfo?.username);
 }

@@ -96,9 +96,20 @@ describe('DataCopy admission', () => {
     });
   });
 
-  it('takes names and durations up to their limits and refuses them past, naming the field', async () => {
+  it('takes names and durations up to their limits and refuses them past, naming the field; spec.policy only from ferry', async () => {
     const w = copyWorld();
     await allowed(w, create(dataCopy({ dataUpload: 'a'.repeat(253), expire: '1ms', operationTimeout: '1h30m' })));
+    const byFerry = create(dataCopy({ policy: 'p'.repeat(253) }));
+    byFerry.request!.userInfo = { username: `system:serviceaccount:${ferryNamespace}:ferry-dispatcher` };
+    await allowed(w, byFerry);
+    await readsOnly(w, () =>
+      denied(
+        w,
+        create(dataCopy({ policy: 'to-site-b' })),
+        /^spec\.policy: only ferry's dispatcher makes the copies of a CopyPolicy/,
+        403,
+      ),
+    );
     for (const [spec, pattern] of [
       [{ dataUpload: 'a'.repeat(254) }, /^spec\.dataUpload: must be at most 253 characters long$/],
       [{ dataUpload: 'Nightly' }, /^spec\.dataUpload: must be a DNS-1123 subdomain/],
