@@ -28,6 +28,9 @@ import type { AppKind } from '../shared/api/app.ts';
 import type { AppResource } from '../shared/app/jobs.ts';
 import { appChanged } from './app.ts';
 import { checkAppCreate, checkAppUpdate, isAppKind } from './app-rules.ts';
+import type { CopyKind } from '../shared/api/copy.ts';
+import { isCopyKind, judgeCopyReview } from './copy-rules.ts';
+import { checkLocation } from './location-rules.ts';
 import { copyCompleted, turnedCompleted } from './copy-policy-reconcile.ts';
 
 export interface HandlerDeps {
@@ -145,10 +148,17 @@ async function answerSchedule(req: AdmissionRequest, deps: HandlerDeps): Promise
   return allow(req.uid);
 }
 
-/** A storage location is never denied here (its CRD's schema checks it); a new spec starts the maintenance reconcile. */
+/** A storage location's spec is checked (./location-rules.ts); a new spec starts the maintenance reconcile. */
 async function answerLocation(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   // locations elsewhere are not ferry's, and a status write starts nothing
   if (req.namespace === deps.namespace && !req.subResource) {
+    if (req.operation === 'CREATE' || req.operation === 'UPDATE') {
+      const next = asResource('BackupStorageLocation', req.object);
+      const denial = isDenial(next)
+        ? next
+        : checkLocation(next, req.operation === 'UPDATE' ? (req.oldObject as { spec?: unknown }) : undefined);
+      if (denial) return deny(req.uid, denial);
+    }
     await follow(
       req,
       'BackupStorageLocation',
@@ -219,10 +229,18 @@ async function answerApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps
   return allow(req.uid);
 }
 
+/** A DataCopy or CopyPolicy: checked (./copy-rules.ts). */
+async function answerCopy(req: AdmissionRequest, kind: CopyKind, deps: HandlerDeps): Promise<AdmissionResponse> {
+  const judging = judgeCopyReview(req, kind, deps.kube, deps.namespace).then((denial) => ({ denial }));
+  const verdict = await judgedWithin(kind, deps, judging);
+  return verdict.denial ? deny(req.uid, verdict.denial) : allow(req.uid);
+}
+
 async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   const kind = req.kind.kind;
   if (req.kind.group === veleroGroup) return answerVelero(req, deps);
   if (req.kind.group === group && isAppKind(kind)) return answerApp(req, kind, deps);
+  if (req.kind.group === group && isCopyKind(kind)) return answerCopy(req, kind, deps);
   if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
   if (req.kind.group === group && kind === 'BackupStorageLocation') return answerLocation(req, deps);
   if (req.kind.group !== group || !kinds.includes(kind)) {
