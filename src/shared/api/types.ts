@@ -120,6 +120,8 @@ export interface MaintenanceRun {
   packsDeleted?: number;
   errorsFound?: number;
   staleLocksRemoved?: number;
+  /** files prune left because S3 Object Lock still retains them */
+  filesRetained?: number;
   message?: string;
 }
 

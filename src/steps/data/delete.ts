@@ -43,10 +43,15 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
     if (held) return await holdFinalizer(ctx, r, held, 'VeleroBackupExists');
     const freed = await freeRepositoryData(ctx, r);
     await removeFinalizer(ctx, r);
-    const note =
+    const deleted =
       freed.forgotten === 0
-        ? 'No repository snapshot to delete; finalizer removed.'
-        : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes; finalizer removed.`;
+        ? 'No repository snapshot to delete'
+        : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes`;
+    // a snapshot S3 Object Lock still retains cannot go: the location's maintenance prune frees it once retention ends
+    const retained = freed.retained.length
+      ? `; snapshot(s) ${freed.retained.join(', ')} stay until their S3 Object Lock retention ends`
+      : '';
+    const note = `${deleted}${retained}; finalizer removed.`;
     ctx.log.info(note);
     await event(ctx, r, { type: 'Normal', reason: 'RepositoryDataDeleted', note });
     return {
@@ -98,6 +103,8 @@ async function holdFinalizer(ctx: StepContext, du: DataUpload, why: string, reas
 interface Freed {
   forgotten: number;
   ids: string[];
+  /** snapshots Object Lock kept (short ids) */
+  retained: string[];
   packsDeleted: number;
   bytesFreed: number;
 }
@@ -108,7 +115,8 @@ async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Fre
     opened = await openRepository(ctx, du, false);
   } catch (err) {
     // no repository, no data: a backup that never moved any
-    if (err instanceof NoRepositoryError) return { forgotten: 0, ids: [], packsDeleted: 0, bytesFreed: 0 };
+    if (err instanceof NoRepositoryError)
+      return { forgotten: 0, ids: [], retained: [], packsDeleted: 0, bytesFreed: 0 };
     throw err;
   }
   try {
@@ -121,10 +129,11 @@ async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Fre
       if (du.status?.snapshotID) ids.add(du.status.snapshotID);
       return [...ids];
     };
-    const { removed, pruned } = await forget(repo, mine, { ...stepLocking(ctx, ctx.signal), prune: {} });
+    const { removed, retained, pruned } = await forget(repo, mine, { ...stepLocking(ctx, ctx.signal), prune: {} });
     return {
       forgotten: removed.length,
       ids: removed.map((id) => id.slice(0, 8)),
+      retained: retained.map((r) => r.name.slice(0, 8)),
       packsDeleted: pruned?.packsDeleted ?? 0,
       bytesFreed: pruned?.bytesFreed ?? 0,
     };

@@ -107,7 +107,9 @@ async function maintainLocation(
     const started = ctx.now();
     let run: MaintenanceRun | undefined;
     try {
-      const access = await repositoryAccess(ctx.kube, ctx.ferryNamespace, bsl.metadata.name, namespace);
+      // a check only reads (a location in recovery mode can be checked); a prune writes
+      const use = task === 'prune' ? 'write' : 'read';
+      const access = await repositoryAccess(ctx.kube, ctx.ferryNamespace, bsl.metadata.name, namespace, use);
       try {
         run = await maintainRepository(ctx, access, { task, readDataFraction: readDataFractionOf });
       } finally {

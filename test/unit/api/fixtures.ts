@@ -96,6 +96,7 @@ export const fullLocation: BackupStorageLocation = {
               packsDeleted: 1,
               errorsFound: 0,
               staleLocksRemoved: 1,
+              filesRetained: 2,
               message: 'pruned',
             },
           ],
