@@ -211,7 +211,7 @@ export function isStepName(text: string): text is StepName {
 
 /**
  * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
- * scheduled run, a storage location's maintenance (a CronJob per location), and the one long-running step of each
+ * scheduled run, a storage location's maintenance (a CronJob per location) and backup sync, and the one long-running step of each
  * AppBackup and AppRestore.
  */
 export const stepCommands = [
@@ -219,6 +219,7 @@ export const stepCommands = [
   'schedule',
   'schedule-run',
   'maintenance',
+  'location-sync',
   'app-backup',
   'app-restore',
 ] as const;
