@@ -18,6 +18,7 @@ import { openRepository, stepLocking } from './repository.ts';
 import { snapshotsOf } from './tags.ts';
 import { veleroBackupHolds } from '../../shared/velero/backup-exists.ts';
 import { isMirror } from '../../shared/velero/mirror.ts';
+import { syncedFrom } from '../../shared/location/synced.ts';
 import { event, writeStatus } from './transition.ts';
 
 export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Outcome> {
@@ -30,6 +31,7 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
       name: r.spec.backupStorageLocation,
     });
     if (!location) return await releaseWithoutLocation(ctx, r);
+    if (location.spec.recoverVersions && syncedFrom(r)) return await releaseReadOnly(ctx, r);
     const reader = readerOf(r, await ctx.kube.list<DataDownload & KubeObject>('DataDownload'));
     if (reader)
       return await holdFinalizer(
@@ -78,6 +80,18 @@ async function releaseWithoutLocation(ctx: StepContext, du: DataUpload): Promise
   const note = `BackupStorageLocation ${du.spec.backupStorageLocation} no longer exists, so snapshot ${du.status?.snapshotID?.slice(0, 8) ?? '(none)'} stays in its bucket; finalizer removed.`;
   ctx.log.warn(note);
   await event(ctx, du, { type: 'Warning', reason: 'RepositoryDataKept', note });
+  return { outcome: 'Advanced', reason: note };
+}
+
+/**
+ * A backup synced from a location this cluster only reads (spec.recoverVersions): its snapshot is the other
+ * cluster's to forget, and nothing may be written there, so deleting it here leaves the data as it is.
+ */
+async function releaseReadOnly(ctx: StepContext, du: DataUpload): Promise<Outcome> {
+  await removeFinalizer(ctx, du);
+  const note = `BackupStorageLocation ${du.spec.backupStorageLocation} is read only (spec.recoverVersions), so synced snapshot ${du.status?.snapshotID?.slice(0, 8) ?? '(none)'} stays in its bucket; finalizer removed.`;
+  ctx.log.info(note);
+  await event(ctx, du, { type: 'Normal', reason: 'RepositoryDataKept', note });
   return { outcome: 'Advanced', reason: note };
 }
 

@@ -154,3 +154,29 @@ test('recovery mode: a restore reads the object versions, a backup or a delete i
     );
   assert.equal(opened.length, 1, 'nothing was opened for writing');
 });
+
+test("recovery mode: deleting a synced backup here keeps the other cluster's data; another backup waits", async () => {
+  const { h, opened } = recording({ recoverVersions: true });
+  const deleted = (annotations: Record<string, string>) => {
+    const du = dataUpload({}, { phase: 'Completed', snapshotID: 'ab'.repeat(32) });
+    du.metadata = {
+      ...du.metadata,
+      annotations,
+      deletionTimestamp: '2026-03-01T12:00:00Z',
+      finalizers: ['ferry.dev/delete-repository-data'],
+    };
+    return du;
+  };
+  const synced = deleted({ 'ferry.dev/synced-from': 'default' });
+  h.kube.seed(synced);
+  const out = await deleteData(h.ctx, synced);
+  assert.equal(out.outcome, 'Advanced', out.reason);
+  assert.match(out.reason, /read only \(spec\.recoverVersions\), so synced snapshot abababab stays in its bucket/);
+  assert.deepEqual(opened, [], 'the repository was not opened');
+
+  const own = { ...deleted({}), metadata: { ...deleted({}).metadata, name: 'du-own' } };
+  h.kube.seed(own);
+  await assert.rejects(deleteData(h.ctx, own), /spec\.recoverVersions set/);
+  const kept = h.kube.peek<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'du-own' })!;
+  assert.deepEqual(kept.metadata.finalizers, ['ferry.dev/delete-repository-data']);
+});
