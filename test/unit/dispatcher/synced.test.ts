@@ -74,6 +74,16 @@ describe('synced DataUploads at admission', () => {
     await w.settle();
   });
 
+  it("refuses the sync's own in a namespace its location does not allow", async () => {
+    const w = world();
+    const stray = synced();
+    stray.metadata.namespace = 'stranger';
+    const res = await answer(w, as(review('CREATE', stray), syncUser));
+    assert.equal(res.allowed, false);
+    assert.match(res.status!.message, /BackupStorageLocation "default" does not allow namespace stranger/);
+    await w.settle();
+  });
+
   it('refuses adding, changing or removing the mark later, whoever asks', async () => {
     const w = world();
     const mine = upload('mine', 'Completed');
