@@ -210,3 +210,31 @@ test('a location without spec.backupSync is not synced', async () => {
   assert.equal(out.outcome, 'Skipped');
   assert.match(out.reason, /no spec\.backupSync/);
 });
+
+test('a repository that cannot be read deletes nothing: its synced DataUploads stay', async () => {
+  const { h, bucket } = await site();
+  // a repository under the namespace's folder that this location's password does not open
+  const foreign = openBackend(`s3:${minio.endpoint}/${bucket}/site/app`, { s3: { credentials } });
+  const repo = await openOrInit(foreign, 'not the derived password', { kdf: testKDF, polynomial: testPolynomial });
+  await repo.close();
+  const kept: DataUpload & KubeObject = {
+    apiVersion: 'ferry.dev/v1alpha1',
+    kind: 'DataUpload',
+    metadata: {
+      name: 'synced-before',
+      namespace: 'app',
+      uid: 'u-before',
+      annotations: { 'ferry.dev/synced-from': 'site-a' },
+      labels: { 'ferry.dev/synced': 'true' },
+    },
+    spec: { sourcePVC: 'data', backupStorageLocation: 'site-a' },
+    status: { phase: 'Completed', snapshotID: 'cd'.repeat(32) },
+  };
+  h.kube.seed(kept);
+  const out = await runLocationSync(h.ctx, 'site-a');
+  assert.equal(out.outcome, 'Failed');
+  assert.match(syncStatus(h)?.message ?? '', /the repository of namespace app could not be read/);
+  const after = h.kube.peek<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: 'app', name: 'synced-before' })!;
+  assert.equal(after.metadata.deletionTimestamp, undefined);
+  assert.equal(syncStatus(h)?.deleted, 0);
+});
