@@ -20,6 +20,7 @@ import { checkReferences } from './references.ts';
 import { asResource, checkCreate, checkSpecUpdate, checkStatusUpdate, isDenial } from './rules.ts';
 import { checkSchedule, scheduleChanged } from './schedule.ts';
 import { checkMirrorCreate, checkMirrorUpdate } from './mirror-rules.ts';
+import { checkSyncedCreate, checkSyncedStatus, checkSyncedUpdate } from './synced-rules.ts';
 import { isMirror } from '../shared/velero/mirror.ts';
 import { veleroGroup } from '../shared/velero/types.ts';
 import type { VeleroObject } from '../shared/velero/types.ts';
@@ -74,6 +75,7 @@ async function judge(req: AdmissionRequest, kind: ResourceKind, deps: HandlerDep
   if (req.operation === 'CREATE') {
     const denial =
       checkMirrorCreate(resource, req.userInfo?.username, deps.namespace) ??
+      checkSyncedCreate(resource, req.userInfo?.username, deps.namespace) ??
       checkCreate(resource) ??
       (isOurs(resource) ? await checkReferences(deps.kube, deps.namespace, resource) : undefined);
     return denial ? { denial } : { follow: true };
@@ -82,10 +84,10 @@ async function judge(req: AdmissionRequest, kind: ResourceKind, deps: HandlerDep
   if (isDenial(old)) return { denial: invalid(`oldObject: ${old.message}`) };
   const denial =
     req.subResource === 'status'
-      ? checkStatusUpdate(old, resource)
+      ? (checkSyncedStatus(old, req.userInfo?.username, deps.namespace) ?? checkStatusUpdate(old, resource))
       : req.subResource
         ? undefined
-        : (checkMirrorUpdate(old, resource) ?? checkSpecUpdate(old, resource));
+        : (checkMirrorUpdate(old, resource) ?? checkSyncedUpdate(old, resource) ?? checkSpecUpdate(old, resource));
   if (denial) return { denial };
   // a review can only spare work here: a progress update it claims is read back by nobody, and a real one starts
   // nothing; a mirror's progress is Velero's to see

@@ -3,6 +3,7 @@
 import type { BackupStorageLocation, DataDownload, DataUpload, FerryResource } from '../shared/api/types.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import { backupAllowed, restoreAllowed } from '../shared/location/namespaces.ts';
+import { syncedFrom } from '../shared/location/synced.ts';
 import { forbidden, invalid } from './admission.ts';
 import type { Denial } from './admission.ts';
 
@@ -50,6 +51,14 @@ async function checkUpload(kube: Kube, ferryNamespace: string, du: DataUpload): 
   const namespace = du.metadata.namespace ?? '';
   const loc = await location(kube, ferryNamespace, du.spec.backupStorageLocation, namespace);
   if ('code' in loc) return loc;
+  // a synced backup's claim was another cluster's (./synced-rules.ts lets only the sync make one)
+  const synced = syncedFrom(du);
+  if (synced !== undefined)
+    return synced === du.spec.backupStorageLocation
+      ? undefined
+      : invalid(
+          `spec.backupStorageLocation: a DataUpload synced from BackupStorageLocation "${synced}" must be stored there, not in "${du.spec.backupStorageLocation}"`,
+        );
   const claim = await kube.get<Claim>({ kind: 'PersistentVolumeClaim', namespace, name: du.spec.sourcePVC });
   if (!claim)
     return invalid(

@@ -1,5 +1,5 @@
 // Every step `ferry-step` runs, by the names in the shared list (src/shared/api/types.ts stepCommands): the five
-// data steps, the two schedule commands, maintenance and the AppBackup and AppRestore steps. Keyed by that list, so a
+// data steps, the two schedule commands, maintenance, a location's backup sync and the AppBackup and AppRestore steps. Keyed by that list, so a
 // name without a description, or a description without a name, does not compile.
 import type { StepCommand } from '../shared/api/types.ts';
 import { stepCommands } from '../shared/api/types.ts';
@@ -13,6 +13,7 @@ import { appRestoreStep } from './app/restore-command.ts';
 import type { StepDescription } from './description.ts';
 import { maintenanceStep } from './maintenance/command.ts';
 import { scheduleRunStep, scheduleStep } from './schedule/command.ts';
+import { locationSyncStep } from './sync/command.ts';
 
 export const stepTable: Readonly<Record<StepCommand, StepDescription>> = {
   snapshot: snapshotStep,
@@ -23,6 +24,7 @@ export const stepTable: Readonly<Record<StepCommand, StepDescription>> = {
   schedule: scheduleStep,
   'schedule-run': scheduleRunStep,
   maintenance: maintenanceStep,
+  'location-sync': locationSyncStep,
   'app-backup': appBackupStep,
   'app-restore': appRestoreStep,
 };

@@ -93,6 +93,7 @@ describe("Secrets of ferry's namespace", { timeout: 10 * 60_000 }, () => {
       'ferry-step-expose',
       'ferry-step-finalize',
       'ferry-step-schedule',
+      'ferry-step-sync',
     ]) {
       const kube = await as(account);
       for (const name of secrets) await refused(kube.get(`/api/v1/namespaces/${ferryNamespace}/secrets/${name}`));

@@ -120,6 +120,8 @@ export interface MaintenanceRun {
   packsDeleted?: number;
   errorsFound?: number;
   staleLocksRemoved?: number;
+  /** files prune left because S3 Object Lock still retains them */
+  filesRetained?: number;
   message?: string;
 }
 
@@ -209,7 +211,7 @@ export function isStepName(text: string): text is StepName {
 
 /**
  * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
- * scheduled run, a storage location's maintenance (a CronJob per location), and the one long-running step of each
+ * scheduled run, a storage location's maintenance (a CronJob per location) and backup sync, and the one long-running step of each
  * AppBackup and AppRestore.
  */
 export const stepCommands = [
@@ -217,6 +219,7 @@ export const stepCommands = [
   'schedule',
   'schedule-run',
   'maintenance',
+  'location-sync',
   'app-backup',
   'app-restore',
 ] as const;

@@ -3,6 +3,7 @@
 // starts a step that has no Job yet; the sweep also retries failed Jobs and gives up after the last attempt.
 import { canCancel, dueStep, finalizerName } from '../api/phases.ts';
 import type { FerryResource, Phase, StepName } from '../api/types.ts';
+import { syncedFrom } from '../location/synced.ts';
 import { isOurs } from '../step-job/contract.ts';
 import { jobsOfStep } from '../step-job/jobs.ts';
 import type { StepJob } from '../step-job/jobs.ts';
@@ -57,6 +58,10 @@ export function decide(resource: FerryResource, jobs: readonly StepJob[], opts: 
   if (!isOurs(resource)) return { action: 'none', why: `spec.dataMover is "${resource.spec.dataMover}", not ferry` };
   const phase = resource.status?.phase ?? 'New';
   const deleting = resource.metadata.deletionTimestamp !== undefined;
+  // a synced backup's data is in its location already, written by another cluster: only its deletion has work here
+  const synced = syncedFrom(resource);
+  if (synced && dueStep(resource.kind, { phase, deleting }) !== 'delete')
+    return { action: 'none', why: `synced from BackupStorageLocation ${synced}: no step runs but the delete step` };
   const cancel = cancelReason(resource);
   if (cancel) return { action: 'cancel', why: cancel };
   const step = dueStep(resource.kind, { phase, deleting });

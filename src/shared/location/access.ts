@@ -8,8 +8,12 @@ import { dirname, join } from 'node:path';
 import type { BackupStorageLocation } from '../api/types.ts';
 import type { OpenOptions } from '../../engine/operations/storage.ts';
 import type { Kube, KubeObject } from '../kube/kube.ts';
+import { LocationError } from './errors.ts';
 import { mountedSecretPath } from './mounted-secrets.ts';
+import { objectLockSettings, type RepositoryUse } from './object-lock.ts';
 import { repositoryIdentity, repositoryLocation, repositoryPassword, type RepositoryIdentity } from './repository.ts';
+
+export { LocationError };
 
 export interface RepositoryAccess {
   location: string;
@@ -107,16 +111,21 @@ export async function s3Access(kube: Kube, ferryNamespace: string, bsl: BackupSt
   };
 }
 
-/** The repository of `sourceNamespace` at location `name`, ready for openBackend + Repository.open. */
+/**
+ * The repository of `sourceNamespace` at location `name`, ready for openBackend + Repository.open, opened as the
+ * location says: with its Object Lock policy, or (for `use` read only) reading what its object versions hold.
+ */
 export async function repositoryAccess(
   kube: Kube,
   ferryNamespace: string,
   name: string,
   sourceNamespace: string,
+  use: RepositoryUse = 'write',
 ): Promise<RepositoryAccess> {
   const bsl = await readLocation(kube, ferryNamespace, name);
   const { spec } = bsl;
   const location = repositoryLocation(spec, sourceNamespace);
+  const lock = objectLockSettings(bsl, use);
   const access = await s3Access(kube, ferryNamespace, bsl);
   let secret: Buffer;
   try {
@@ -135,7 +144,7 @@ export async function repositoryAccess(
     location,
     password: repositoryPassword(secret, sourceNamespace),
     identity: repositoryIdentity(secret, sourceNamespace),
-    open: { s3: access.s3 },
+    open: { s3: { ...access.s3, ...lock } },
     dispose: access.dispose,
   };
 }
@@ -157,9 +166,4 @@ export async function checkPasswordSecret(
     throw new LocationError(
       `The repository password Secret "${bsl.spec.repositoryPassword.name}" holds an empty "${bsl.spec.repositoryPassword.key}".`,
     );
-}
-
-/** The location or its Secrets are missing or incomplete: a person must fix the configuration. */
-export class LocationError extends Error {
-  override name = 'LocationError';
 }

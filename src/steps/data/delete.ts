@@ -18,6 +18,7 @@ import { openRepository, stepLocking } from './repository.ts';
 import { snapshotsOf } from './tags.ts';
 import { veleroBackupHolds } from '../../shared/velero/backup-exists.ts';
 import { isMirror } from '../../shared/velero/mirror.ts';
+import { syncedFrom } from '../../shared/location/synced.ts';
 import { event, writeStatus } from './transition.ts';
 
 export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Outcome> {
@@ -30,6 +31,7 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
       name: r.spec.backupStorageLocation,
     });
     if (!location) return await releaseWithoutLocation(ctx, r);
+    if (location.spec.recoverVersions && syncedFrom(r)) return await releaseReadOnly(ctx, r);
     const reader = readerOf(r, await ctx.kube.list<DataDownload & KubeObject>('DataDownload'));
     if (reader)
       return await holdFinalizer(
@@ -43,10 +45,15 @@ export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Ou
     if (held) return await holdFinalizer(ctx, r, held, 'VeleroBackupExists');
     const freed = await freeRepositoryData(ctx, r);
     await removeFinalizer(ctx, r);
-    const note =
+    const deleted =
       freed.forgotten === 0
-        ? 'No repository snapshot to delete; finalizer removed.'
-        : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes; finalizer removed.`;
+        ? 'No repository snapshot to delete'
+        : `Deleted repository snapshot(s) ${freed.ids.join(', ')} and freed ${freed.bytesFreed} bytes`;
+    // a snapshot S3 Object Lock still retains cannot go: the location's maintenance prune frees it once retention ends
+    const retained = freed.retained.length
+      ? `; snapshot(s) ${freed.retained.join(', ')} stay until their S3 Object Lock retention ends`
+      : '';
+    const note = `${deleted}${retained}; finalizer removed.`;
     ctx.log.info(note);
     await event(ctx, r, { type: 'Normal', reason: 'RepositoryDataDeleted', note });
     return {
@@ -76,6 +83,18 @@ async function releaseWithoutLocation(ctx: StepContext, du: DataUpload): Promise
   return { outcome: 'Advanced', reason: note };
 }
 
+/**
+ * A backup synced from a location this cluster only reads (spec.recoverVersions): its snapshot is the other
+ * cluster's to forget, and nothing may be written there, so deleting it here leaves the data as it is.
+ */
+async function releaseReadOnly(ctx: StepContext, du: DataUpload): Promise<Outcome> {
+  await removeFinalizer(ctx, du);
+  const note = `BackupStorageLocation ${du.spec.backupStorageLocation} is read only (spec.recoverVersions), so synced snapshot ${du.status?.snapshotID?.slice(0, 8) ?? '(none)'} stays in its bucket; finalizer removed.`;
+  ctx.log.info(note);
+  await event(ctx, du, { type: 'Normal', reason: 'RepositoryDataKept', note });
+  return { outcome: 'Advanced', reason: note };
+}
+
 /** The finalizer stays and status says what holds the data; the sweep runs the step again later (delete retries for
  * ever). */
 async function holdFinalizer(ctx: StepContext, du: DataUpload, why: string, reason: string): Promise<Outcome> {
@@ -98,6 +117,8 @@ async function holdFinalizer(ctx: StepContext, du: DataUpload, why: string, reas
 interface Freed {
   forgotten: number;
   ids: string[];
+  /** snapshots Object Lock kept (short ids) */
+  retained: string[];
   packsDeleted: number;
   bytesFreed: number;
 }
@@ -108,7 +129,8 @@ async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Fre
     opened = await openRepository(ctx, du, false);
   } catch (err) {
     // no repository, no data: a backup that never moved any
-    if (err instanceof NoRepositoryError) return { forgotten: 0, ids: [], packsDeleted: 0, bytesFreed: 0 };
+    if (err instanceof NoRepositoryError)
+      return { forgotten: 0, ids: [], retained: [], packsDeleted: 0, bytesFreed: 0 };
     throw err;
   }
   try {
@@ -121,10 +143,11 @@ async function freeRepositoryData(ctx: StepContext, du: DataUpload): Promise<Fre
       if (du.status?.snapshotID) ids.add(du.status.snapshotID);
       return [...ids];
     };
-    const { removed, pruned } = await forget(repo, mine, { ...stepLocking(ctx, ctx.signal), prune: {} });
+    const { removed, retained, pruned } = await forget(repo, mine, { ...stepLocking(ctx, ctx.signal), prune: {} });
     return {
       forgotten: removed.length,
       ids: removed.map((id) => id.slice(0, 8)),
+      retained: retained.map((r) => r.name.slice(0, 8)),
       packsDeleted: pruned?.packsDeleted ?? 0,
       bytesFreed: pruned?.bytesFreed ?? 0,
     };

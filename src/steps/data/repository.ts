@@ -4,7 +4,7 @@ import type { DataDownload, FerryResource } from '../../shared/api/types.ts';
 import { repositoryAccess } from '../../shared/location/access.ts';
 import type { LockingOptions } from '../../engine/operations/locked.ts';
 import { openOrInit, type Repository } from '../../engine/operations/open.ts';
-import type { StepContext } from '../context.ts';
+import type { StepContext, StepEnvironment } from '../context.ts';
 import { removeDeadStepLocks } from '../stale-locks.ts';
 
 /** The namespace whose repository holds the resource's data: a DataDownload may read another namespace's. */
@@ -20,13 +20,17 @@ export interface OpenedRepository {
   close(): Promise<void>;
 }
 
-/** Opens the repository; `create` makes it when there is none yet (two first backups racing both succeed). */
+/**
+ * Opens the repository; `create` makes it when there is none yet (two first backups racing both succeed). A
+ * restore reads (a location in recovery mode serves it); a backup or a delete writes.
+ */
 export async function openRepository(ctx: StepContext, r: FerryResource, create: boolean): Promise<OpenedRepository> {
   const access = await repositoryAccess(
     ctx.kube,
     ctx.ferryNamespace,
     r.spec.backupStorageLocation,
     repositoryNamespace(r),
+    r.kind === 'DataDownload' ? 'read' : 'write',
   );
   const backend = ctx.engine.openBackend(access.location, access.open);
   const close = async (): Promise<void> => {
@@ -52,7 +56,7 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
  * locks of step pods that are gone (a delete step killed mid-prune leaves its exclusive lock: no one waits 30 minutes
  * for it).
  */
-export function stepLocking(ctx: StepContext, signal: AbortSignal): LockingOptions {
+export function stepLocking(ctx: StepEnvironment, signal: AbortSignal): LockingOptions {
   return {
     signal,
     lockWaitMs: ctx.settings.lockWaitMs,

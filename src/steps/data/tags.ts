@@ -37,3 +37,9 @@ export function parentOf(entries: readonly SnapshotEntry[], du: DataUpload): Sna
     return undefined;
   }
 }
+
+/** What ferry's tag `ferry.dev/<key>=` of a snapshot says, if it has one (the backup sync reads them back). */
+export function ferryTag(tags: readonly string[], key: 'namespace' | 'pvc' | 'uid' | 'dataupload'): string | undefined {
+  const prefix = `ferry.dev/${key}=`;
+  return tags.find((t) => t.startsWith(prefix))?.slice(prefix.length);
+}

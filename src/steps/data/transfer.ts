@@ -21,6 +21,7 @@ import { deviceSize, exists } from './device.ts';
 import { StepFailure } from './failure.ts';
 import { finishedProgress, ProgressWriter, progressOf } from './progress-writer.ts';
 import { openRepository, stepLocking } from './repository.ts';
+import { extendRetained } from './retain.ts';
 import { parentOf, snapshotsOf, snapshotTags } from './tags.ts';
 import { transition } from './transition.ts';
 
@@ -64,6 +65,7 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
         : await restoreVolume(ctx, current, opened.repo, signal, progress, resumed);
     // a cancel that arrived while the last bytes were written still wins: nothing is kept
     if (watch.reason) signal.throwIfAborted();
+    if (current.kind === 'DataUpload') await extendRetained(ctx, opened.repo, signal);
   } catch (err) {
     if (!watch.reason || ctx.signal.aborted) throw err;
     return stopped(ctx, current, opened.repo, watch);

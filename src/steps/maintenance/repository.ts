@@ -75,11 +75,21 @@ type TaskResult = Omit<MaintenanceRun, 'task' | 'startTime' | 'durationSeconds'>
 
 async function pruneTask(ctx: MaintenanceContext, repo: Repository): Promise<TaskResult> {
   const result = await prune(repo, { signal: ctx.signal, lockWaitMs: ctx.settings.lockWaitMs });
-  const message =
+  const filesRetained = result.retained.length;
+  const freed =
     result.packsDeleted === 0
       ? 'Nothing to free.'
       : `Deleted ${result.packsDeleted} pack(s) (${result.packsWritten} written by repacking), freeing ${result.bytesFreed} bytes.`;
-  return { outcome: 'Succeeded', bytesFreed: result.bytesFreed, packsDeleted: result.packsDeleted, message };
+  const message = filesRetained
+    ? `${freed} ${filesRetained} file(s) stay while S3 Object Lock retains them; a later prune frees them.`
+    : freed;
+  return {
+    outcome: 'Succeeded',
+    bytesFreed: result.bytesFreed,
+    packsDeleted: result.packsDeleted,
+    ...(filesRetained ? { filesRetained } : {}),
+    message,
+  };
 }
 
 async function checkTask(ctx: MaintenanceContext, repo: Repository, opts: TaskOptions): Promise<TaskResult> {

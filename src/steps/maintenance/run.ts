@@ -6,11 +6,10 @@ import type { BackupStorageLocation, DataUpload, MaintenanceRun, MaintenanceTask
 import { emitEvent } from '../../shared/kube/events.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import { updateStatus } from '../../shared/kube/status.ts';
-import { listFolders } from '../../engine/operations/storage.ts';
-import { repositoryAccess, s3Access, type S3Access } from '../../shared/location/access.ts';
-import { repositoryLocation } from '../../shared/location/repository.ts';
+import { repositoryAccess } from '../../shared/location/access.ts';
 import { rfc3339 } from '../../shared/kube/conditions.ts';
 import type { Outcome } from '../context.ts';
+import { repositoryFolders } from './bucket.ts';
 import { defaultReadDataSubset, reconcileCronJobs } from './cronjobs.ts';
 import { recordRun, worstOutcome } from './history.ts';
 import { maintainRepository, type MaintenanceContext } from './repository.ts';
@@ -31,13 +30,14 @@ export function readDataFraction(subset: string | undefined): number {
 export async function runMaintenance(ctx: MaintenanceContext, req: MaintenanceRequest): Promise<Outcome> {
   if (req.mode === 'reconcile') {
     const r = await reconcileCronJobs(ctx);
-    const reason = `maintenance CronJobs: ${r.created.length} created, ${r.updated.length} updated, ${r.unchanged} unchanged, ${r.errors.length} errors${r.errors.length ? ` (${r.errors.join('; ')})` : ''}`;
+    const reason = `maintenance and sync CronJobs: ${r.created.length} created, ${r.updated.length} updated, ${r.deleted.length} deleted, ${r.unchanged} unchanged, ${r.errors.length} errors${r.errors.length ? ` (${r.errors.join('; ')})` : ''}`;
     return {
       outcome: r.errors.length ? 'Failed' : 'Advanced',
       reason,
       counters: {
         created: r.created.length,
         updated: r.updated.length,
+        deleted: r.deleted.length,
         unchanged: r.unchanged,
         errors: r.errors.length,
       },
@@ -75,25 +75,15 @@ export async function repositoryNamespaces(ctx: MaintenanceContext, bsl: BackupS
 
 /** The folders under the location's prefix that can be a namespace's repository; none when the bucket cannot be listed. */
 async function bucketNamespaces(ctx: MaintenanceContext, bsl: BackupStorageLocation): Promise<string[]> {
-  // the folder holding every namespace's repository: a repository's location without its last segment
-  const one = repositoryLocation(bsl.spec, 'default');
-  const root = one.slice(0, one.lastIndexOf('/'));
-  let access: S3Access | undefined;
   try {
-    access = await s3Access(ctx.kube, ctx.ferryNamespace, bsl);
-    const folders = await (ctx.listFolders ?? listFolders)(root, { s3: access.s3 }, ctx.signal);
-    return folders.filter((f) => namespaceName.test(f));
+    return await repositoryFolders(ctx, bsl);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     // the namespaces the cluster knows are still maintained; a run whose listing works finds the rest
-    ctx.log.warn('could not list the repositories in the bucket', { root, error: (err as Error).message });
+    ctx.log.warn('could not list the repositories in the bucket', { error: (err as Error).message });
     return [];
-  } finally {
-    access?.dispose();
   }
 }
-
-const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 async function maintainLocation(
   ctx: MaintenanceContext,
@@ -107,7 +97,9 @@ async function maintainLocation(
     const started = ctx.now();
     let run: MaintenanceRun | undefined;
     try {
-      const access = await repositoryAccess(ctx.kube, ctx.ferryNamespace, bsl.metadata.name, namespace);
+      // a check only reads (a location in recovery mode can be checked); a prune writes
+      const use = task === 'prune' ? 'write' : 'read';
+      const access = await repositoryAccess(ctx.kube, ctx.ferryNamespace, bsl.metadata.name, namespace, use);
       try {
         run = await maintainRepository(ctx, access, { task, readDataFraction: readDataFractionOf });
       } finally {

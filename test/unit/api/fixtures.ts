@@ -99,6 +99,7 @@ export const fullLocation: BackupStorageLocation = {
               packsDeleted: 1,
               errorsFound: 0,
               staleLocksRemoved: 1,
+              filesRetained: 2,
               message: 'pruned',
             },
           ],

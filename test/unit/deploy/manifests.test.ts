@@ -161,6 +161,7 @@ describe('policies/', () => {
     'ferry-sweep',
     'ferry-step-maintenance',
     'ferry-maintenance-reconcile',
+    'ferry-step-sync',
   ];
 
   it('has a ServiceAccount for every step, the dispatcher, the sweep and maintenance', () => {
@@ -227,6 +228,24 @@ describe('policies/', () => {
       'the locations own their CronJobs; garbage collection deletes them',
     );
     assert.equal(can(r, 'create', 'batch', 'jobs', 'ferry-system'), false);
+  });
+
+  it('gives the backup sync what it uses: DataUploads and their status, namespaces, its location, nothing more', () => {
+    const sync = 'ferry-step-sync';
+    for (const [verb, group, resource, ns] of [
+      ['create', 'ferry.dev', 'datauploads', 'app'],
+      ['delete', 'ferry.dev', 'datauploads', 'app'],
+      ['list', 'ferry.dev', 'datauploads', ''],
+      ['update', 'ferry.dev', 'datauploads/status', 'app'],
+      ['get', '', 'namespaces', ''],
+      ['get', 'ferry.dev', 'backupstoragelocations', 'ferry-system'],
+      ['update', 'ferry.dev', 'backupstoragelocations/status', 'ferry-system'],
+    ])
+      assert.ok(can(sync, verb, group, resource, ns), `the sync cannot ${verb} ${resource} in ${ns}`);
+    assert.equal(can(sync, 'update', 'ferry.dev', 'datauploads', 'app'), false, 'the sync never changes a spec');
+    assert.equal(can(sync, 'update', 'ferry.dev', 'backupstoragelocations', 'ferry-system'), false);
+    assert.equal(can(sync, 'create', 'batch', 'jobs', 'ferry-system'), false);
+    assert.equal(can(sync, 'create', 'ferry.dev', 'datadownloads', 'app'), false);
   });
 
   it("lets every step write its resources' status and record Events", () => {

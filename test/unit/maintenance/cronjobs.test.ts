@@ -112,15 +112,15 @@ test('reconcile creates the missing CronJobs, leaves matching ones, updates chan
   );
   const first = await runMaintenance(h.ctx, { mode: 'reconcile' });
   assert.equal(first.outcome, 'Advanced', first.reason);
-  assert.deepEqual(first.counters, { created: 6, updated: 0, unchanged: 0, errors: 0 });
+  assert.deepEqual(first.counters, { created: 6, updated: 0, deleted: 0, unchanged: 0, errors: 0 });
   const again = await runMaintenance(h.ctx, { mode: 'reconcile' });
-  assert.deepEqual(again.counters, { created: 0, updated: 0, unchanged: 6, errors: 0 });
+  assert.deepEqual(again.counters, { created: 0, updated: 0, deleted: 0, unchanged: 6, errors: 0 });
 
   const key = { kind: 'BackupStorageLocation' as const, namespace: ferryNamespace, name: 'second' };
   const second = h.kube.peek<BackupStorageLocation & KubeObject>(key)!;
   await h.kube.replace({ ...second, spec: { ...second.spec, maintenance: { check: { schedule: '30 0 * * *' } } } });
   const changed = await runMaintenance(h.ctx, { mode: 'reconcile' });
-  assert.deepEqual(changed.counters, { created: 0, updated: 1, unchanged: 5, errors: 0 });
+  assert.deepEqual(changed.counters, { created: 0, updated: 1, deleted: 0, unchanged: 5, errors: 0 });
   const cron = h.kube.peek<Cron>({ kind: 'CronJob', namespace: ferryNamespace, name: 'ferry-maint-check-second' })!;
   assert.equal(cron.spec.schedule, '30 0 * * *');
 });
@@ -131,5 +131,57 @@ test('reconcile without the template says what to install', async () => {
   await assert.rejects(
     runMaintenance(h.ctx, { mode: 'reconcile' }),
     /template CronJob ferry-system\/ferry-step-maintenance does not exist/,
+  );
+});
+
+test('a location with spec.backupSync gets its sync CronJob, as its own account; it goes with spec.backupSync', async () => {
+  const h = harness('delete');
+  const synced = { ...bsl('second'), spec: { ...bsl('second').spec, backupSync: { schedule: '*/5 * * * *' } } };
+  h.kube.seed({ ...template, metadata: { ...template.metadata, namespace: ferryNamespace } }, ...location(), synced);
+  const first = await runMaintenance(h.ctx, { mode: 'reconcile' });
+  assert.equal(first.counters?.created, 7, first.reason);
+  const key = { kind: 'CronJob' as const, namespace: ferryNamespace, name: 'ferry-sync-second' };
+  const cron = h.kube.peek<Cron>(key)!;
+  assert.equal(cron.spec.schedule, '*/5 * * * *');
+  assert.equal(cron.spec.suspend, false);
+  const pod = cron.spec.jobTemplate.spec.template.spec;
+  assert.equal(pod.serviceAccountName, 'ferry-step-sync');
+  assert.deepEqual(pod.containers[0].args, ['location-sync', 'second']);
+  assert.deepEqual(
+    pod.volumes
+      .filter((v: { secret?: unknown }) => v.secret)
+      .map((v: { secret: { secretName: string } }) => v.secret.secretName),
+    ['s3', 'repo'],
+  );
+  assert.equal(cron.metadata.ownerReferences![0].name, 'second');
+  assert.equal(h.kube.peek<Cron>({ ...key, name: 'ferry-sync-default' }), undefined, 'no backupSync, no CronJob');
+
+  // suspended, then the default schedule, then removed
+  const lkey = { kind: 'BackupStorageLocation' as const, namespace: ferryNamespace, name: 'second' };
+  const set = async (backupSync?: BackupStorageLocation['spec']['backupSync']) => {
+    const l = h.kube.peek<BackupStorageLocation & KubeObject>(lkey)!;
+    await h.kube.replace({ ...l, spec: { ...l.spec, backupSync } });
+    return runMaintenance(h.ctx, { mode: 'reconcile' });
+  };
+  await set({ suspend: true });
+  assert.equal(h.kube.peek<Cron>(key)!.spec.suspend, true);
+  assert.equal(h.kube.peek<Cron>(key)!.spec.schedule, '* * * * *');
+  // without spec.backupSync it stops and is given to garbage collection: its owner is an object that does not exist
+  const removed = await set(undefined);
+  assert.equal(removed.counters?.deleted, 1, removed.reason);
+  const released = h.kube.peek<Cron>(key)!;
+  assert.equal(released.spec.suspend, true);
+  const owners = released.metadata.ownerReferences!;
+  assert.equal(owners.length, 1);
+  assert.notEqual(owners[0].uid, 'uid-second', 'no longer owned by the location');
+  assert.equal(
+    h.kube.all('BackupStorageLocation').find((l) => l.metadata.uid === owners[0].uid),
+    undefined,
+    'the owner it names does not exist, so Kubernetes deletes it',
+  );
+  assert.equal((await runMaintenance(h.ctx, { mode: 'reconcile' })).counters?.deleted, 0);
+  assert.ok(
+    h.kube.actions.every((a) => a.verb !== 'delete'),
+    'the reconcile deletes nothing itself',
   );
 });

@@ -19,7 +19,7 @@ import {
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import { buildJob, templateName } from '../../../src/shared/step-job/job.ts';
-import { desiredCronJob, tasks } from '../../../src/steps/maintenance/cronjobs.ts';
+import { desiredCronJob, desiredSyncCronJob, tasks } from '../../../src/steps/maintenance/cronjobs.ts';
 import { buildRunCronJob } from '../../../src/steps/schedule/reconcile.ts';
 import { findStep, stepTable } from '../../../src/steps/table.ts';
 import { download, templates, upload } from '../dispatcher/world.ts';
@@ -177,6 +177,12 @@ test('every argument list ferry writes into a step pod is one the step table acc
         containerArgs(desiredCronJob(maintenanceTemplate, location()[0] as BackupStorageLocation & KubeObject, task)),
       ),
     );
+  // a location's backup sync CronJob
+  seen.add(
+    accepts(
+      containerArgs(desiredSyncCronJob(maintenanceTemplate, location()[0] as BackupStorageLocation & KubeObject)),
+    ),
+  );
   // the templates themselves, where their arguments are complete (the maintenance one is completed per location)
   for (const file of (await readdir(join(root, 'jobs'))).filter(
     (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && f !== 'maintenance.yaml',

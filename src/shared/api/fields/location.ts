@@ -37,6 +37,10 @@ const maintenanceRun = obj(
     packsDeleted: int('Packs prune deleted.', { minimum: 0 }),
     errorsFound: int('Errors check found (see message).', { minimum: 0 }),
     staleLocksRemoved: int('Locks of dead holders removed before the run.', { minimum: 0 }),
+    filesRetained: int(
+      'Files prune left because S3 Object Lock still retains them (spec.objectLock); a later prune frees them.',
+      { minimum: 0 },
+    ),
     message: str('What happened, in a sentence or two.', { maxLength: 4096 }),
   },
   { required: ['task', 'outcome', 'startTime', 'durationSeconds'] },
