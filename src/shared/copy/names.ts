@@ -9,9 +9,6 @@ export const copyLabels = {
   policy: 'ferry.dev/copy-policy',
 } as const;
 
-/** On a DataUpload the backup sync made from what a location holds: that location's name. */
-export const syncedFromAnnotation = 'ferry.dev/synced-from';
-
 const policyHashLength = 8;
 
 function shortHash(text: string): string {

@@ -3,25 +3,12 @@
 // location in recovery mode is for restores and listings only, so a step that would write there is refused before
 // it opens anything, naming the field to change.
 import type { ObjectLockPolicy } from '../../engine/operations/storage.ts';
-import { parseDuration } from '../api/duration.ts';
+import { retentionMs, retentionRule } from '../api/object-lock.ts';
 import type { BackupStorageLocation } from '../api/types.ts';
 import { LocationError } from './errors.ts';
 
 /** How a step uses the repository: a restore or a listing reads; a backup, copy, delete or prune writes. */
 export type RepositoryUse = 'read' | 'write';
-
-const day = 24 * 3600_000;
-
-/** "30d" (whole days) or a Go duration ("720h", "90s"), in milliseconds; undefined when it is neither. */
-export function retentionPeriodMs(text: string): number | undefined {
-  const days = /^(\d+)d$/.exec(text);
-  if (days) return Number(days[1]) * day;
-  try {
-    return parseDuration(text) || undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** The S3 settings a step opens the location's repositories with, for `use`. */
 export function objectLockSettings(
@@ -38,10 +25,10 @@ export function objectLockSettings(
     return { recoverVersions: true };
   }
   if (!objectLock) return {};
-  const retentionMs = retentionPeriodMs(objectLock.retention);
-  if (retentionMs === undefined)
+  const ms = retentionMs(objectLock.retention);
+  if (ms === undefined)
     throw new LocationError(
-      `BackupStorageLocation "${name}" has spec.objectLock.retention "${objectLock.retention}": use whole days (30d) or hours, minutes, seconds (720h, 90s).`,
+      `BackupStorageLocation "${name}" has spec.objectLock.retention "${objectLock.retention}": use whole days (30d) or hours, minutes, seconds (720h, 90s), ${retentionRule}.`,
     );
-  return { objectLock: { mode: objectLock.mode, retentionMs } };
+  return { objectLock: { mode: objectLock.mode, retentionMs: ms } };
 }
