@@ -210,7 +210,7 @@ export function isStepName(text: string): text is StepName {
 /**
  * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
  * scheduled run, a storage location's maintenance (a CronJob per location), and the one long-running step of each
- * AppBackup and AppRestore.
+ * AppBackup and AppRestore, and the one step of each DataCopy.
  */
 export const stepCommands = [
   ...stepNames,
@@ -219,6 +219,7 @@ export const stepCommands = [
   'maintenance',
   'app-backup',
   'app-restore',
+  'copy',
 ] as const;
 
 export type StepCommand = (typeof stepCommands)[number];

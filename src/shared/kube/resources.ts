@@ -59,6 +59,7 @@ const table = {
   BackupSchedule: { group: 'ferry.dev', version: 'v1alpha1', plural: 'backupschedules', namespaced: true },
   AppBackup: { group: 'ferry.dev', version: 'v1alpha1', plural: 'appbackups', namespaced: true },
   AppRestore: { group: 'ferry.dev', version: 'v1alpha1', plural: 'apprestores', namespaced: true },
+  DataCopy: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datacopies', namespaced: true },
   VolumeGroupSnapshot: {
     group: 'groupsnapshot.storage.k8s.io',
     version: 'v1',

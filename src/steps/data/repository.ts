@@ -52,7 +52,10 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
  * locks of step pods that are gone (a delete step killed mid-prune leaves its exclusive lock: no one waits 30 minutes
  * for it).
  */
-export function stepLocking(ctx: StepContext, signal: AbortSignal): LockingOptions {
+export function stepLocking(
+  ctx: Pick<StepContext, 'kube' | 'ferryNamespace' | 'settings' | 'log'>,
+  signal: AbortSignal,
+): LockingOptions {
   return {
     signal,
     lockWaitMs: ctx.settings.lockWaitMs,
