@@ -27,6 +27,7 @@ import type { StoredChange, StoredChanges } from './stored.ts';
 import type { AppKind } from '../shared/api/app.ts';
 import type { AppResource } from '../shared/app/jobs.ts';
 import { appChanged } from './app.ts';
+import { copyChanged } from './copy.ts';
 import { checkAppCreate, checkAppUpdate, isAppKind } from './app-rules.ts';
 
 export interface HandlerDeps {
@@ -218,10 +219,23 @@ async function answerApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps
   return allow(req.uid);
 }
 
+/**
+ * A DataCopy: once stored, a creation (or a deletion or cancel while no attempt runs) starts its copy step
+ * (./copy.ts); a status write starts nothing.
+ */
+async function answerCopy(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
+  if (!req.subResource && req.operation !== 'CONNECT') {
+    const context = deps.dispatcher.context;
+    await follow(req, 'DataCopy', deps, (change) => copyChanged(change, context), 'the sweep will act on it');
+  }
+  return allow(req.uid);
+}
+
 async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   const kind = req.kind.kind;
   if (req.kind.group === veleroGroup) return answerVelero(req, deps);
   if (req.kind.group === group && isAppKind(kind)) return answerApp(req, kind, deps);
+  if (req.kind.group === group && kind === 'DataCopy') return answerCopy(req, deps);
   if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
   if (req.kind.group === group && kind === 'BackupStorageLocation') return answerLocation(req, deps);
   if (req.kind.group !== group || !kinds.includes(kind)) {

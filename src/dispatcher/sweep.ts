@@ -1,9 +1,9 @@
 // The sweep: one pass over every DataUpload and DataDownload that starts any step whose Job is missing, retries a
 // failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
-// resources on, does the same for AppBackups and AppRestores (./app.ts), removes what deleted resources left in
-// ferry's namespace, starts lost BackupSchedule reconciles, deletes expired DataUploads and AppBackups
-// (./expiry.ts), and when ferry is Velero's data mover, does what a lost call left undone on either side of the
-// bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
+// resources on, does the same for AppBackups and AppRestores (./app.ts), starts DataCopies' next attempts
+// (./copy.ts), removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles,
+// deletes expired DataUploads and AppBackups (./expiry.ts), and when ferry is Velero's data mover, does what a lost
+// call left undone on either side of the bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
 // (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
 import { labels } from '../shared/step-job/contract.ts';
 import type { StepName } from '../shared/api/types.ts';
@@ -17,6 +17,7 @@ import { limited } from './limits.ts';
 import { expireAppBackups, expireUploads } from './expiry.ts';
 import { sweepSchedules } from './schedule.ts';
 import { sweepApps } from './app.ts';
+import { sweepCopies } from './copy.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 
 export interface SweepReport {
@@ -70,12 +71,20 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   const apps = await sweepApps(dispatcher.context, jobObjects).catch((err) => {
     report.errors.push(`AppBackups and AppRestores: ${message(err)}`);
   });
-  if (apps) {
+  const copies = await sweepCopies(dispatcher.context, jobObjects).catch((err) => {
+    report.errors.push(`DataCopies: ${message(err)}`);
+  });
+  if (copies) {
+    report.dispatched.push(...copies.dispatched);
+    report.errors.push(...copies.errors);
+  }
+  if (apps && copies) {
     report.dispatched.push(...apps.dispatched);
     report.failed.push(...apps.failed);
     report.errors.push(...apps.errors);
-    // without the list of AppBackups and AppRestores, their Jobs could not be told from orphans
-    report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, [...resources, ...apps.resources], report)));
+    // without the lists of AppBackups, AppRestores and DataCopies, their Jobs could not be told from orphans
+    const living = [...resources, ...apps.resources, ...copies.resources];
+    report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, living, report)));
   }
   if (dispatcher.velero)
     report.errors.push(...(await dispatcher.velero.sweep(resources).catch((err) => [`Velero: ${message(err)}`])));

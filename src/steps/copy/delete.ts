@@ -4,7 +4,7 @@
 // backup also recorded in that location (the second found the first's copy there) is kept for it.
 import { forget } from '../../engine/operations/forget.ts';
 import { NoRepositoryError } from '../../engine/operations/errors.ts';
-import { copyFinalizer } from '../../shared/api/copy-names.ts';
+import { copyFinalizer } from '../../shared/copy/names.ts';
 import { removeFinalizer } from '../../shared/kube/finalizers.ts';
 import { LocationError } from '../../shared/location/access.ts';
 import type { Outcome } from '../context.ts';

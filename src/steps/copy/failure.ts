@@ -2,20 +2,13 @@
 // (status.nextAttemptTime: 1 minute after the first failure, doubling up to 1 hour, for ever: a site that is down
 // for a day is copied to once it is back); an Event CopyFailed goes on the DataCopy and on its DataUpload, whose own
 // phase stays as it is. A copy that can never work ends Failed instead, and is not tried again.
+import { retryDelayMs } from '../../shared/copy/names.ts';
 import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
 import { bounded } from '../app/context.ts';
 import type { Outcome } from '../context.ts';
 import type { CopyContext, DataCopyObject } from './context.ts';
 import { copyEvent, writeCopyStatus } from './context.ts';
 import type { UploadObject } from './resolve.ts';
-
-const firstDelayMs = 60_000;
-const maxDelayMs = 3600_000;
-
-/** The wait after the `attempts`-th failed attempt. */
-export function retryDelayMs(attempts: number): number {
-  return Math.min(maxDelayMs, firstDelayMs * 2 ** Math.max(0, Math.min(attempts - 1, 20)));
-}
 
 export async function recordCopyFailure(
   ctx: CopyContext,

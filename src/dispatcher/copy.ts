@@ -1,0 +1,172 @@
+// Dispatch of DataCopies: each attempt is one step Job (`ferry-step copy <ns>/<name>`, template ferry-step-copy,
+// named ferry-copy-<uid>-a<attempt>) mounting the Secrets of both locations, the DataUpload's and the destination's.
+// The webhook starts attempt 1 once a creation is stored, and a run when a DataCopy is deleted (its step forgets the
+// copy and removes the finalizer) or canceled while no attempt runs; the sweep starts the next attempt once the
+// last one failed and status.nextAttemptTime has passed, for as long as the DataCopy is unfinished (copies never
+// give up on a transient failure: the step ends Failed itself for what can never work).
+import type { DataCopy } from '../shared/api/copy.ts';
+import { copyTerminalPhases } from '../shared/api/copy.ts';
+import type { DataUpload } from '../shared/api/types.ts';
+import { parseAppJobs, type AppJob } from '../shared/app/jobs.ts';
+import { copyFinalizer, copyJobName, copyStepName, copyTemplateName, retryDelayMs } from '../shared/copy/names.ts';
+import { describe } from '../shared/dispatch/status.ts';
+import type { StartResult } from '../shared/dispatch/start.ts';
+import { isAlreadyExists } from '../shared/kube/errors.ts';
+import type { Kube, KubeObject } from '../shared/kube/kube.ts';
+import type { Logger } from '../shared/kube/logger.ts';
+import { mountSecrets, secretsOfLocation } from '../shared/location/mounted-secrets.ts';
+import { labels, resourceNameLabel, uidSelector } from '../shared/step-job/contract.ts';
+import { stepJobFromTemplate } from '../shared/step-job/job.ts';
+import type { DispatcherMetrics } from './metrics.ts';
+import type { StoredChange } from './stored.ts';
+
+export type CopyObject = DataCopy & KubeObject;
+
+/** A Job that finished this recently may still have its last status write on the way. */
+const settleMs = 10_000;
+
+export type CopyDecision = { action: 'none'; why: string } | { action: 'run'; attempt: number };
+
+/** What the DataCopy needs now (`now` in ms since the epoch): nothing, or its next attempt. */
+export function decideCopy(dc: CopyObject, jobs: readonly AppJob[], now: number): CopyDecision {
+  const phase = dc.status?.phase ?? 'New';
+  const deleting = dc.metadata.deletionTimestamp !== undefined;
+  if (deleting && !(dc.metadata.finalizers ?? []).includes(copyFinalizer))
+    return { action: 'none', why: 'being deleted, with nothing left to forget' };
+  if (!deleting && copyTerminalPhases.includes(phase)) return { action: 'none', why: `phase ${phase} is final` };
+  const own = jobs.filter((j) => j.uid === dc.metadata.uid);
+  const active = own.find((j) => j.state === 'active');
+  if (active) return { action: 'none', why: `Job ${active.name} is running` };
+  const last = own[own.length - 1];
+  if (last?.finishedAt !== undefined && now - last.finishedAt < settleMs)
+    return { action: 'none', why: `Job ${last.name} has just finished` };
+  const attempts = Math.max(dc.status?.attempts ?? 0, ...own.map((j) => j.attempt));
+  // a deletion or a cancel does not wait for the retry time
+  if (!deleting && !dc.spec.cancel && attempts > 0) {
+    const recorded = dc.status?.nextAttemptTime ? Date.parse(dc.status.nextAttemptTime) : undefined;
+    // an attempt that died before it could record its failure (killed, out of memory) waits as a failure would
+    const due = recorded ?? (last?.finishedAt ?? 0) + retryDelayMs(attempts);
+    if (now < due) return { action: 'none', why: `the next attempt is due at ${new Date(due).toISOString()}` };
+  }
+  return { action: 'run', attempt: attempts + 1 };
+}
+
+export interface CopyDeps {
+  kube: Kube;
+  /** ferry's namespace: the template, the locations and the Jobs */
+  namespace: string;
+  log: Logger;
+  now: () => Date;
+  metrics?: DispatcherMetrics;
+}
+
+export function parseCopyJobs(jobs: readonly KubeObject[]): AppJob[] {
+  return parseAppJobs(jobs, [copyStepName]);
+}
+
+async function copyJobsOf(deps: CopyDeps, uid: string): Promise<AppJob[]> {
+  return parseCopyJobs(
+    await deps.kube.list<KubeObject>('Job', { namespace: deps.namespace, labelSelector: uidSelector(uid) }),
+  );
+}
+
+/** The Secrets of both locations: the DataUpload's (the source) and the destination's. */
+async function secretsOfCopy(deps: CopyDeps, dc: CopyObject): Promise<string[]> {
+  const du = await deps.kube.get<DataUpload & KubeObject>({
+    kind: 'DataUpload',
+    namespace: dc.metadata.namespace,
+    name: dc.spec.dataUpload,
+  });
+  const locations = [dc.spec.backupStorageLocation, ...(du ? [du.spec.backupStorageLocation] : [])];
+  const names = await Promise.all(locations.map((l) => secretsOfLocation(deps.kube, deps.namespace, l)));
+  return [...new Set(names.flat())];
+}
+
+/** The Job of one attempt, from the template CronJob, with both locations' Secrets mounted. */
+export function buildCopyJob(
+  cronJob: KubeObject,
+  dc: CopyObject,
+  attempt: number,
+  namespace: string,
+  secrets: string[],
+): KubeObject {
+  const ref = `${dc.metadata.namespace}/${dc.metadata.name}`;
+  const { job, pod, container } = stepJobFromTemplate(cronJob, {
+    name: copyJobName(dc.metadata.uid ?? '', attempt),
+    namespace,
+    args: [copyStepName, ref],
+    attempt,
+    labels: {
+      [labels.kind]: 'DataCopy',
+      [labels.name]: resourceNameLabel(dc.metadata.name),
+      [labels.namespace]: dc.metadata.namespace ?? '',
+      [labels.uid]: dc.metadata.uid ?? '',
+      [labels.step]: copyStepName,
+      [labels.attempt]: String(attempt),
+    },
+    resource: `DataCopy/${ref}`,
+  });
+  if (secrets.length > 0) mountSecrets(pod, container, secrets);
+  return job;
+}
+
+/** Creates the attempt's Job; a Job of that name already there is success. */
+export async function startCopyJob(deps: CopyDeps, dc: CopyObject, attempt: number): Promise<StartResult> {
+  const { kube, namespace } = deps;
+  const cronJob = await kube.get<KubeObject>({ kind: 'CronJob', namespace, name: copyTemplateName });
+  if (!cronJob)
+    throw new Error(
+      `The Job template CronJob ${namespace}/${copyTemplateName} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
+    );
+  const job = buildCopyJob(cronJob, dc, attempt, namespace, await secretsOfCopy(deps, dc));
+  const counted = (result: StartResult): StartResult => {
+    deps.metrics?.dispatches.inc({ kind: 'DataCopy', step: copyStepName, result });
+    return result;
+  };
+  try {
+    await kube.create(job);
+  } catch (err) {
+    if (isAlreadyExists(err)) return counted('exists');
+    throw err;
+  }
+  deps.log.info('step Job created', { resource: describe(dc), job: job.metadata.name });
+  return counted('created');
+}
+
+/** A stored creation, deletion or cancel starts the step when none of its attempts runs. */
+export async function copyChanged(change: StoredChange, deps: CopyDeps): Promise<CopyDecision | undefined> {
+  const after = change.after as CopyObject | undefined;
+  if (!after) return undefined;
+  const before = change.before as CopyObject | undefined;
+  const deletionStarted = after.metadata.deletionTimestamp !== undefined && !before?.metadata.deletionTimestamp;
+  const cancelStarted = after.spec.cancel === true && before?.spec.cancel !== true;
+  if (before && !deletionStarted && !cancelStarted) return undefined;
+  const decision = decideCopy(after, await copyJobsOf(deps, after.metadata.uid ?? ''), deps.now().getTime());
+  if (decision.action === 'run') await startCopyJob(deps, after, decision.attempt);
+  return decision;
+}
+
+export interface CopySweep {
+  /** every DataCopy seen: their Jobs are not orphans */
+  resources: CopyObject[];
+  dispatched: string[];
+  errors: string[];
+}
+
+/** One pass of the sweep over every DataCopy, with the step Jobs listed before them. */
+export async function sweepCopies(deps: CopyDeps, jobObjects: readonly KubeObject[]): Promise<CopySweep> {
+  const jobs = parseCopyJobs(jobObjects);
+  const report: CopySweep = { resources: await deps.kube.list<CopyObject>('DataCopy'), dispatched: [], errors: [] };
+  const now = deps.now().getTime();
+  for (const dc of report.resources) {
+    const decision = decideCopy(dc, jobs, now);
+    if (decision.action !== 'run') continue;
+    try {
+      await startCopyJob(deps, dc, decision.attempt);
+      report.dispatched.push(`${describe(dc)}: copy attempt ${decision.attempt}`);
+    } catch (err) {
+      report.errors.push(`${describe(dc)}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return report;
+}
