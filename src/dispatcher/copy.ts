@@ -11,7 +11,6 @@ import { parseAppJobs, type AppJob } from '../shared/app/jobs.ts';
 import { copyFinalizer, copyJobName, copyStepName, copyTemplateName, retryDelayMs } from '../shared/copy/names.ts';
 import { describe } from '../shared/dispatch/status.ts';
 import type { StartResult } from '../shared/dispatch/start.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { mountSecrets, secretsOfLocation } from '../shared/location/mounted-secrets.ts';
@@ -19,6 +18,7 @@ import { labels, resourceNameLabel, uidSelector } from '../shared/step-job/contr
 import { stepJobFromTemplate } from '../shared/step-job/job.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import type { StoredChange } from './stored.ts';
+import { startTemplateJob } from './template-job.ts';
 
 export type CopyObject = DataCopy & KubeObject;
 
@@ -111,26 +111,11 @@ export function buildCopyJob(
 }
 
 /** Creates the attempt's Job; a Job of that name already there is success. */
-export async function startCopyJob(deps: CopyDeps, dc: CopyObject, attempt: number): Promise<StartResult> {
-  const { kube, namespace } = deps;
-  const cronJob = await kube.get<KubeObject>({ kind: 'CronJob', namespace, name: copyTemplateName });
-  if (!cronJob)
-    throw new Error(
-      `The Job template CronJob ${namespace}/${copyTemplateName} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
-    );
-  const job = buildCopyJob(cronJob, dc, attempt, namespace, await secretsOfCopy(deps, dc));
-  const counted = (result: StartResult): StartResult => {
-    deps.metrics?.dispatches.inc({ kind: 'DataCopy', step: copyStepName, result });
-    return result;
-  };
-  try {
-    await kube.create(job);
-  } catch (err) {
-    if (isAlreadyExists(err)) return counted('exists');
-    throw err;
-  }
-  deps.log.info('step Job created', { resource: describe(dc), job: job.metadata.name });
-  return counted('created');
+export function startCopyJob(deps: CopyDeps, dc: CopyObject, attempt: number): Promise<StartResult> {
+  const step = { name: copyStepName, template: copyTemplateName };
+  return startTemplateJob(deps, dc, step, async (cronJob) =>
+    buildCopyJob(cronJob, dc, attempt, deps.namespace, await secretsOfCopy(deps, dc)),
+  );
 }
 
 /** A stored creation, deletion or cancel starts the step when none of its attempts runs. */

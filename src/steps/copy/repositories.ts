@@ -4,17 +4,14 @@
 // is opened with that policy, so every object the copy writes carries its retention.
 import type { BackupStorageLocation } from '../../shared/api/types.ts';
 import { parseDuration } from '../../shared/api/duration.ts';
-import { openOrInit, type Repository } from '../../engine/operations/open.ts';
+import { openWithAccess, type OpenedRepository as Opened } from '../data/repository.ts';
 import type { ObjectLockPolicy } from '../../engine/operations/storage.ts';
 import { readLocation, repositoryAccess } from '../../shared/location/access.ts';
 import type { CopyContext } from './context.ts';
 
-export interface OpenedRepository {
-  repo: Repository;
-  location: string;
+export interface OpenedRepository extends Opened {
   /** the destination's object-lock policy, when its location has one */
   objectLock?: ObjectLockPolicy;
-  close(): Promise<void>;
 }
 
 const day = 24 * 3600_000;
@@ -43,7 +40,6 @@ export async function openLocationRepository(
   use: 'read' | 'copy' | 'forget',
 ): Promise<OpenedRepository> {
   const bsl = await readLocation(ctx.kube, ctx.ferryNamespace, locationName);
-  const create = use === 'copy';
   const objectLock = use === 'read' ? undefined : lockPolicyOf(bsl);
   const recoverVersions = use === 'read' && bsl.spec.recoverVersions === true;
   const access = await repositoryAccess(ctx.kube, ctx.ferryNamespace, locationName, namespace);
@@ -52,21 +48,6 @@ export async function openLocationRepository(
     ...(objectLock ? { objectLock } : {}),
     ...(recoverVersions ? { recoverVersions } : {}),
   };
-  const open = { ...access.open, s3 };
-  const backend = ctx.engine.openBackend(access.location, open);
-  const close = async (): Promise<void> => {
-    await backend.close();
-    access.dispose();
-  };
-  try {
-    const repo = await openOrInit(
-      backend,
-      access.password,
-      create ? { ...ctx.engine.init, ...access.identity } : undefined,
-    );
-    return { repo, location: access.location, objectLock, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
+  const opened = await openWithAccess(ctx, access, { ...access.open, s3 }, use === 'copy');
+  return { ...opened, objectLock };
 }

@@ -1,7 +1,8 @@
 // Opening the repository a resource uses (its location, its source namespace), creating it on a first backup, and
 // how a step waits for its locks.
 import type { DataDownload, FerryResource } from '../../shared/api/types.ts';
-import { repositoryAccess } from '../../shared/location/access.ts';
+import { repositoryAccess, type RepositoryAccess } from '../../shared/location/access.ts';
+import type { OpenOptions } from '../../engine/operations/storage.ts';
 import type { LockingOptions } from '../../engine/operations/locked.ts';
 import { openOrInit, type Repository } from '../../engine/operations/open.ts';
 import type { StepContext } from '../context.ts';
@@ -28,7 +29,19 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
     r.spec.backupStorageLocation,
     repositoryNamespace(r),
   );
-  const backend = ctx.engine.openBackend(access.location, access.open);
+  const opened = await openWithAccess(ctx, access, access.open, create);
+  ctx.log.info('opened the repository', { location: access.location });
+  return opened;
+}
+
+/** The repository `access` names, opened with `open` (its S3 settings, perhaps an object-lock policy). */
+export async function openWithAccess(
+  ctx: Pick<StepContext, 'engine'>,
+  access: RepositoryAccess,
+  open: OpenOptions,
+  create: boolean,
+): Promise<OpenedRepository> {
+  const backend = ctx.engine.openBackend(access.location, open);
   const close = async (): Promise<void> => {
     await backend.close();
     access.dispose();
@@ -39,7 +52,6 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
       access.password,
       create ? { ...ctx.engine.init, ...access.identity } : undefined,
     );
-    ctx.log.info('opened the repository', { location: access.location });
     return { repo, location: access.location, close };
   } catch (err) {
     await close();
