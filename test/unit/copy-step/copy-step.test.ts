@@ -185,3 +185,25 @@ test('what can never work ends Failed naming why; spec.cancel ends Canceled', as
   assert.equal(s.phase, 'Canceled');
   assert.equal((await getUpload(w, 'running'))!.status?.phase, 'InProgress');
 });
+
+test('into a location with spec.objectLock, every file the copy needs carries that retention', async () => {
+  const { GetObjectRetentionCommand, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
+  const a = await minio.bucket('locked-a');
+  const b = await minio.bucket('locked-b', { objectLock: true });
+  const [bsl, secret] = location(minio, 'site-b', b);
+  (bsl.spec as Record<string, unknown>).objectLock = { mode: 'GOVERNANCE', retention: '2d' };
+  const w = world(minio, [...location(minio, 'site-a', a), bsl, secret]);
+  await backedUp(w, 'kept', 'site-a', { 'k.bin': 100_000 });
+  w.kube.seed(dataCopy('kept-b', 'kept', 'site-b'));
+  const outcome = await runCopy(w.ctx, { namespace: ns, name: 'kept-b' });
+  assert.equal(outcome.outcome, 'Advanced', outcome.reason);
+  const listed = await minio.client.send(new ListObjectsV2Command({ Bucket: b, Prefix: `ferry/${ns}/` }));
+  const keys = (listed.Contents ?? []).map((o) => o.Key!).filter((k) => !k.includes('/locks/'));
+  assert.ok(keys.some((k) => k.includes('/data/')) && keys.some((k) => k.includes('/snapshots/')), keys.join(' '));
+  const soon = Date.now() + 24 * 3600_000;
+  for (const Key of keys) {
+    const r = await minio.client.send(new GetObjectRetentionCommand({ Bucket: b, Key }));
+    assert.equal(r.Retention?.Mode, 'GOVERNANCE', Key);
+    assert.ok(r.Retention!.RetainUntilDate!.getTime() > soon, `${Key} retained until ${r.Retention?.RetainUntilDate}`);
+  }
+});
