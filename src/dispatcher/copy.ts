@@ -3,7 +3,9 @@
 // The webhook starts attempt 1 once a creation is stored, and a run when a DataCopy is deleted (its step forgets the
 // copy and removes the finalizer) or canceled while no attempt runs; the sweep starts the next attempt once the
 // last one failed and status.nextAttemptTime has passed, for as long as the DataCopy is unfinished (copies never
-// give up on a transient failure: the step ends Failed itself for what can never work).
+// give up on a transient failure: the step ends Failed itself for what can never work). Under a cluster-wide
+// transfer limit a copy moves data like a transfer does: it starts only while running transfers and copies leave
+// a slot, oldest first (a deletion or cancel, which moves nothing, never waits).
 import type { DataCopy } from '../shared/api/copy.ts';
 import { copyTerminalPhases } from '../shared/api/copy.ts';
 import type { DataUpload } from '../shared/api/types.ts';
@@ -16,6 +18,8 @@ import type { Logger } from '../shared/kube/logger.ts';
 import { mountSecrets, secretsOfLocation } from '../shared/location/mounted-secrets.ts';
 import { labels, resourceNameLabel, uidSelector } from '../shared/step-job/contract.ts';
 import { stepJobFromTemplate } from '../shared/step-job/job.ts';
+import { parseStepJobs } from '../shared/step-job/jobs.ts';
+import type { TransferLimits } from './limits.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import type { StoredChange } from './stored.ts';
 import { startTemplateJob } from './template-job.ts';
@@ -53,6 +57,8 @@ export function decideCopy(dc: CopyObject, jobs: readonly AppJob[], now: number)
 
 export interface CopyDeps {
   kube: Kube;
+  /** the cluster-wide transfer limit counts copies too */
+  limits?: TransferLimits;
   /** ferry's namespace: the template, the locations and the Jobs */
   namespace: string;
   log: Logger;
@@ -127,25 +133,57 @@ export async function copyChanged(change: StoredChange, deps: CopyDeps): Promise
   const cancelStarted = after.spec.cancel === true && before?.spec.cancel !== true;
   if (before && !deletionStarted && !cancelStarted) return undefined;
   const decision = decideCopy(after, await copyJobsOf(deps, after.metadata.uid ?? ''), deps.now().getTime());
-  if (decision.action === 'run') await startCopyJob(deps, after, decision.attempt);
+  if (decision.action !== 'run') return decision;
+  if (movesData(after)) {
+    const free = freeSlots(
+      deps.limits,
+      await deps.kube.list<KubeObject>('Job', { namespace: deps.namespace, labelSelector: labels.uid }),
+    );
+    if (free <= 0) return { action: 'none', why: 'every transfer slot of the cluster is taken; the sweep starts it' };
+  }
+  await startCopyJob(deps, after, decision.attempt);
   return decision;
+}
+
+/** A run that copies: not one that only forgets (deletion) or stops (cancel). */
+function movesData(dc: CopyObject): boolean {
+  return !dc.metadata.deletionTimestamp && !dc.spec.cancel;
+}
+
+/** How many copies may start now under the cluster-wide transfer limit (no limit: as many as want to). */
+export function freeSlots(limits: TransferLimits | undefined, jobObjects: readonly KubeObject[]): number {
+  if (!limits || limits.cluster <= 0) return Infinity;
+  const transfers = parseStepJobs(jobObjects).filter((j) => j.step === 'transfer' && j.state === 'active').length;
+  const copies = parseCopyJobs(jobObjects).filter((j) => j.state === 'active').length;
+  return limits.cluster - transfers - copies;
 }
 
 export interface CopySweep {
   /** every DataCopy seen: their Jobs are not orphans */
   resources: CopyObject[];
   dispatched: string[];
+  /** copies due whose turn has not come under the transfer limit */
+  waiting: string[];
   errors: string[];
 }
 
 /** One pass of the sweep over every DataCopy, with the step Jobs listed before them. */
 export async function sweepCopies(deps: CopyDeps, jobObjects: readonly KubeObject[]): Promise<CopySweep> {
   const jobs = parseCopyJobs(jobObjects);
-  const report: CopySweep = { resources: await deps.kube.list<CopyObject>('DataCopy'), dispatched: [], errors: [] };
+  const resources = await deps.kube.list<CopyObject>('DataCopy');
+  const report: CopySweep = { resources, dispatched: [], waiting: [], errors: [] };
   const now = deps.now().getTime();
-  for (const dc of report.resources) {
+  let free = freeSlots(deps.limits, jobObjects);
+  const oldestFirst = [...resources].sort((a, b) =>
+    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''),
+  );
+  for (const dc of oldestFirst) {
     const decision = decideCopy(dc, jobs, now);
     if (decision.action !== 'run') continue;
+    if (movesData(dc) && free-- <= 0) {
+      report.waiting.push(`${describe(dc)}: every transfer slot of the cluster is taken`);
+      continue;
+    }
     try {
       await startCopyJob(deps, dc, decision.attempt);
       report.dispatched.push(`${describe(dc)}: copy attempt ${decision.attempt}`);

@@ -76,6 +76,7 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   });
   if (copies) {
     report.dispatched.push(...copies.dispatched);
+    report.waiting.push(...copies.waiting);
     report.errors.push(...copies.errors);
   }
   if (apps && copies) {

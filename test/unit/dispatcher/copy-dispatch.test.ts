@@ -16,9 +16,9 @@ import { ferryNamespace, finishJob, jobs, upload, world } from './world.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-function copyWorld() {
+function copyWorld(limits = { cluster: 0, perNode: 0 }) {
   const clock = { ms: Date.parse('2026-03-01T12:00:00Z') };
-  const w = world({ now: () => new Date(clock.ms) });
+  const w = world({ now: () => new Date(clock.ms), limits });
   w.kube.seed(
     yaml.load(readFileSync(join(import.meta.dirname, '..', '..', '..', 'jobs', 'copy.yaml'), 'utf8')) as KubeObject,
     {
@@ -159,5 +159,38 @@ describe('DataCopy dispatch', () => {
     });
     // while that attempt runs, another cancel-looking change starts nothing
     assert.equal((await copyChanged({ before: dc, after: canceled }, w.dispatcher.context))?.action, 'none');
+  });
+
+  it('under a cluster-wide transfer limit a copy waits for a slot, running transfers and copies counted, oldest first', async () => {
+    const { w } = copyWorld({ cluster: 1, perNode: 0 });
+    w.kube.seed({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name: 'ferry-up-0123456789abcdef-transfer-1',
+        namespace: ferryNamespace,
+        creationTimestamp: '2026-03-01T11:59:00Z',
+        labels: {
+          [labels.uid]: 'f0000000-0000-4000-8000-000000000000',
+          [labels.step]: 'transfer',
+          [labels.attempt]: '1',
+        },
+      },
+      spec: {},
+    });
+    const older = dataCopy(undefined, { creationTimestamp: '2026-03-01T11:00:00Z' });
+    const newer = dataCopy(undefined, { creationTimestamp: '2026-03-01T11:30:00Z' });
+    w.kube.seed(newer, older);
+    assert.equal((await copyChanged({ after: newer }, w.dispatcher.context))?.action, 'none');
+    let report = await sweep(w.dispatcher);
+    assert.deepEqual([...jobsOf(w, older), ...jobsOf(w, newer)], []);
+    assert.equal(report.waiting.filter((x) => x.includes('transfer slot')).length, 2);
+    finishJob(w.kube, 'ferry-up-0123456789abcdef-transfer-1', 'Complete', '2026-03-01T11:00:00Z');
+    report = await sweep(w.dispatcher);
+    assert.deepEqual(jobsOf(w, older), [copyJobName(older.metadata.uid!, 1)]);
+    assert.deepEqual(jobsOf(w, newer), [], 'the older copy took the one slot');
+    // a cancel moves no data: it never waits for a slot
+    const canceled = { ...newer, spec: { ...newer.spec, cancel: true } };
+    assert.equal((await copyChanged({ before: newer, after: canceled }, w.dispatcher.context))?.action, 'run');
   });
 });
