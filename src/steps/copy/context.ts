@@ -19,12 +19,14 @@ export function readDataCopy(ctx: CopyContext, ref: NamespacedRef): Promise<Data
 
 /**
  * A status write on the newest DataCopy (a Conflict rereads and reapplies; spec.cancel set meanwhile is never lost),
- * then the same record in its DataUpload. `change` returns false when nothing needs writing.
+ * then the same record in its DataUpload (not for progress, which the record does not show). `change` returns false
+ * when nothing needs writing.
  */
 export async function writeCopyStatus(
   ctx: CopyContext,
   dc: DataCopyObject,
   change: (status: DataCopyStatus) => boolean | void,
+  opts: { mirror: boolean } = { mirror: true },
 ): Promise<DataCopyObject> {
   const written = await updateStatus(ctx.kube, dc, (fresh) => {
     const status: DataCopyStatus = { ...fresh.status };
@@ -32,7 +34,7 @@ export async function writeCopyStatus(
     fresh.status = status;
     return result;
   });
-  await mirrorIntoUpload(ctx, written);
+  if (opts.mirror) await mirrorIntoUpload(ctx, written);
   return written;
 }
 

@@ -1,6 +1,7 @@
 // What a copy needs before it moves anything, and why it can never work when it cannot: the DataUpload (Completed,
 // with its snapshot id) and the destination location (another one, allowing the namespace). Anything else that goes
 // wrong (a location's Secret missing, S3 unreachable) is transient: the attempt fails and the next one tries again.
+import { parseDuration } from '../../shared/api/duration.ts';
 import type { DataUpload } from '../../shared/api/types.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import { readLocation } from '../../shared/location/access.ts';
@@ -13,6 +14,8 @@ export interface CopyPlan {
   upload: UploadObject;
   sourceSnapshotID: string;
   sourceLocation: string;
+  /** spec.operationTimeout: how long one attempt may move data */
+  timeoutMs?: number;
 }
 
 /** The plan, or the message of a copy that can never work (phase Failed). */
@@ -26,6 +29,12 @@ export async function resolveCopy(ctx: CopyContext, dc: DataCopyObject): Promise
     return `spec.dataUpload: DataUpload ${ns}/${name} is ${phase}; only a Completed backup can be copied`;
   const sourceSnapshotID = upload.status?.snapshotID;
   if (!sourceSnapshotID) return `spec.dataUpload: DataUpload ${ns}/${name} is Completed without a snapshotID`;
+  let timeoutMs: number | undefined;
+  try {
+    timeoutMs = parseDuration(dc.spec.operationTimeout) || undefined;
+  } catch (err) {
+    return `spec.operationTimeout: ${(err as Error).message}`;
+  }
   const sourceLocation = upload.spec.backupStorageLocation;
   const destination = dc.spec.backupStorageLocation;
   if (destination === sourceLocation)
@@ -34,5 +43,5 @@ export async function resolveCopy(ctx: CopyContext, dc: DataCopyObject): Promise
   const bsl = await readLocation(ctx.kube, ctx.ferryNamespace, destination);
   if (!backupAllowed(bsl.spec, ns))
     return `spec.backupStorageLocation: location "${destination}" allows namespaces [${(bsl.spec.allowedNamespaces ?? []).join(', ')}], not "${ns}"`;
-  return { upload, sourceSnapshotID, sourceLocation };
+  return { upload, sourceSnapshotID, sourceLocation, timeoutMs };
 }

@@ -32,9 +32,11 @@ export async function runCopy(ctx: CopyContext, ref: NamespacedRef): Promise<Out
   const running = await startAttempt(ctx, dc, plan);
   const watch = new CancelWatch(ctx, running, ['InProgress']);
   watch.start();
+  const timeout = plan.timeoutMs ? AbortSignal.timeout(plan.timeoutMs) : undefined;
   let copied: Copied;
   try {
-    copied = await copySnapshot(ctx, running, plan, AbortSignal.any([ctx.signal, watch.signal]));
+    const signals = [ctx.signal, watch.signal, ...(timeout ? [timeout] : [])];
+    copied = await copySnapshot(ctx, running, plan, AbortSignal.any(signals));
   } catch (err) {
     // the pod's SIGTERM: the phase stays, the next attempt resumes what this one stored
     if (ctx.signal.aborted) throw err;
@@ -43,7 +45,9 @@ export async function runCopy(ctx: CopyContext, ref: NamespacedRef): Promise<Out
     const permanent = err instanceof SnapshotNotFoundError;
     const cause = permanent
       ? `snapshot ${plan.sourceSnapshotID.slice(0, 8)} of DataUpload ${plan.upload.metadata.name} is not in its repository (${(err as Error).message})`
-      : (err as Error).message;
+      : timeout?.aborted
+        ? `the attempt ran longer than spec.operationTimeout ${running.spec.operationTimeout}; the next one resumes what it stored`
+        : (err as Error).message;
     return recordCopyFailure(ctx, running, plan.upload, cause, permanent);
   } finally {
     watch.stop();
@@ -69,6 +73,10 @@ async function complete(ctx: CopyContext, dc: DataCopyObject, plan: CopyPlan, co
   const what = copied.skipped
     ? `snapshot ${plan.sourceSnapshotID.slice(0, 8)} was in ${dc.spec.backupStorageLocation} already as ${copied.snapshotID.slice(0, 8)}`
     : `snapshot ${plan.sourceSnapshotID.slice(0, 8)} copied to ${dc.spec.backupStorageLocation} as ${copied.snapshotID.slice(0, 8)}: ${copied.stats.blobs} new blobs, ${copied.stats.bytesSent} bytes sent`;
+  const retained =
+    copied.retentionExtended === undefined
+      ? ''
+      : `; object-lock retention extended on ${copied.retentionExtended} files`;
   const written = await writeCopyStatus(ctx, dc, (s) => {
     s.phase = 'Completed';
     s.snapshotID = copied.snapshotID;
@@ -77,13 +85,13 @@ async function complete(ctx: CopyContext, dc: DataCopyObject, plan: CopyPlan, co
     s.stats = copied.stats;
     s.progress = { bytesDone: s.progress?.totalBytes ?? 0, totalBytes: s.progress?.totalBytes ?? 0, percent: 100 };
     delete s.nextAttemptTime;
-    s.message = what;
+    s.message = what + retained;
     s.conditions = setCondition(s.conditions, { type: 'Copied', status: 'True', reason: 'Copied', message: what }, now);
   });
-  await copyEvent(ctx, written, { type: 'Normal', reason: 'Copied', note: what });
+  await copyEvent(ctx, written, { type: 'Normal', reason: 'Copied', note: what + retained });
   return {
     outcome: 'Advanced',
-    reason: what,
+    reason: what + retained,
     counters: { blobs: copied.stats.blobs, bytesSent: copied.stats.bytesSent },
   };
 }

@@ -10,7 +10,8 @@ import { stepLocking } from '../data/repository.ts';
 import type { CopyContext, DataCopyObject } from './context.ts';
 import { writeCopyStatus } from './context.ts';
 import type { CopyPlan } from './resolve.ts';
-import { openLocationRepository } from './repositories.ts';
+import { openLocationRepository, type OpenedRepository } from './repositories.ts';
+import type { Repository } from '../../engine/operations/open.ts';
 
 export interface Copied {
   snapshotID: string;
@@ -28,38 +29,53 @@ export async function copySnapshot(
   signal: AbortSignal,
 ): Promise<Copied> {
   const ns = dc.metadata.namespace ?? '';
-  const started = ctx.now().getTime();
   const source = await openLocationRepository(ctx, plan.sourceLocation, ns, 'read');
   try {
     const destination = await openLocationRepository(ctx, dc.spec.backupStorageLocation, ns, 'copy');
     try {
-      const progress = progressWriter(ctx, dc);
-      const locking = stepLocking(ctx, signal);
-      const result = await copy(source.repo, destination.repo, {
-        ...locking,
-        snapshots: [plan.sourceSnapshotID],
-        onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal),
-      });
-      await progress.done();
-      const [copied] = result.snapshots;
-      if (!copied) throw new Error(`the source repository returned no copy of snapshot ${plan.sourceSnapshotID}`);
-      const retention = destination.objectLock ? await extendRetention(destination.repo, locking) : undefined;
-      return {
-        snapshotID: copied.copy,
-        skipped: copied.skipped,
-        retentionExtended: retention?.extended,
-        stats: {
-          blobs: result.stats.dataBlobs + result.stats.treeBlobs,
-          bytesSent: result.stats.packBytes,
-          durationSeconds: Math.round((ctx.now().getTime() - started) / 1000),
-        },
-      };
+      return await copyBetween(ctx, dc, plan, { source: source.repo, destination }, signal);
     } finally {
       await destination.close();
     }
   } finally {
     await source.close();
   }
+}
+
+async function copyBetween(
+  ctx: CopyContext,
+  dc: DataCopyObject,
+  plan: CopyPlan,
+  repos: { source: Repository; destination: OpenedRepository },
+  signal: AbortSignal,
+): Promise<Copied> {
+  const started = ctx.now().getTime();
+  const progress = progressWriter(ctx, dc);
+  const locking = stepLocking(ctx, signal);
+  let result;
+  try {
+    result = await copy(repos.source, repos.destination.repo, {
+      ...locking,
+      snapshots: [plan.sourceSnapshotID],
+      onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal),
+    });
+  } finally {
+    // no progress write may land after the status this attempt ends with
+    await progress.done();
+  }
+  const [copied] = result.snapshots;
+  if (!copied) throw new Error(`the source repository returned no copy of snapshot ${plan.sourceSnapshotID}`);
+  const retention = repos.destination.objectLock ? await extendRetention(repos.destination.repo, locking) : undefined;
+  return {
+    snapshotID: copied.copy,
+    skipped: copied.skipped,
+    retentionExtended: retention?.extended,
+    stats: {
+      blobs: result.stats.dataBlobs + result.stats.treeBlobs,
+      bytesSent: result.stats.packBytes,
+      durationSeconds: Math.round((ctx.now().getTime() - started) / 1000),
+    },
+  };
 }
 
 /** status.progress at most every progressMs; a failed write is logged (the copy goes on). */
@@ -71,10 +87,15 @@ function progressWriter(ctx: CopyContext, dc: DataCopyObject) {
     const percent = totalBytes > 0 ? Math.min(100, Math.floor((bytesDone * 100) / totalBytes)) : undefined;
     writing = writing
       .then(() =>
-        writeCopyStatus(ctx, dc, (s) => {
-          if (s.phase !== 'InProgress') return false;
-          s.progress = { bytesDone, totalBytes, ...(percent === undefined ? {} : { percent }) };
-        }),
+        writeCopyStatus(
+          ctx,
+          dc,
+          (s) => {
+            if (s.phase !== 'InProgress') return false;
+            s.progress = { bytesDone, totalBytes, ...(percent === undefined ? {} : { percent }) };
+          },
+          { mirror: false },
+        ),
       )
       .catch((err: Error) => ctx.log.warn('could not write the progress', { error: err.message }));
   };

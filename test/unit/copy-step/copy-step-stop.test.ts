@@ -101,3 +101,37 @@ test('a copy killed after a pack arrived resumes without sending that pack again
   assert.ok(dc.status!.stats!.bytesSent > 20_000_000, `bytesSent ${dc.status?.stats?.bytesSent}`);
   await restic(resticOf(minio, 'site-b', b), ['check', '--read-data']);
 });
+
+test('an attempt past spec.operationTimeout stops and is retried later; the backup is untouched', async () => {
+  const a = await minio.bucket('timeout-a');
+  const b = await minio.bucket('timeout-b');
+  const w = world(minio, [...location(minio, 'site-a', a), ...location(minio, 'site-b', b)]);
+  await backedUp(w, 'slow', 'site-a', { 'slow.bin': 500_000 });
+  const real = w.ctx.engine.openBackend;
+  let gate: ReturnType<typeof gated> | undefined;
+  w.ctx.engine = {
+    ...w.ctx.engine,
+    openBackend: (loc, opts) => {
+      const backend = real(loc, opts);
+      if (!loc.includes(`/${a}/`)) return backend;
+      gate = gated(backend);
+      return gate.view;
+    },
+  };
+  const dc = dataCopy('slow-b', 'slow', 'site-b');
+  dc.spec.operationTimeout = '400ms';
+  w.kube.seed(dc);
+  const running = runCopy(w.ctx, { namespace: ns, name: 'slow-b' });
+  while (!gate) await new Promise((r) => setTimeout(r, 5));
+  await gate.reading;
+  await new Promise((r) => setTimeout(r, 600));
+  gate.open();
+  const outcome = await running;
+  assert.equal(outcome.outcome, 'Failed');
+  const status = (await getCopy(w, 'slow-b'))!.status!;
+  assert.equal(status.phase, 'InProgress');
+  assert.match(status.message ?? '', /ran longer than spec\.operationTimeout 400ms/);
+  assert.ok(status.nextAttemptTime);
+  const du = await w.kube.get<DataUpload & KubeObject>({ kind: 'DataUpload', namespace: ns, name: 'slow' });
+  assert.equal(du?.status?.phase, 'Completed');
+});
