@@ -45,7 +45,11 @@ export function decideCopy(dc: CopyObject, jobs: readonly AppJob[], now: number)
   if (last?.finishedAt !== undefined && now - last.finishedAt < settleMs)
     return { action: 'none', why: `Job ${last.name} has just finished` };
   const attempts = Math.max(dc.status?.attempts ?? 0, ...own.map((j) => j.attempt));
-  // a deletion or a cancel does not wait for the retry time
+  // a completed copy being deleted whose snapshot S3 Object Lock still retains: its step said when to come back
+  const retainedUntil = deleting && phase === 'Completed' ? dc.status?.nextAttemptTime : undefined;
+  if (retainedUntil && now < Date.parse(retainedUntil))
+    return { action: 'none', why: `its copy is retained until ${retainedUntil}` };
+  // a deletion or a cancel does not wait for the retry time of failed attempts
   if (!deleting && !dc.spec.cancel && attempts > 0) {
     const recorded = dc.status?.nextAttemptTime ? Date.parse(dc.status.nextAttemptTime) : undefined;
     // an attempt that died before it could record its failure (killed, out of memory) waits as a failure would

@@ -207,4 +207,18 @@ test('into a location with spec.objectLock, every file the copy needs carries th
     assert.equal(r.Retention?.Mode, 'GOVERNANCE', Key);
     assert.ok(r.Retention!.RetainUntilDate!.getTime() > soon, `${Key} retained until ${r.Retention?.RetainUntilDate}`);
   }
+
+  // deleting it: the retained snapshot cannot be forgotten yet; the finalizer stays until the retention's end
+  await w.kube.delete({ kind: 'DataCopy', namespace: ns, name: 'kept-b' });
+  const waiting = await runCopy(w.ctx, { namespace: ns, name: 'kept-b' });
+  assert.equal(waiting.outcome, 'Waiting', waiting.reason);
+  const held = (await getCopy(w, 'kept-b'))!;
+  assert.ok(held.metadata.finalizers?.includes('ferry.dev/copy'));
+  assert.match(held.status?.message ?? '', /S3 Object Lock retains it until/);
+  assert.ok(Date.parse(held.status!.nextAttemptTime!) > soon, held.status?.nextAttemptTime);
+  const left = await resticJSON<ResticSnapshot[]>(resticOf(minio, 'site-b', b), ['snapshots']);
+  assert.deepEqual(
+    left.map((x) => x.id),
+    [held.status?.snapshotID],
+  );
 });

@@ -139,6 +139,10 @@ describe('DataCopy dispatch', () => {
     await sweep(w.dispatcher);
     assert.deepEqual(jobsOf(w, done), []);
     const deleting = { ...done, metadata: { ...done.metadata, deletionTimestamp: '2026-03-01T12:00:00Z' } };
+    // a copy S3 Object Lock still retains: its step comes back when the retention ends, not before
+    const retained = { ...deleting, status: { ...deleting.status!, nextAttemptTime: '2026-03-03T12:00:00Z' } };
+    assert.equal((await copyChanged({ before: done, after: retained }, w.dispatcher.context))?.action, 'none');
+    assert.deepEqual(jobsOf(w, done), []);
     assert.deepEqual(await copyChanged({ before: done, after: deleting }, w.dispatcher.context), {
       action: 'run',
       attempt: 2,
