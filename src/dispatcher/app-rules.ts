@@ -28,7 +28,7 @@ export function isAppKind(kind: string): kind is AppKind {
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** A duration field that must leave time to do something (the field's pattern has made sure it parses). */
-function positive(value: string | undefined, path: string): string[] {
+export function positive(value: string | undefined, path: string): string[] {
   return value !== undefined && parseDuration(value) === 0 ? [`${path}: must be longer than 0, e.g. 30s or 10m`] : [];
 }
 

@@ -10,7 +10,7 @@ import type { DataCopy } from '../shared/api/copy.ts';
 import { copyTerminalPhases } from '../shared/api/copy.ts';
 import type { DataUpload } from '../shared/api/types.ts';
 import { parseAppJobs, type AppJob } from '../shared/app/jobs.ts';
-import { copyFinalizer, copyJobName, copyStepName, copyTemplateName, retryDelayMs } from '../shared/copy/names.ts';
+import { copyFinalizer, copyJobName, copyStepName, copyTemplateName, retryDelayMs } from '../shared/copy/step.ts';
 import { describe } from '../shared/dispatch/status.ts';
 import type { StartResult } from '../shared/dispatch/start.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';

@@ -1,7 +1,8 @@
 // Expiry, one pass of the sweep: a DataUpload whose spec.expire has passed since its creation is deleted, and its
-// finalizer's delete step frees its repository data; an AppBackup likewise, taking its DataUploads with it. Not
-// deleted: one annotated ferry.dev/retain-if-expired: "true", one still running (it ends first, then expires on a
-// later pass), one a restore in progress reads.
+// finalizer's delete step frees its repository data; an AppBackup likewise, taking its DataUploads with it; a
+// DataCopy that long after its copy completed (its finalizer forgets the copied snapshot). Not deleted: one
+// annotated ferry.dev/retain-if-expired: "true", one still running (it ends first, then expires on a later pass),
+// one a restore in progress reads (a DataDownload names DataUploads, never their copies).
 // Deleting is idempotent (the uid precondition never deletes a newer object of the same name).
 import { terminalPhases } from '../shared/api/phases.ts';
 import type { DataDownload, DataUpload } from '../shared/api/types.ts';
@@ -11,6 +12,7 @@ import { readerOf } from '../shared/retention/plan.ts';
 import { scheduleAnnotations } from '../shared/schedule/names.ts';
 import { parseDuration } from '../shared/api/duration.ts';
 import type { AppBackup, AppRestore } from '../shared/api/app.ts';
+import type { DataCopy } from '../shared/api/copy.ts';
 import { isAppTerminal } from '../shared/app/phases.ts';
 
 export type ExpiryVerdict = { expire: true } | { expire: false; why: string };
@@ -19,11 +21,19 @@ interface Expiring extends KubeObject {
   spec: { expire?: string };
 }
 
-/** The verdict from what every expiring kind shares: its spec.expire, deletion and annotation; undefined: expired. */
-function notYet(obj: Expiring, finished: boolean, nowMs: number): ExpiryVerdict | undefined {
+/**
+ * The verdict from what every expiring kind shares: its spec.expire, deletion and annotation; undefined: expired.
+ * The lifetime counts from `since` (default the creation).
+ */
+function notYet(
+  obj: Expiring,
+  finished: boolean,
+  nowMs: number,
+  since = obj.metadata.creationTimestamp,
+): ExpiryVerdict | undefined {
   const ttl = parseDuration(obj.spec.expire);
   if (ttl === undefined) return { expire: false, why: 'no spec.expire' };
-  const due = Date.parse(obj.metadata.creationTimestamp ?? '') + ttl;
+  const due = Date.parse(since ?? '') + ttl;
   if (!(nowMs >= due)) return { expire: false, why: 'not expired yet' };
   if (obj.metadata.deletionTimestamp) return { expire: false, why: 'already being deleted' };
   if (obj.metadata.annotations?.[scheduleAnnotations.retainIfExpired] === 'true')
@@ -56,6 +66,17 @@ export function appExpiryVerdict(ab: AppBackup, restores: readonly AppRestore[],
   return { expire: true };
 }
 
+/**
+ * A DataCopy expires spec.expire after its copy completed: never before it completed, and never one that failed or
+ * was canceled (it holds no copy, and it tells its policy this backup was tried).
+ */
+export function copyExpiryVerdict(copy: DataCopy, nowMs: number): ExpiryVerdict {
+  if (copy.spec.expire === undefined) return { expire: false, why: 'no spec.expire' };
+  if (copy.status?.phase !== 'Completed' || !copy.status.completionTimestamp)
+    return { expire: false, why: 'not completed' };
+  return notYet(copy as DataCopy & KubeObject, true, nowMs, copy.status.completionTimestamp) ?? { expire: true };
+}
+
 interface Expired {
   deleted: string[];
   errors: string[];
@@ -63,7 +84,7 @@ interface Expired {
 
 async function deleteExpired(
   kube: Kube,
-  kind: 'DataUpload' | 'AppBackup',
+  kind: 'DataUpload' | 'AppBackup' | 'DataCopy',
   objects: readonly Expiring[],
   verdict: (obj: Expiring) => ExpiryVerdict,
 ): Promise<Expired> {
@@ -102,4 +123,10 @@ export async function expireAppBackups(kube: Kube, nowMs: number): Promise<Expir
   return deleteExpired(kube, 'AppBackup', backups, (ab) =>
     appExpiryVerdict(ab as AppBackup & KubeObject, restores, nowMs),
   );
+}
+
+/** Deleting a DataCopy makes its finalizer forget the copied snapshot in the destination. */
+export async function expireCopies(kube: Kube, nowMs: number): Promise<Expired> {
+  const copies = await kube.list<DataCopy & KubeObject>('DataCopy');
+  return deleteExpired(kube, 'DataCopy', copies, (c) => copyExpiryVerdict(c as DataCopy & KubeObject, nowMs));
 }

@@ -29,6 +29,10 @@ import type { AppResource } from '../shared/app/jobs.ts';
 import { appChanged } from './app.ts';
 import { copyChanged } from './copy.ts';
 import { checkAppCreate, checkAppUpdate, isAppKind } from './app-rules.ts';
+import type { CopyKind } from '../shared/api/copy.ts';
+import { isCopyKind, judgeCopyReview } from './copy-rules.ts';
+import { checkLocation } from './location-rules.ts';
+import { copyCompleted, turnedCompleted } from './copy-policy-reconcile.ts';
 
 export interface HandlerDeps {
   kube: Kube;
@@ -145,10 +149,17 @@ async function answerSchedule(req: AdmissionRequest, deps: HandlerDeps): Promise
   return allow(req.uid);
 }
 
-/** A storage location is never denied here (its CRD's schema checks it); a new spec starts the maintenance reconcile. */
+/** A storage location's spec is checked (./location-rules.ts); a new spec starts the maintenance reconcile. */
 async function answerLocation(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
   // locations elsewhere are not ferry's, and a status write starts nothing
   if (req.namespace === deps.namespace && !req.subResource) {
+    if (req.operation === 'CREATE' || req.operation === 'UPDATE') {
+      const next = asResource('BackupStorageLocation', req.object);
+      const denial = isDenial(next)
+        ? next
+        : checkLocation(next, req.operation === 'UPDATE' ? (req.oldObject as { spec?: unknown }) : undefined);
+      if (denial) return deny(req.uid, denial);
+    }
     await follow(
       req,
       'BackupStorageLocation',
@@ -220,13 +231,17 @@ async function answerApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps
 }
 
 /**
- * A DataCopy: once stored, a creation (or a deletion or cancel while no attempt runs) starts its copy step
- * (./copy.ts); a status write starts nothing.
+ * A DataCopy or CopyPolicy: checked (./copy-rules.ts). Once stored, a DataCopy's creation (or its deletion or cancel
+ * while no attempt runs) starts its copy step (./copy.ts); a status write starts nothing.
  */
-async function answerCopy(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {
-  if (!req.subResource && req.operation !== 'CONNECT') {
+async function answerCopy(req: AdmissionRequest, kind: CopyKind, deps: HandlerDeps): Promise<AdmissionResponse> {
+  const started = Date.now();
+  const judging = judgeCopyReview(req, kind, deps.kube, deps.namespace).then((denial) => ({ denial }));
+  const verdict = await judgedWithin(kind, deps, judging);
+  if (verdict.denial) return deny(req.uid, verdict.denial);
+  if (kind === 'DataCopy' && !req.subResource && req.operation !== 'CONNECT') {
     const context = deps.dispatcher.context;
-    await follow(req, 'DataCopy', deps, (change) => copyChanged(change, context), 'the sweep will act on it');
+    await follow(req, kind, deps, (change) => copyChanged(change, context), 'the sweep will act on it', started);
   }
   return allow(req.uid);
 }
@@ -235,7 +250,7 @@ async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<Admissi
   const kind = req.kind.kind;
   if (req.kind.group === veleroGroup) return answerVelero(req, deps);
   if (req.kind.group === group && isAppKind(kind)) return answerApp(req, kind, deps);
-  if (req.kind.group === group && kind === 'DataCopy') return answerCopy(req, deps);
+  if (req.kind.group === group && isCopyKind(kind)) return answerCopy(req, kind, deps);
   if (req.kind.group === group && kind === 'BackupSchedule') return answerSchedule(req, deps);
   if (req.kind.group === group && kind === 'BackupStorageLocation') return answerLocation(req, deps);
   if (req.kind.group !== group || !kinds.includes(kind)) {
@@ -249,6 +264,12 @@ async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<Admissi
       if (!after) return;
       await deps.dispatcher.admitted({ resource: after as Resource, old: before as Resource | undefined });
       if (isMirror(after as Resource)) await deps.dispatcher.velero?.mirrorChanged(after as Resource);
+      const upload = after as Resource;
+      if (turnedCompleted(before as Resource | undefined, upload)) {
+        const { kube, namespace, now } = deps.dispatcher.context;
+        const made = await copyCompleted({ kube, namespace, now }, upload);
+        for (const error of made.errors) deps.log.warn('could not make a copy; the sweep will', { error });
+      }
     };
     await follow(req, kind as ResourceKind, deps, act, 'the sweep will act on it', started);
   }

@@ -1,7 +1,7 @@
 // BackupStorageLocation at admission: a new location, or a new generation of one, as the apiserver stores it
 // (./stored.ts; never as a review says), starts the maintenance reconcile at once (a Job from the ferry-maintenance-reconcile CronJob's template, named after the location's uid and
 // generation), so its maintenance CronJobs appear within a minute instead of at the next periodic reconcile, which
-// stays as the safety net for a lost call. Never on a dry run; the dispatcher does not validate locations.
+// stays as the safety net for a lost call. Never on a dry run; what a location may hold is checked before (./location-rules.ts).
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { isAlreadyExists } from '../shared/kube/errors.ts';

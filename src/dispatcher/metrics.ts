@@ -1,6 +1,6 @@
 // The dispatcher's Prometheus metrics in the text exposition format: admissions, denials, dispatches, admission
-// latency, and the transfer queue as the last placement saw it, then BackupSchedule health read at scrape time
-// (schedule-metrics.ts). A few counters, gauges and one histogram do not need a client library. Each replica counts
+// latency, and the transfer queue as the last placement saw it, then BackupSchedule health and DataCopies by phase
+// read at scrape time (schedule-metrics.ts, copy-metrics.ts). A few counters, gauges and one histogram do not need a client library. Each replica counts
 // what it did; Prometheus sums the replicas.
 
 type Labels = Record<string, string>;
@@ -129,11 +129,14 @@ export class DispatcherMetrics {
     'Transfers holding a slot (running, or started and not yet InProgress), as the last placement saw them.',
   );
 
-  readonly #schedules: MetricLines | undefined;
+  readonly #listed: MetricLines[];
 
-  /** schedules: gauges computed at scrape time (ScheduleMetrics); a dispatcher without one reports its own only */
-  constructor(opts: { schedules?: MetricLines } = {}) {
-    this.#schedules = opts.schedules;
+  /**
+   * schedules, copies: gauges computed at scrape time (ScheduleMetrics, CopyMetrics); a dispatcher without them
+   * reports its own only
+   */
+  constructor(opts: { schedules?: MetricLines; copies?: MetricLines } = {}) {
+    this.#listed = [opts.schedules, opts.copies].filter((m) => m !== undefined);
     // a dispatcher that has placed nothing yet has an empty queue, and says so
     this.waiting.set({}, 0);
     this.transferring.set({}, 0);
@@ -141,7 +144,8 @@ export class DispatcherMetrics {
 
   async render(): Promise<string> {
     const all = [this.admissions, this.denials, this.dispatches, this.latency, this.waiting, this.transferring];
-    const lines = [...all.flatMap((m) => m.render()), ...((await this.#schedules?.lines()) ?? [])];
+    const listed = await Promise.all(this.#listed.map((m) => m.lines()));
+    const lines = [...all.flatMap((m) => m.render()), ...listed.flat()];
     return `${lines.join('\n')}\n`;
   }
 }

@@ -12,20 +12,19 @@ interface Claim extends KubeObject {
 
 type Found<T> = T | Denial;
 
-async function existingLocation(
+/** The location `name` in ferry's namespace, or a denial naming the field (`path`) that names it. */
+export async function existingLocation(
   kube: Kube,
   ferryNamespace: string,
   name: string,
+  path = 'spec.backupStorageLocation',
 ): Promise<Found<BackupStorageLocation>> {
   const found = await kube.get<BackupStorageLocation & KubeObject>({
     kind: 'BackupStorageLocation',
     namespace: ferryNamespace,
     name,
   });
-  if (!found)
-    return invalid(
-      `spec.backupStorageLocation: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`,
-    );
+  if (!found) return invalid(`${path}: BackupStorageLocation "${name}" does not exist in namespace ${ferryNamespace}`);
   return found;
 }
 

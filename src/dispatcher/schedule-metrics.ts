@@ -1,11 +1,9 @@
 // BackupSchedule health as Prometheus gauges, read from the schedules' status at scrape time: missed runs, the last
-// success, suspension and the last run's outcome, per schedule. Status is the only state, so every replica reports
-// the same values (sum() over replicas would double them; use max()). One list call serves every scrape within a
-// few seconds, so a scrape storm does not reach the apiserver.
+// success, suspension and the last run's outcome, per schedule (listed as ./listed-metrics.ts says).
 import type { BackupSchedule, RunOutcome } from '../shared/api/types.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
-import type { Logger } from '../shared/kube/logger.ts';
-import { Counter, Gauge } from './metrics.ts';
+import { Gauge } from './metrics.ts';
+import { ListedMetrics, type ListedMetricsOptions } from './listed-metrics.ts';
 
 const outcomes: readonly RunOutcome[] = ['Running', 'Succeeded', 'Failed', 'Skipped'];
 
@@ -49,55 +47,13 @@ export function scheduleMetricLines(schedules: readonly BackupSchedule[]): strin
   return [missed, success, suspended, lastRun, lastRunTime].flatMap((g) => g.render());
 }
 
-export interface ScheduleMetricsOptions {
-  /** how long one list of the schedules answers scrapes */
-  ttlMs?: number;
-  now?: () => number;
-  log?: Logger;
-}
-
-/** Lists BackupSchedules in every namespace at most once per ttlMs; concurrent scrapes share one list call. */
-export class ScheduleMetrics {
-  readonly #kube: Kube;
-  readonly #ttlMs: number;
-  readonly #now: () => number;
-  readonly #log: Logger | undefined;
-  readonly #errors = new Counter(
-    'ferry_schedule_list_errors_total',
-    'Scrapes that could not list the BackupSchedules and served the last values read (or none).',
-  );
-  #cached: { at: number; lines: string[] } | undefined;
-  #pending: Promise<string[]> | undefined;
-
-  constructor(kube: Kube, opts: ScheduleMetricsOptions = {}) {
-    this.#kube = kube;
-    this.#ttlMs = opts.ttlMs ?? 5000;
-    this.#now = opts.now ?? Date.now;
-    this.#log = opts.log;
-    this.#errors.inc({}, 0);
-  }
-
-  async lines(): Promise<string[]> {
-    const cached = this.#cached;
-    if (cached && this.#now() - cached.at < this.#ttlMs) return [...cached.lines, ...this.#errors.render()];
-    this.#pending ??= this.#refresh().finally(() => {
-      this.#pending = undefined;
-    });
-    const fresh = await this.#pending;
-    return [...fresh, ...this.#errors.render()];
-  }
-
-  async #refresh(): Promise<string[]> {
-    try {
-      const schedules = await this.#kube.list<BackupSchedule & KubeObject>('BackupSchedule');
-      this.#cached = { at: this.#now(), lines: scheduleMetricLines(schedules) };
-      return this.#cached.lines;
-    } catch (err) {
-      this.#errors.inc({});
-      this.#log?.warn('could not list the BackupSchedules for /metrics', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-      return this.#cached?.lines ?? scheduleMetricLines([]);
-    }
+/** The schedule gauges, listed at most once per ttlMs. */
+export class ScheduleMetrics extends ListedMetrics<BackupSchedule & KubeObject> {
+  constructor(kube: Kube, opts: ListedMetricsOptions = {}) {
+    super(
+      kube,
+      { kind: 'BackupSchedule', errorsMetric: 'ferry_schedule_list_errors_total', lines: scheduleMetricLines },
+      opts,
+    );
   }
 }

@@ -2,7 +2,8 @@
 // failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
 // resources on, does the same for AppBackups and AppRestores (./app.ts), starts DataCopies' next attempts
 // (./copy.ts), removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles,
-// deletes expired DataUploads and AppBackups (./expiry.ts), and when ferry is Velero's data mover, does what a lost
+// makes the DataCopies CopyPolicies call for and writes their status (./copy-policy-reconcile.ts), deletes expired
+// DataUploads, AppBackups and DataCopies (./expiry.ts), and when ferry is Velero's data mover, does what a lost
 // call left undone on either side of the bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
 // (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
 import { labels } from '../shared/step-job/contract.ts';
@@ -14,10 +15,11 @@ import { decide } from '../shared/dispatch/decide.ts';
 import { describe, type Resource } from '../shared/dispatch/status.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { limited } from './limits.ts';
-import { expireAppBackups, expireUploads } from './expiry.ts';
+import { expireAppBackups, expireCopies, expireUploads } from './expiry.ts';
 import { sweepSchedules } from './schedule.ts';
 import { sweepApps } from './app.ts';
 import { sweepCopies } from './copy.ts';
+import { sweepCopyPolicies } from './copy-policy-reconcile.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 
 export interface SweepReport {
@@ -26,6 +28,8 @@ export interface SweepReport {
   canceled: string[];
   failed: string[];
   deleted: string[];
+  /** DataCopies made for CopyPolicies */
+  copied: string[];
   errors: string[];
 }
 
@@ -39,7 +43,15 @@ function message(err: unknown): string {
 
 export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   const { kube, namespace, limits } = dispatcher.context;
-  const report: SweepReport = { dispatched: [], waiting: [], canceled: [], failed: [], deleted: [], errors: [] };
+  const report: SweepReport = {
+    dispatched: [],
+    waiting: [],
+    canceled: [],
+    failed: [],
+    deleted: [],
+    copied: [],
+    errors: [],
+  };
   // Jobs first: a Job that ends after this list is still seen running, never as missing
   const jobObjects = await kube.list<KubeObject>('Job', { namespace, labelSelector: labels.uid });
   const jobs = parseStepJobs(jobObjects);
@@ -71,36 +83,42 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   const apps = await sweepApps(dispatcher.context, jobObjects).catch((err) => {
     report.errors.push(`AppBackups and AppRestores: ${message(err)}`);
   });
-  const copies = await sweepCopies(dispatcher.context, jobObjects).catch((err) => {
+  const dataCopies = await sweepCopies(dispatcher.context, jobObjects).catch((err) => {
     report.errors.push(`DataCopies: ${message(err)}`);
   });
-  if (copies) {
-    report.dispatched.push(...copies.dispatched);
-    report.waiting.push(...copies.waiting);
-    report.errors.push(...copies.errors);
+  if (dataCopies) {
+    report.dispatched.push(...dataCopies.dispatched);
+    report.waiting.push(...dataCopies.waiting);
+    report.errors.push(...dataCopies.errors);
   }
-  if (apps && copies) {
+  if (apps && dataCopies) {
     report.dispatched.push(...apps.dispatched);
     report.failed.push(...apps.failed);
     report.errors.push(...apps.errors);
     // without the lists of AppBackups, AppRestores and DataCopies, their Jobs could not be told from orphans
-    const living = [...resources, ...apps.resources, ...copies.resources];
+    const living = [...resources, ...apps.resources, ...dataCopies.resources];
     report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, living, report)));
   }
   if (dispatcher.velero)
     report.errors.push(...(await dispatcher.velero.sweep(resources).catch((err) => [`Velero: ${message(err)}`])));
+  const copies = await sweepCopyPolicies({ kube, namespace, now: dispatcher.context.now }).catch((err) => ({
+    created: [],
+    errors: [`CopyPolicies: ${message(err)}`],
+  }));
+  report.copied.push(...copies.created);
+  report.errors.push(...copies.errors);
   await sweepSchedulesAndExpiry(dispatcher, report);
   return report;
 }
 
-/** Schedules whose new generation got no reconcile Job, and DataUploads and AppBackups past their spec.expire. */
+/** Schedules whose new generation got no reconcile Job, and DataUploads, AppBackups and DataCopies past their spec.expire. */
 async function sweepSchedulesAndExpiry(dispatcher: Dispatcher, report: SweepReport): Promise<void> {
   const { kube, namespace, now } = dispatcher.context;
   try {
     const schedules = await sweepSchedules({ kube, namespace });
     report.dispatched.push(...schedules.started.map((s) => `${s}: schedule reconcile`));
     report.errors.push(...schedules.errors);
-    for (const expire of [expireUploads, expireAppBackups]) {
+    for (const expire of [expireUploads, expireAppBackups, expireCopies]) {
       const expired = await expire(kube, now().getTime());
       report.deleted.push(...expired.deleted);
       report.errors.push(...expired.errors);

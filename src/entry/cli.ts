@@ -24,6 +24,9 @@ const main = defineCommand({
     install: lazy(() => import('../cli/install/install.ts')),
     doctor: lazy(() => import('../cli/doctor/doctor.ts')),
     schedule: lazy(() => import('../cli/schedule/index.ts')),
+    copy: lazy(() => import('../cli/copy/copy.ts')),
+    copies: lazy(() => import('../cli/copy/copies.ts')),
+    'copy-policy': lazy(() => import('../cli/copy/policies.ts')),
   },
 });
 

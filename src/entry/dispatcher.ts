@@ -17,6 +17,7 @@ import { sweep as sweepOnce } from '../dispatcher/sweep.ts';
 import type { DispatcherDeps } from '../dispatcher/dispatcher.ts';
 import { DispatcherMetrics } from '../dispatcher/metrics.ts';
 import { ScheduleMetrics } from '../dispatcher/schedule-metrics.ts';
+import { CopyMetrics } from '../dispatcher/copy-metrics.ts';
 import { nodeLister } from '../dispatcher/nodes.ts';
 import { startServers } from '../dispatcher/server.ts';
 import { StoredChanges } from '../dispatcher/stored.ts';
@@ -47,7 +48,10 @@ const serve = defineCommand({
   async run({ args: flags }) {
     const config = loadConfig(flags);
     const { deps, http } = parts(config, 'dispatcher');
-    const metrics = new DispatcherMetrics({ schedules: new ScheduleMetrics(http, { log: deps.log }) });
+    const metrics = new DispatcherMetrics({
+      schedules: new ScheduleMetrics(http, { log: deps.log }),
+      copies: new CopyMetrics(http, { log: deps.log }),
+    });
     // no retries on the admission path: the answer is due within seconds, and the sweep covers a lost dispatch
     const dispatcher = new Dispatcher({ ...deps, kube: http, metrics });
     const changes = new StoredChanges(http);

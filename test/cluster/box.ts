@@ -22,7 +22,7 @@ import {
   csiNodeSpec,
   snapshotMetadataService,
 } from './components.ts';
-import type { BoxSettings } from './components.ts';
+import type { BoxSettings, serviceRanges } from './components.ts';
 import { daemonRunning, startDaemon, stopDaemon } from './daemons.ts';
 import type { Daemon, DaemonSpec } from './daemons.ts';
 import { httpStatus, waitHealthy } from './health.ts';
@@ -37,6 +37,8 @@ import { hostAddress, unmountUnder } from './node/host.ts';
 import { refreshImages, startNodes, stopNodes } from './node/nodes.ts';
 import { prepareVelero, veleroNamespace, veleroSpec } from './velero.ts';
 import type { RealNodes } from './node/nodes.ts';
+import { stopSecondSite } from './second-site.ts';
+import type { SecondSite } from './second-site.ts';
 
 const run = promisify(execFile);
 
@@ -68,6 +70,8 @@ export interface BoxRecord {
   timings: Record<string, number>;
   /** the nodes and what `down` restores on the host; set once the host is recorded, before it changes */
   realNodes?: RealNodes;
+  /** another cluster on the same host, started on demand (second-site.ts) */
+  secondSite?: SecondSite;
 }
 
 export interface UpOptions {
@@ -89,7 +93,7 @@ export async function readRecord(paths: StatePaths = statePaths()): Promise<BoxR
 /** What is wrong with a recorded box; empty when every process runs and the apiserver is ready. */
 export async function problems(record: BoxRecord, paths: StatePaths = statePaths()): Promise<string[]> {
   const out: string[] = [];
-  for (const d of record.daemons) {
+  for (const d of [...record.daemons, ...(record.secondSite?.daemons ?? [])]) {
     if (!(await daemonRunning(d))) out.push(`${d.name} (pid ${d.pid}) is not running; see ${d.log}`);
   }
   let access: KubeAccess;
@@ -114,8 +118,9 @@ export async function up(options: UpOptions = {}): Promise<{ record: BoxRecord; 
   return withLock(paths.lock, 75 * 60_000, async () => {
     const existing = await readRecord(paths);
     if (existing?.realNodes && (await problems(existing, paths)).length === 0) {
-      if (await refreshImages(existing.realNodes, log))
-        await writeFile(paths.record, JSON.stringify(existing, null, 2));
+      const second = existing.secondSite?.realNodes;
+      const refreshed = [await refreshImages(existing.realNodes, log), second && (await refreshImages(second, log))];
+      if (refreshed.some(Boolean)) await writeFile(paths.record, JSON.stringify(existing, null, 2));
       return { record: existing, reused: true };
     }
     if (existing) await stopAll(existing, log);
@@ -163,94 +168,142 @@ async function start(
     pki: paths.pki,
     nodes: Array.from({ length: settings.nodes }, (_, i) => `node-${i + 1}`),
     ports,
-    s3: {
-      endpoint: `http://${hostIP}:${ports.minio}`,
-      region: 'us-east-1',
-      bucket: testBucket,
-      ...settings.s3,
-    },
+    s3: { endpoint: `http://${hostIP}:${ports.minio}`, region: 'us-east-1', bucket: testBucket, ...settings.s3 },
     daemons: [],
     velero: { binary: b.velero.velero, namespace: veleroNamespace },
     ferrybox: b.ferrybox,
     timings,
   };
-  const phase = async (name: string, fn: () => Promise<void>): Promise<void> => {
-    const t0 = performance.now();
-    log(`${name}...`);
-    await fn();
-    timings[name] = Math.round((performance.now() - t0) / 100) / 10;
-  };
-  // every started process is recorded at once, so `down` can stop a box whose start failed half-way
-  const launch = async (spec: DaemonSpec): Promise<Daemon> => {
-    const d = startDaemon(spec, paths.logs);
-    record.daemons.push(d);
-    await writeFile(paths.record, JSON.stringify(record, null, 2));
-    return d;
-  };
+  const save = (): Promise<void> => writeFile(paths.record, JSON.stringify(record, null, 2));
+  const steps = startSteps(paths, timings, record.daemons, save, log);
   try {
-    await phase('certificates', async () => {
-      const nodes = [`--nodes=${record.nodes.join(',')}`, `--host-ip=${hostIP}`];
-      await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`, ...nodes]);
-    });
-    const tls = accessFromPki(server, paths.pki);
-    await phase('etcd', async () => {
-      const etcd = await launch(etcdSpec(b, paths, ports));
-      await waitHealthy(etcd, `http://127.0.0.1:${ports.etcd}/health`, startTimeoutMs);
-    });
-    await phase('apiserver', async () => {
-      const apiserver = await launch(apiserverSpec(b, paths, ports, hostIP));
-      await waitHealthy(apiserver, `${server}/readyz`, startTimeoutMs, tls);
-    });
-    const kcm = await launch(controllerManagerSpec(b, paths, ports));
-    const scheduler = await launch(schedulerSpec(b, paths, ports));
-    const minio = await launch(minioSpec(b, paths, ports, settings, hostIP));
-    await phase('manifests', async () => {
-      const own = (await readdir(join(moduleDir, 'manifests')))
-        .filter((n) => n.endsWith('.yaml'))
-        .sort()
-        .map((n) => join(moduleDir, 'manifests', n));
-      const service = join(paths.root, 'snapshot-metadata-service.json');
-      const ca = await readFile(join(paths.pki, 'ca.crt'), 'utf8');
-      await writeFile(service, JSON.stringify(snapshotMetadataService(hostIP, ports, ca)));
-      await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own, service]);
-    });
-    await launch(snapshotControllerSpec(b, paths));
-    for (const spec of csiControllerSpecs(b, paths, ports, settings)) await launch(spec);
-    await startNodes({
-      names: record.nodes,
-      nodesDir: paths.nodes,
-      pki: paths.pki,
-      ferrybox: b.ferrybox,
-      hostIP,
-      kubeletPortBase: ports.kubeletBase,
-      launch,
-      csiNode: (node, kubeletRoot) => csiNodeSpec(b.ferryCsi, paths.storage, node, kubeletRoot),
-      log,
-      phase,
-      recordHost: async (real) => {
-        record.realNodes = real;
-        await writeFile(paths.record, JSON.stringify(record, null, 2));
+    await startSite(
+      { paths, b, settings, site: 'primary', hostIP, ports, server, nodes: record.nodes, s3: record.s3 },
+      steps,
+      {
+        recordHost: async (real) => {
+          record.realNodes = real;
+          await save();
+        },
       },
-    });
-    await phase('controllers', async () => {
-      await waitHealthy(kcm, `https://127.0.0.1:${ports.controllerManager}/healthz`, startTimeoutMs);
-      await waitHealthy(scheduler, `https://127.0.0.1:${ports.scheduler}/healthz`, startTimeoutMs);
-    });
-    await phase('s3', async () => {
-      await waitHealthy(minio, `${record.s3.endpoint}/minio/health/ready`, startTimeoutMs);
-      await createBucket(record.s3);
-    });
-    await phase('nodes', () => waitNodesReady(new Kube(tls), record.nodes));
-    await phase('velero', async () => {
+    );
+    await steps.phase('velero', async () => {
       const files = await prepareVelero(b.velero, paths, { ...record.s3, version: toolVersion(tools.velero) });
       await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...files]);
-      await launch(veleroSpec(b.velero, paths, ports.velero));
+      await steps.launch(veleroSpec(b.velero, paths, ports.velero));
     });
     return record;
   } catch (err) {
     await stopAll(record, log);
     throw err;
   }
+}
+
+export interface StartSteps {
+  /** runs one start phase, timed into the record */
+  phase: (name: string, fn: () => Promise<void>) => Promise<void>;
+  /** starts a daemon and records it at once, so `down` can stop a box whose start failed half-way */
+  launch: (spec: DaemonSpec) => Promise<Daemon>;
+  log: (line: string) => void;
+}
+
+export function startSteps(
+  paths: StatePaths,
+  timings: Record<string, number>,
+  daemons: Daemon[],
+  save: () => Promise<void>,
+  log: (line: string) => void,
+): StartSteps {
+  return {
+    log,
+    phase: async (name, fn) => {
+      const t0 = performance.now();
+      log(`${name}...`);
+      await fn();
+      timings[name] = Math.round((performance.now() - t0) / 100) / 10;
+    },
+    launch: async (spec) => {
+      const d = startDaemon(spec, paths.logs);
+      daemons.push(d);
+      await save();
+      return d;
+    },
+  };
+}
+
+export interface SiteStart {
+  paths: StatePaths;
+  b: Binaries;
+  settings: BoxSettings;
+  site: keyof typeof serviceRanges;
+  hostIP: string;
+  ports: Ports;
+  server: string;
+  nodes: string[];
+  s3: S3Settings;
+}
+
+/**
+ * One control plane with its MinIO, storage driver and real nodes, healthy: the box's first site, or the second
+ * (another apiserver, etcd, controllers, MinIO and node on the same host; `second-site.ts`).
+ */
+export async function startSite(
+  s: SiteStart,
+  steps: StartSteps,
+  nodes: { recordHost: (real: RealNodes) => Promise<void>; joining?: { firstIndex: number } },
+): Promise<void> {
+  const { paths, b, ports, hostIP, server, phase, launch } = { ...s, ...steps };
+  await phase('certificates', async () => {
+    const names = [`--nodes=${s.nodes.join(',')}`, `--host-ip=${hostIP}`];
+    await run(b.ferrybox, ['pki', `--dir=${paths.pki}`, `--server=${server}`, ...names]);
+  });
+  const tls = accessFromPki(server, paths.pki);
+  await phase('etcd', async () => {
+    const etcd = await launch(etcdSpec(b, paths, ports));
+    await waitHealthy(etcd, `http://127.0.0.1:${ports.etcd}/health`, startTimeoutMs);
+  });
+  await phase('apiserver', async () => {
+    const apiserver = await launch(apiserverSpec(b, paths, ports, hostIP, s.site));
+    await waitHealthy(apiserver, `${server}/readyz`, startTimeoutMs, tls);
+  });
+  const kcm = await launch(controllerManagerSpec(b, paths, ports));
+  const scheduler = await launch(schedulerSpec(b, paths, ports));
+  const minio = await launch(minioSpec(b, paths, ports, s.settings, hostIP));
+  await phase('manifests', async () => {
+    const own = (await readdir(join(moduleDir, 'manifests')))
+      .filter((n) => n.endsWith('.yaml'))
+      .sort()
+      .map((n) => join(moduleDir, 'manifests', n));
+    const service = join(paths.root, 'snapshot-metadata-service.json');
+    const ca = await readFile(join(paths.pki, 'ca.crt'), 'utf8');
+    await writeFile(service, JSON.stringify(snapshotMetadataService(hostIP, ports, ca)));
+    await run(b.ferrybox, ['bootstrap', `--kubeconfig=${paths.kubeconfig}`, ...b.manifests, ...own, service]);
+  });
+  await launch(snapshotControllerSpec(b, paths));
+  for (const spec of csiControllerSpecs(b, paths, ports, s.settings)) await launch(spec);
+  await startNodes({
+    names: s.nodes,
+    nodesDir: paths.nodes,
+    pki: paths.pki,
+    ferrybox: b.ferrybox,
+    hostIP,
+    kubeletPortBase: ports.kubeletBase,
+    launch,
+    csiNode: (node, kubeletRoot) => csiNodeSpec(b.ferryCsi, paths.storage, node, kubeletRoot),
+    log: steps.log,
+    phase,
+    recordHost: nodes.recordHost,
+    joining: nodes.joining,
+  });
+  await phase('controllers', async () => {
+    await waitHealthy(kcm, `https://127.0.0.1:${ports.controllerManager}/healthz`, startTimeoutMs);
+    await waitHealthy(scheduler, `https://127.0.0.1:${ports.scheduler}/healthz`, startTimeoutMs);
+  });
+  await phase('s3', async () => {
+    await waitHealthy(minio, `${s.s3.endpoint}/minio/health/ready`, startTimeoutMs);
+    await createBucket(s.s3);
+  });
+  await phase('nodes', () => waitNodesReady(new Kube(tls), s.nodes));
 }
 
 async function createBucket(s3: S3Settings): Promise<void> {
@@ -296,6 +349,7 @@ async function waitNodesReady(kube: Kube, nodes: string[]): Promise<void> {
 
 /** Stops the nodes first (they stop the pods), then everything else in reverse start order. */
 async function stopAll(record: BoxRecord, log: (line: string) => void): Promise<void> {
+  if (record.secondSite) await stopSecondSite(record.secondSite, record.ferrybox, log);
   if (record.realNodes) await stopNodes(record.realNodes, record.daemons, record.ferrybox, log);
   const order = [...record.daemons].reverse();
   for (const d of order) {

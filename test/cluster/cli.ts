@@ -1,4 +1,4 @@
-// `npm run cluster -- up|build|down|status|env`: the cluster in a box for e2e tests and the demo (see README.md here).
+// `npm run cluster -- up|build|down|status|env|second-site`: the cluster in a box for e2e tests and the demo (see README.md here).
 import { dirname } from 'node:path';
 import { defineCommand, runMain } from 'citty';
 import { consola } from 'consola';
@@ -7,8 +7,9 @@ import { cacheDirs, ensureBinaries, ensureNodeBinaries } from './build.ts';
 import type { BoxRecord } from './box.ts';
 import { buildImage, exportImage } from './image/build.ts';
 import { statePaths } from './paths.ts';
+import { upSecondSite } from './second-site.ts';
 
-function exports(record: BoxRecord): string[] {
+function exports(record: Pick<BoxRecord, 'kubeconfig' | 's3'>): string[] {
   return [
     `export KUBECONFIG=${record.kubeconfig}`,
     `export FERRY_S3_ENDPOINT=${record.s3.endpoint}`,
@@ -122,6 +123,21 @@ const envCommand = defineCommand({
   },
 });
 
+const secondSiteCommand = defineCommand({
+  meta: {
+    name: 'second-site',
+    description:
+      'Start the second site next to the running box (another cluster with its own MinIO and node) and print its exports',
+  },
+  async run() {
+    const site = await upSecondSite((line) => consola.info(line));
+    consola.success(
+      `The second site runs: apiserver ${site.server}, node ${site.nodes.join(', ')}, S3 ${site.s3.endpoint}.`,
+    );
+    console.log(exports(site).join('\n'));
+  },
+});
+
 const watchOwnerCommand = defineCommand({
   meta: { name: 'watch-owner', description: 'Internal: stop the box once the given process has exited', hidden: true },
   args: { pid: { type: 'positional', required: true } },
@@ -144,6 +160,7 @@ await runMain(
       down: downCommand,
       status: statusCommand,
       env: envCommand,
+      'second-site': secondSiteCommand,
       'watch-owner': watchOwnerCommand,
     },
   }),

@@ -38,8 +38,22 @@ export function etcdSpec(b: Binaries, s: StatePaths, p: Ports): DaemonSpec {
   };
 }
 
-/** hostIP: pods reach the apiserver through the kubernetes Service, whose endpoint is that address. */
-export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports, hostIP: string): DaemonSpec {
+/** The Service range of a control plane: the second site's differs, so the host can route each site's `kubernetes`
+ * Service to its own apiserver. */
+export const serviceRanges = { primary: '10.0.0.0/24', second: '10.0.1.0/24' } as const;
+
+/**
+ * hostIP: pods reach the apiserver through the kubernetes Service, whose endpoint is that address. The second site
+ * runs no kube-proxy (the host has one set of Service rules, the first site's), so its apiserver calls webhooks at
+ * their endpoints (aggregator routing) instead of their Service's address.
+ */
+export function apiserverSpec(
+  b: Binaries,
+  s: StatePaths,
+  p: Ports,
+  hostIP: string,
+  site: keyof typeof serviceRanges = 'primary',
+): DaemonSpec {
   const pki = (f: string): string => join(s.pki, f);
   return {
     name: 'kube-apiserver',
@@ -62,7 +76,8 @@ export function apiserverSpec(b: Binaries, s: StatePaths, p: Ports, hostIP: stri
       `--service-account-issuer=${serviceAccountIssuer}`,
       `--service-account-key-file=${pki('sa.pub')}`,
       `--service-account-signing-key-file=${pki('sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-cluster-ip-range=${serviceRanges[site]}`,
+      ...(site === 'second' ? ['--enable-aggregator-routing=true'] : []),
       '--allow-privileged=true',
       `--kubelet-client-certificate=${pki('apiserver-kubelet-client.crt')}`,
       `--kubelet-client-key=${pki('apiserver-kubelet-client.key')}`,
@@ -132,6 +147,8 @@ export function minioSpec(b: Binaries, s: StatePaths, p: Ports, settings: BoxSet
       MINIO_ROOT_PASSWORD: settings.s3.secretKey,
       MINIO_BROWSER: 'off',
       MINIO_UPDATE: 'off',
+      // tests read the bytes MinIO received from its metrics, as an operator's Prometheus would
+      MINIO_PROMETHEUS_AUTH_TYPE: 'public',
     },
   };
 }

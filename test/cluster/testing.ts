@@ -117,9 +117,9 @@ export function terminated(pod: KubeObject, container?: string): KubeObject {
 
 /** Where the box's CSI driver keeps a PersistentVolume's data on this machine: a directory, or an image file for a
  * block volume (internal/layout). Tests write seed data there and compare restores with it. */
-export function volumeFile(pv: KubeObject): string {
+export function volumeFile(pv: KubeObject, storage = statePaths().storage): string {
   const handle: string = pv.spec.csi.volumeHandle;
-  return join(statePaths().storage, 'volumes', pv.spec.volumeMode === 'Block' ? `${handle}.img` : handle);
+  return join(storage, 'volumes', pv.spec.volumeMode === 'Block' ? `${handle}.img` : handle);
 }
 
 /** Polls until `check` gives a value, or fails naming what it waited for. */

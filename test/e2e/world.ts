@@ -201,7 +201,7 @@ export interface Watched {
  * else the test wants sampled at the same moments (e.g. the target PVC's phase).
  */
 export async function watchUntil(
-  cluster: TestCluster,
+  cluster: Pick<TestCluster, 'kube'>,
   path: string,
   phases: string[],
   timeoutMs: number,

@@ -11,11 +11,14 @@
 // read it as is.
 
 import { randomBytes } from 'node:crypto';
-import { adminAccess, up } from '../cluster/box.ts';
+import { adminAccess, readRecord, up } from '../cluster/box.ts';
 import type { BoxRecord, S3Settings } from '../cluster/box.ts';
-import { Kube, KubeError } from '../cluster/kube.ts';
+import { accessFromPki, Kube, KubeError } from '../cluster/kube.ts';
 import type { KubeAccess } from '../cluster/kube.ts';
 import { statePaths } from '../cluster/paths.ts';
+import type { StatePaths } from '../cluster/paths.ts';
+import { secondSitePaths, upSecondSite } from '../cluster/second-site.ts';
+import type { SecondSite } from '../cluster/second-site.ts';
 import { podLogs } from '../cluster/pod-logs.ts';
 import type { LogQuery } from '../cluster/pod-logs.ts';
 
@@ -91,4 +94,56 @@ export async function useCluster(suite: string): Promise<TestCluster> {
       kube.close();
     },
   };
+}
+
+export interface SecondSiteCluster {
+  kubeconfig: string;
+  /** what installFerry needs to install on this site */
+  site: { paths: StatePaths; secondSite: true };
+  server: string;
+  access: KubeAccess;
+  kube: Kube;
+  nodes: string[];
+  /** the second site's MinIO: its own keys, `bucket` and `lockedBucket` (S3 Object Lock) */
+  s3: SecondSite['s3'];
+  /** What a pod of the second site's node printed, also after the pod is gone. */
+  podLogs(namespace: string, pod: string, query?: LogQuery): Promise<string>;
+  /** the first site's MinIO, etcd and apiserver frozen (SIGSTOP) while fn runs: the first site is gone for fn */
+  withFirstSiteGone<T>(fn: () => Promise<T>): Promise<T>;
+  close(): void;
+}
+
+/** The box's second cluster (test/cluster/second-site.ts), started next to the first on demand. */
+export async function useSecondSite(): Promise<SecondSiteCluster> {
+  await up({ owner: runOwner() });
+  const site = await upSecondSite();
+  const access = accessFromPki(site.server, site.pki);
+  const kube = new Kube(access);
+  return {
+    kubeconfig: site.kubeconfig,
+    site: { paths: secondSitePaths(), secondSite: true },
+    server: site.server,
+    access,
+    kube,
+    nodes: site.nodes,
+    s3: site.s3,
+    podLogs: (namespace, pod, query) => podLogs(secondSitePaths().nodes, namespace, pod, query),
+    withFirstSiteGone: (fn) => withFirstSiteFrozen(fn),
+    close: () => kube.close(),
+  };
+}
+
+// what a user of the first site loses with it: its API and its object storage
+const firstSiteServices = ['etcd', 'kube-apiserver', 'minio'];
+
+async function withFirstSiteFrozen<T>(fn: () => Promise<T>): Promise<T> {
+  const record = await readRecord();
+  const frozen = (record?.daemons ?? []).filter((d) => firstSiteServices.includes(d.name));
+  if (frozen.length !== firstSiteServices.length) throw new Error('the box records no first site to stop');
+  for (const d of frozen) process.kill(d.pid, 'SIGSTOP');
+  try {
+    return await fn();
+  } finally {
+    for (const d of frozen) process.kill(d.pid, 'SIGCONT');
+  }
 }

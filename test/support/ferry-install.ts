@@ -25,6 +25,7 @@ import { HttpKube } from '../../src/shared/kube/client.ts';
 import type { KubeObject as ApplyObject } from '../../src/shared/kube/kube.ts';
 import { withLock } from '../cluster/lock.ts';
 import { checkoutDir, statePaths } from '../cluster/paths.ts';
+import type { StatePaths } from '../cluster/paths.ts';
 import type { KubeObject } from '../cluster/kube.ts';
 import { makeTestCertificates } from './test-ca.ts';
 import type { TestCluster } from './cluster.ts';
@@ -33,8 +34,14 @@ const run = promisify(execFile);
 
 export const ferryNamespace = 'ferry-system';
 
-/** All the installer needs of the box: its admin kubeconfig (a TestCluster or the box's record, as `npm run demo` has). */
-export type BoxAccess = Pick<TestCluster, 'kubeconfig'>;
+/**
+ * All the installer needs of the box: its admin kubeconfig (a TestCluster or the box's record, as `npm run demo` has).
+ * The second site (useSecondSite) also gives its state folder, runs no Velero, and has no kube-proxy: its dispatcher
+ * is reached at its pod's address.
+ */
+export type BoxAccess = Pick<TestCluster, 'kubeconfig'> & { site?: { paths: StatePaths; secondSite: true } };
+
+const sitePaths = (cluster: BoxAccess): StatePaths => cluster.site?.paths ?? statePaths();
 
 export interface FerryInstall {
   /** the webhook's URL through the dispatcher's Service (its ClusterIP), as the apiserver calls it */
@@ -92,13 +99,13 @@ async function kubectl(cluster: BoxAccess, args: string[], input?: string): Prom
 }
 
 /** deploy/ rendered as `ferry install` renders it (as kustomize would), as objects. */
-export async function renderDeploy(): Promise<KubeObject[]> {
+export async function renderDeploy(velero = true): Promise<KubeObject[]> {
   // the box runs Velero, and ferry is installed as its data mover, as a Velero user would
-  return renderInstall({ dir: join(checkoutDir, 'deploy'), veleroNamespace: 'velero' });
+  return renderInstall({ dir: join(checkoutDir, 'deploy'), veleroNamespace: velero ? 'velero' : undefined });
 }
 
 /** The box's apiserver presents this pair to webhooks (test/cluster/internal/pki/box.go). */
-const webhookClientDir = (): string => join(statePaths().pki, 'webhook-client');
+const webhookClientDir = (paths = statePaths()): string => join(paths.pki, 'webhook-client');
 export const webhookClientName = 'kube-apiserver-webhook-client';
 
 /** The client certificate and key the box's apiserver presents to webhooks, as PEM: to call the dispatcher as it does. */
@@ -199,7 +206,7 @@ async function whyNotRolledOut(cluster: BoxAccess): Promise<string> {
 
 async function install(cluster: BoxAccess, version: string): Promise<FerryInstall> {
   // one CA per box: a dispatcher still serving the previous install's certificate is trusted by the new caBundle
-  const dir = join(statePaths().root, 'ferry-install');
+  const dir = join(sitePaths(cluster).root, 'ferry-install');
   await mkdir(dir, { recursive: true });
   const certFile = join(dir, 'tls.crt');
   const haveCertificate = await access(certFile).then(
@@ -208,11 +215,11 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
   );
   if (!haveCertificate) await makeTestCertificates(dir, 'tls.crt', 'tls.key', serviceNames);
   const [cert, key, ca, clientCA] = await Promise.all(
-    [certFile, join(dir, 'tls.key'), join(dir, 'ca.crt'), join(webhookClientDir(), 'ca.crt')].map((f) =>
-      readFile(f, 'utf8'),
+    [certFile, join(dir, 'tls.key'), join(dir, 'ca.crt'), join(webhookClientDir(sitePaths(cluster)), 'ca.crt')].map(
+      (f) => readFile(f, 'utf8'),
     ),
   );
-  const { objects, webhooks } = installObjects(await renderDeploy(), version, { cert, key, ca }, clientCA);
+  const { objects, webhooks } = installObjects(await renderDeploy(!cluster.site), version, { cert, key, ca }, clientCA);
   await apply(cluster, objects);
   const deadline = Date.now() + 5 * 60_000;
   while (!(await rolledOut(cluster, version))) {
@@ -223,9 +230,7 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
     await new Promise((r) => setTimeout(r, 1000));
   }
   await apply(cluster, webhooks);
-  const service = await getJson(cluster, ['service', dispatcherName]);
-  const ip = service?.spec?.clusterIP;
-  if (!ip) throw new Error(`Service ${ferryNamespace}/${dispatcherName} has no ClusterIP.`);
+  const ip = await serviceAddress(cluster);
   return {
     webhookUrl: `https://${ip}:443/validate`,
     metricsUrl: `http://${ip}:8080`,
@@ -234,6 +239,20 @@ async function install(cluster: BoxAccess, version: string): Promise<FerryInstal
     deployment: dispatcherName,
     version,
   };
+}
+
+/** The dispatcher's Service address; on the second site, which routes no Service, its ready pod's. */
+async function serviceAddress(cluster: BoxAccess): Promise<string> {
+  if (cluster.site) {
+    const endpoints = await getJson(cluster, ['endpoints', dispatcherName]);
+    const ip = endpoints?.subsets?.[0]?.addresses?.[0]?.ip;
+    if (!ip) throw new Error(`Service ${ferryNamespace}/${dispatcherName} has no ready endpoint.`);
+    return ip;
+  }
+  const service = await getJson(cluster, ['service', dispatcherName]);
+  const ip = service?.spec?.clusterIP;
+  if (!ip) throw new Error(`Service ${ferryNamespace}/${dispatcherName} has no ClusterIP.`);
+  return ip;
 }
 
 /** Whether the dispatcher answers /readyz through its Service. */
@@ -246,8 +265,9 @@ async function answersReady(metricsUrl: string): Promise<boolean> {
 }
 
 export async function installFerry(cluster: BoxAccess): Promise<FerryInstall> {
-  const recordFile = join(statePaths().root, 'ferry-install.json');
-  return withLock(join(statePaths().root, 'ferry-install.lock'), 10 * 60_000, async () => {
+  const root = sitePaths(cluster).root;
+  const recordFile = join(root, 'ferry-install.json');
+  return withLock(join(root, 'ferry-install.lock'), 10 * 60_000, async () => {
     const previous = JSON.parse(await readFile(recordFile, 'utf8').catch(() => '{}')) as Partial<FerryInstall>;
     const version = await currentVersion();
     if (

@@ -1,13 +1,22 @@
 // --wait: follows a resource until its phase is an end, showing its phase and progress (a bar on a terminal,
 // plain lines otherwise), and turns the end into the exit code: Completed 0, Failed 1, Canceled 3.
 import { terminalPhases } from '../../shared/api/phases.ts';
-import type { Progress, ResourceKind } from '../../shared/api/types.ts';
-import type { Kube } from '../../shared/kube/kube.ts';
+import type { DataCopy } from '../../shared/api/copy.ts';
+import type { Condition, Progress, ResourceKind } from '../../shared/api/types.ts';
+import type { Kube, KubeObject } from '../../shared/kube/kube.ts';
 import { sleep } from '../../engine/concurrency/sleep.ts';
 import { isTransient } from '../../shared/kube/errors.ts';
 import { progressReporter, type ProgressFigures, type ProgressReporter } from '../output.ts';
 import { CanceledError } from '../run.ts';
 import { nouns, type Resource } from './kinds.ts';
+
+/** What --wait follows: a backup, a restore, or a copy of a backup (`ferry copy --wait`). */
+export type FollowedKind = ResourceKind | 'DataCopy';
+
+/** The status fields --wait reads, which every followed kind has. */
+export interface Followed extends KubeObject {
+  status?: { phase?: string; progress?: Progress; message?: string; conditions?: Condition[] };
+}
 
 /** how long the apiserver may stay unreachable before --wait gives up */
 const unreachableLimitMs = 2 * 60_000;
@@ -28,7 +37,12 @@ export interface WaitOptions {
 export const interruptedExit = 130;
 
 /** What Ctrl-C during a wait says: the work goes on in the cluster, and how to follow or stop it. */
-export function interruptedMessage(kind: ResourceKind, namespace: string, name: string, phase: string): string {
+export function interruptedMessage(kind: FollowedKind, namespace: string, name: string, phase: string): string {
+  if (kind === 'DataCopy')
+    return (
+      `Stopped following DataCopy ${namespace}/${name}; it is still running in the cluster (phase ${phase}). ` +
+      `Follow it again with \`ferry copies wait ${name} -n ${namespace}\`.`
+    );
   const noun = nouns[kind];
   return (
     `Stopped following ${noun} ${namespace}/${name}; it is still running in the cluster (phase ${phase}). ` +
@@ -43,7 +57,21 @@ export async function waitForEnd(
   namespace: string,
   name: string,
   opts: WaitOptions,
-): Promise<Resource> {
+): Promise<Resource>;
+export async function waitForEnd(
+  kube: Kube,
+  kind: 'DataCopy',
+  namespace: string,
+  name: string,
+  opts: WaitOptions,
+): Promise<DataCopy & KubeObject>;
+export async function waitForEnd(
+  kube: Kube,
+  kind: FollowedKind,
+  namespace: string,
+  name: string,
+  opts: WaitOptions,
+): Promise<Followed> {
   const progress = progressReporter(opts.quiet);
   let phase = 'New';
   // Ctrl-C stops the following, not the work: say so, rather than leave the user to think it stopped too
@@ -62,18 +90,18 @@ export async function waitForEnd(
 
 async function follow(
   kube: Kube,
-  kind: ResourceKind,
+  kind: FollowedKind,
   namespace: string,
   name: string,
   opts: WaitOptions,
   progress: ProgressReporter,
   seen: (phase: string) => void,
-): Promise<Resource> {
+): Promise<Followed> {
   let unreachableSince: number | undefined;
   for (;;) {
-    let r: Resource | undefined;
+    let r: Followed | undefined;
     try {
-      r = await kube.get<Resource>({ kind, namespace, name });
+      r = await kube.get<Followed>({ kind, namespace, name });
       unreachableSince = undefined;
     } catch (err) {
       // a long wait outlives an apiserver restart; the resource goes on meanwhile
@@ -91,7 +119,7 @@ async function follow(
     }
     const phase = r.status?.phase ?? 'New';
     seen(phase);
-    const ended = terminalPhases.includes(phase);
+    const ended = (terminalPhases as readonly string[]).includes(phase);
     progress.update(progressFigures(r.status?.progress), phase, ended);
     if (ended) {
       progress.done();

@@ -1,13 +1,8 @@
 // `ferry location get [NAME]`: the storage locations as a table (more with -o wide), or the objects (-o json|yaml).
-import { defineCommand } from 'citty';
+import { getCommand } from '../resource/get-command.ts';
 import type { Column } from '../resource/table.ts';
 import { age } from '../resource/time.ts';
-import { printGet } from '../resource/get.ts';
-import { withKube } from '../resource/kube.ts';
-import { optionalName } from '../resource/names.ts';
-import { outputArgs, outputFormat } from '../resource/output.ts';
 import type { StoredLocation } from '../../shared/location/check.ts';
-import { locationKubeArgs } from './flags.ts';
 
 export const locationColumns: Column<StoredLocation>[] = [
   { header: 'name', value: (l) => l.metadata.name },
@@ -27,29 +22,10 @@ export const locationColumns: Column<StoredLocation>[] = [
   { header: 'message', value: (l) => l.status?.message ?? '', wide: true },
 ];
 
-export default defineCommand({
-  meta: { name: 'get', description: 'List the storage locations, or show one' },
-  args: {
-    name: {
-      type: 'positional',
-      required: false,
-      description: 'the location to show (default: all)',
-      valueHint: 'NAME',
-    },
-    ...locationKubeArgs,
-    ...outputArgs,
-  },
-  async run({ args }) {
-    const format = outputFormat(args);
-    const name = optionalName(args.name, 'NAME');
-    await withKube(args, ({ kube, ferryNamespace }) =>
-      printGet<StoredLocation>(kube, {
-        kind: 'BackupStorageLocation',
-        namespace: ferryNamespace,
-        name,
-        format,
-        columns: () => locationColumns,
-      }),
-    );
-  },
+export default getCommand<StoredLocation>({
+  kind: 'BackupStorageLocation',
+  description: 'List the storage locations, or show one',
+  nameDescription: 'the location to show (default: all)',
+  inFerryNamespace: true,
+  columns: () => locationColumns,
 });

@@ -3,7 +3,7 @@
 // and overwrites. Both need an s3: repository; the recovery mode reads only, so it takes no lock policy.
 import type { ArgsDef } from 'citty';
 import type { ObjectLockPolicy } from '../../engine/operations/storage.ts';
-import { parseDuration } from '../../shared/api/duration.ts';
+import { parseObjectLock, retentionRule } from '../../shared/api/object-lock.ts';
 import { UsageError } from '../run.ts';
 
 export const objectLockArgs = {
@@ -26,8 +26,6 @@ export interface ObjectLockFlags {
   recoverVersions?: boolean;
 }
 
-const day = 24 * 3600_000;
-
 /** The S3 settings the flags ask for on `location`, whose flag names are prefixed with `flagPrefix` ('from-'). */
 export function objectLockSettings(
   flags: ObjectLockFlags,
@@ -46,23 +44,11 @@ export function objectLockSettings(
 }
 
 function parsePolicy(value: string, flag: string): ObjectLockPolicy {
-  const m = /^(governance|compliance):(.+)$/i.exec(value);
-  const retentionMs = m ? periodMs(m[2]) : undefined;
-  if (!m || retentionMs === undefined || retentionMs < 1000 || retentionMs > 36500 * day) {
+  const policy = parseObjectLock(value);
+  if (!policy) {
     throw new UsageError(
-      `${flag} "${value}" must be MODE:PERIOD, MODE governance or compliance, PERIOD from 1s to 36500d (examples: governance:30d, compliance:12h)`,
+      `${flag} "${value}" must be MODE:PERIOD, MODE governance or compliance, PERIOD ${retentionRule} (examples: governance:30d, compliance:12h)`,
     );
   }
-  return { mode: m[1].toUpperCase() as ObjectLockPolicy['mode'], retentionMs };
-}
-
-/** Whole days (30d), or a Go duration (12h, 90s). */
-function periodMs(text: string): number | undefined {
-  const days = /^(\d+)d$/i.exec(text);
-  if (days) return Number(days[1]) * day;
-  try {
-    return parseDuration(text);
-  } catch {
-    return undefined;
-  }
+  return policy;
 }

@@ -1,10 +1,5 @@
 // `ferry schedule get [NAME]`: the schedules as a table (more with -o wide), or the objects (-o json|yaml).
-import { defineCommand } from 'citty';
-import { listArgs } from '../resource/fetch.ts';
-import { printGet } from '../resource/get.ts';
-import { kubeArgs, withKube } from '../resource/kube.ts';
-import { optionalName } from '../resource/names.ts';
-import { outputArgs, outputFormat } from '../resource/output.ts';
+import { getCommand } from '../resource/get-command.ts';
 import type { Column } from '../resource/table.ts';
 import { age } from '../resource/time.ts';
 import type { Schedule } from './create.ts';
@@ -36,31 +31,9 @@ export function scheduleColumns(allNamespaces: boolean): Column<Schedule>[] {
   ];
 }
 
-export default defineCommand({
-  meta: { name: 'get', description: 'List the backup schedules, or show one' },
-  args: {
-    name: {
-      type: 'positional',
-      required: false,
-      description: 'the schedule to show (default: all in the namespace)',
-      valueHint: 'NAME',
-    },
-    ...kubeArgs,
-    ...outputArgs,
-    ...listArgs,
-  },
-  async run({ args }) {
-    const format = outputFormat(args);
-    const name = optionalName(args.name, 'NAME');
-    await withKube(args, ({ kube, namespace }) =>
-      printGet<Schedule>(kube, {
-        kind: 'BackupSchedule',
-        namespace,
-        name,
-        allNamespaces: args['all-namespaces'],
-        format,
-        columns: scheduleColumns,
-      }),
-    );
-  },
+export default getCommand<Schedule>({
+  kind: 'BackupSchedule',
+  description: 'List the backup schedules, or show one',
+  nameDescription: 'the schedule to show (default: all in the namespace)',
+  columns: scheduleColumns,
 });

@@ -10,6 +10,12 @@ export { findLatest, resolveSnapshotID, selectSnapshot, type SnapshotEntry } fro
 export { formatGoTime, localTime } from '../tree/gotime.ts';
 export type { ID } from '../ids/id.ts';
 
+/**
+ * The listing without a lock (restic's --no-lock): it writes nothing, so read-only credentials do, and so does a
+ * location nothing may be written to (one read past its delete markers).
+ */
+export { listSnapshots as snapshotsWithoutLock } from '../repository/snapshots.ts';
+
 export function snapshots(repo: Repository, opts: LockingOptions = {}): Promise<SnapshotEntry[]> {
   return underLock(repo, false, opts, (signal) => listSnapshots(repo, signal));
 }

@@ -118,3 +118,7 @@ export interface CopyPolicy {
   spec: CopyPolicySpec;
   status?: CopyPolicyStatus;
 }
+
+export type CopyKind = 'DataCopy' | 'CopyPolicy';
+
+export const copyPlurals: Record<CopyKind, string> = { DataCopy: 'datacopies', CopyPolicy: 'copypolicies' };

@@ -5,6 +5,7 @@ import type { DescribedKind } from './fields.ts';
 import { openAPISchema } from './openapi.ts';
 import type { OpenAPISchema } from './openapi.ts';
 import { appPlurals } from './app.ts';
+import { copyPlurals } from './copy.ts';
 import { group, plurals as transferPlurals, version } from './types.ts';
 import { toYaml } from './yaml.ts';
 
@@ -24,7 +25,7 @@ interface KindInfo {
   columns: PrinterColumn[];
 }
 
-const plurals: Record<DescribedKind, string> = { ...transferPlurals, ...appPlurals };
+const plurals: Record<DescribedKind, string> = { ...transferPlurals, ...appPlurals, ...copyPlurals };
 
 const age: PrinterColumn = {
   name: 'Age',
@@ -236,6 +237,82 @@ const kinds: Record<DescribedKind, KindInfo> = {
       volumesColumn,
       { name: 'Backup', type: 'string', jsonPath: '.spec.appBackup.name', description: 'AppBackup restored.' },
       messageColumn,
+      age,
+    ],
+  },
+  DataCopy: {
+    scope: 'Namespaced',
+    singular: 'datacopy',
+    shortNames: ['dcopy'],
+    description:
+      "A copy of one DataUpload's backup into another BackupStorageLocation (typically in another site), written with that location's own keys; a failed copy is retried and never fails the backup.",
+    columns: [
+      phaseColumn,
+      { name: 'DataUpload', type: 'string', jsonPath: '.spec.dataUpload', description: 'DataUpload copied.' },
+      {
+        name: 'Location',
+        type: 'string',
+        jsonPath: '.spec.backupStorageLocation',
+        description: 'BackupStorageLocation the copy goes to.',
+      },
+      {
+        name: 'Attempts',
+        type: 'integer',
+        jsonPath: '.status.attempts',
+        description: 'Attempts started.',
+        priority: 1,
+      },
+      {
+        name: 'Bytes Sent',
+        type: 'integer',
+        jsonPath: '.status.stats.bytesSent',
+        description: 'Bytes of packs written to the destination.',
+        priority: 1,
+      },
+      messageColumn,
+      age,
+    ],
+  },
+  CopyPolicy: {
+    scope: 'Namespaced',
+    singular: 'copypolicy',
+    shortNames: ['cpol'],
+    description:
+      "Which backups of one BackupStorageLocation are copied into another as they complete (one DataCopy per backup). Lives in ferry's namespace.",
+    columns: [
+      { name: 'Source', type: 'string', jsonPath: '.spec.sourceLocation', description: 'Location copied from.' },
+      {
+        name: 'Destination',
+        type: 'string',
+        jsonPath: '.spec.destinationLocation',
+        description: 'Location copied to.',
+      },
+      {
+        name: 'Copies',
+        type: 'integer',
+        jsonPath: '.status.copiesCompleted',
+        description: 'Copies this policy made that completed.',
+      },
+      {
+        name: 'Retrying',
+        type: 'integer',
+        jsonPath: '.status.copiesRetrying',
+        description: 'Copies waiting for a retry.',
+        priority: 1,
+      },
+      {
+        name: 'Suspend',
+        type: 'string',
+        jsonPath: '.spec.suspend',
+        description: 'Whether new copies are suspended.',
+        priority: 1,
+      },
+      {
+        name: 'Last Copy',
+        type: 'date',
+        jsonPath: '.status.lastCopyTime',
+        description: 'When the last copy completed.',
+      },
       age,
     ],
   },

@@ -1,21 +1,37 @@
-// What a DataCopy's step and the dispatcher share: the finalizer held while the copy's snapshot may still be
-// forgotten in the destination, the name of each attempt's Job, and the wait before the next attempt after a
-// failure (1 minute, doubling up to 1 hour, for ever: a site down for a day is copied to once it is back).
-export const copyFinalizer = 'ferry.dev/copy';
+// Names and labels of DataCopies, shared by the dispatcher (a CopyPolicy's copies) and the CLI (a copy by hand).
+// A policy's copy of a backup has one name, derived from the DataUpload and the policy, so two sweeps (or a sweep
+// and the webhook) racing to make it make one: the second create meets AlreadyExists.
+import { createHash } from 'node:crypto';
+import { fitted, labelValue, maxLabelValue } from '../kube/names.ts';
 
-/** The step command, its template CronJob (jobs/copy.yaml) and its ServiceAccount. */
-export const copyStepName = 'copy';
-export const copyTemplateName = 'ferry-step-copy';
+export const copyLabels = {
+  /** on a CopyPolicy's DataCopies: the policy's name (as a label value) */
+  policy: 'ferry.dev/copy-policy',
+} as const;
 
-/** Deterministic: the same DataCopy and attempt always give the same name (at most 63 characters). */
-export function copyJobName(uid: string, attempt: number): string {
-  return `ferry-copy-${uid.replaceAll('-', '').slice(0, 16)}-a${attempt}`;
+/** On a DataUpload the backup sync made from what a location holds: that location's name. */
+export const syncedFromAnnotation = 'ferry.dev/synced-from';
+
+const policyHashLength = 8;
+
+function shortHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, policyHashLength);
 }
 
-const firstDelayMs = 60_000;
-const maxDelayMs = 3600_000;
+/** `<dataupload>-<8 hex of the policy's name>`, within 63 characters (a long DataUpload name keeps its head). */
+export function policyCopyName(dataUpload: string, policy: string): string {
+  return `${fitted(dataUpload, maxLabelValue - policyHashLength - 1)}-${shortHash(policy)}`;
+}
 
-/** The wait after the `attempts`-th failed attempt. */
-export function retryDelayMs(attempts: number): number {
-  return Math.min(maxDelayMs, firstDelayMs * 2 ** Math.max(0, Math.min(attempts - 1, 20)));
+/**
+ * A copy made by hand: `<dataupload>-to-<location>` within 63 characters, so copying one backup to one location
+ * twice by hand finds the first copy instead of making a second.
+ */
+export function manualCopyName(dataUpload: string, location: string): string {
+  return fitted(`${dataUpload}-to-${location}`, maxLabelValue);
+}
+
+/** The value of ferry.dev/copy-policy for a policy's name. */
+export function policyLabel(policy: string): string {
+  return labelValue(policy);
 }

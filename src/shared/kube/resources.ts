@@ -60,6 +60,7 @@ const table = {
   AppBackup: { group: 'ferry.dev', version: 'v1alpha1', plural: 'appbackups', namespaced: true },
   AppRestore: { group: 'ferry.dev', version: 'v1alpha1', plural: 'apprestores', namespaced: true },
   DataCopy: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datacopies', namespaced: true },
+  CopyPolicy: { group: 'ferry.dev', version: 'v1alpha1', plural: 'copypolicies', namespaced: true },
   VolumeGroupSnapshot: {
     group: 'groupsnapshot.storage.k8s.io',
     version: 'v1',

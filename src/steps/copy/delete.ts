@@ -6,7 +6,7 @@
 // legal hold).
 import { forget } from '../../engine/operations/forget.ts';
 import { NoRepositoryError } from '../../engine/operations/errors.ts';
-import { copyFinalizer } from '../../shared/copy/names.ts';
+import { copyFinalizer } from '../../shared/copy/step.ts';
 import { rfc3339 } from '../../shared/kube/conditions.ts';
 import { removeFinalizer } from '../../shared/kube/finalizers.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';

@@ -2,7 +2,7 @@
 // (status.nextAttemptTime: 1 minute after the first failure, doubling up to 1 hour, for ever: a site that is down
 // for a day is copied to once it is back); an Event CopyFailed goes on the DataCopy and on its DataUpload, whose own
 // phase stays as it is. A copy that can never work ends Failed instead, and is not tried again.
-import { retryDelayMs } from '../../shared/copy/names.ts';
+import { retryDelayMs } from '../../shared/copy/step.ts';
 import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
 import { bounded } from '../app/context.ts';
 import type { Outcome } from '../context.ts';

@@ -3,7 +3,7 @@
 // attempt InProgress, copies (./transfer.ts) and ends Completed with the copy's snapshot and stats, or records the
 // failure (./failure.ts). Every status change shows in the DataUpload's status.copies too; its phase never changes.
 import { copyTerminalPhases } from '../../shared/api/copy.ts';
-import { copyFinalizer } from '../../shared/copy/names.ts';
+import { copyFinalizer } from '../../shared/copy/step.ts';
 import { SnapshotNotFoundError } from '../../engine/operations/errors.ts';
 import { rfc3339, setCondition } from '../../shared/kube/conditions.ts';
 import { addFinalizer } from '../../shared/kube/finalizers.ts';

@@ -58,6 +58,11 @@ export interface NodeStart {
   recordHost: (real: RealNodes) => Promise<void>;
   log: (line: string) => void;
   phase: (name: string, fn: () => Promise<void>) => Promise<void>;
+  /**
+   * The second site's nodes join a host the first site's already claimed and serves Services on: they take the
+   * bridges after the first site's (`firstIndex`), neither claim the host again nor run a kube-proxy of their own.
+   */
+  joining?: { firstIndex: number };
 }
 
 /** Waits until containerd answers on its socket (its CRI plugin loads with it). */
@@ -100,14 +105,15 @@ async function claimHost(nodesDir: string, layouts: NodeLayout[]): Promise<void>
 }
 
 export async function startNodes(s: NodeStart): Promise<void> {
-  const layouts = s.names.map((name, i) => nodeLayout(s.nodesDir, name, i + 1, s.kubeletPortBase + i));
+  const first = s.joining?.firstIndex ?? 1;
+  const layouts = s.names.map((name, i) => nodeLayout(s.nodesDir, name, first + i, s.kubeletPortBase + i));
   let bin = { kubelet: '', 'kube-proxy': '' };
   let images: Awaited<ReturnType<typeof nodeImages>> = [];
   await s.phase('node-build', async () => {
     bin = (await ensureNodeBinaries(s.log)).bin;
     images = await nodeImages(s.log);
   });
-  await claimHost(s.nodesDir, layouts);
+  if (!s.joining) await claimHost(s.nodesDir, layouts);
   await s.recordHost({
     hostIP: s.hostIP,
     nodesDir: s.nodesDir,
@@ -140,6 +146,7 @@ export async function startNodes(s: NodeStart): Promise<void> {
     });
     for (const kubelet of kubelets) await s.launch(kubelet);
     for (const n of layouts) await s.launch(s.csiNode(n.name, join(n.dir, 'kubelet')));
+    if (s.joining) return;
     await s.launch(
       await kubeProxyDaemon(s.nodesDir, bin['kube-proxy'], s.pki, s.names[0], s.hostIP, {
         healthz: await freePort(),

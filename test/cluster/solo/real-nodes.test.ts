@@ -24,7 +24,7 @@ import {
   podsPath,
   shellContainer,
 } from '../testing.ts';
-import { useCluster } from '../../support/cluster.ts';
+import { useCluster, useSecondSite } from '../../support/cluster.ts';
 import type { TestCluster } from '../../support/cluster.ts';
 import { ferryOK } from '../../support/ferry-cli.ts';
 import { makeTestCertificates } from '../../support/test-ca.ts';
@@ -322,6 +322,23 @@ describe('real nodes', () => {
       (p) => (p.status?.phase === 'Running' ? true : undefined),
       180_000,
     );
+    // the second site's node holds a volume too, so `down` has its bridge, rule, mounts and cgroups to put back
+    const second = await useSecondSite();
+    await second.kube.create(claimsPath('default'), claimObject('files'));
+    await second.kube.create(
+      podsPath('default'),
+      podObject('holder', {
+        containers: [shellContainer('main', 'sleep 3600', { volumeMounts: [{ name: 'files', mountPath: '/data' }] })],
+        volumes: [{ name: 'files', persistentVolumeClaim: { claimName: 'files' } }],
+      }),
+    );
+    await second.kube.waitFor(
+      `${podsPath('default')}/holder`,
+      "the second site's volume holder to run",
+      (p) => (p.status?.phase === 'Running' ? true : undefined),
+      180_000,
+    );
+    second.close();
     const record = await readRecord();
     assert.ok(record?.realNodes, 'the box ran real nodes');
     t.diagnostic(`start timings (s): ${JSON.stringify(record.timings)}`);
@@ -333,7 +350,14 @@ describe('real nodes', () => {
       mounts: string[];
       loops: string[];
     };
-    assert.ok(during.links.includes('ferrybox1') && during.links.includes('ferrybox2'), during.links.join(' '));
+    assert.ok(
+      ['ferrybox1', 'ferrybox2', 'ferrybox3'].every((l) => during.links.includes(l)),
+      during.links.join(' '),
+    );
+    assert.ok(
+      during.rules['iptables:nat'].some((r) => r.startsWith(':KUBE-FERRYBOX-SECOND-SITE')),
+      'the second site',
+    );
     assert.ok(
       during.rules['iptables:nat'].some((r) => r.startsWith(':KUBE-SERVICES')),
       'kube-proxy wrote its chains',

@@ -15,6 +15,7 @@ import {
 import type { DescribedKind } from '../../../src/shared/api/fields.ts';
 import { validateFields } from '../../../src/shared/api/schemas.ts';
 import { fullAppBackup, fullAppRestore, fullDownload, fullLocation, fullSchedule, fullUpload } from './fixtures.ts';
+import { fullCopyPolicy, fullDataCopy } from './copy-fixtures.ts';
 
 const crdDir = join(import.meta.dirname, '..', '..', '..', 'deploy', 'crds');
 
@@ -44,6 +45,8 @@ const fixtures: Record<DescribedKind, { spec: unknown; status?: unknown }> = {
   BackupSchedule: fullSchedule,
   AppBackup: fullAppBackup,
   AppRestore: fullAppRestore,
+  DataCopy: fullDataCopy,
+  CopyPolicy: fullCopyPolicy,
 };
 
 describe('deploy/crds', () => {
@@ -104,7 +107,7 @@ for (const kind of describedKinds) {
   });
 }
 
-describe('the application kinds under kubectl', () => {
+describe('the application and copy kinds under kubectl', () => {
   // every name and short name of Velero's kinds (velero.io v1 and v2alpha1) and of kubectl's built-in kinds that
   // come close: an AppBackup must never answer for `kubectl get backup` or `kubectl get bsl`
   const taken = [
@@ -129,17 +132,23 @@ describe('the application kinds under kubectl', () => {
     'apiservice',
     'ae',
   ];
+  const namesOf = (kind: DescribedKind): string[] => {
+    const names = (customResourceDefinition(kind) as any).spec.names;
+    return [names.plural, names.singular, ...names.shortNames];
+  };
 
   for (const [kind, short, columns] of [
     ['AppBackup', 'ab', ['Phase', 'Volumes', 'Bytes', 'Consistency', 'Location', 'Age']],
     ['AppRestore', 'ar', ['Phase', 'Volumes', 'Backup', 'Age']],
+    ['DataCopy', 'dcopy', ['Phase', 'DataUpload', 'Location', 'Age']],
+    ['CopyPolicy', 'cpol', ['Source', 'Destination', 'Copies', 'Last Copy', 'Age']],
   ] as const) {
     it(`${kind}: short name ${short}, no name Velero or ferry's other kinds use, and its columns`, () => {
       const crd = customResourceDefinition(kind) as any;
       const names = crd.spec.names;
       assert.deepEqual(names.shortNames, [short]);
-      for (const name of [names.plural, names.singular, ...names.shortNames])
-        assert.ok(!taken.includes(name), `${name} is taken`);
+      const others = describedKinds.filter((k) => k !== kind).flatMap(namesOf);
+      for (const name of namesOf(kind)) assert.ok(![...taken, ...others].includes(name), `${name} is taken`);
       const shown = crd.spec.versions[0].additionalPrinterColumns
         .filter((c: any) => !c.priority)
         .map((c: any) => c.name);

@@ -10,10 +10,10 @@ import type {
   StepRecord,
 } from '../../../src/shared/api/types.ts';
 
-const time = '2025-03-01T10:00:00Z';
+export const time = '2025-03-01T10:00:00Z';
 const id = 'a'.repeat(64);
 
-const condition: Condition = {
+export const condition: Condition = {
   type: 'Queued',
   status: 'False',
   reason: 'Dispatched',
@@ -72,6 +72,9 @@ export const fullLocation: BackupStorageLocation = {
       check: { schedule: '@daily', readDataSchedule: '0 4 * * 6', readDataSubset: '12.5%' },
     },
     velero: { backupStorageLocation: 'default' },
+    objectLock: { mode: 'GOVERNANCE', retention: '30d' },
+    recoverVersions: false,
+    backupSync: { schedule: '*/5 * * * *', suspend: false },
   },
   status: {
     phase: 'Available',
@@ -102,6 +105,7 @@ export const fullLocation: BackupStorageLocation = {
         },
       ],
     },
+    sync: { lastSyncTime: time, created: 2, deleted: 1, found: 5, message: 'namespace gone is not on this cluster' },
   },
 };
 
@@ -128,6 +132,16 @@ export const fullUpload: DataUpload = {
     volumeSnapshot: 'data-snap',
     volumeMode: 'Filesystem',
     storageClassName: 'fast',
+    copies: [
+      {
+        backupStorageLocation: 'site-b',
+        dataCopy: 'nightly-3f2a9c1d',
+        phase: 'Completed',
+        snapshotID: id,
+        completionTimestamp: time,
+        message: 'copied',
+      },
+    ],
   },
 };
 

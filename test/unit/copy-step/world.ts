@@ -9,6 +9,7 @@ import type { DataUpload } from '../../../src/shared/api/types.ts';
 import { backup } from '../../../src/engine/operations/backup.ts';
 import { openOrInit } from '../../../src/engine/operations/open.ts';
 import { openBackend } from '../../../src/engine/operations/storage.ts';
+import { issueText, validateFields } from '../../../src/shared/api/schemas.ts';
 import { MemoryKube } from '../../../src/shared/kube/memory.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { createLogger } from '../../../src/shared/kube/logger.ts';
@@ -82,6 +83,15 @@ export function world(minio: Minio, objects: KubeObject[], attempt = 1): World {
   const clock = { ms: Date.parse('2026-03-01T12:00:00Z') };
   kube.now = () => new Date(clock.ms);
   kube.seed(credentials(minio), ...objects);
+  // every status the step writes must pass the schema the dispatcher and the CRDs enforce
+  for (const kind of ['DataCopy', 'DataUpload'] as const) {
+    for (const verb of ['replaceStatus', 'patch'] as const) {
+      kube.on(verb, kind, (o) => {
+        const issues = validateFields(kind, 'status', o.status);
+        if (issues.length > 0) throw new Error(`invalid ${kind} status written: ${issues.map(issueText).join('; ')}`);
+      });
+    }
+  }
   const logs: string[] = [];
   const ctx: CopyContext = {
     kube,

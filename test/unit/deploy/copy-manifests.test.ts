@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { copyTemplateName } from '../../../src/shared/copy/names.ts';
+import { copyTemplateName } from '../../../src/shared/copy/step.ts';
 
 type Obj = Record<string, any>;
 

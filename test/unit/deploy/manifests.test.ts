@@ -299,3 +299,34 @@ describe('deploy/', () => {
       assert.ok(k.resources.includes(entry), entry);
   });
 });
+
+describe('the copy kinds (DataCopy, CopyPolicy)', () => {
+  it('go through the fail-closed webhook on create, update (spec and status), and a DataCopy on delete', () => {
+    const [hook] = find(policies, 'ValidatingWebhookConfiguration', 'ferry-dispatcher').webhooks;
+    assert.equal(hook.failurePolicy, 'Fail');
+    const covered = (op: string, res: string): boolean =>
+      hook.rules.some(
+        (r: Obj) => r.apiGroups.includes('ferry.dev') && r.operations.includes(op) && r.resources.includes(res),
+      );
+    for (const res of ['datacopies', 'datacopies/status', 'copypolicies', 'copypolicies/status'])
+      for (const op of ['CREATE', 'UPDATE']) assert.ok(covered(op, res), `${op} ${res}`);
+    assert.ok(covered('DELETE', 'datacopies'), 'a deleted DataCopy needs its run');
+  });
+
+  it('let the dispatcher and the sweep make, patch and delete DataCopies and read CopyPolicies', () => {
+    for (const sa of ['ferry-dispatcher', 'ferry-sweep']) {
+      for (const verb of ['get', 'list', 'watch', 'create', 'delete', 'patch'])
+        assert.ok(can(sa, verb, 'ferry.dev', 'datacopies', 'app'), `${sa} ${verb} datacopies`);
+      assert.ok(can(sa, 'update', 'ferry.dev', 'datacopies/status', 'app'), `${sa} datacopies/status`);
+      for (const verb of ['get', 'list', 'watch'])
+        assert.ok(can(sa, verb, 'ferry.dev', 'copypolicies', 'ferry-system'), `${sa} ${verb} copypolicies`);
+      assert.ok(can(sa, 'update', 'ferry.dev', 'copypolicies/status', 'ferry-system'));
+      assert.equal(
+        can(sa, 'update', 'ferry.dev', 'copypolicies', 'ferry-system'),
+        false,
+        "the policy is the administrator's",
+      );
+      assert.equal(can(sa, 'list', 'ferry.dev', 'copypolicies', 'app'), false, "policies live in ferry's namespace");
+    }
+  });
+});

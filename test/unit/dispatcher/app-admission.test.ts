@@ -12,26 +12,8 @@ import type { AppResource } from '../../../src/shared/app/jobs.ts';
 import { appBackup, appRestore, appWorld } from './app-world.ts';
 import { jobs, location, review } from './world.ts';
 import type { World } from './world.ts';
+import { allowed, denied } from './verdicts.ts';
 import { nightlySchedule } from '../../support/backup-schedule.ts';
-
-async function answer(w: World, body: AdmissionReview): Promise<{ allowed: boolean; code?: number; message: string }> {
-  const result = await handleReview(body, w.handler);
-  assert.equal(result.status, 200);
-  const response = (result as { review: AdmissionReview }).review.response!;
-  return { allowed: response.allowed, code: response.status?.code, message: response.status?.message ?? '' };
-}
-
-async function denied(w: World, body: AdmissionReview, pattern: RegExp, code = 422): Promise<void> {
-  const a = await answer(w, body);
-  assert.equal(a.allowed, false, `allowed, expected a denial matching ${pattern}`);
-  assert.match(a.message, pattern);
-  assert.equal(a.code, code, a.message);
-}
-
-async function allowed(w: World, body: AdmissionReview): Promise<void> {
-  const a = await answer(w, body);
-  assert.equal(a.allowed, true, a.message);
-}
 
 const hook = (extra: Partial<Hook> = {}): Hook => ({
   name: 'flush',

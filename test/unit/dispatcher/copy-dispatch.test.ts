@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { copyChanged, type CopyObject } from '../../../src/dispatcher/copy.ts';
 import { sweep } from '../../../src/dispatcher/sweep.ts';
-import { copyJobName } from '../../../src/shared/copy/names.ts';
+import { copyJobName } from '../../../src/shared/copy/step.ts';
 import type { KubeObject } from '../../../src/shared/kube/kube.ts';
 import { labels } from '../../../src/shared/step-job/contract.ts';
 import { ferryNamespace, finishJob, jobs, upload, world } from './world.ts';

@@ -1,5 +1,6 @@
 // BackupStorageLocation: where a repository lives (S3), who may use it, and when its maintenance runs.
 import { arr, bool, int, num, obj, str } from '../field.ts';
+import { retentionRule } from '../object-lock.ts';
 import { secretKey, namespaceOrAll, objectName, namespaceName, timestamp, conditions, cronSchedule } from './common.ts';
 
 const maintenance = obj(
@@ -57,6 +58,43 @@ const maintenanceStatus = obj('Maintenance history: the last runs per repository
     ),
     { listType: 'map', mapKeys: ['namespace'], maxItems: 1000 },
   ),
+});
+
+const objectLock = obj(
+  'S3 Object Lock (the bucket must have been created with it): every object ferry writes here is retained in this mode for this period, extended after each backup and copy to what kept snapshots need; prune and expiry leave what is still retained.',
+  {
+    mode: str(
+      'GOVERNANCE: users with s3:BypassGovernanceRetention may still delete; COMPLIANCE: nobody may, until the retention ends.',
+      { enum: ['GOVERNANCE', 'COMPLIANCE'] },
+    ),
+    retention: str(
+      `How long each object is kept from when it is written or its retention is extended: whole days such as 30d, or a duration such as 720h; ${retentionRule}.`,
+      {
+        pattern: {
+          regex: '^([0-9]+[dD]|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$',
+          allowed: "a period such as '30d', '720h' or '90s' (units d, h, m, s, ms)",
+        },
+        maxLength: 64,
+      },
+    ),
+  },
+  { required: ['mode', 'retention'] },
+);
+
+const backupSync = obj(
+  "List the backups this location's repositories hold and make each appear as a DataUpload in its namespace (for namespaces that exist on this cluster and that the location allows), restorable without moving data: the restore side of a second site. ferry runs it as a CronJob ferry-sync-<location> in its namespace.",
+  {
+    schedule: cronSchedule("When to sync (cron, in the controller manager's time zone).", '* * * * *'),
+    suspend: bool('Stop syncing (the DataUploads made so far stay).', { default: false }),
+  },
+);
+
+const syncStatus = obj('The latest backup sync (spec.backupSync).', {
+  lastSyncTime: timestamp('When the latest sync ran.'),
+  created: int('DataUploads the latest sync created.', { minimum: 0 }),
+  deleted: int('Synced DataUploads the latest sync deleted, their snapshot being gone.', { minimum: 0 }),
+  found: int('Backups the latest sync found in the repositories.', { minimum: 0 }),
+  message: str('What the latest sync left alone or failed on, in a sentence or two.', { maxLength: 32768 }),
 });
 
 export const backupStorageLocationSpec = obj(
@@ -146,6 +184,12 @@ export const backupStorageLocationSpec = obj(
       { listType: 'map', mapKeys: ['from'] },
     ),
     maintenance,
+    objectLock,
+    recoverVersions: bool(
+      'Read what the object versions hold, past delete markers and overwritten objects (an Object Lock bucket after an attack): restores, listings and backup sync only; nothing is written to this location while it is set, and it cannot be set with objectLock.',
+      { default: false },
+    ),
+    backupSync,
     velero: obj(
       "Make this the location of Velero's DataUploads and DataDownloads that name ferry as their data mover and this Velero BackupStorageLocation. Point s3 at the same bucket, with the prefix <Velero's prefix>/plugins/ferry, so Velero keeps its location Available.",
       {
@@ -163,4 +207,5 @@ export const backupStorageLocationStatus = obj('What ferry last found out about 
   lastValidationTime: timestamp('When the location was last checked.'),
   conditions,
   maintenance: maintenanceStatus,
+  sync: syncStatus,
 });

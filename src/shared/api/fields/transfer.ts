@@ -13,6 +13,7 @@ import {
   commonStatus,
   tags,
 } from './common.ts';
+import { backupCopies } from './copy.ts';
 
 // ---- DataUpload ----
 
@@ -59,6 +60,7 @@ export const dataUploadStatus = obj('Progress and results of the backup, written
   storageClassName: objectName(
     'StorageClass of the source PVC, which `ferry restore create` gives a new PVC (as Velero does) when not told otherwise.',
   ),
+  copies: backupCopies,
 });
 
 // ---- DataDownload ----

@@ -31,6 +31,10 @@ type Nodes struct {
 	HostIP net.IP
 }
 
+// serviceIPs are the kubernetes Service's addresses of the box's first and second site (test/cluster/components.ts:
+// serviceRanges): pods verify the apiserver's certificate at that address.
+var serviceIPs = []net.IP{net.IPv4(10, 0, 0, 1), net.IPv4(10, 0, 1, 1)}
+
 // Generate writes the CA, every certificate, the service-account key and one
 // kubeconfig per client identity into dir.
 func Generate(dir, server string, nodes Nodes) error {
@@ -46,7 +50,7 @@ func Generate(dir, server string, nodes Nodes) error {
 		{File: "apiserver", CN: "kube-apiserver", Server: true,
 			DNS: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 				"kubernetes.default.svc.cluster.local"},
-			IPs: append(append(loopback, net.IPv4(10, 0, 0, 1)), hostIPs(nodes)...)},
+			IPs: append(append(loopback, serviceIPs...), hostIPs(nodes)...)},
 		{File: "apiserver-kubelet-client", CN: "kube-apiserver-kubelet-client", Orgs: []string{"system:masters"}},
 		// the csi-snapshot-metadata sidecar, which pods and tests reach at the host's address
 		{File: "snapshot-metadata", CN: "csi-snapshot-metadata", Server: true, DNS: []string{"localhost"},
