@@ -9,7 +9,6 @@ import { appStepOf, appTemplateName, buildAppJob, parseAppJobs } from '../shared
 import type { AppJob, AppResource } from '../shared/app/jobs.ts';
 import { isAppTerminal } from '../shared/app/phases.ts';
 import { rfc3339 } from '../shared/kube/conditions.ts';
-import { isAlreadyExists } from '../shared/kube/errors.ts';
 import type { Kube, KubeObject } from '../shared/kube/kube.ts';
 import type { Logger } from '../shared/kube/logger.ts';
 import { describe, writeResource } from '../shared/dispatch/status.ts';
@@ -17,6 +16,7 @@ import type { StartResult } from '../shared/dispatch/start.ts';
 import { uidSelector } from '../shared/step-job/contract.ts';
 import type { DispatcherMetrics } from './metrics.ts';
 import type { StoredChange } from './stored.ts';
+import { startTemplateJob } from './template-job.ts';
 
 /** Attempts (Jobs) of an unfinished resource before the sweep gives it up. */
 export const appMaxAttempts = 5;
@@ -86,27 +86,9 @@ export async function appJobsOf(deps: Pick<AppDeps, 'kube' | 'namespace'>, uid: 
 }
 
 /** Creates the attempt's Job from its template; a Job of that name already there is success. */
-export async function startAppJob(deps: AppDeps, r: AppResource, attempt: number): Promise<StartResult> {
-  const { kube, namespace } = deps;
-  const template = appTemplateName(r.kind);
-  const cronJob = await kube.get<KubeObject>({ kind: 'CronJob', namespace, name: template });
-  if (!cronJob)
-    throw new Error(
-      `The Job template CronJob ${namespace}/${template} does not exist; install jobs/ from ferry's deploy/ kustomization.`,
-    );
-  const job = buildAppJob(cronJob, r, attempt, namespace);
-  const counted = (result: StartResult): StartResult => {
-    deps.metrics?.dispatches.inc({ kind: r.kind, step: appStepOf[r.kind], result });
-    return result;
-  };
-  try {
-    await kube.create(job);
-  } catch (err) {
-    if (isAlreadyExists(err)) return counted('exists');
-    throw err;
-  }
-  deps.log.info('step Job created', { resource: describe(r), job: job.metadata.name });
-  return counted('created');
+export function startAppJob(deps: AppDeps, r: AppResource, attempt: number): Promise<StartResult> {
+  const step = { name: appStepOf[r.kind], template: appTemplateName(r.kind) };
+  return startTemplateJob(deps, r, step, (cronJob) => buildAppJob(cronJob, r, attempt, deps.namespace));
 }
 
 /** Phase Failed with the reason, if the resource is still unfinished in the phase the decision saw. */

@@ -28,6 +28,7 @@ import type { StoredChange, StoredChanges } from './stored.ts';
 import type { AppKind } from '../shared/api/app.ts';
 import type { AppResource } from '../shared/app/jobs.ts';
 import { appChanged } from './app.ts';
+import { copyChanged } from './copy.ts';
 import { checkAppCreate, checkAppUpdate, isAppKind } from './app-rules.ts';
 import type { CopyKind } from '../shared/api/copy.ts';
 import { isCopyKind, judgeCopyReview } from './copy-rules.ts';
@@ -231,11 +232,20 @@ async function answerApp(req: AdmissionRequest, kind: AppKind, deps: HandlerDeps
   return allow(req.uid);
 }
 
-/** A DataCopy or CopyPolicy: checked (./copy-rules.ts). */
+/**
+ * A DataCopy or CopyPolicy: checked (./copy-rules.ts). Once stored, a DataCopy's creation (or its deletion or cancel
+ * while no attempt runs) starts its copy step (./copy.ts); a status write starts nothing.
+ */
 async function answerCopy(req: AdmissionRequest, kind: CopyKind, deps: HandlerDeps): Promise<AdmissionResponse> {
+  const started = Date.now();
   const judging = judgeCopyReview(req, kind, deps.kube, deps.namespace).then((denial) => ({ denial }));
   const verdict = await judgedWithin(kind, deps, judging);
-  return verdict.denial ? deny(req.uid, verdict.denial) : allow(req.uid);
+  if (verdict.denial) return deny(req.uid, verdict.denial);
+  if (kind === 'DataCopy' && !req.subResource && req.operation !== 'CONNECT') {
+    const context = deps.dispatcher.context;
+    await follow(req, kind, deps, (change) => copyChanged(change, context), 'the sweep will act on it', started);
+  }
+  return allow(req.uid);
 }
 
 async function answer(req: AdmissionRequest, deps: HandlerDeps): Promise<AdmissionResponse> {

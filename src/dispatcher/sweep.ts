@@ -1,10 +1,10 @@
 // The sweep: one pass over every DataUpload and DataDownload that starts any step whose Job is missing, retries a
 // failed step as its next attempt, gives a resource up after the last attempt (with the reason), moves canceled
-// resources on, does the same for AppBackups and AppRestores (./app.ts), removes what deleted resources left in
-// ferry's namespace, starts lost BackupSchedule reconciles, makes the DataCopies CopyPolicies call for and writes
-// their status (./copy-policy-reconcile.ts), deletes expired DataUploads, AppBackups and DataCopies
-// (./expiry.ts), and when ferry is Velero's data mover, does what a lost call left undone on either side of the
-// bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
+// resources on, does the same for AppBackups and AppRestores (./app.ts), starts DataCopies' next attempts
+// (./copy.ts), removes what deleted resources left in ferry's namespace, starts lost BackupSchedule reconciles,
+// makes the DataCopies CopyPolicies call for and writes their status (./copy-policy-reconcile.ts), deletes expired
+// DataUploads, AppBackups and DataCopies (./expiry.ts), and when ferry is Velero's data mover, does what a lost
+// call left undone on either side of the bridge (./velero.ts). Run every minute by the ferry-sweep CronJob
 // (`ferry-dispatcher sweep`), so a lost webhook call delays work but never loses it.
 import { labels } from '../shared/step-job/contract.ts';
 import type { StepName } from '../shared/api/types.ts';
@@ -18,6 +18,7 @@ import { limited } from './limits.ts';
 import { expireAppBackups, expireCopies, expireUploads } from './expiry.ts';
 import { sweepSchedules } from './schedule.ts';
 import { sweepApps } from './app.ts';
+import { sweepCopies } from './copy.ts';
 import { sweepCopyPolicies } from './copy-policy-reconcile.ts';
 import { parseStepJobs } from '../shared/step-job/jobs.ts';
 
@@ -82,12 +83,21 @@ export async function sweep(dispatcher: Dispatcher): Promise<SweepReport> {
   const apps = await sweepApps(dispatcher.context, jobObjects).catch((err) => {
     report.errors.push(`AppBackups and AppRestores: ${message(err)}`);
   });
-  if (apps) {
+  const dataCopies = await sweepCopies(dispatcher.context, jobObjects).catch((err) => {
+    report.errors.push(`DataCopies: ${message(err)}`);
+  });
+  if (dataCopies) {
+    report.dispatched.push(...dataCopies.dispatched);
+    report.waiting.push(...dataCopies.waiting);
+    report.errors.push(...dataCopies.errors);
+  }
+  if (apps && dataCopies) {
     report.dispatched.push(...apps.dispatched);
     report.failed.push(...apps.failed);
     report.errors.push(...apps.errors);
-    // without the list of AppBackups and AppRestores, their Jobs could not be told from orphans
-    report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, [...resources, ...apps.resources], report)));
+    // without the lists of AppBackups, AppRestores and DataCopies, their Jobs could not be told from orphans
+    const living = [...resources, ...apps.resources, ...dataCopies.resources];
+    report.deleted.push(...(await removeOrphans(dispatcher, jobObjects, living, report)));
   }
   if (dispatcher.velero)
     report.errors.push(...(await dispatcher.velero.sweep(resources).catch((err) => [`Velero: ${message(err)}`])));

@@ -1,6 +1,7 @@
 // Every step `ferry-step` runs, by the names in the shared list (src/shared/api/types.ts stepCommands): the five
-// data steps, the two schedule commands, maintenance, a location's backup sync and the AppBackup and AppRestore steps. Keyed by that list, so a
-// name without a description, or a description without a name, does not compile.
+// data steps, the two schedule commands, maintenance, a location's backup sync, the AppBackup and AppRestore steps and
+// the DataCopy's. Keyed by that list, so a name without a description, or a description without a name, does not
+// compile.
 import type { StepCommand } from '../shared/api/types.ts';
 import { stepCommands } from '../shared/api/types.ts';
 import { deleteStep } from './data/delete.ts';
@@ -10,6 +11,7 @@ import { snapshotStep } from './data/snapshot.ts';
 import { transferStep } from './data/transfer.ts';
 import { appBackupStep } from './app/command.ts';
 import { appRestoreStep } from './app/restore-command.ts';
+import { copyStep } from './copy/command.ts';
 import type { StepDescription } from './description.ts';
 import { maintenanceStep } from './maintenance/command.ts';
 import { scheduleRunStep, scheduleStep } from './schedule/command.ts';
@@ -27,6 +29,7 @@ export const stepTable: Readonly<Record<StepCommand, StepDescription>> = {
   'location-sync': locationSyncStep,
   'app-backup': appBackupStep,
   'app-restore': appRestoreStep,
+  copy: copyStep,
 };
 
 export function findStep(name: string): StepDescription | undefined {

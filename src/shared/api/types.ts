@@ -211,8 +211,8 @@ export function isStepName(text: string): text is StepName {
 
 /**
  * Everything `ferry-step` runs: the data steps, a BackupSchedule's reconcile (started by the dispatcher) and its
- * scheduled run, a storage location's maintenance (a CronJob per location) and backup sync, and the one long-running step of each
- * AppBackup and AppRestore.
+ * scheduled run, a storage location's maintenance and backup sync (CronJobs per location), the one long-running step
+ * of each AppBackup and AppRestore, and the one step of each DataCopy.
  */
 export const stepCommands = [
   ...stepNames,
@@ -222,6 +222,7 @@ export const stepCommands = [
   'location-sync',
   'app-backup',
   'app-restore',
+  'copy',
 ] as const;
 
 export type StepCommand = (typeof stepCommands)[number];

@@ -69,9 +69,14 @@ export interface AppJob {
   message?: string;
 }
 
-/** The Jobs of AppBackups and AppRestores among `jobs` (others are left out), by attempt. */
-export function parseAppJobs(jobs: readonly KubeObject[]): AppJob[] {
-  const steps: readonly string[] = Object.values(appStepOf);
+/**
+ * The Jobs of AppBackups and AppRestores among `jobs` (others are left out), by attempt; with `steps`, the Jobs of
+ * those steps instead (a DataCopy's are made the same way).
+ */
+export function parseAppJobs(
+  jobs: readonly KubeObject[],
+  steps: readonly string[] = Object.values(appStepOf),
+): AppJob[] {
   const found: AppJob[] = [];
   for (const job of jobs) {
     const l = job.metadata.labels ?? {};

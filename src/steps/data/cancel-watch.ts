@@ -1,22 +1,31 @@
 // Watching a resource during a long transfer: polls it every second or so and aborts the transfer's signal when
 // a cancel is requested, the resource is being deleted or is gone, or it left the transfer's phases (the sweep
-// marked it Failed). Polling keeps it simple and survives apiserver restarts; one GET a second is cheap.
-import type { FerryResource, Phase } from '../../shared/api/types.ts';
+// marked it Failed). Polling keeps it simple and survives apiserver restarts; one GET a second is cheap. The copy
+// step watches its DataCopy the same way.
+import type { ObjectMeta } from '../../shared/api/types.ts';
 import { keyOf, type KubeObject } from '../../shared/kube/kube.ts';
 import type { StepContext } from '../context.ts';
+
+/** What the watch reads of a resource: a DataUpload, a DataDownload or a DataCopy. */
+export interface Watched {
+  kind: string;
+  metadata: ObjectMeta;
+  spec: { cancel?: boolean };
+  status?: { phase?: string };
+}
 
 export type StopReason = 'cancel' | 'deleting' | 'gone' | 'moved';
 
 export class CancelWatch {
-  readonly #ctx: StepContext;
-  readonly #r: FerryResource;
-  readonly #phases: readonly Phase[];
+  readonly #ctx: Pick<StepContext, 'kube' | 'log' | 'settings'>;
+  readonly #r: Watched;
+  readonly #phases: readonly string[];
   readonly #controller = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #polling = false;
   reason: StopReason | undefined;
 
-  constructor(ctx: StepContext, r: FerryResource, phases: readonly Phase[]) {
+  constructor(ctx: Pick<StepContext, 'kube' | 'log' | 'settings'>, r: Watched, phases: readonly string[]) {
     this.#ctx = ctx;
     this.#r = r;
     this.#phases = phases;
@@ -40,7 +49,7 @@ export class CancelWatch {
     if (this.#polling || this.reason) return;
     this.#polling = true;
     try {
-      const fresh = await this.#ctx.kube.get<FerryResource & KubeObject>(keyOf(this.#r as FerryResource & KubeObject));
+      const fresh = await this.#ctx.kube.get<Watched & KubeObject>(keyOf(this.#r as Watched & KubeObject));
       const why = stopReason(fresh, this.#r, this.#phases);
       if (why) this.#abort(why);
     } catch (err) {
@@ -66,11 +75,7 @@ const messages: Record<StopReason, string> = {
   moved: 'the resource left the transfer phases',
 };
 
-export function stopReason(
-  fresh: FerryResource | undefined,
-  r: FerryResource,
-  phases: readonly Phase[],
-): StopReason | undefined {
+export function stopReason(fresh: Watched | undefined, r: Watched, phases: readonly string[]): StopReason | undefined {
   if (!fresh || fresh.metadata.uid !== r.metadata.uid) return 'gone';
   if (fresh.spec.cancel === true) return 'cancel';
   if (fresh.metadata.deletionTimestamp) return 'deleting';

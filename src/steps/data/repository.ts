@@ -1,10 +1,11 @@
 // Opening the repository a resource uses (its location, its source namespace), creating it on a first backup, and
 // how a step waits for its locks.
 import type { DataDownload, FerryResource } from '../../shared/api/types.ts';
-import { repositoryAccess } from '../../shared/location/access.ts';
+import { repositoryAccess, type RepositoryAccess } from '../../shared/location/access.ts';
+import type { OpenOptions } from '../../engine/operations/storage.ts';
 import type { LockingOptions } from '../../engine/operations/locked.ts';
 import { openOrInit, type Repository } from '../../engine/operations/open.ts';
-import type { StepContext, StepEnvironment } from '../context.ts';
+import type { StepContext } from '../context.ts';
 import { removeDeadStepLocks } from '../stale-locks.ts';
 
 /** The namespace whose repository holds the resource's data: a DataDownload may read another namespace's. */
@@ -32,7 +33,19 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
     repositoryNamespace(r),
     r.kind === 'DataDownload' ? 'read' : 'write',
   );
-  const backend = ctx.engine.openBackend(access.location, access.open);
+  const opened = await openWithAccess(ctx, access, access.open, create);
+  ctx.log.info('opened the repository', { location: access.location });
+  return opened;
+}
+
+/** The repository `access` names, opened with `open` (its S3 settings, perhaps an object-lock policy). */
+export async function openWithAccess(
+  ctx: Pick<StepContext, 'engine'>,
+  access: RepositoryAccess,
+  open: OpenOptions,
+  create: boolean,
+): Promise<OpenedRepository> {
+  const backend = ctx.engine.openBackend(access.location, open);
   const close = async (): Promise<void> => {
     await backend.close();
     access.dispose();
@@ -43,7 +56,6 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
       access.password,
       create ? { ...ctx.engine.init, ...access.identity } : undefined,
     );
-    ctx.log.info('opened the repository', { location: access.location });
     return { repo, location: access.location, close };
   } catch (err) {
     await close();
@@ -56,7 +68,10 @@ export async function openRepository(ctx: StepContext, r: FerryResource, create:
  * locks of step pods that are gone (a delete step killed mid-prune leaves its exclusive lock: no one waits 30 minutes
  * for it).
  */
-export function stepLocking(ctx: StepEnvironment, signal: AbortSignal): LockingOptions {
+export function stepLocking(
+  ctx: Pick<StepContext, 'kube' | 'ferryNamespace' | 'settings' | 'log'>,
+  signal: AbortSignal,
+): LockingOptions {
   return {
     signal,
     lockWaitMs: ctx.settings.lockWaitMs,
