@@ -1,0 +1,143 @@
+// The content list of a block device backed up against its parent, reading only around the changed ranges.
+//
+// restic's chunker is content-defined with a minimum size, so a boundary depends on where the chunk began: a change
+// can move every boundary after it until the new chunking happens to cut where the parent's did, after which the two
+// agree for as long as the bytes do. So each changed range is re-chunked from the parent boundary before it, and the
+// parent's blobs are taken again from the first produced boundary that is also a parent boundary past the change.
+// The list is then exactly what a full read would have produced; only the re-chunked bytes are read.
+import type { Chunker } from '../chunker/chunker.ts';
+import { maxChunkSize } from '../chunker/limits.ts';
+import { isAllZero } from '../backup/file-chunks.ts';
+import type { BlockReader } from './block-reader.ts';
+import { normalizeRanges, type ByteRange } from './byte-ranges.ts';
+
+/** One blob of the parent's content list with its plaintext size. */
+export interface ParentBlob {
+  id: string;
+  size: number;
+}
+
+export type BlockChunk =
+  /** a parent blob taken again without reading it */
+  | { reused: ParentBlob; offset: number }
+  /** bytes read (valid until the next chunk is asked for) */
+  | { data: Uint8Array; offset: number; zero: boolean };
+
+export interface ChangedChunksOptions {
+  /** the parent's content for this device; undefined, or a list not summing to the device's size, reads it all */
+  parent?: readonly ParentBlob[];
+  /** changed ranges since the parent, as reported (clipped and merged here) */
+  changed: readonly ByteRange[];
+  signal?: AbortSignal;
+}
+
+const bufferSize = maxChunkSize + (1 << 20);
+// reads stay small, so a re-chunked stretch reads little past the cut where it stops
+const readStep = 1 << 20;
+
+/** Why the parent cannot be used, or undefined when it can. */
+export function parentUnusable(parent: readonly ParentBlob[] | undefined, size: number): string | undefined {
+  if (!parent) return 'no parent content';
+  let sum = 0;
+  for (const b of parent) {
+    if (!Number.isSafeInteger(b.size) || b.size <= 0) return `parent blob ${b.id} has size ${b.size}`;
+    sum += b.size;
+  }
+  return sum === size ? undefined : `the parent's content holds ${sum} bytes, the device ${size}`;
+}
+
+/**
+ * The device's chunks in order: read ones and reused parent blobs. `chunker` is reset here. With an unusable parent
+ * every byte is read (a full read, which `reader` may still make sparse).
+ */
+export async function* changedChunks(
+  reader: BlockReader,
+  chunker: Chunker,
+  opts: ChangedChunksOptions,
+): AsyncGenerator<BlockChunk> {
+  const parent = parentUnusable(opts.parent, reader.size) ? undefined : opts.parent!;
+  if (!parent) {
+    yield* chunkFrom(reader, chunker, 0, () => false, opts.signal);
+    return;
+  }
+  const changed = normalizeRanges(opts.changed, reader.size);
+  // parent boundaries: ends[i] is where blob i ends
+  const ends: number[] = [];
+  for (const b of parent) ends.push((ends.at(-1) ?? 0) + b.size);
+  const boundaries = new Set(ends);
+  let blob = 0; // next parent blob
+  let pos = 0; // a parent boundary: where blob `blob` starts
+  let next = 0; // next changed range not yet covered
+  while (pos < reader.size) {
+    // parent blobs wholly before the next change are unchanged and cut where they were
+    const changeAt = next < changed.length ? changed[next].offset : reader.size;
+    while (blob < parent.length && ends[blob] <= changeAt) {
+      yield { reused: parent[blob], offset: pos };
+      pos = ends[blob++];
+    }
+    if (pos >= reader.size) break;
+    // re-chunk from here; stop at a cut that the parent also made, past every change begun before it
+    let dirtyEnd = 0;
+    let stop = pos;
+    const resynced = (cut: number): boolean => {
+      while (next < changed.length && changed[next].offset < cut) {
+        dirtyEnd = Math.max(dirtyEnd, changed[next].offset + changed[next].length);
+        next++;
+      }
+      stop = cut;
+      return cut >= dirtyEnd && boundaries.has(cut);
+    };
+    yield* chunkFrom(reader, chunker, pos, resynced, opts.signal);
+    pos = stop;
+    while (blob < parent.length && ends[blob] <= pos) blob++;
+  }
+}
+
+/** Chunks read from `start` until `stop(cut)` says so after a cut, or the device ends. */
+async function* chunkFrom(
+  reader: BlockReader,
+  chunker: Chunker,
+  start: number,
+  stop: (cut: number) => boolean,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<BlockChunk> {
+  const buf = Buffer.allocUnsafeSlow(bufferSize);
+  chunker.reset();
+  let begin = 0; // first byte of the current chunk in buf
+  let scan = 0;
+  let end = 0;
+  let offset = start; // device offset of buf[begin]
+  let readAt = start; // next device offset to read
+  for (;;) {
+    if (scan === end) {
+      if (begin > 0) {
+        buf.copy(buf, 0, begin, end);
+        end -= begin;
+        scan -= begin;
+        begin = 0;
+      }
+      signal?.throwIfAborted();
+      const n = await reader.read(buf, end, Math.min(readStep, bufferSize - end), readAt);
+      if (n === 0) break;
+      readAt += n;
+      end += n;
+      continue;
+    }
+    const cut = chunker.next(buf.subarray(0, end), scan);
+    if (cut < 0) {
+      scan = end;
+      continue;
+    }
+    const data = buf.subarray(begin, cut);
+    yield { data, offset, zero: isAllZero(data) };
+    offset += cut - begin;
+    begin = cut;
+    scan = cut;
+    if (stop(offset)) return;
+  }
+  if (end > begin) {
+    const data = buf.subarray(begin, end);
+    yield { data, offset, zero: isAllZero(data) };
+    stop(offset + data.length);
+  }
+}
