@@ -22,6 +22,7 @@ import { lstatEntries } from '../fsmeta/lstat-entries.ts';
 import { listNames } from '../fsmeta/list-names.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { BackupPool } from './pool.ts';
+import { planBlocks, type BlockChanges, type BlockRead } from '../blocks/plan.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
@@ -52,6 +53,8 @@ export interface ArchiveResult {
   tree: ID;
   counters: Counters;
   progress: Progress;
+  /** for a device read with changed-block tracking at hand: how it was read and how much */
+  blockRead?: BlockRead;
 }
 
 const pathSep = Buffer.from('/');
@@ -128,8 +131,14 @@ export class Archiver {
    * Archives one file or device as a single file node named `name` at the snapshot root (restic's --stdin shape),
    * for block-mode volumes and images. `size`, when known (a device reports 0), feeds the progress totals.
    */
-  async archiveStream(source: string, name: string, size = 0): Promise<ArchiveResult> {
+  async archiveStream(
+    source: string,
+    name: string,
+    size = 0,
+    blocks?: { changes: BlockChanges; parentID?: ID },
+  ): Promise<ArchiveResult> {
     try {
+      const planned = blocks && (await this.#planBlocks(name, size, blocks.changes, blocks.parentID));
       this.#progress.filesTotal = 1;
       this.#progress.bytesTotal = size;
       this.#progress.totalsFinal = true;
@@ -143,6 +152,7 @@ export class Archiver {
           this.#tick.tick();
         },
         this.#opts.signal,
+        planned?.plan,
       );
       const now = localTime(BigInt(Date.now()) * 1_000_000n);
       const node = newNode(Buffer.from(name), 'file', {
@@ -159,10 +169,23 @@ export class Archiver {
       this.#doneFile(r.size, streamed);
       const tree = await this.#saveTree([node]);
       this.#tick.flush();
-      return { tree, counters: this.#counters, progress: this.#progress };
+      const blockRead = planned && {
+        mode: planned.mode,
+        bytesRead: r.bytesRead ?? r.size,
+        size: r.size,
+        ...(planned.reason ? { reason: planned.reason } : {}),
+      };
+      return { tree, counters: this.#counters, progress: this.#progress, blockRead };
     } finally {
       await this.#pool.close();
     }
+  }
+
+  async #planBlocks(name: string, size: number, changes: BlockChanges, parentID: ID | undefined) {
+    if (size <= 0) return { plan: undefined, mode: 'full' as const, reason: 'the device size is unknown' };
+    const nodes = parentID && this.#opts.parentTree ? await this.#loadTree(this.#opts.parentTree) : undefined;
+    const parent = parentID ? { id: parentID, nodes, name: Buffer.from(name) } : undefined;
+    return planBlocks(this.#repo, size, changes, parent);
   }
 
   async #saveVirtual(v: VirtualDir, path: Buffer, parent: TreeNode[] | undefined): Promise<ID> {
