@@ -19,12 +19,16 @@ interface SnapshotMetadataService extends KubeObject {
   spec: { address: string; caCert: string; audience: string };
 }
 
-/** Changed-block tracking for `du`'s device of `size` bytes, given the parent snapshot the backup chose. */
+/**
+ * Changed-block tracking for `du`'s device of `size` bytes, given the parent snapshot the backup chose.
+ * `ownToken` reads the pod's own ServiceAccount token (tests give theirs).
+ */
 export async function blockChanges(
   ctx: StepContext,
   du: DataUpload,
   size: number | undefined,
   parent: SnapshotEntry | undefined,
+  ownToken: () => Promise<string> = () => readFile(serviceAccountToken, 'utf8'),
 ): Promise<BlockChanges> {
   const driver = du.status?.changeTracking?.driver;
   const target = du.status?.exposure?.volumeSnapshot;
@@ -35,7 +39,7 @@ export async function blockChanges(
     if (!found) return { reason: `the CSI driver ${driver} offers no SnapshotMetadataService` };
     call = {
       target: { address: found.spec.address, ca: Buffer.from(found.spec.caCert, 'base64') },
-      token: await audienceToken(ctx, found.spec.audience),
+      token: await audienceToken(ctx, found.spec.audience, await ownToken()),
       namespace: ctx.ferryNamespace,
       signal: ctx.signal,
     };
@@ -43,8 +47,14 @@ export async function blockChanges(
     return { reason: `the SnapshotMetadataService of ${driver} cannot be used: ${(err as Error).message}` };
   }
   const reasons: string[] = [];
-  const base = parent && (await parentHandle(ctx, du, parent.id).catch(() => undefined));
-  if (parent && !base) reasons.push(`the parent backup (snapshot ${parent.id.slice(0, 8)}) kept no CSI snapshot`);
+  const base =
+    parent &&
+    (await parentHandle(ctx, du, parent.id).catch((err: Error) => {
+      reasons.push(`the parent backup cannot be looked up: ${err.message}`);
+      return '';
+    }));
+  if (parent && base === undefined)
+    reasons.push(`the parent backup (snapshot ${parent.id.slice(0, 8)}) kept no CSI snapshot`);
   if (parent && base) {
     try {
       const delta = await getDelta(call, base, target);
@@ -83,8 +93,8 @@ async function parentHandle(ctx: StepContext, du: DataUpload, id: string): Promi
  * A token of this pod's ServiceAccount for the service's audience, bound to the pod, so it is worth nothing once
  * the transfer ends. The sidecar checks, with it, that the account may get the exposed VolumeSnapshot.
  */
-async function audienceToken(ctx: StepContext, audience: string): Promise<string> {
-  const { namespace, name } = ownAccount(await readFile(serviceAccountToken, 'utf8'));
+async function audienceToken(ctx: StepContext, audience: string, own: string): Promise<string> {
+  const { namespace, name } = ownAccount(own);
   return ctx.kube.createToken(namespace, name, {
     audiences: [audience],
     expirationSeconds: tokenSeconds,

@@ -3,101 +3,35 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createSecureServer, type Http2SecureServer, type ServerHttp2Stream } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getAllocated, getDelta, type MetadataCall } from '../../../src/shared/cbt/client.ts';
 import { GrpcError } from '../../../src/shared/cbt/grpc-call.ts';
 import { makeTestCertificates } from '../../support/test-ca.ts';
+import {
+  answer,
+  frame,
+  metadataResponse,
+  startMetadataServer,
+  type Handler,
+  type MetadataServer,
+} from '../../support/snapshot-metadata-server.ts';
 
-type Handler = (stream: ServerHttp2Stream, path: string, request: Map<number, string | bigint>) => void;
-
-let dir: string;
-let server: Http2SecureServer;
+let server: MetadataServer;
 let call: MetadataCall;
-let handler: Handler;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ferry-cbt-'));
-  const certs = await makeTestCertificates(dir);
-  server = createSecureServer({ cert: await readFile(certs.certFile), key: await readFile(certs.keyFile) });
-  server.on('stream', (stream, headers) => {
-    const parts: Buffer[] = [];
-    stream.on('data', (d: Buffer) => parts.push(d));
-    stream.on('end', () => handler(stream, String(headers[':path']), fields(Buffer.concat(parts).subarray(5))));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  call = { target: { address: `127.0.0.1:${port}`, ca: await readFile(certs.caFile) }, token: 'tok', namespace: 'ns' };
+  server = await startMetadataServer();
+  call = { target: { address: server.address, ca: server.ca }, token: 'tok', namespace: 'ns' };
 });
+after(() => server.close());
 
-after(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await rm(dir, { recursive: true });
-});
-
-// a test-side protobuf writer and reader, independent of the client's
-function varint(v: bigint): Buffer {
-  const out: number[] = [];
-  let n = BigInt.asUintN(64, v);
-  do {
-    out.push(Number(n & 0x7fn) | (n > 0x7fn ? 0x80 : 0));
-    n >>= 7n;
-  } while (n > 0n);
-  return Buffer.from(out);
-}
-const int = (field: number, v: number | bigint): Buffer =>
-  Buffer.concat([varint(BigInt(field << 3)), varint(BigInt(v))]);
-const bytes = (field: number, b: Buffer): Buffer =>
-  Buffer.concat([varint(BigInt((field << 3) | 2)), varint(BigInt(b.length)), b]);
-
-function response(capacity: number, blocks: [number | bigint, number | bigint][]): Buffer {
-  return Buffer.concat([
-    int(1, 2),
-    int(2, capacity),
-    ...blocks.map(([o, s]) => bytes(3, Buffer.concat([int(1, o), int(2, s)]))),
-  ]);
-}
-
-function frame(message: Buffer, length = message.length, flag = 0): Buffer {
-  const prefix = Buffer.alloc(5);
-  prefix[0] = flag;
-  prefix.writeUInt32BE(length, 1);
-  return Buffer.concat([prefix, message]);
-}
-
-function fields(b: Buffer): Map<number, string | bigint> {
-  const out = new Map<number, string | bigint>();
-  let at = 0;
-  const read = (): bigint => {
-    let v = 0n;
-    for (let shift = 0n; ; shift += 7n) {
-      const byte = b[at++];
-      v |= BigInt(byte & 0x7f) << shift;
-      if (!(byte & 0x80)) return v;
-    }
-  };
-  while (at < b.length) {
-    const key = read();
-    if ((key & 7n) === 2n) {
-      const n = Number(read());
-      out.set(Number(key >> 3n), b.subarray(at, at + n).toString());
-      at += n;
-    } else out.set(Number(key >> 3n), read());
-  }
-  return out;
-}
-
-function ok(stream: ServerHttp2Stream, ...frames: Buffer[]): void {
-  stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-  stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-  stream.end(Buffer.concat(frames));
-}
+const response = metadataResponse;
+const ok = answer;
 
 test('GetMetadataAllocated: the request names token, namespace and snapshot; streamed blocks come back merged', async () => {
   let seen: { path: string; request: Map<number, string | bigint> } | undefined;
-  handler = (stream, path, request) => {
+  server.handler = (stream, path, request) => {
     seen = { path, request };
     ok(
       stream,
@@ -133,7 +67,7 @@ test('GetMetadataAllocated: the request names token, namespace and snapshot; str
 
 test('GetMetadataDelta sends the base CSI handle and the target name; a message split across data frames is whole', async () => {
   let seen: Map<number, string | bigint> | undefined;
-  handler = (stream, _path, request) => {
+  server.handler = (stream, _path, request) => {
     seen = request;
     const all = frame(response(1 << 20, [[8192, 4096]]));
     stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
@@ -155,7 +89,7 @@ test('GetMetadataDelta sends the base CSI handle and the target name; a message 
 });
 
 test('ranges out of order, overlapping or past the capacity are sorted, merged and clipped: never fewer bytes', async () => {
-  handler = (stream) =>
+  server.handler = (stream) =>
     ok(
       stream,
       frame(
@@ -221,20 +155,20 @@ test('hostile responses are clear errors naming what was wrong', async () => {
     ],
   ];
   for (const [name, h, expected] of cases) {
-    handler = h;
+    server.handler = h;
     await assert.rejects(getDelta(call, 'a', 'b'), expected, name);
   }
 });
 
 test('a grpc-status error keeps its code, so a caller can tell a missing base snapshot from a denial', async () => {
-  handler = (s) =>
+  server.handler = (s) =>
     s.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '5' }, { endStream: true });
   const err = await getDelta(call, 'gone', 'b').catch((e: unknown) => e);
   assert.ok(err instanceof GrpcError && err.code === 5, String(err));
 });
 
 test('a server whose certificate the given CA did not sign is refused', async () => {
-  handler = (s) => ok(s, frame(response(100, [])));
+  server.handler = (s) => ok(s, frame(response(100, [])));
   const other = await mkdtemp(join(tmpdir(), 'ferry-cbt-other-'));
   try {
     const certs = await makeTestCertificates(other);
