@@ -5,22 +5,11 @@
 // identical to the source.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import {
-  boundClaim,
-  claims,
-  completedBackup,
-  dataDownload,
-  downloads,
-  settledLeftovers,
-  summary,
-  volumePath,
-  watchUntil,
-  world,
-} from './world.ts';
-import type { Obj, World } from './world.ts';
+import { restoreInto, sha } from './block-restore.ts';
+import { boundClaim, completedBackup, settledLeftovers, summary, world } from './world.ts';
+import type { World } from './world.ts';
 
 let w: World & { app: string; other: string };
 let device: string;
@@ -45,12 +34,6 @@ before(
   { timeout: 30 * 60_000 },
 );
 after(() => w?.cluster.cleanup());
-
-async function sha(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const piece of createReadStream(path)) h.update(piece as Buffer);
-  return h.digest('hex');
-}
 
 async function contentExists(name: string): Promise<boolean> {
   return (await w.cluster.kube.find(`/apis/snapshot.storage.k8s.io/v1/volumesnapshotcontents/${name}`)) !== undefined;
@@ -94,20 +77,9 @@ describe('block volume with changed-block tracking', { timeout: 40 * 60_000 }, (
     assert.ok(await contentExists(ct2.retainedContent));
     await w.resticCheck(w.app, true);
 
-    await w.cluster.kube.create(
-      downloads(w.other),
-      dataDownload('disk-copy', w.location, {
-        targetPVC: { name: 'restored' },
-        source: { dataUpload: { name: 'second', namespace: w.app } },
-      }),
-    );
-    const down = (
-      await watchUntil(w.cluster, `${downloads(w.other)}/disk-copy`, ['Completed', 'Failed', 'Canceled'], 20 * 60_000)
-    ).final;
-    assert.equal(down.status.phase, 'Completed', down.status.message);
+    const { down, path } = await restoreInto(w, { name: 'second', namespace: w.app }, w.other, 'restored', 20 * 60_000);
     t.diagnostic(summary(down));
-    const pvc: Obj = await w.cluster.kube.get(`${claims(w.other)}/restored`);
-    assert.equal(await sha(await volumePath(w.cluster, pvc.spec.volumeName)), await sha(device));
+    assert.equal(await sha(path), await sha(device));
     assert.deepEqual(await settledLeftovers(w.cluster, second.metadata.uid), []);
   });
 });

@@ -6,8 +6,7 @@
 // parent's blobs are taken again from the first produced boundary that is also a parent boundary past the change.
 // The list is then exactly what a full read would have produced; only the re-chunked bytes are read.
 import type { Chunker } from '../chunker/chunker.ts';
-import { maxChunkSize } from '../chunker/limits.ts';
-import { isAllZero } from '../backup/file-chunks.ts';
+import { bufferSize, cutChunks } from '../backup/file-chunks.ts';
 import type { BlockReader } from './block-reader.ts';
 import { normalizeRanges, type ByteRange } from './byte-ranges.ts';
 
@@ -31,7 +30,6 @@ export interface ChangedChunksOptions {
   signal?: AbortSignal;
 }
 
-const bufferSize = maxChunkSize + (1 << 20);
 // reads stay small, so a re-chunked stretch reads little past the cut where it stops
 const readStep = 1 << 20;
 
@@ -94,7 +92,7 @@ export async function* changedChunks(
 }
 
 /** Chunks read from `start` until `stop(cut)` says so after a cut, or the device ends. */
-async function* chunkFrom(
+function chunkFrom(
   reader: BlockReader,
   chunker: Chunker,
   start: number,
@@ -102,42 +100,11 @@ async function* chunkFrom(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<BlockChunk> {
   const buf = Buffer.allocUnsafeSlow(bufferSize);
-  chunker.reset();
-  let begin = 0; // first byte of the current chunk in buf
-  let scan = 0;
-  let end = 0;
-  let offset = start; // device offset of buf[begin]
-  let readAt = start; // next device offset to read
-  for (;;) {
-    if (scan === end) {
-      if (begin > 0) {
-        buf.copy(buf, 0, begin, end);
-        end -= begin;
-        scan -= begin;
-        begin = 0;
-      }
-      signal?.throwIfAborted();
-      const n = await reader.read(buf, end, Math.min(readStep, bufferSize - end), readAt);
-      if (n === 0) break;
-      readAt += n;
-      end += n;
-      continue;
-    }
-    const cut = chunker.next(buf.subarray(0, end), scan);
-    if (cut < 0) {
-      scan = end;
-      continue;
-    }
-    const data = buf.subarray(begin, cut);
-    yield { data, offset, zero: isAllZero(data) };
-    offset += cut - begin;
-    begin = cut;
-    scan = cut;
-    if (stop(offset)) return;
-  }
-  if (end > begin) {
-    const data = buf.subarray(begin, end);
-    yield { data, offset, zero: isAllZero(data) };
-    stop(offset + data.length);
-  }
+  let readAt = start;
+  const read = async (at: number, length: number): Promise<number> => {
+    const n = await reader.read(buf, at, Math.min(readStep, length), readAt);
+    readAt += n;
+    return n;
+  };
+  return cutChunks(buf, read, chunker, start, stop, signal);
 }

@@ -7,15 +7,8 @@ import type { RequestOptions } from 'node:https';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeError } from './errors.ts';
-import type {
-  DeleteOptions,
-  Kube,
-  KubeObject,
-  ListOptions,
-  ObjectKey,
-  PatchOptions,
-  TokenRequestSpec,
-} from './kube.ts';
+import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
+import type { TokenRequestSpec } from './kube.ts';
 import { apiVersionOf, resourcePath, type KindName } from './resources.ts';
 
 const contentTypes = { merge: 'application/merge-patch+json', json: 'application/json-patch+json' } as const;

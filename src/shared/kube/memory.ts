@@ -4,15 +4,8 @@
 // in for controllers (a snapshot becoming ready, a PVC binding); every call is recorded for assertions.
 import { randomUUID } from 'node:crypto';
 import { KubeError } from './errors.ts';
-import type {
-  DeleteOptions,
-  Kube,
-  KubeObject,
-  ListOptions,
-  ObjectKey,
-  PatchOptions,
-  TokenRequestSpec,
-} from './kube.ts';
+import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
+import type { TokenRequestSpec } from './kube.ts';
 import { apiVersionOf, resourceInfo, type KindName } from './resources.ts';
 
 export type Verb = 'get' | 'list' | 'create' | 'replace' | 'replaceStatus' | 'patch' | 'delete';

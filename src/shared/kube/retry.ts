@@ -3,15 +3,8 @@
 // failing the step). Capped exponential backoff with full jitter. Every write here is safe to repeat: creates use
 // deterministic names (AlreadyExists on a repeat), replaces carry a resourceVersion (Conflict on a repeat).
 import { isTransient } from './errors.ts';
-import type {
-  DeleteOptions,
-  Kube,
-  KubeObject,
-  ListOptions,
-  ObjectKey,
-  PatchOptions,
-  TokenRequestSpec,
-} from './kube.ts';
+import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
+import type { TokenRequestSpec } from './kube.ts';
 import type { KindName } from './resources.ts';
 import { sleep } from '../../engine/concurrency/sleep.ts';
 
