@@ -30,8 +30,8 @@ export interface ChangedChunksOptions {
   signal?: AbortSignal;
 }
 
-// reads stay small, so a re-chunked stretch reads little past the cut where it stops
-const readStep = 1 << 20;
+// reads around changes stay small, so a re-chunked stretch reads little past the cut where it stops
+const readStep = 256 << 10;
 
 /** Why the parent cannot be used, or undefined when it can. */
 export function parentUnusable(parent: readonly ParentBlob[] | undefined, size: number): string | undefined {
@@ -53,28 +53,33 @@ export async function* changedChunks(
   chunker: Chunker,
   opts: ChangedChunksOptions,
 ): AsyncGenerator<BlockChunk> {
+  const buf = Buffer.allocUnsafeSlow(bufferSize);
   const parent = parentUnusable(opts.parent, reader.size) ? undefined : opts.parent!;
   if (!parent) {
-    yield* chunkFrom(reader, chunker, 0, () => false, opts.signal);
+    yield* chunkFrom(buf, reader, chunker, 0, () => false, bufferSize, opts.signal);
     return;
   }
   const changed = normalizeRanges(opts.changed, reader.size);
-  // parent boundaries: ends[i] is where blob i ends
+  // parent boundaries: ends[i] is where blob i ends; blobAfter maps a boundary to the blob that starts there
   const ends: number[] = [];
-  for (const b of parent) ends.push((ends.at(-1) ?? 0) + b.size);
-  const boundaries = new Set(ends);
+  const blobAfter = new Map<number, number>([[0, 0]]);
+  for (const [i, b] of parent.entries()) {
+    ends.push((ends.at(-1) ?? 0) + b.size);
+    blobAfter.set(ends[i], i + 1);
+  }
   let blob = 0; // next parent blob
   let pos = 0; // a parent boundary: where blob `blob` starts
   let next = 0; // next changed range not yet covered
+  const changeAt = (): number => (next < changed.length ? changed[next].offset : reader.size);
   while (pos < reader.size) {
     // parent blobs wholly before the next change are unchanged and cut where they were
-    const changeAt = next < changed.length ? changed[next].offset : reader.size;
-    while (blob < parent.length && ends[blob] <= changeAt) {
+    while (blob < parent.length && ends[blob] <= changeAt()) {
       yield { reused: parent[blob], offset: pos };
       pos = ends[blob++];
     }
     if (pos >= reader.size) break;
-    // re-chunk from here; stop at a cut that the parent also made, past every change begun before it
+    // re-chunk from here; stop at a cut that the parent also made, past every change begun before it, and only
+    // where a parent blob can be taken next (stopping before a change just to start again would read twice)
     let dirtyEnd = 0;
     let stop = pos;
     const resynced = (cut: number): boolean => {
@@ -83,26 +88,31 @@ export async function* changedChunks(
         next++;
       }
       stop = cut;
-      return cut >= dirtyEnd && boundaries.has(cut);
+      const after = blobAfter.get(cut);
+      return cut >= dirtyEnd && after !== undefined && (after === parent.length || ends[after] <= changeAt());
     };
-    yield* chunkFrom(reader, chunker, pos, resynced, opts.signal);
+    yield* chunkFrom(buf, reader, chunker, pos, resynced, readStep, opts.signal);
     pos = stop;
     while (blob < parent.length && ends[blob] <= pos) blob++;
   }
 }
 
-/** Chunks read from `start` until `stop(cut)` says so after a cut, or the device ends. */
+/**
+ * Chunks read from `start` into `buf` until `stop(cut)` says so after a cut, or the device ends. Reads are at most
+ * `step` bytes, so little is read past a stop.
+ */
 function chunkFrom(
+  buf: Buffer,
   reader: BlockReader,
   chunker: Chunker,
   start: number,
   stop: (cut: number) => boolean,
+  step: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<BlockChunk> {
-  const buf = Buffer.allocUnsafeSlow(bufferSize);
   let readAt = start;
   const read = async (at: number, length: number): Promise<number> => {
-    const n = await reader.read(buf, at, Math.min(readStep, length), readAt);
+    const n = await reader.read(buf, at, Math.min(step, length), readAt);
     readAt += n;
     return n;
   };

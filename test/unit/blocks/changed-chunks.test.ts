@@ -92,7 +92,15 @@ test('hostile placements: offset 0, the last byte, adjacent and overlapping out-
   for (const c of cases) {
     const r = await incremental(device, c.changes, c.reported);
     assert.deepEqual(r.got, r.full, c.name);
+    assert.ok(r.read < device.length, `${c.name}: read ${r.read} bytes of ${device.length}`);
   }
+});
+
+test('changes a chunk apart are re-chunked in one pass: no byte is read twice, nothing beyond a full read', async () => {
+  const changes = Array.from({ length: 40 }, (_, i) => ({ offset: i * 1_200_000 + 99, length: 100 }));
+  const r = await incremental(device, changes);
+  assert.deepEqual(r.got, r.full);
+  assert.ok(r.read <= device.length, `read ${r.read} bytes of ${device.length}`);
 });
 
 test('unreported changes are not seen: only reported ranges are read (the list trusts the tracking)', async () => {
