@@ -22,7 +22,7 @@ import { lstatEntries } from '../fsmeta/lstat-entries.ts';
 import { listNames } from '../fsmeta/list-names.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { BackupPool } from './pool.ts';
-import { planBlocks, type BlockChanges, type BlockRead } from '../blocks/plan.ts';
+import { blockReadOf, planBlocks, type BlockChanges, type BlockRead } from '../blocks/plan.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
@@ -138,7 +138,14 @@ export class Archiver {
     blocks?: { changes: BlockChanges; parentID?: ID },
   ): Promise<ArchiveResult> {
     try {
-      const planned = blocks && (await this.#planBlocks(name, size, blocks.changes, blocks.parentID));
+      const parentTree = blocks?.parentID && this.#opts.parentTree;
+      const planned =
+        blocks &&
+        planBlocks(this.#repo, size, blocks.changes, {
+          id: blocks.parentID,
+          nodes: parentTree ? await this.#loadTree(parentTree) : undefined,
+          name: Buffer.from(name),
+        });
       this.#progress.filesTotal = 1;
       this.#progress.bytesTotal = size;
       this.#progress.totalsFinal = true;
@@ -169,23 +176,11 @@ export class Archiver {
       this.#doneFile(r.size, streamed);
       const tree = await this.#saveTree([node]);
       this.#tick.flush();
-      const blockRead = planned && {
-        mode: planned.mode,
-        bytesRead: r.bytesRead ?? r.size,
-        size: r.size,
-        ...(planned.reason ? { reason: planned.reason } : {}),
-      };
+      const blockRead = planned && blockReadOf(planned, r.size, r.bytesRead);
       return { tree, counters: this.#counters, progress: this.#progress, blockRead };
     } finally {
       await this.#pool.close();
     }
-  }
-
-  async #planBlocks(name: string, size: number, changes: BlockChanges, parentID: ID | undefined) {
-    if (size <= 0) return { plan: undefined, mode: 'full' as const, reason: 'the device size is unknown' };
-    const nodes = parentID && this.#opts.parentTree ? await this.#loadTree(this.#opts.parentTree) : undefined;
-    const parent = parentID ? { id: parentID, nodes, name: Buffer.from(name) } : undefined;
-    return planBlocks(this.#repo, size, changes, parent);
   }
 
   async #saveVirtual(v: VirtualDir, path: Buffer, parent: TreeNode[] | undefined): Promise<ID> {

@@ -37,21 +37,23 @@ export interface BlockRead {
 }
 
 /**
- * The plan for device node `name` of `size` bytes, given the parent snapshot (`parentID`, its root tree's nodes)
- * and what tracking reported. A parent whose content is not all in the repository, or not `size` bytes, is not used.
+ * The plan for device node `parent.name` of `size` bytes, given the parent snapshot (`parent.id`, its root tree's
+ * nodes) and what tracking reported. A parent whose content is not all in the repository, or not `size` bytes, is
+ * not used; a device of unknown size is read as a plain stream.
  */
 export function planBlocks(
   repo: Repository,
   size: number,
   changes: BlockChanges,
-  parent: { id: ID; nodes: TreeNode[] | undefined; name: Uint8Array } | undefined,
-): { plan: BlockPlan; mode: BlockRead['mode']; reason?: string } {
+  parent: { id: ID | undefined; nodes: TreeNode[] | undefined; name: Uint8Array },
+): { plan?: BlockPlan; mode: BlockRead['mode']; reason?: string } {
+  if (size <= 0) return { mode: 'full', reason: 'the device size is unknown' };
   let reason = changes.reason;
   if (changes.changed) {
-    const blobs = parent && parentBlobs(repo, parent.nodes, parent.name);
+    const blobs = parentBlobs(repo, parent.nodes, parent.name);
     const unusable =
-      !parent || parent.id !== changes.changed.since
-        ? `the changes are relative to snapshot ${changes.changed.since.slice(0, 8)}, not to the parent ${parent?.id.slice(0, 8) ?? '(none)'}`
+      parent.id !== changes.changed.since
+        ? `the changes are relative to snapshot ${changes.changed.since.slice(0, 8)}, not to the parent ${parent.id?.slice(0, 8) ?? '(none)'}`
         : typeof blobs === 'string'
           ? blobs
           : parentUnusable(blobs, size);
@@ -65,6 +67,20 @@ export function planBlocks(
   if (changes.allocated)
     return { plan: { size, allocated: normalizeRanges(changes.allocated, size) }, mode: 'allocated', reason };
   return { plan: { size }, mode: 'full', reason };
+}
+
+/** What a read by `planned` did: a device read as a plain stream reads all `size` bytes. */
+export function blockReadOf(
+  planned: { mode: BlockRead['mode']; reason?: string },
+  size: number,
+  bytesRead: number | undefined,
+): BlockRead {
+  return {
+    mode: planned.mode,
+    bytesRead: bytesRead ?? size,
+    size,
+    ...(planned.reason ? { reason: planned.reason } : {}),
+  };
 }
 
 /** The parent's device content with each blob's size from the index, or why it cannot be had. */
