@@ -14,6 +14,8 @@ import type { StepContext } from '../context.ts';
 const serviceAccountToken = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 /** the token the service checks lives only as long as a transfer is likely to ask with it */
 const tokenSeconds = 600;
+/** status.changeTracking.reason's limit */
+const maxReason = 1024;
 
 interface SnapshotMetadataService extends KubeObject {
   spec: { address: string; caCert: string; audience: string };
@@ -29,6 +31,19 @@ export async function blockChanges(
   size: number | undefined,
   parent: SnapshotEntry | undefined,
   ownToken: () => Promise<string> = () => readFile(serviceAccountToken, 'utf8'),
+): Promise<BlockChanges> {
+  const got = await askTracking(ctx, du, size, parent, ownToken);
+  // the reason quotes what the service said, and status keeps at most maxReason characters of it
+  if (got.reason && got.reason.length > maxReason) got.reason = `${got.reason.slice(0, maxReason - 1)}…`;
+  return got;
+}
+
+async function askTracking(
+  ctx: StepContext,
+  du: DataUpload,
+  size: number | undefined,
+  parent: SnapshotEntry | undefined,
+  ownToken: () => Promise<string>,
 ): Promise<BlockChanges> {
   const driver = du.status?.changeTracking?.driver;
   const target = du.status?.exposure?.volumeSnapshot;

@@ -129,3 +129,14 @@ test('a broken answer on both calls falls back to a full read with both reasons'
     /changed blocks .* unavailable: .*byte limit; the allocated blocks are unavailable: .*byte limit/,
   );
 });
+
+test("a service's long error message is cut to what status holds", async () => {
+  const { h, du } = setup();
+  server.handler = (s) => refuse(s, 13, 'x'.repeat(6000));
+  const got = await blockChanges(h.ctx, du, 1 << 20, parent, ownToken);
+  assert.equal(got.reason?.length, 1024);
+  assert.match(
+    got.reason ?? '',
+    /^the changed blocks since the parent's CSI snapshot are unavailable: .*INTERNAL: x+…$/,
+  );
+});
