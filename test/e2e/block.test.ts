@@ -2,22 +2,10 @@
 // with identical bytes; its all-zero ranges cost no upload.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { open, readFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import { randomBytes } from '../support/repo.ts';
-import {
-  boundClaim,
-  claims,
-  dataDownload,
-  dataUpload,
-  downloads,
-  settledLeftovers,
-  summary,
-  uploads,
-  volumePath,
-  watchUntil,
-  world,
-} from './world.ts';
+import { restoreInto, sha } from './block-restore.ts';
+import { boundClaim, dataUpload, settledLeftovers, summary, uploads, watchUntil, world } from './world.ts';
 import type { World } from './world.ts';
 
 let w: World & { app: string; other: string };
@@ -42,11 +30,6 @@ before(
 );
 after(() => w?.cluster.cleanup());
 
-const sha = async (path: string): Promise<string> =>
-  createHash('sha256')
-    .update(await readFile(path))
-    .digest('hex');
-
 describe('block volume', { timeout: 30 * 60_000 }, () => {
   it('backs up as one stream whose zero ranges cost nothing, and restores identical bytes', async (t) => {
     await w.cluster.kube.create(uploads(w.app), dataUpload('disk', w.location));
@@ -65,21 +48,16 @@ describe('block volume', { timeout: 30 * 60_000 }, () => {
     assert.deepEqual(entry.snapshot.paths, ['/data.img']);
     await w.resticCheck(w.app, true);
 
-    await w.cluster.kube.create(
-      downloads(w.other),
-      dataDownload('disk-copy', w.location, {
-        targetPVC: { name: 'restored' },
-        source: { dataUpload: { name: 'disk', namespace: w.app } },
-      }),
+    const { down, pvc, path } = await restoreInto(
+      w,
+      { name: 'disk', namespace: w.app },
+      w.other,
+      'restored',
+      10 * 60_000,
     );
-    const down = (
-      await watchUntil(w.cluster, `${downloads(w.other)}/disk-copy`, ['Completed', 'Failed', 'Canceled'], 10 * 60_000)
-    ).final;
-    assert.equal(down.status.phase, 'Completed', down.status.message);
     t.diagnostic(summary(down));
-    const pvc = await w.cluster.kube.get(`${claims(w.other)}/restored`);
     assert.equal(pvc.spec.volumeMode, 'Block');
-    assert.equal(await sha(await volumePath(w.cluster, pvc.spec.volumeName)), await sha(device));
+    assert.equal(await sha(path), await sha(device));
     assert.deepEqual(await settledLeftovers(w.cluster, up.metadata.uid), []);
     assert.deepEqual(await settledLeftovers(w.cluster, down.metadata.uid), []);
   });

@@ -22,6 +22,7 @@ import { lstatEntries } from '../fsmeta/lstat-entries.ts';
 import { listNames } from '../fsmeta/list-names.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { BackupPool } from './pool.ts';
+import { blockReadOf, planBlocks, type BlockChanges, type BlockRead } from '../blocks/plan.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
@@ -52,6 +53,8 @@ export interface ArchiveResult {
   tree: ID;
   counters: Counters;
   progress: Progress;
+  /** for a device read with changed-block tracking at hand: how it was read and how much */
+  blockRead?: BlockRead;
 }
 
 const pathSep = Buffer.from('/');
@@ -128,8 +131,21 @@ export class Archiver {
    * Archives one file or device as a single file node named `name` at the snapshot root (restic's --stdin shape),
    * for block-mode volumes and images. `size`, when known (a device reports 0), feeds the progress totals.
    */
-  async archiveStream(source: string, name: string, size = 0): Promise<ArchiveResult> {
+  async archiveStream(
+    source: string,
+    name: string,
+    size = 0,
+    blocks?: { changes: BlockChanges; parentID?: ID },
+  ): Promise<ArchiveResult> {
     try {
+      const parentTree = blocks?.parentID && this.#opts.parentTree;
+      const planned =
+        blocks &&
+        planBlocks(this.#repo, size, blocks.changes, {
+          id: blocks.parentID,
+          nodes: parentTree ? await this.#loadTree(parentTree) : undefined,
+          name: Buffer.from(name),
+        });
       this.#progress.filesTotal = 1;
       this.#progress.bytesTotal = size;
       this.#progress.totalsFinal = true;
@@ -143,6 +159,7 @@ export class Archiver {
           this.#tick.tick();
         },
         this.#opts.signal,
+        planned?.plan,
       );
       const now = localTime(BigInt(Date.now()) * 1_000_000n);
       const node = newNode(Buffer.from(name), 'file', {
@@ -159,7 +176,8 @@ export class Archiver {
       this.#doneFile(r.size, streamed);
       const tree = await this.#saveTree([node]);
       this.#tick.flush();
-      return { tree, counters: this.#counters, progress: this.#progress };
+      const blockRead = planned && blockReadOf(planned, r.size, r.bytesRead);
+      return { tree, counters: this.#counters, progress: this.#progress, blockRead };
     } finally {
       await this.#pool.close();
     }

@@ -10,6 +10,7 @@ import { newSnapshot, type Snapshot } from '../snapshot/snapshot.ts';
 import type { SnapshotEntry } from '../snapshot/select.ts';
 import { localTime } from '../tree/gotime.ts';
 import type { PackWriterOptions, WriterStats } from '../repository/pack-writer.ts';
+import type { BlockChanges } from '../blocks/plan.ts';
 import { Archiver, type ArchiveOptions, type ArchiveResult } from './archiver.ts';
 
 export const programVersion = 'ferry 0.1.0';
@@ -18,7 +19,12 @@ export interface BackupOptions extends Omit<ArchiveOptions, 'parentTree'> {
   /** absolute paths of directories or files; for `stream`, the device or image file to read */
   paths: string[];
   /** back up `paths[0]` as one file named `stream.name` at the snapshot root (block volumes, images, pipes) */
-  stream?: { name: string; size?: number };
+  stream?: {
+    name: string;
+    size?: number;
+    /** a block device's changed-block tracking, asked once the parent is known (it may answer relative to it) */
+    changes?: (parent: SnapshotEntry | undefined) => Promise<BlockChanges>;
+  };
   /** given as a promise, finding it (listing snapshots under the lock) overlaps the index load */
   parent?: SnapshotEntry | Promise<SnapshotEntry | undefined>;
   tags?: string[];
@@ -50,7 +56,12 @@ export async function backupLocked(repo: Repository, opts: BackupOptions): Promi
   const writer = repo.writer(opts.writer);
   const archiver = new Archiver(repo, writer, { ...opts, parentTree: parent?.snapshot.tree });
   const archive = opts.stream
-    ? await archiver.archiveStream(opts.paths[0], opts.stream.name, opts.stream.size)
+    ? await archiver.archiveStream(
+        opts.paths[0],
+        opts.stream.name,
+        opts.stream.size,
+        opts.stream.changes && { changes: await opts.stream.changes(parent), parentID: parent?.id },
+      )
     : await archiver.archive(opts.paths);
   await writer.flush(opts.signal);
   opts.signal?.throwIfAborted();

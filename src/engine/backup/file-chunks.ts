@@ -6,7 +6,7 @@ import { maxChunkSize } from '../chunker/limits.ts';
 import { openForBackup } from './open-source.ts';
 
 // a whole chunk (at most maxChunkSize) plus room to read ahead; several files are read at once, so this is kept small
-const bufferSize = maxChunkSize + (1 << 20);
+export const bufferSize = maxChunkSize + (1 << 20);
 
 export interface FileChunk {
   data: Uint8Array;
@@ -36,45 +36,62 @@ export async function* fileChunks(
   const fh = await openForBackup(pathArg(path));
   const buf = spareBuffers.pop() ?? Buffer.allocUnsafeSlow(bufferSize);
   try {
-    chunker.reset();
-    let start = 0; // first byte of the current chunk
-    let scan = 0; // next byte the chunker has not seen
-    let end = 0; // end of data in buf
-    let fileOffset = 0; // file offset of buf[start]
-    let eof = false;
-    for (;;) {
-      if (scan === end) {
-        if (eof) break;
-        if (start > 0) {
-          buf.copy(buf, 0, start, end);
-          end -= start;
-          scan -= start;
-          start = 0;
-        }
-        signal?.throwIfAborted();
-        const { bytesRead } = await fh.read(buf, end, bufferSize - end, null);
-        if (bytesRead === 0) eof = true;
-        end += bytesRead;
-        continue;
-      }
-      const cut = chunker.next(buf.subarray(0, end), scan);
-      if (cut < 0) {
-        scan = end;
-        continue;
-      }
-      const data = buf.subarray(start, cut);
-      yield { data, offset: fileOffset, zero: isAllZero(data) };
-      fileOffset += cut - start;
-      start = cut;
-      scan = cut;
-    }
-    if (end > start) {
-      const data = buf.subarray(start, end);
-      yield { data, offset: fileOffset, zero: isAllZero(data) };
-    }
+    const read = async (at: number, length: number): Promise<number> =>
+      (await fh.read(buf, at, length, null)).bytesRead;
+    yield* cutChunks(buf, read, chunker, 0, () => false, signal);
   } finally {
     spareBuffers.push(buf);
     await fh.close();
+  }
+}
+
+/**
+ * Chunks of a stream `read` fills into `buf` (at least bufferSize bytes), with offsets counted from `start`, until
+ * `stop(end of the chunk)` says so after a chunk or the stream ends. `chunker` is reset here.
+ */
+export async function* cutChunks(
+  buf: Buffer,
+  read: (at: number, length: number) => Promise<number>,
+  chunker: Chunker,
+  start: number,
+  stop: (cut: number) => boolean,
+  signal?: AbortSignal,
+): AsyncGenerator<FileChunk> {
+  chunker.reset();
+  let begin = 0; // first byte of the current chunk
+  let scan = 0; // next byte the chunker has not seen
+  let end = 0; // end of data in buf
+  let offset = start; // stream offset of buf[begin]
+  for (;;) {
+    if (scan === end) {
+      if (begin > 0) {
+        buf.copy(buf, 0, begin, end);
+        end -= begin;
+        scan -= begin;
+        begin = 0;
+      }
+      signal?.throwIfAborted();
+      const n = await read(end, bufferSize - end);
+      if (n === 0) break;
+      end += n;
+      continue;
+    }
+    const cut = chunker.next(buf.subarray(0, end), scan);
+    if (cut < 0) {
+      scan = end;
+      continue;
+    }
+    const data = buf.subarray(begin, cut);
+    yield { data, offset, zero: isAllZero(data) };
+    offset += cut - begin;
+    begin = cut;
+    scan = cut;
+    if (stop(offset)) return;
+  }
+  if (end > begin) {
+    const data = buf.subarray(begin, end);
+    yield { data, offset, zero: isAllZero(data) };
+    stop(offset + data.length);
   }
 }
 

@@ -1,5 +1,6 @@
 // The main-thread side of the backup workers: hands out whole files, answers "is this chunk new?" from the
 // index, and passes sealed blobs to the pack writer (whose back-pressure reaches the workers through the replies).
+import type { BlockPlan } from '../blocks/plan.ts';
 import type { Worker } from 'node:worker_threads';
 import { startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
@@ -130,14 +131,17 @@ export class BackupPool {
   }
 
   /** Chunks, deduplicates and stores one file; resolves with its content (blob ids in order) and size. */
+  /** `blocks`: a device read by that plan; `bytesRead` then says how much of it was read. */
   backupFile(
     path: Uint8Array,
     onBytes?: (n: number) => void,
     signal?: AbortSignal,
-  ): Promise<{ content: string[]; size: number }> {
-    return this.#submit(true, (job) => ({ op: 'file', job, path }), [], onBytes, signal) as Promise<{
+    blocks?: BlockPlan,
+  ): Promise<{ content: string[]; size: number; bytesRead?: number }> {
+    return this.#submit(true, (job) => ({ op: 'file', job, path, blocks }), [], onBytes, signal) as Promise<{
       content: string[];
       size: number;
+      bytesRead?: number;
     }>;
   }
 
@@ -249,7 +253,7 @@ export class BackupPool {
         }
         return;
       case 'fileDone':
-        this.#finish(m.job)?.resolve({ content: m.content, size: m.size });
+        this.#finish(m.job)?.resolve({ content: m.content, size: m.size, bytesRead: m.bytesRead });
         return;
       case 'opened':
         this.#finish(m.job)?.resolve(m.results);

@@ -4,6 +4,7 @@
 import type { MasterKey } from '../crypto/key.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
 import type { PackedPaths } from './packed-paths.ts';
+import type { BlockPlan } from '../blocks/plan.ts';
 
 export interface WorkerInit {
   key: MasterKey;
@@ -38,7 +39,8 @@ export interface SealedSmall {
 export type ToWorker =
   /** the first message, before any job */
   | { op: 'init'; init: WorkerInit }
-  | { op: 'file'; job: number; path: Uint8Array }
+  /** with `blocks`, a device read by that plan (changed or allocated ranges only) */
+  | { op: 'file'; job: number; path: Uint8Array; blocks?: BlockPlan }
   /** read, hash and (once told which are new) seal whole small files, each stored as one blob */
   | { op: 'small'; job: number; paths: PackedPaths }
   | { op: 'answer'; job: number; ask: number; need: boolean }
@@ -60,7 +62,8 @@ export type FromWorker =
   | { op: 'chunk'; job: number; ask: number; id: string; length: number }
   /** a sealed chunk, sent only after the main thread said it is needed; acknowledged with an `answer` */
   | { op: 'sealed'; job: number; ask: number; blob: PreparedBlob; length: number }
-  | { op: 'fileDone'; job: number; content: string[]; size: number }
+  /** `bytesRead` only for a block plan: what was really read of the device */
+  | { op: 'fileDone'; job: number; content: string[]; size: number; bytesRead?: number }
   /** a small-file batch read and hashed; the worker waits for an `answerMany` before sealing the new blobs */
   | { op: 'hashed'; job: number; ask: number; files: SmallFileRead[] }
   /** the batch's new blobs, sealed side by side in `sealed`; the job ends here */

@@ -4,7 +4,10 @@ import { parentPort } from 'node:worker_threads';
 import { parsePolynomial, type Polynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
 import { openVerified, prepareBlob } from '../pack/prepare.ts';
-import { fileChunks } from './file-chunks.ts';
+import { fileChunks, type FileChunk } from './file-chunks.ts';
+import type { BlockChunk } from '../blocks/changed-chunks.ts';
+import type { BlockPlan } from '../blocks/plan.ts';
+import { readBlocks } from '../blocks/read-blocks.ts';
 import { appendFileSync, type ReadBuffer } from './open-source.ts';
 import { unpackPaths, type PackedPaths } from './packed-paths.ts';
 import { sealSmallBlobs } from './small-seal.ts';
@@ -43,25 +46,35 @@ function ask<T extends boolean | boolean[]>(
   });
 }
 
-async function backupFile(job: number, path: Uint8Array): Promise<void> {
+async function backupFile(job: number, path: Uint8Array, blocks: BlockPlan | undefined): Promise<void> {
   const content = { ids: [] as string[], size: 0 };
   const chunker = chunkers.pop() ?? new Chunker(pol);
+  let bytesRead: number | undefined;
   try {
-    await chunkFile(job, path, chunker, content);
+    if (!blocks) await storeChunks(job, fileChunks(path, chunker), content);
+    else bytesRead = await readBlocks(path, blocks, (chunks) => storeChunks(job, chunks(chunker), content));
   } finally {
     chunkers.push(chunker);
   }
-  post({ op: 'fileDone', job, content: content.ids, size: content.size });
+  post({ op: 'fileDone', job, content: content.ids, size: content.size, bytesRead });
 }
 
-async function chunkFile(
+async function storeChunks(
   job: number,
-  path: Uint8Array,
-  chunker: Chunker,
+  chunks: AsyncIterable<FileChunk | BlockChunk>,
   content: { ids: string[]; size: number },
 ): Promise<void> {
-  for await (const chunk of fileChunks(path, chunker)) {
+  for await (const chunk of chunks) {
     if (canceled.delete(job)) throw canceledError();
+    if ('reused' in chunk) {
+      content.ids.push(chunk.reused.id);
+      content.size += chunk.reused.size;
+      // asked all the same, for the progress count; the plan took only blobs the index holds
+      const { id, size } = chunk.reused;
+      const need = await ask<boolean>(job, (n) => ({ op: 'chunk', job, ask: n, id, length: size }));
+      if (need) throw new Error(`the parent's blob ${chunk.reused.id} is no longer in the repository`);
+      continue;
+    }
     const id = chunk.zero ? zeroID(chunk.data.length) : hashID(chunk.data);
     const length = chunk.data.length;
     content.ids.push(id);
@@ -133,7 +146,7 @@ port.on('message', (msg: ToWorker) => {
       }
       return;
     case 'file':
-      backupFile(msg.job, msg.path).catch((err: NodeJS.ErrnoException) =>
+      backupFile(msg.job, msg.path, msg.blocks).catch((err: NodeJS.ErrnoException) =>
         post({ op: 'failed', job: msg.job, message: err.message, code: err.code }),
       );
       return;

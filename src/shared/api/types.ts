@@ -273,10 +273,21 @@ export interface DataUploadSpec {
   expire?: string;
 }
 
+/** A block volume's changed-block tracking: the snapshot kept as the next backup's base, and how this one read. */
+export interface ChangeTracking {
+  driver?: string;
+  snapshotHandle?: string;
+  retainedContent?: string;
+  mode?: 'Changed' | 'Allocated' | 'Full';
+  bytesRead?: number;
+  reason?: string;
+}
+
 export interface DataUploadStatus extends CommonStatus {
   /** repository snapshot id */
   snapshotID?: string;
   parentSnapshotID?: string;
+  changeTracking?: ChangeTracking;
   volumeSnapshot?: string;
   /** Filesystem or Block, copied from the source PVC */
   volumeMode?: 'Filesystem' | 'Block';

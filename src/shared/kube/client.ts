@@ -8,6 +8,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeError } from './errors.ts';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
+import type { TokenRequestSpec } from './kube.ts';
 import { apiVersionOf, resourcePath, type KindName } from './resources.ts';
 
 const contentTypes = { merge: 'application/merge-patch+json', json: 'application/json-patch+json' } as const;
@@ -91,6 +92,14 @@ export class HttpKube implements Kube {
     if (res.status === 404) return false;
     this.#object(res);
     return true;
+  }
+
+  async createToken(namespace: string, name: string, spec: TokenRequestSpec): Promise<string> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}/token`;
+    const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec };
+    const answer = this.#object<{ status?: { token?: string } }>(await this.#request('POST', path, body));
+    if (!answer.status?.token) throw new Error(`the apiserver gave no token for ServiceAccount ${namespace}/${name}`);
+    return answer.status.token;
   }
 
   /**

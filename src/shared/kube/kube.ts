@@ -55,6 +55,15 @@ export interface Kube {
   patch<T extends KubeObject>(key: ObjectKey, patch: unknown, opts?: PatchOptions): Promise<T>;
   /** True when this call deleted (or started deleting) the object, false when it was already gone. */
   delete(key: ObjectKey, opts?: DeleteOptions): Promise<boolean>;
+  /** A token of ServiceAccount `namespace/name` (a TokenRequest), for the audiences and lifetime `spec` names. */
+  createToken(namespace: string, name: string, spec: TokenRequestSpec): Promise<string>;
+}
+
+export interface TokenRequestSpec {
+  audiences: string[];
+  expirationSeconds: number;
+  /** the token is void once this pod is gone */
+  boundObjectRef?: { apiVersion: 'v1'; kind: 'Pod'; name: string };
 }
 
 export function keyOf(obj: KubeObject): ObjectKey {

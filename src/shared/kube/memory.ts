@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { KubeError } from './errors.ts';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
+import type { TokenRequestSpec } from './kube.ts';
 import { apiVersionOf, resourceInfo, type KindName } from './resources.ts';
 
 export type Verb = 'get' | 'list' | 'create' | 'replace' | 'replaceStatus' | 'patch' | 'delete';
@@ -27,6 +28,14 @@ export class MemoryKube implements Kube {
   now: () => Date = () => new Date();
 
   /** Stores objects as they are (defaults filled in), without recording an action or running reactors. */
+  /** tokens handed out, in order */
+  readonly tokens: { namespace: string; name: string; spec: TokenRequestSpec }[] = [];
+
+  async createToken(namespace: string, name: string, spec: TokenRequestSpec): Promise<string> {
+    this.tokens.push({ namespace, name, spec });
+    return `token-of-${namespace}-${name}-for-${spec.audiences.join(',')}`;
+  }
+
   seed(...objs: KubeObject[]): void {
     for (const obj of objs) this.#store(this.#withDefaults(structuredClone(obj)));
   }

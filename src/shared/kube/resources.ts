@@ -48,6 +48,13 @@ const table = {
     plural: 'volumesnapshotclasses',
     namespaced: false,
   },
+  // a CSI driver's changed-block tracking endpoint (KEP-3314), named after the driver
+  SnapshotMetadataService: {
+    group: 'cbt.storage.k8s.io',
+    version: 'v1alpha1',
+    plural: 'snapshotmetadataservices',
+    namespaced: false,
+  },
   DataUpload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datauploads', namespaced: true },
   DataDownload: { group: 'ferry.dev', version: 'v1alpha1', plural: 'datadownloads', namespaced: true },
   BackupStorageLocation: {

@@ -4,6 +4,7 @@
 // deterministic names (AlreadyExists on a repeat), replaces carry a resourceVersion (Conflict on a repeat).
 import { isTransient } from './errors.ts';
 import type { DeleteOptions, Kube, KubeObject, ListOptions, ObjectKey, PatchOptions } from './kube.ts';
+import type { TokenRequestSpec } from './kube.ts';
 import type { KindName } from './resources.ts';
 import { sleep } from '../../engine/concurrency/sleep.ts';
 
@@ -57,6 +58,10 @@ export class RetryingKube implements Kube {
 
   delete(key: ObjectKey, opts?: DeleteOptions): Promise<boolean> {
     return this.#retry(`delete ${key.kind}`, () => this.inner.delete(key, opts));
+  }
+
+  createToken(namespace: string, name: string, spec: TokenRequestSpec): Promise<string> {
+    return this.#retry(`create a token of ServiceAccount ${name}`, () => this.inner.createToken(namespace, name, spec));
   }
 
   async #retry<T>(operation: string, fn: () => Promise<T>): Promise<T> {

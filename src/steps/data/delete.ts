@@ -19,12 +19,16 @@ import { snapshotsOf } from './tags.ts';
 import { veleroBackupHolds } from '../../shared/velero/backup-exists.ts';
 import { isMirror } from '../../shared/velero/mirror.ts';
 import { syncedFrom } from '../../shared/location/synced.ts';
+import { releaseContent } from './retained-snapshot.ts';
 import { event, writeStatus } from './transition.ts';
 
 export async function deleteData(ctx: StepContext, r: FerryResource): Promise<Outcome> {
   if (r.kind !== 'DataUpload')
     return { outcome: 'Skipped', reason: 'only a DataUpload has repository data to delete.' };
   try {
+    // the CSI snapshot kept as the next backup's base serves no one once its backup is deleted
+    const kept = r.status?.changeTracking?.retainedContent;
+    if (kept) await releaseContent(ctx, kept);
     const location = await ctx.kube.get<BackupStorageLocation & KubeObject>({
       kind: 'BackupStorageLocation',
       namespace: ctx.ferryNamespace,

@@ -137,6 +137,12 @@ async function exposeBackup(ctx: StepContext, du: DataUpload): Promise<Outcome> 
     condition: { type: 'Exposed', status: 'True' },
     status: (s) => {
       s.exposure = { namespace: ns, pvc: name, volumeSnapshot: name, volumeSnapshotContent: name };
+      // a block volume's next backup asks the driver for the blocks changed since this snapshot
+      if (du.status?.volumeMode === 'Block')
+        (s as NonNullable<DataUpload['status']>).changeTracking = {
+          driver: content.spec.driver,
+          snapshotHandle: handle,
+        };
     },
   });
   return { outcome: 'Advanced', reason: `exposed as PVC ${ns}/${name}` };

@@ -11,6 +11,7 @@ import { bindRestoredVolume, keptByTarget } from './bind.ts';
 import { labels, uidSelector } from '../../shared/step-job/contract.ts';
 import { uidOf } from '../../shared/step-job/names.ts';
 import { dataStep } from './description.ts';
+import { releaseEarlier, keepsSnapshot, retainContent } from './retained-snapshot.ts';
 import { transition } from './transition.ts';
 import { waitFor } from './wait.ts';
 
@@ -23,7 +24,8 @@ export async function finalize(ctx: StepContext, r: FerryResource): Promise<Outc
   await removeTransferJobs(ctx, uidSelector(uidOf(r)));
   if (r.kind === 'DataDownload' && from === 'Finalizing') note = await bindRestoredVolume(ctx, r);
   const removed = await removeExposure(ctx, r);
-  if (r.kind === 'DataUpload') await removeNativeSnapshot(ctx, r, from);
+  const kept = r.kind === 'DataUpload' ? await removeNativeSnapshot(ctx, r, from) : undefined;
+  if (kept) await releaseEarlier(ctx, r as DataUpload);
   const to = nextPhase(r.kind, 'finalize', from);
   await transition(ctx, r, {
     to,
@@ -33,6 +35,8 @@ export async function finalize(ctx: StepContext, r: FerryResource): Promise<Outc
     condition: { type: 'Succeeded', status: to === 'Completed' ? 'True' : 'False' },
     status: (s) => {
       s.completionTimestamp = ctx.now().toISOString();
+      const du = s as NonNullable<DataUpload['status']>;
+      if (kept) du.changeTracking = { ...du.changeTracking, retainedContent: kept };
     },
   });
   return { outcome: 'Advanced', reason: `${r.kind} ${to.toLowerCase()}`, counters: { objectsRemoved: removed } };
@@ -129,13 +133,16 @@ function ignoreGoneOrReplaced(err: unknown): void {
  * snapshot named in spec.csiSnapshot is the user's to keep, unless deleteWhenDone hands it over (Velero does):
  * then its content is switched to Delete first, so the storage snapshot goes with it whatever the class said.
  */
-async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phase): Promise<void> {
+async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phase): Promise<string | undefined> {
   const handedOver = du.spec.csiSnapshot?.deleteWhenDone === true ? du.spec.csiSnapshot.volumeSnapshot : undefined;
   const name = handedOver ?? du.status?.volumeSnapshot;
   if (!name || (from === 'Finalizing' && du.spec.snapshotMoveData === false)) return;
   const vs = await ctx.kube.get<VolumeSnapshot>({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name });
   if (!vs || !(handedOver || vs.metadata.labels?.[labels.uid] === du.metadata.uid)) return;
   const contentName = vs.status?.boundVolumeSnapshotContentName;
+  // ferry's own snapshot of a block volume stays in the driver as the base of the next backup's changed blocks
+  const keep = !handedOver && contentName && keepsSnapshot(du, from === 'Finalizing') ? contentName : undefined;
+  if (keep) await retainContent(ctx, keep);
   if (handedOver && contentName) {
     const content = await ctx.kube.get<VolumeSnapshotContent>({ kind: 'VolumeSnapshotContent', name: contentName });
     if (content && content.spec.deletionPolicy !== 'Delete')
@@ -148,6 +155,7 @@ async function removeNativeSnapshot(ctx: StepContext, du: DataUpload, from: Phas
     .delete({ kind: 'VolumeSnapshot', namespace: du.metadata.namespace, name }, { uid: vs.metadata.uid })
     .catch(ignoreGoneOrReplaced);
   ctx.log.info('deleted the native VolumeSnapshot', { volumeSnapshot: name });
+  return keep;
 }
 
 export const finalizeStep = dataStep('finalize', finalize);

@@ -6,7 +6,8 @@
 // uploaded, and a snapshot the crashed run managed to save is taken as the result).
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DataDownload, DataUpload, FerryResource, TransferStats } from '../../shared/api/types.ts';
+import type { ChangeTracking, DataDownload, DataUpload, FerryResource, TransferStats } from '../../shared/api/types.ts';
+import type { BlockRead } from '../../engine/blocks/plan.ts';
 import { phasesOf } from '../../shared/api/phases.ts';
 import { startBackupAhead, startRestoreAhead } from '../../engine/operations/ahead.ts';
 import { backup } from '../../engine/operations/backup.ts';
@@ -14,6 +15,7 @@ import { forget } from '../../engine/operations/forget.ts';
 import type { Repository } from '../../engine/operations/open.ts';
 import { restore } from '../../engine/operations/restore.ts';
 import type { SnapshotEntry } from '../../engine/operations/snapshots.ts';
+import { blockChanges } from './block-changes.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from '../context.ts';
 import { dataStep } from './description.ts';
@@ -28,6 +30,8 @@ import { transition } from './transition.ts';
 interface Moved {
   snapshotID: string;
   parentSnapshotID?: string;
+  /** how a block device was read */
+  blockRead?: BlockRead;
   stats: TransferStats;
   note: string;
 }
@@ -81,8 +85,9 @@ export async function transfer(ctx: StepContext, r: FerryResource): Promise<Outc
     condition: { type: 'DataMoved', status: 'True' },
     status: (s) => {
       s.snapshotID = moved.snapshotID;
-      if (current.kind === 'DataUpload' && moved.parentSnapshotID)
-        (s as NonNullable<DataUpload['status']>).parentSnapshotID = moved.parentSnapshotID;
+      const du = s as NonNullable<DataUpload['status']>;
+      if (current.kind === 'DataUpload' && moved.parentSnapshotID) du.parentSnapshotID = moved.parentSnapshotID;
+      if (moved.blockRead) du.changeTracking = { ...du.changeTracking, ...trackingOf(moved.blockRead) };
       s.stats = moved.stats;
       s.progress = finishedProgress(moved.stats.bytes);
     },
@@ -138,10 +143,13 @@ async function backupVolume(
       'VolumeNotMounted',
       `The exposed volume is not mounted at ${path}; the Job template must mount the backup PVC there.`,
     );
+  const size = block ? await deviceSize(path) : undefined;
   const result = await backup(repo, {
     ...stepLocking(ctx, signal),
     paths: [path],
-    stream: block ? { name: `${du.spec.sourcePVC}.img`, size: await deviceSize(path) } : undefined,
+    stream: block
+      ? { name: `${du.spec.sourcePVC}.img`, size, changes: (parent) => blockChanges(ctx, du, size, parent) }
+      : undefined,
     saved: (snapshots) => snapshotsOf(snapshots, du)[0],
     parent: (snapshots) => parentOf(snapshots, du),
     tags: snapshotTags(du),
@@ -156,9 +164,11 @@ async function backupVolume(
   }
   const s = result.snapshot.summary!;
   const parent = result.snapshot.parent ?? undefined;
+  const read = result.archive.blockRead;
   return {
     snapshotID: result.snapshotID,
     parentSnapshotID: parent,
+    blockRead: read,
     stats: {
       files: s.totalFilesProcessed,
       bytes: s.totalBytesProcessed,
@@ -166,8 +176,23 @@ async function backupVolume(
       bytesStored: s.dataAddedPacked,
       durationSeconds: (Date.now() - started) / 1000,
     },
-    note: `Backed up ${s.totalFilesProcessed} file(s), ${s.totalBytesProcessed} bytes, into snapshot ${result.snapshotID.slice(0, 8)}${parent ? ` (parent ${parent.slice(0, 8)})` : ''}; ${s.dataAdded} bytes were new.`,
+    note: `Backed up ${s.totalFilesProcessed} file(s), ${s.totalBytesProcessed} bytes, into snapshot ${result.snapshotID.slice(0, 8)}${parent ? ` (parent ${parent.slice(0, 8)})` : ''}; ${s.dataAdded} bytes were new.${read ? ` ${describeRead(read)}` : ''}`,
   };
+}
+
+const modes = { changed: 'Changed', allocated: 'Allocated', full: 'Full' } as const;
+
+function trackingOf(read: BlockRead): ChangeTracking {
+  return { mode: modes[read.mode], bytesRead: read.bytesRead, ...(read.reason ? { reason: read.reason } : {}) };
+}
+
+function describeRead(read: BlockRead): string {
+  const what = {
+    changed: 'the blocks changed since the parent',
+    allocated: 'the allocated blocks',
+    full: 'the whole device',
+  }[read.mode];
+  return `Read ${what}: ${read.bytesRead} of ${read.size} bytes${read.reason ? ` (${read.reason})` : ''}.`;
 }
 
 function movedFromSnapshot(e: SnapshotEntry, what: string): Moved {

@@ -124,6 +124,26 @@ test('with its storage location gone the finalizer is released with a Warning, s
   );
 });
 
+test('the CSI snapshot a block backup kept for the next one goes with it, storage snapshot included', async () => {
+  const h = harness('delete');
+  const du = deleting('uid-k', 'a'.repeat(64));
+  du.status!.changeTracking = { driver: 'local.csi.ferry.dev', snapshotHandle: 'snap-k', retainedContent: 'content-k' };
+  h.kube.seed(du, {
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshotContent',
+    metadata: {
+      name: 'content-k',
+      finalizers: ['snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection'],
+    },
+    spec: { deletionPolicy: 'Retain' },
+  });
+  assert.equal((await runOne(h.ctx, deleteData, ref)).outcome, 'Advanced');
+  const content = h.kube.peek<KubeObject>({ kind: 'VolumeSnapshotContent', name: 'content-k' })!;
+  // the snapshotter deletes the storage snapshot for a Delete policy, then lets the content go
+  assert.equal((content.spec as { deletionPolicy: string }).deletionPolicy, 'Delete');
+  assert.ok(content.metadata.deletionTimestamp, 'the content is being deleted');
+});
+
 /** A restore in another namespace (staging) reading du-1 of namespace app, by name or by snapshot ID. */
 function readers(snapshotID: string): Record<string, DataDownload & KubeObject> {
   const byName = dataDownload({ source: { dataUpload: { name: 'du-1', namespace: 'app' } } }, { phase: 'InProgress' });

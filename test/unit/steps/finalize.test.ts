@@ -314,3 +314,44 @@ test('restore canceled: the restore PVC and a volume kept for it are deleted; no
   assert.deepEqual(names(h.kube, 'PersistentVolume'), []);
   assert.equal(h.kube.peek<DataDownload & KubeObject>(ddRef)!.status?.phase, 'Canceled');
 });
+
+for (const phase of ['Finalizing', 'Failing'] as const) {
+  test(`block DataUpload ${phase}: ${phase === 'Finalizing' ? 'its CSI snapshot is kept for the next backup and the one kept before is deleted' : 'nothing is kept and the earlier kept snapshot stays'}`, async () => {
+    const h = harness('finalize');
+    const tracking = { driver: 'local.csi.ferry.dev', snapshotHandle: 'snap-now' };
+    h.kube.seed(dataUpload({}, { phase, volumeSnapshot: exposed, volumeMode: 'Block', changeTracking: tracking }));
+    const earlier = dataUpload(
+      {},
+      {
+        phase: 'Completed',
+        snapshotID: 'a'.repeat(64),
+        changeTracking: { ...tracking, snapshotHandle: 'snap-old', retainedContent: 'snapcontent-old' },
+      },
+    );
+    earlier.metadata = { ...earlier.metadata, name: 'du-0', uid: '0b7c7a2e-1111-4c3e-9f00-000000000000' };
+    const content = (name: string, deletionPolicy: string): KubeObject => ({
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshotContent',
+      metadata: { name },
+      spec: { deletionPolicy, driver: 'local.csi.ferry.dev' },
+    });
+    h.kube.seed(earlier, content('snapcontent-native', 'Delete'), content('snapcontent-old', 'Retain'));
+    exposureOf(h.kube);
+    h.kube.mutate({ kind: 'VolumeSnapshot', namespace: 'app', name: exposed }, (vs) => {
+      vs.status = { boundVolumeSnapshotContentName: 'snapcontent-native', readyToUse: true };
+    });
+    assert.equal((await runOne(h.ctx, finalize, duRef)).outcome, 'Advanced');
+    const kept = phase === 'Finalizing';
+    assert.deepEqual(names(h.kube, 'VolumeSnapshot'), []);
+    assert.deepEqual(
+      names(h.kube, 'VolumeSnapshotContent'),
+      kept ? ['/snapcontent-native'] : ['/snapcontent-native', '/snapcontent-old'],
+    );
+    const native = h.kube.peek<KubeObject>({ kind: 'VolumeSnapshotContent', name: 'snapcontent-native' })!;
+    assert.equal((native.spec as { deletionPolicy: string }).deletionPolicy, kept ? 'Retain' : 'Delete');
+    const du = h.kube.peek<DataUpload & KubeObject>(duRef)!;
+    assert.equal(du.status?.changeTracking?.retainedContent, kept ? 'snapcontent-native' : undefined);
+    const before = h.kube.peek<DataUpload & KubeObject>({ ...duRef, name: 'du-0' })!;
+    assert.equal(before.status?.changeTracking?.retainedContent, kept ? undefined : 'snapcontent-old');
+  });
+}

@@ -1,5 +1,5 @@
 // DataUpload and DataDownload: one backup of a PVC into the repository, and one restore out of it.
-import { arr, bool, obj, str } from '../field.ts';
+import { arr, bool, int, obj, str } from '../field.ts';
 import {
   goDuration,
   quantity,
@@ -55,6 +55,28 @@ export const dataUploadStatus = obj('Progress and results of the backup, written
   ...commonStatus,
   snapshotID: str('ID of the repository snapshot holding the data.', { pattern: fullID }),
   parentSnapshotID: str('ID of the repository snapshot this one was made incrementally from.', { pattern: fullID }),
+  changeTracking: obj(
+    "A block volume's changed-block tracking (the CSI driver's SnapshotMetadataService): what its snapshot is kept for, and how the device was read.",
+    {
+      driver: str('CSI driver of the snapshot, whose SnapshotMetadataService is asked.', { maxLength: 253 }),
+      snapshotHandle: str(
+        "The driver's handle of this backup's snapshot: the base the next backup's changed blocks are asked against.",
+        { maxLength: 1024 },
+      ),
+      retainedContent: objectName(
+        "VolumeSnapshotContent kept (deletion policy Retain) so the driver keeps snapshotHandle until the next backup of the PVC completes; that backup's finalize deletes it with the storage snapshot.",
+      ),
+      mode: str(
+        'Changed: only blocks changed since the parent backup were read; Allocated: only allocated blocks; Full: the whole device.',
+        { enum: ['Changed', 'Allocated', 'Full'] },
+      ),
+      bytesRead: int('Bytes read from the device.', { minimum: 0 }),
+      reason: str(
+        'Why a cheaper read was not used (no SnapshotMetadataService for the driver, the parent snapshot gone, ...).',
+        { maxLength: 1024 },
+      ),
+    },
+  ),
   volumeSnapshot: objectName('The CSI VolumeSnapshot of the source PVC, in this namespace.'),
   volumeMode: str('Volume mode of the source PVC.', { enum: ['Filesystem', 'Block'] }),
   storageClassName: objectName(
