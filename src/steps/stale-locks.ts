@@ -22,12 +22,13 @@ const ferryPodSelector = 'app.kubernetes.io/name=ferry';
 
 /**
  * The pod name of a dispatched step Job: `ferry-<up|down>-<uid prefix>-<step>-<attempt>` (jobName in
- * shared/step-job/contract.ts), or of a maintenance Job made from a `ferry-maint-<task>-<location>` CronJob
- * (steps/maintenance/cronjobs.ts), plus the Job controller's 5-character suffix. Only such a name may be judged
- * when its pod is gone; any other hostname might be a machine outside the cluster.
+ * shared/step-job/contract.ts) or a DataCopy's `ferry-copy-<uid prefix>-a<attempt>` (shared/copy/step.ts), or of a
+ * maintenance Job made from a `ferry-maint-<task>-<location>` CronJob (steps/maintenance/cronjobs.ts), plus the Job
+ * controller's 5-character suffix. Only such a name may be judged when its pod is gone; any other hostname might be
+ * a machine outside the cluster.
  */
 const stepPodName =
-  /^ferry-((up|down)-[0-9a-f]{1,32}-[a-z]+-\d+|maint-(prune|check|check-data)-[a-z0-9.-]+)-[a-z0-9]{5}$/;
+  /^ferry-((up|down)-[0-9a-f]{1,32}-[a-z]+-\d+|copy-[0-9a-f]{1,32}-a\d+|maint-(prune|check|check-data)-[a-z0-9.-]+)-[a-z0-9]{5}$/;
 
 /** Kubernetes cuts a pod's hostname to 63 characters, dropping trailing dashes and dots. */
 function hostnameOf(podName: string): string {

@@ -306,7 +306,8 @@ export async function startSite(
   await phase('nodes', () => waitNodesReady(new Kube(tls), s.nodes));
 }
 
-async function createBucket(s3: S3Settings): Promise<void> {
+/** A bucket on a site's MinIO (`s3.bucket` unless named), with S3 Object Lock on request (it can only be set now). */
+export async function createBucket(s3: S3Settings, bucket = s3.bucket, objectLock = false): Promise<void> {
   const client = new S3Client({
     endpoint: s3.endpoint,
     region: s3.region,
@@ -314,7 +315,7 @@ async function createBucket(s3: S3Settings): Promise<void> {
     credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
   });
   try {
-    await client.send(new CreateBucketCommand({ Bucket: s3.bucket }));
+    await client.send(new CreateBucketCommand({ Bucket: bucket, ObjectLockEnabledForBucket: objectLock || undefined }));
   } finally {
     client.destroy();
   }

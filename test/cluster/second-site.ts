@@ -11,7 +11,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBinaries } from './build.ts';
-import { readRecord, startSite, startSteps, problems } from './box.ts';
+import { createBucket, readRecord, startSite, startSteps, problems } from './box.ts';
 import type { BoxRecord, S3Settings } from './box.ts';
 import type { Daemon } from './daemons.ts';
 import { stopDaemon } from './daemons.ts';
@@ -117,7 +117,7 @@ async function startSecondSite(record: BoxRecord, first: StatePaths, log: (line:
       },
     );
     await routeService(hostIP, ports.apiserver);
-    await createLockedBucket(site.s3);
+    await createBucket(site.s3, site.s3.lockedBucket, true);
     return site;
   } catch (err) {
     await stopSecondSite(site, record.ferrybox, log);
@@ -144,21 +144,6 @@ async function routeService(hostIP: string, port: number): Promise<void> {
     `${hostIP}:${port}`,
   );
   for (const chain of ['PREROUTING', 'OUTPUT']) await nat('-A', chain, '-j', routeChain);
-}
-
-async function createLockedBucket(s3: SecondSite['s3']): Promise<void> {
-  const { CreateBucketCommand, S3Client } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({
-    endpoint: s3.endpoint,
-    region: s3.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
-  });
-  try {
-    await client.send(new CreateBucketCommand({ Bucket: s3.lockedBucket, ObjectLockEnabledForBucket: true }));
-  } finally {
-    client.destroy();
-  }
 }
 
 /** Stops the second site: its node first (its pods, bridge, cgroups, the rules it added), then its control plane. */

@@ -33,6 +33,9 @@ import {
   stepPids,
   uploads,
   volumePath,
+  jobEnded,
+  jobFinished,
+  runCronJob,
   watchUntil,
   world,
 } from './world.ts';
@@ -72,42 +75,11 @@ after(async () => {
 });
 
 /** Runs a Job made from a CronJob's jobTemplate (what `kubectl create job --from=cronjob/...` does); waits for its end. */
-async function runFrom(cronJob: string, env: Record<string, string> = {}): Promise<Obj> {
-  const cron = await w.cluster.kube.get(`${cronJobs}/${cronJob}`);
-  const template = structuredClone(cron.spec.jobTemplate);
-  const container = template.spec.template.spec.containers[0];
-  container.env = [
-    ...(container.env ?? []).filter((e: Obj) => !(e.name in env)),
-    ...Object.entries(env).map(([name, value]) => ({ name, value })),
-  ];
-  const name = `${cronJob.slice(0, 44)}-${runId}e${++made}`;
-  await w.cluster.kube.create(jobs, {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: {
-      name,
-      labels: template.metadata?.labels,
-      annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
-    },
-    spec: template.spec,
-  });
-  return finished(name);
+function runFrom(cronJob: string, env: Record<string, string> = {}): Promise<Obj> {
+  return runCronJob(w.cluster.kube, cronJob, `${cronJob.slice(0, 44)}-${runId}e${++made}`, env);
 }
 
-function jobEnded(job: Obj): boolean {
-  return (job.status?.conditions ?? []).some(
-    (c: Obj) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
-  );
-}
-
-async function finished(name: string): Promise<Obj> {
-  return w.cluster.kube.waitFor(
-    `${jobs}/${name}`,
-    `Job ${name} to finish`,
-    (j) => (jobEnded(j) ? j : undefined),
-    10 * 60_000,
-  );
-}
+const finished = (name: string): Promise<Obj> => jobFinished(w.cluster.kube, name);
 
 const succeeded = (job: Obj): boolean =>
   (job.status?.conditions ?? []).some((c: Obj) => c.type === 'Complete' && c.status === 'True');

@@ -13,6 +13,7 @@ import { listSnapshots } from '../../src/engine/repository/snapshots.ts';
 import type { SnapshotEntry } from '../../src/engine/snapshot/select.ts';
 import { volumeFile } from '../cluster/testing.ts';
 import { useCluster, type TestCluster } from '../support/cluster.ts';
+import type { Kube } from '../cluster/kube.ts';
 import { ferryNamespace, installFerry } from '../support/ferry-install.ts';
 import { restic } from '../support/restic.ts';
 
@@ -351,4 +352,61 @@ export async function pauseTransfer(
   } finally {
     await repo.close();
   }
+}
+
+const jobsOfFerry = `/apis/batch/v1/namespaces/${ferryNamespace}/jobs`;
+
+export function jobEnded(job: Obj): boolean {
+  return (job.status?.conditions ?? []).some(
+    (c: Obj) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
+}
+
+export function jobFailed(job: Obj): boolean {
+  return (job.status?.conditions ?? []).some((c: Obj) => c.type === 'Failed' && c.status === 'True');
+}
+
+/** Waits for Job `name` in ferry's namespace to end. */
+export function jobFinished(kube: Kube, name: string): Promise<Obj> {
+  return kube.waitFor(
+    `${jobsOfFerry}/${name}`,
+    `Job ${name} to finish`,
+    (j) => (jobEnded(j) ? j : undefined),
+    10 * 60_000,
+  );
+}
+
+/**
+ * Runs Job `name` made from the jobTemplate of CronJob `cronJob` in ferry's namespace, with `env` added to its
+ * container (what `kubectl create job --from=cronjob/...` does); waits for its end.
+ */
+export async function runCronJob(
+  kube: Kube,
+  cronJob: string,
+  name: string,
+  env: Record<string, string> = {},
+): Promise<Obj> {
+  const cron = await kube.waitFor(
+    `/apis/batch/v1/namespaces/${ferryNamespace}/cronjobs/${cronJob}`,
+    `CronJob ${cronJob}`,
+    (c) => c,
+    3 * 60_000,
+  );
+  const template = structuredClone(cron.spec.jobTemplate);
+  const container = template.spec.template.spec.containers[0];
+  container.env = [
+    ...(container.env ?? []).filter((e: Obj) => !(e.name in env)),
+    ...Object.entries(env).map(([n, value]) => ({ name: n, value })),
+  ];
+  await kube.create(jobsOfFerry, {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name,
+      labels: template.metadata?.labels,
+      annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
+    },
+    spec: template.spec,
+  });
+  return jobFinished(kube, name);
 }

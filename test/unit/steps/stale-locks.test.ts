@@ -46,11 +46,14 @@ test('the decision: terminated or vanished step pods lose their locks; live, unk
   assert.equal(deadStepReason(runningPod, pods), '');
   assert.equal(deadStepReason('ferry-up-aaaa-snapshot-1-ppppp', pods), '');
   assert.match(deadStepReason(gonePod, pods), /no longer exists/);
+  // a DataCopy's attempt killed mid-copy leaves its locks on both repositories
+  assert.match(deadStepReason('ferry-copy-0123456789abcdef-a1-k3j9q', pods), /no longer exists/);
   for (const foreign of [
     'laptop',
     'backup-host-1',
     'ferry-dispatcher-6d4f7b9c8-abcde',
     'ferry-up-xyz-transfer-1-abcde',
+    'ferry-copy-0123456789abcdef-b1-k3j9q',
     '',
   ]) {
     assert.equal(deadStepReason(foreign, pods), '', `a lock held by "${foreign}" is not a step's to judge`);
