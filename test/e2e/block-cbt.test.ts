@@ -26,7 +26,7 @@ before(
       allowedNamespaces: [app, other],
       crossNamespaceRestores: [{ from: app, to: [other] }],
     }));
-    ({ path: device } = await boundClaim(w.cluster, w.app, 'disk', `${size / mib}Mi`, true));
+    ({ path: device } = await boundClaim(w.cluster, w.app, 'data', `${size / mib}Mi`, true));
     const fh = await open(device, 'r+');
     for (let at = 0; at < written; at += 64 * mib) await fh.write(randomBytes(64 * mib), 0, 64 * mib, at);
     await fh.close();
