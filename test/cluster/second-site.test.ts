@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { useCluster, useSecondSite } from '../support/cluster.ts';
 import type { SecondSiteCluster, TestCluster } from '../support/cluster.ts';
+import type { KubeObject } from './kube.ts';
 import { claimObject, claimsPath, ferryImage, podFinished, podObject, podsPath } from './testing.ts';
 
 let first: TestCluster;
@@ -36,15 +37,25 @@ const probe = `
 const base = 'https://' + process.env.KUBERNETES_SERVICE_HOST + ':' + process.env.KUBERNETES_SERVICE_PORT;
 const token = require('fs').readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/token', 'utf8');
 const main = async () => {
-  const version = await fetch(base + '/version', { headers: { authorization: 'Bearer ' + token } });
+  const version = await fetch(base + '/version', { headers: { authorization: 'Bearer ' + token }, signal: AbortSignal.timeout(30000) });
   console.log('service=' + process.env.KUBERNETES_SERVICE_HOST + ' version=' + version.status);
-  const s3 = await fetch(process.env.S3 + '/minio/health/ready');
+  const s3 = await fetch(process.env.S3 + '/minio/health/ready', { signal: AbortSignal.timeout(30000) });
   console.log('s3=' + s3.status);
   require('fs').writeFileSync('/data/written', 'second site');
   console.log('volume=' + require('fs').readFileSync('/data/written', 'utf8'));
 };
 main().catch((e) => { console.error(e); process.exit(1); });
 `;
+
+/** The probe pod's state, the namespace's events and its claim's: what a timeout alone would not say. */
+async function whyNotFinished(): Promise<string> {
+  const pod = await second.kube.find(`${podsPath(ns)}/probe`);
+  const events = ((await second.kube.get(`/api/v1/namespaces/${ns}/events`)).items as KubeObject[]).map(
+    (e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason}: ${e.message}`,
+  );
+  const logs = await second.podLogs(ns, 'probe').catch(() => '');
+  return `pod: ${JSON.stringify(pod?.status ?? 'gone')}; events: ${events.join(' | ')}; logs: ${logs}`;
+}
 
 describe('second site', () => {
   it('is another cluster with its own node', async () => {
@@ -76,7 +87,9 @@ describe('second site', () => {
     });
     const finished = await second.withFirstSiteGone(async () => {
       await second.kube.create(podsPath(ns), pod);
-      return podFinished(second.kube, ns, 'probe', 180_000);
+      return podFinished(second.kube, ns, 'probe', 180_000).catch(async (err: Error) => {
+        throw new Error(`${err.message} ${await whyNotFinished()}`);
+      });
     });
     const logs = await second.podLogs(ns, 'probe');
     assert.equal(finished.status.phase, 'Succeeded', logs);

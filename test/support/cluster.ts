@@ -145,5 +145,23 @@ async function withFirstSiteFrozen<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } finally {
     for (const d of frozen) process.kill(d.pid, 'SIGCONT');
+    await firstSiteReady(record!);
+  }
+}
+
+/** Back from a stop, the apiserver is ready again within seconds; a suite that looked before would restart the box. */
+async function firstSiteReady(record: BoxRecord): Promise<void> {
+  const kube = new Kube(adminAccess(record));
+  try {
+    for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 500))) {
+      const ready = await kube.get('/readyz').then(
+        () => true,
+        () => false,
+      );
+      if (ready) return;
+      if (Date.now() > deadline) throw new Error("the first site's apiserver is not ready 2 minutes after it resumed");
+    }
+  } finally {
+    kube.close();
   }
 }
