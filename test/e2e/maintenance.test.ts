@@ -205,12 +205,17 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     assert.match(
       message,
       new RegExp(
-        `the maintenance reconcile account may only create or update CronJobs named ferry-maint-\\*, not ${name}`,
+        `the maintenance reconcile account may only create or update CronJobs named ferry-maint-\\* or ferry-sync-\\*, not ${name}`,
       ),
     );
     assert.match(
       await refusal(cronJob(`ferry-maint-probe-${runId}`, 'ferry-dispatcher')),
       /must run its pods as ferry-step-maintenance, not ferry-dispatcher/,
+    );
+    // a location's backup sync runs as its own account, and only that one
+    assert.match(
+      await refusal(cronJob(`ferry-sync-probe-${runId}`)),
+      /must run its pods as ferry-step-sync, not ferry-step-maintenance/,
     );
     // within the policy: created (and deleted again by the admin)
     assert.equal(await refusal(cronJob(`ferry-maint-probe-${runId}`)), 'allowed (created)');
@@ -222,7 +227,9 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     );
     assert.ok(
       err instanceof KubeError &&
-        /may only create or update CronJobs named ferry-maint-\*, not ferry-maintenance-reconcile/.test(err.message),
+        /may only create or update CronJobs named ferry-maint-\* or ferry-sync-\*, not ferry-maintenance-reconcile/.test(
+          err.message,
+        ),
       String(err),
     );
   });
