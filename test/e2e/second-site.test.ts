@@ -229,103 +229,108 @@ describe('second site', () => {
       );
     assert.match(refused ?? 'admitted', new RegExp(`spec\\.backupStorageLocation: .*${closed}.*allow`));
   });
-  it('expires a backup on site A; its copy goes with it or stays, as each policy says', async () => {
-    const kept = `kept-${w.id}`;
-    await w.addCopyLocation(kept, [w.a]);
-    // two policies for the same backups: copies that follow their backup, and copies kept an hour
-    for (const [name, destinationLocation, expire] of [
-      [`follow-${w.id}`, w.copies, undefined],
-      [`keep-${w.id}`, kept, '1h'],
-    ])
-      await w.a.kube.create(policies, {
+  // both wait on the clock (an expiry, a retention): they run side by side
+  describe('expiry and Object Lock', { concurrency: 2 }, () => {
+    it('expires a backup on site A; its copy goes with it or stays, as each policy says', async () => {
+      const kept = `kept-${w.id}`;
+      await w.addCopyLocation(kept, [w.a]);
+      // two policies for the same backups: copies that follow their backup, and copies kept an hour
+      for (const [name, destinationLocation, expire] of [
+        [`follow-${w.id}`, w.copies, undefined],
+        [`keep-${w.id}`, kept, '1h'],
+      ])
+        await w.a.kube.create(policies, {
+          apiVersion: 'ferry.dev/v1alpha1',
+          kind: 'CopyPolicy',
+          metadata: { name },
+          spec: { sourceLocation: w.primary, destinationLocation, selector: { matchLabels: { tier: 'keep' } }, expire },
+        });
+      const name = 'short-lived';
+      await w.a.kube.create(uploads(w.ns), {
         apiVersion: 'ferry.dev/v1alpha1',
-        kind: 'CopyPolicy',
-        metadata: { name },
-        spec: { sourceLocation: w.primary, destinationLocation, selector: { matchLabels: { tier: 'keep' } }, expire },
+        kind: 'DataUpload',
+        metadata: { name, labels: { tier: 'keep' } },
+        spec: { sourcePVC: 'data', backupStorageLocation: w.primary, expire: '2m' },
       });
-    const name = 'short-lived';
-    await w.a.kube.create(uploads(w.ns), {
-      apiVersion: 'ferry.dev/v1alpha1',
-      kind: 'DataUpload',
-      metadata: { name, labels: { tier: 'keep' } },
-      spec: { sourcePVC: 'data', backupStorageLocation: w.primary, expire: '2m' },
+      const copies = await until('both copies of the short-lived backup', 6 * 60_000, async () => {
+        const list = ((await w.a.kube.get(copiesPath(w.ns))).items as Obj[]).filter((c) => c.spec.dataUpload === name);
+        return list.length === 2 && list.every((c) => c.status?.phase === 'Completed') ? list : undefined;
+      });
+      const byLocation = Object.fromEntries(copies.map((c) => [c.spec.backupStorageLocation, c]));
+      assert.equal(byLocation[kept].spec.expire, '1h');
+      await until(`DataUpload ${name} to expire`, 8 * 60_000, async () =>
+        (await w.a.kube.get(`${uploads(w.ns)}/${name}`).catch(() => undefined)) ? undefined : true,
+      );
+      // the policy without expire: its copy went with the backup, and its snapshot left site B's repository
+      // (a listing that meets the snapshot file as it is removed fails: the next look settles it)
+      await until("the same-as-source copy's snapshot to leave site B", 3 * 60_000, async () =>
+        (await w.snapshotsInB(w.copies).catch(() => undefined))?.every(
+          (e) => e.id !== byLocation[w.copies].status.snapshotID,
+        ),
+      );
+      const left = await until('the same-as-source DataCopy to go', 60_000, async () => {
+        const list = ((await w.a.kube.get(copiesPath(w.ns))).items as Obj[]).filter((c) => c.spec.dataUpload === name);
+        return list.length === 1 ? list : undefined;
+      });
+      assert.deepEqual(
+        left.map((c) => c.spec.backupStorageLocation),
+        [kept],
+      );
+      assert.ok((await w.snapshotsInB(kept)).some((e) => e.id === byLocation[kept].status.snapshotID));
     });
-    const copies = await until('both copies of the short-lived backup', 6 * 60_000, async () => {
-      const list = ((await w.a.kube.get(copiesPath(w.ns))).items as Obj[]).filter((c) => c.spec.dataUpload === name);
-      return list.length === 2 && list.every((c) => c.status?.phase === 'Completed') ? list : undefined;
+    it("keeps the latest copy on an Object Lock location restorable after every object was deleted or overwritten with the location's own keys; prune frees a copy once its retention ended", async () => {
+      const latest = (await completedUploads('every-minute')).at(-1)!;
+      const locked = `locked-${w.id}`;
+      const lockedS3 = w.lockedS3(locked);
+      await w.addCopyLocation(locked, [w.a], { s3: lockedS3, objectLock: { mode: 'GOVERNANCE', retention: '15m' } });
+      await ferryOK(['copy', latest.metadata.name, '--to', locked, '-n', w.ns], {
+        env: { KUBECONFIG: w.a.kubeconfig },
+      });
+      const copy = await endedCopyOf(latest.metadata.name, locked);
+      assert.equal(copy.status.phase, 'Completed', JSON.stringify(copy.status));
+
+      // the attacker holds site B's keys: every pack overwritten, then every object deleted
+      const attack = await w.attackLocked(lockedS3.prefix);
+      assert.ok(attack.overwritten > 0 && attack.deleted > attack.overwritten, JSON.stringify(attack));
+      assert.match(attack.versionDelete, /AccessDenied|WORM|retention|locked/i);
+      assert.equal((await w.objectsInB(w.b.s3.lockedBucket, lockedS3.prefix)).length, 0, 'nothing current is left');
+
+      // site B reads what the object versions hold
+      const reader = `locked-read-${w.id}`;
+      await w.addCopyLocation(reader, [w.b], { s3: lockedS3, recoverVersions: true });
+      await w.b.kube.create(
+        downloads(w.ns),
+        dataDownload('from-locked', reader, {
+          source: { snapshotID: copy.status.snapshotID },
+          targetPVC: { name: 'from-locked', size: '64Mi' },
+        }),
+      );
+      const { final } = await watchUntil(w.b, `${downloads(w.ns)}/from-locked`, ['Completed', 'Failed'], 10 * 60_000);
+      assert.equal(final.status.phase, 'Completed', JSON.stringify(final.status));
+      const pvc = await w.b.kube.get(`${claims(w.ns)}/from-locked`);
+      const restored = volumeFile(
+        await w.b.kube.get(`/api/v1/persistentvolumes/${pvc.spec.volumeName}`),
+        secondSitePaths().storage,
+      );
+      for (const [file, data] of Object.entries(files))
+        assert.deepEqual(await readFile(join(restored, file)), Buffer.from(data));
+
+      // a copy on a location with a short retention: deleting it waits for the retention, then prune frees every version
+      const short = `locked-short-${w.id}`;
+      const shortS3 = w.lockedS3(short);
+      await w.addCopyLocation(short, [w.a], { s3: shortS3, objectLock: { mode: 'GOVERNANCE', retention: '60s' } });
+      await ferryOK(['copy', latest.metadata.name, '--to', short, '-n', w.ns], { env: { KUBECONFIG: w.a.kubeconfig } });
+      const shortCopy = await endedCopyOf(latest.metadata.name, short);
+      assert.equal(shortCopy.status.phase, 'Completed', JSON.stringify(shortCopy.status));
+      const packs = async (): Promise<number> => (await w.lockedVersions(`${shortS3.prefix}/${w.ns}/data/`)).length;
+      assert.ok((await packs()) > 0);
+      await w.a.kube.delete(`${copiesPath(w.ns)}/${shortCopy.metadata.name}`);
+      await until(`DataCopy ${shortCopy.metadata.name} to go once its retention ended`, 5 * 60_000, async () =>
+        (await w.a.kube.find(`${copiesPath(w.ns)}/${shortCopy.metadata.name}`)) ? undefined : true,
+      );
+      const prune = await runCronJob(w.a.kube, cronJobName(short, 'prune'), `prune-${w.id}`);
+      assert.ok(!jobFailed(prune), `the prune Job failed: ${JSON.stringify(prune.status)}`);
+      assert.equal(await packs(), 0, 'prune removed every version of the packs');
     });
-    const byLocation = Object.fromEntries(copies.map((c) => [c.spec.backupStorageLocation, c]));
-    assert.equal(byLocation[kept].spec.expire, '1h');
-    await until(`DataUpload ${name} to expire`, 8 * 60_000, async () =>
-      (await w.a.kube.get(`${uploads(w.ns)}/${name}`).catch(() => undefined)) ? undefined : true,
-    );
-    // the policy without expire: its copy went with the backup, and its snapshot left site B's repository
-    // (a listing that meets the snapshot file as it is removed fails: the next look settles it)
-    await until("the same-as-source copy's snapshot to leave site B", 3 * 60_000, async () =>
-      (await w.snapshotsInB(w.copies).catch(() => undefined))?.every(
-        (e) => e.id !== byLocation[w.copies].status.snapshotID,
-      ),
-    );
-    const left = await until('the same-as-source DataCopy to go', 60_000, async () => {
-      const list = ((await w.a.kube.get(copiesPath(w.ns))).items as Obj[]).filter((c) => c.spec.dataUpload === name);
-      return list.length === 1 ? list : undefined;
-    });
-    assert.deepEqual(
-      left.map((c) => c.spec.backupStorageLocation),
-      [kept],
-    );
-    assert.ok((await w.snapshotsInB(kept)).some((e) => e.id === byLocation[kept].status.snapshotID));
-  });
-  it("keeps the latest copy on an Object Lock location restorable after every object was deleted or overwritten with the location's own keys; prune frees a copy once its retention ended", async () => {
-    const latest = (await completedUploads('every-minute')).at(-1)!;
-    const locked = `locked-${w.id}`;
-    const lockedS3 = w.lockedS3(locked);
-    await w.addCopyLocation(locked, [w.a], { s3: lockedS3, objectLock: { mode: 'GOVERNANCE', retention: '15m' } });
-    await ferryOK(['copy', latest.metadata.name, '--to', locked, '-n', w.ns], { env: { KUBECONFIG: w.a.kubeconfig } });
-    const copy = await endedCopyOf(latest.metadata.name, locked);
-    assert.equal(copy.status.phase, 'Completed', JSON.stringify(copy.status));
-
-    // the attacker holds site B's keys: every pack overwritten, then every object deleted
-    const attack = await w.attackLocked(lockedS3.prefix);
-    assert.ok(attack.overwritten > 0 && attack.deleted > attack.overwritten, JSON.stringify(attack));
-    assert.match(attack.versionDelete, /AccessDenied|WORM|retention|locked/i);
-    assert.equal((await w.objectsInB(w.b.s3.lockedBucket, lockedS3.prefix)).length, 0, 'nothing current is left');
-
-    // site B reads what the object versions hold
-    const reader = `locked-read-${w.id}`;
-    await w.addCopyLocation(reader, [w.b], { s3: lockedS3, recoverVersions: true });
-    await w.b.kube.create(
-      downloads(w.ns),
-      dataDownload('from-locked', reader, {
-        source: { snapshotID: copy.status.snapshotID },
-        targetPVC: { name: 'from-locked', size: '64Mi' },
-      }),
-    );
-    const { final } = await watchUntil(w.b, `${downloads(w.ns)}/from-locked`, ['Completed', 'Failed'], 10 * 60_000);
-    assert.equal(final.status.phase, 'Completed', JSON.stringify(final.status));
-    const pvc = await w.b.kube.get(`${claims(w.ns)}/from-locked`);
-    const restored = volumeFile(
-      await w.b.kube.get(`/api/v1/persistentvolumes/${pvc.spec.volumeName}`),
-      secondSitePaths().storage,
-    );
-    for (const [file, data] of Object.entries(files))
-      assert.deepEqual(await readFile(join(restored, file)), Buffer.from(data));
-
-    // a copy on a location with a short retention: deleting it waits for the retention, then prune frees every version
-    const short = `locked-short-${w.id}`;
-    const shortS3 = w.lockedS3(short);
-    await w.addCopyLocation(short, [w.a], { s3: shortS3, objectLock: { mode: 'GOVERNANCE', retention: '60s' } });
-    await ferryOK(['copy', latest.metadata.name, '--to', short, '-n', w.ns], { env: { KUBECONFIG: w.a.kubeconfig } });
-    const shortCopy = await endedCopyOf(latest.metadata.name, short);
-    assert.equal(shortCopy.status.phase, 'Completed', JSON.stringify(shortCopy.status));
-    const packs = async (): Promise<number> => (await w.lockedVersions(`${shortS3.prefix}/${w.ns}/data/`)).length;
-    assert.ok((await packs()) > 0);
-    await w.a.kube.delete(`${copiesPath(w.ns)}/${shortCopy.metadata.name}`);
-    await until(`DataCopy ${shortCopy.metadata.name} to go once its retention ended`, 5 * 60_000, async () =>
-      (await w.a.kube.find(`${copiesPath(w.ns)}/${shortCopy.metadata.name}`)) ? undefined : true,
-    );
-    const prune = await runCronJob(w.a.kube, cronJobName(short, 'prune'), `prune-${w.id}`);
-    assert.ok(!jobFailed(prune), `the prune Job failed: ${JSON.stringify(prune.status)}`);
-    assert.equal(await packs(), 0, 'prune removed every version of the packs');
   });
 });
