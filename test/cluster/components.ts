@@ -227,6 +227,13 @@ export function snapshotMetadataService(hostIP: string, p: Ports, caPem: string)
 /** The driver's Node service for one kubelet, registered through its plugin registration folder as a driver's
  * DaemonSet registers it; the kubelet then mounts every volume of its pods through it. */
 export function csiNodeSpec(ferryCsi: string, storageRoot: string, node: string, kubeletRoot: string): DaemonSpec {
+  // the driver binds its registration socket there; past Linux's 107 bytes for a unix socket path it could not, and
+  // the kubelet would never learn of it (every volume on the node Pending, no event saying why)
+  const socket = join(kubeletRoot, 'plugins_registry', `${csiDriverName}-reg.sock`);
+  if (Buffer.byteLength(socket) > 107)
+    throw new Error(
+      `The CSI registration socket ${socket} is ${Buffer.byteLength(socket)} bytes, past the 107 a unix socket path may have: use a checkout at a shorter path (or FERRYBOX_STATE).`,
+    );
   return {
     name: `csi-node-${node}`,
     binary: ferryCsi,

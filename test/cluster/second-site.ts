@@ -43,8 +43,10 @@ const keys = { accessKey: 'ferrybox-site-b', secretKey: 'ferrybox-site-b-secret-
 const serviceAddress = '10.0.1.1';
 const routeChain = 'KUBE-FERRYBOX-SECOND-SITE';
 
+// short: the kubelet's plugin registration socket lives below these, and a unix socket path has at most 107 bytes
+// (the second site's is then no longer than the first site's)
 export function secondSitePaths(first: StatePaths = statePaths()): StatePaths {
-  return statePaths(join(first.root, 'site-b'));
+  return statePaths(join(first.root, 'b'));
 }
 
 /** Starts the second site next to the running box, or returns it when it runs. */
@@ -76,7 +78,7 @@ async function startSecondSite(record: BoxRecord, first: StatePaths, log: (line:
     server: `https://127.0.0.1:${ports.apiserver}`,
     kubeconfig: paths.kubeconfig,
     pki: paths.pki,
-    nodes: ['site-b-1'],
+    nodes: ['b-1'],
     ports,
     s3: {
       endpoint: `http://${hostIP}:${ports.minio}`,
