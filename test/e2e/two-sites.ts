@@ -61,8 +61,8 @@ export interface TwoSites {
    * every pack, deletes every object, and tries to delete one version for good (the error it got).
    */
   attackLocked(prefix: string): Promise<{ overwritten: number; deleted: number; versionDelete: string }>;
-  /** Current objects under `prefix` in a bucket of site B's MinIO. */
-  objectsInB(bucket: string, prefix: string): Promise<string[]>;
+  /** Current objects under `prefix` in a bucket of site B's MinIO, with their sizes. */
+  objectsInB(bucket: string, prefix: string): Promise<{ key: string; size: number }[]>;
   /** Every stored version (not delete markers) under `prefix` in the Object Lock bucket. */
   lockedVersions(prefix: string): Promise<{ key: string; version: string }[]>;
   /**
@@ -180,7 +180,7 @@ export async function twoSites(suite: string): Promise<TwoSites> {
       region: b.s3.region,
     }),
     attackLocked: (prefix) => attack(client, b.s3.lockedBucket, prefix),
-    objectsInB: (bucket, prefix) => currentKeys(client, bucket, prefix),
+    objectsInB: (bucket, prefix) => currentObjects(client, bucket, prefix),
     lockedVersions: (prefix) => versions(client, b.s3.lockedBucket, prefix),
     async receivedByB() {
       await new Promise((r) => setTimeout(r, 10_500));
@@ -218,14 +218,18 @@ export async function twoSites(suite: string): Promise<TwoSites> {
   };
 }
 
-async function currentKeys(client: S3Client, bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
+async function currentObjects(
+  client: S3Client,
+  bucket: string,
+  prefix: string,
+): Promise<{ key: string; size: number }[]> {
+  const keys: { key: string; size: number }[] = [];
   let token: string | undefined;
   do {
     const page = await client.send(
       new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
     );
-    keys.push(...(page.Contents ?? []).map((o) => o.Key!));
+    keys.push(...(page.Contents ?? []).map((o) => ({ key: o.Key!, size: o.Size ?? 0 })));
     token = page.NextContinuationToken;
   } while (token);
   return keys;
@@ -256,7 +260,7 @@ async function attack(
   bucket: string,
   prefix: string,
 ): Promise<{ overwritten: number; deleted: number; versionDelete: string }> {
-  const keys = await currentKeys(client, bucket, prefix);
+  const keys = (await currentObjects(client, bucket, prefix)).map((o) => o.key);
   const packs = keys.filter((k) => /\/data\/[0-9a-f]{2}\//.test(k));
   for (const key of packs)
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: randomBytes(4096) }));
