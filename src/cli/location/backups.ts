@@ -11,7 +11,8 @@ import { objectName } from '../resource/names.ts';
 import { renderTable } from '../resource/table.ts';
 import { UsageError } from '../run.ts';
 import { locationKubeArgs } from './flags.ts';
-import { locationHoldings, namespaceName, type Holdings } from './holdings.ts';
+import { namespaceName } from '../../shared/location/bucket-namespaces.ts';
+import { locationHoldings, type Holdings } from './holdings.ts';
 
 /** --namespace: a namespace name, else bad usage saying what one is. */
 export function namespaceFlag(value: unknown): string | undefined {

@@ -4,9 +4,9 @@
 // say which DataUpload and PVC each one is. Read without a lock, so read-only credentials are enough.
 import type { BackupStorageLocation } from '../../shared/api/types.ts';
 import type { Kube } from '../../shared/kube/kube.ts';
-import { repositoryAccess, readLocation, s3Access } from '../../shared/location/access.ts';
-import { repositoryLocation } from '../../shared/location/repository.ts';
-import { listFolders, openBackend } from '../../engine/operations/storage.ts';
+import { repositoryAccess, readLocation } from '../../shared/location/access.ts';
+import { bucketNamespaces } from '../../shared/location/bucket-namespaces.ts';
+import { openBackend } from '../../engine/operations/storage.ts';
 import { openRepository } from '../../engine/operations/open.ts';
 import { snapshotsWithoutLock } from '../../engine/operations/snapshots.ts';
 import { NoRepositoryError } from '../../engine/operations/errors.ts';
@@ -33,9 +33,6 @@ export interface Holdings {
   problems: { namespace: string; message: string }[];
 }
 
-/** A namespace's name (a DNS label): what a folder under the prefix must be to hold a namespace's repository. */
-export const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 function tag(entry: SnapshotEntry, key: string): string | undefined {
   const found = entry.snapshot.tags.find((t) => t.startsWith(`${key}=`));
   return found?.slice(key.length + 1);
@@ -51,19 +48,6 @@ function held(namespace: string, entry: SnapshotEntry): HeldBackup {
     pvc: tag(entry, 'ferry.dev/pvc'),
     size: entry.snapshot.summary?.totalBytesProcessed,
   };
-}
-
-/** The folders under the location's prefix that can name a namespace: where its repositories are. */
-async function bucketNamespaces(kube: Kube, ferryNamespace: string, bsl: BackupStorageLocation): Promise<string[]> {
-  // a repository's location without its last segment is the folder holding every namespace's repository
-  const one = repositoryLocation(bsl.spec, 'default');
-  const access = await s3Access(kube, ferryNamespace, bsl);
-  try {
-    const folders = await listFolders(one.slice(0, one.lastIndexOf('/')), { s3: access.s3 });
-    return folders.filter((f) => namespaceName.test(f));
-  } finally {
-    access.dispose();
-  }
 }
 
 /** The snapshots of one namespace's repository; none when the folder holds no repository. */
