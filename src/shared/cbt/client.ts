@@ -2,7 +2,7 @@
 // changed between two snapshots of one volume, as the CSI driver's csi-snapshot-metadata sidecar streams them. The
 // caller brings a ServiceAccount token for the service's audience; the sidecar checks that its owner may get the
 // VolumeSnapshots named.
-import { normalizeRanges, type ByteRange } from '../../engine/blocks/byte-ranges.ts';
+import { normalizeRanges, type ByteRange } from '../../engine/operations/blocks.ts';
 import { serverStream, type GrpcTarget } from './grpc-call.ts';
 import { decodeMetadataResponse, encodeAllocatedRequest, encodeDeltaRequest } from './proto.ts';
 

@@ -5,8 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import type { DataUpload } from '../../shared/api/types.ts';
 import { getAllocated, getDelta, type BlockList, type MetadataCall } from '../../shared/cbt/client.ts';
-import type { ByteRange } from '../../engine/blocks/byte-ranges.ts';
-import type { BlockChanges } from '../../engine/blocks/plan.ts';
+import type { ByteRange } from '../../engine/operations/blocks.ts';
+import type { BlockChanges } from '../../engine/operations/blocks.ts';
 import type { SnapshotEntry } from '../../engine/operations/snapshots.ts';
 import type { KubeObject } from '../../shared/kube/kube.ts';
 import type { StepContext } from '../context.ts';

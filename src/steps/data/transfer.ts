@@ -7,7 +7,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChangeTracking, DataDownload, DataUpload, FerryResource, TransferStats } from '../../shared/api/types.ts';
-import type { BlockRead } from '../../engine/blocks/plan.ts';
+import type { BlockRead } from '../../engine/operations/blocks.ts';
 import { phasesOf } from '../../shared/api/phases.ts';
 import { startBackupAhead, startRestoreAhead } from '../../engine/operations/ahead.ts';
 import { backup } from '../../engine/operations/backup.ts';
