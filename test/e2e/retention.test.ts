@@ -15,7 +15,10 @@ import { restic, resticJSON } from '../support/restic.ts';
 import { api, boundClaim, dataUpload, packBytes, uploads, watchUntil, world } from './world.ts';
 import type { Obj, World } from './world.ts';
 
-let w: World & { app: string; other: string };
+type Site = World & { app: string; other: string };
+/** each test has its own namespace and location, so that the two wait side by side */
+let expiry: Site;
+let thinning: Site;
 let volume: string;
 const mib = 1024 * 1024;
 const minute = 60_000;
@@ -25,15 +28,21 @@ const schedules = (ns: string): string => `${api}/namespaces/${ns}/backupschedul
 
 before(
   async () => {
-    w = await world('retention', ({ app }) => ({ allowedNamespaces: [app] }));
-    ({ path: volume } = await boundClaim(w.cluster, w.app, 'data', '64Mi'));
+    expiry = await world('retention', ({ app }) => ({ allowedNamespaces: [app] }));
+    thinning = await world('retention', ({ app }) => ({ allowedNamespaces: [app] }));
+    ({ path: volume } = await boundClaim(expiry.cluster, expiry.app, 'data', '64Mi'));
     await writeFile(join(volume, 'base.bin'), randomBytes(mib, 11));
+    const { path } = await boundClaim(thinning.cluster, thinning.app, 'data', '16Mi');
+    await writeFile(join(path, 'base.bin'), randomBytes(64 * 1024, 13));
   },
   { timeout: 30 * 60_000 },
 );
-after(() => w?.cluster.cleanup());
+after(async () => {
+  await expiry?.cluster.cleanup();
+  await thinning?.cluster.cleanup();
+});
 
-async function backup(obj: Obj): Promise<Obj> {
+async function backup(w: Site, obj: Obj): Promise<Obj> {
   await w.cluster.kube.create(uploads(w.app), obj);
   const { final } = await watchUntil(
     w.cluster,
@@ -45,7 +54,7 @@ async function backup(obj: Obj): Promise<Obj> {
   return final;
 }
 
-async function gone(name: string, timeoutMs: number): Promise<void> {
+async function gone(w: Site, name: string, timeoutMs: number): Promise<void> {
   await w.cluster.kube.waitFor(
     `${uploads(w.app)}?fieldSelector=metadata.name=${name}`,
     `DataUpload ${name} to be gone`,
@@ -61,13 +70,14 @@ function localText(ms: number): string {
   return `${t.year}-${pad(t.month)}-${pad(t.day)} ${pad(t.hour)}:${pad(t.minute)}:${pad(t.second)}`;
 }
 
-describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
+describe('expiry and retention', { timeout: 60 * 60_000, concurrency: 2 }, () => {
   it('expiry deletes exactly the expired backup, keeps the retained one, and frees its data', async (t) => {
-    const keep = await backup(dataUpload('keep', w.location));
+    const w = expiry;
+    const keep = await backup(w, dataUpload('keep', w.location));
     await writeFile(join(volume, 'unique.bin'), randomBytes(3 * mib, 12));
-    const expiring = await backup(dataUpload('expiring', w.location, { expire: '5m' }));
+    const expiring = await backup(w, dataUpload('expiring', w.location, { expire: '5m' }));
     await unlink(join(volume, 'unique.bin'));
-    const retained = await backup({
+    const retained = await backup(w, {
       ...dataUpload('retained', w.location, { expire: '1m' }),
       metadata: { name: 'retained', annotations: { 'ferry.dev/retain-if-expired': 'true' } },
     });
@@ -78,7 +88,7 @@ describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
     );
     const before = await packBytes(repo);
     const started = Date.now();
-    await gone('expiring', 12 * minute);
+    await gone(w, 'expiring', 12 * minute);
     t.diagnostic(
       `expired DataUpload gone ${((Date.now() - Date.parse(expiring.metadata.creationTimestamp)) / 1000).toFixed(0)} s after creation (expire 5m; the sweep runs every minute); waited ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
@@ -98,6 +108,7 @@ describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
   });
 
   it('a scheduled run applies retention over a back-dated history exactly as restic forget does', async (t) => {
+    const w = thinning;
     const scheduleName = 'thinning';
     const anchor = Math.floor(Date.now() / minute) * minute;
     const agesH = [1, 5, 26, 74, 200, 1000, 9000];
@@ -172,7 +183,7 @@ describe('expiry and retention', { timeout: 60 * 60_000 }, () => {
         `the rules must delete something to prove anything (restic keeps ${expected.join(', ')})`,
       );
       assert.deepEqual([...(status.lastRun.deleted ?? [])].sort(), deleted, 'the run deleted what restic forgets');
-      for (const n of deleted) await gone(n, 15 * minute);
+      for (const n of deleted) await gone(w, n, 15 * minute);
       const remaining = (
         await w.cluster.kube.get(
           `${uploads(w.app)}?labelSelector=${encodeURIComponent(`ferry.dev/schedule=${scheduleName}`)}`,
