@@ -15,10 +15,12 @@ const root = join(import.meta.dirname, '..');
 
 /** Suites that share nothing but the box and ferry's install; the longest first, so the pairs even out. */
 const sideBySide = [
-  'retention',
   'app-backup',
+  'retention',
   'schedule',
+  'crash',
   'block-cbt',
+  'maintenance',
   'delete',
   'cli-backup-restore',
   'cli-rerun-cancel',
