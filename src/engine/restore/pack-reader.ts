@@ -284,8 +284,10 @@ export class PackReader {
     const asked = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), range.start);
     const keptView = asked < range.end && this.#keep(range, bytes, asked);
     // the bytes up to `asked` are this read's alone (the cache keeps only what lies past it); but a read kept as a view
-    // outlives its blobs, and their plaintext would then stay beyond the budget's account, in copies of their own
-    const handed = await this.#deliver(range.pack, run, bytes, range.start, !keptView);
+    // outlives its blobs, and their plaintext would then stay beyond the budget's account, in copies of their own;
+    // nor is a read that shares its memory (Node's pool of small Buffers), which must never be freed
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const handed = await this.#deliver(range.pack, run, bytes, range.start, !keptView && whole);
     // once its blobs are opened, nothing refers to a read that handed out no sealed view and left no view in the
     // cache but the plaintexts decrypted in place: its memory goes now (or once the last of those is written), not at
     // the collection its size would otherwise bring on

@@ -81,6 +81,45 @@ test('a blob also wanted sealed is not decrypted over: the sealed view still hol
   assert.ok(Buffer.from(other).equals(Buffer.from(blobs[1])));
 });
 
+/** Hands out pack reads as views of one larger buffer that holds other data too (as Node's pool of small Buffers). */
+class SharingBackend extends MemBackend {
+  readonly shared = new Uint8Array(1 << 20).fill(7);
+
+  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
+    const data = await super.load(h, offset, length, signal);
+    const view = this.shared.subarray(4096, 4096 + data.length);
+    view.set(data);
+    return view;
+  }
+}
+
+test('a read that shares its memory with other data is neither decrypted over nor freed with its blob', async () => {
+  const backend = new SharingBackend();
+  const repo = await testRepo(backend);
+  const writer = repo.writer();
+  const blob = randomBytes(100_000, 11);
+  await writer.add(prepareBlob(repo.key, 'data', hashID(blob), blob, false), blob.length);
+  await writer.flush();
+  const reader = new PackReader(repo.backend, openHere(repo));
+  const loc = locate(repo, blob);
+  const plain = await reader.read(loc);
+  assert.ok(Buffer.from(plain).equals(Buffer.from(blob)));
+  const sealed = Buffer.from(backend.shared.subarray(4096, 4096 + loc.length));
+  reader.done(loc, plain);
+  assert.equal(backend.shared.length, 1 << 20, 'the shared memory was freed');
+  assert.ok(
+    backend.shared.subarray(0, 4096).every((b) => b === 7),
+    'the other data changed',
+  );
+  const stored = await MemBackend.prototype.load.call(
+    backend,
+    { type: 'pack', name: loc.pack },
+    loc.offset,
+    loc.length,
+  );
+  assert.ok(sealed.equals(Buffer.from(stored)), 'the read was decrypted over');
+});
+
 test('two blobs the index places at one offset: the second is refused, naming both, not handed the first', async () => {
   const { repo, blobs } = await onePack();
   const reader = new PackReader(repo.backend, openHere(repo));
