@@ -20,17 +20,7 @@ import { indexText } from '../../../src/engine/index/index-file.ts';
 import { MemBackend } from '../../../src/engine/backend/mem.ts';
 import type { Handle } from '../../../src/engine/backend/backend.ts';
 import { randomBytes, testPassword, testRepo } from '../../support/repo.ts';
-
-/** Keeps every pack read it hands out, to see what became of them. */
-class KeepingBackend extends MemBackend {
-  reads: Uint8Array[] = [];
-
-  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
-    const data = await super.load(h, offset, length, signal);
-    if (h.type === 'pack') this.reads.push(data);
-    return data;
-  }
-}
+import { KeepingBackend } from './counting-backend.ts';
 
 /** Six blobs of 100 kB, uncompressed, in one pack. */
 async function onePack(): Promise<{ repo: Repository; backend: KeepingBackend; blobs: Uint8Array[] }> {

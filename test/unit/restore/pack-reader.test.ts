@@ -8,9 +8,8 @@ import { ByteBudget } from '../../../src/engine/restore/byte-budget.ts';
 import type { Repository } from '../../../src/engine/repository/repository.ts';
 import { CorruptBlobError } from '../../../src/engine/repository/errors.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
-import { CountingBackend } from './counting-backend.ts';
+import { CountingBackend, KeepingBackend } from './counting-backend.ts';
 import { release } from '../../../src/engine/memory/release.ts';
-import type { Handle } from '../../../src/engine/backend/backend.ts';
 
 /** A repository holding `count` blobs of `size` bytes in packs of about `packSize` bytes. */
 async function repoWithBlobs(
@@ -93,17 +92,6 @@ test('the same blob asked for twice costs one read and reaches both callers, eac
   assert.equal(a.length, 0);
   assert.ok(Buffer.from(b).equals(Buffer.from(blobs.get(id)!)));
 });
-
-/** Keeps every pack read it hands out, to see which were freed. */
-class KeepingBackend extends CountingBackend {
-  reads: Uint8Array[] = [];
-
-  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
-    const data = await super.load(h, offset, length, signal);
-    if (h.type === 'pack') this.reads.push(data);
-    return data;
-  }
-}
 
 test('a read whose blobs were all opened is freed once they are handed over; one a sealed blob came from is not', async () => {
   const backend = new KeepingBackend();
