@@ -3,6 +3,7 @@
 
 import { createCipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { ecbFor } from './ecb-cache.ts';
+import { openssl } from './openssl.ts';
 
 // A cipher made from raw key bytes first builds a KeyObject (several times the rest of a small blob's cipher
 // set-up); one per key, kept as long as the key bytes live (they are treated as immutable, as in ecbFor).
@@ -27,6 +28,17 @@ export function aesCTR(key: Uint8Array, iv: Uint8Array, input: Uint8Array): Buff
   const out = ecbFor(key).update(counterBlocks(iv, input.length)).subarray(0, input.length);
   for (let i = 0; i < input.length; i++) out[i] ^= input[i];
   return out;
+}
+
+/**
+ * `data` XOR keystream(key, iv), written over `data` (no new buffer: allocating one cost more than the cipher), or,
+ * short or without Node's OpenSSL at hand, in a new buffer as aesCTR makes. Returns the result.
+ */
+export function aesCTRInPlace(key: Uint8Array, iv: Uint8Array, data: Uint8Array): Uint8Array {
+  const native = data.length > keystreamLimit ? openssl() : undefined;
+  if (!native) return aesCTR(key, iv, data);
+  native.aesCTRInPlace(key, iv, data);
+  return data;
 }
 
 /** `out` = `iv` + `blocks`, the 16 bytes read as one big-endian number (wrapping at 2^128, as the counter does). */

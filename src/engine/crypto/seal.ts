@@ -2,7 +2,7 @@
 // Sync and self-contained so worker threads can call it directly on the data path.
 
 import { randomFillSync } from 'node:crypto';
-import { aesCTR, aesCTRRun, blocksOf, counterBefore, counterPlus } from './ctr.ts';
+import { aesCTR, aesCTRInPlace, aesCTRRun, blocksOf, counterBefore, counterPlus } from './ctr.ts';
 import type { MasterKey } from './key.ts';
 import { computeMAC, ivSize, macMatches, macSize } from './mac.ts';
 
@@ -140,10 +140,14 @@ function sameIV(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** Verifies before decrypting, so a forged or damaged input never yields plaintext. */
-export function open(key: MasterKey, sealed: Uint8Array): Uint8Array {
+/**
+ * Verifies before decrypting, so a forged or damaged input never yields plaintext. `inPlace`: the caller gives up
+ * `sealed`, which may be decrypted over (the plaintext is then a view of it).
+ */
+export function open(key: MasterKey, sealed: Uint8Array, inPlace = false): Uint8Array {
   checkAuthentic(key, sealed);
-  return decryptSealed(key, sealed);
+  if (!inPlace) return decryptSealed(key, sealed);
+  return aesCTRInPlace(key.encrypt, sealed.subarray(0, ivSize), sealed.subarray(ivSize, sealed.length - macSize));
 }
 
 /**

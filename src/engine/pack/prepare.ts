@@ -111,16 +111,20 @@ export function sealBlobsInto(key: MasterKey, blobs: BlobBody[], outs: Uint8Arra
   );
 }
 
-/** A stored blob's plaintext, checked against its id, or why it cannot be trusted. */
+/**
+ * A stored blob's plaintext, checked against its id, or why it cannot be trusted. `inPlace`: `sealed` is the
+ * caller's to give up; it is decrypted over, and an uncompressed blob's plaintext is a view of it.
+ */
 export function openVerified(
   key: MasterKey,
   sealed: Uint8Array,
   uncompressedLength: number,
   id: string,
+  inPlace = false,
 ): Uint8Array | string {
   let body: Uint8Array;
   try {
-    body = open(key, sealed);
+    body = open(key, sealed, inPlace);
   } catch (err) {
     return (err as Error).message;
   }

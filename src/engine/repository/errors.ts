@@ -34,6 +34,15 @@ export class BlobPastPackEndError extends RepositoryError {
   }
 }
 
+/** Two blobs the index places at one offset of a pack: at most one of them can be there. */
+export class SharedOffsetError extends RepositoryError {
+  constructor(pack: string, blob: string, other: string, offset: number) {
+    super(
+      `the index places blob ${blob} at offset ${offset} in pack ${pack}, where it also places blob ${other}: the index does not match the pack`,
+    );
+  }
+}
+
 export class MissingBlobError extends RepositoryError {
   constructor(type: string, blob: string) {
     super(`${type} blob ${blob} is not in any index of the repository`);

@@ -187,8 +187,9 @@ export class Repository {
     return validateTree(id, nodes, contents ? this.#dataIndexed : undefined);
   }
 
-  openPackedBlob(pack: ID, b: PackedBlob, sealed: Uint8Array): Uint8Array {
-    const plain = openVerified(this.key, sealed, b.uncompressedLength, b.id);
+  /** `inPlace`: `sealed` is the caller's to give up (see openVerified) */
+  openPackedBlob(pack: ID, b: PackedBlob, sealed: Uint8Array, inPlace = false): Uint8Array {
+    const plain = openVerified(this.key, sealed, b.uncompressedLength, b.id, inPlace);
     if (typeof plain === 'string') throw new CorruptBlobError(pack, b.id, plain);
     return plain;
   }

@@ -130,7 +130,8 @@ export interface ContentSource {
    * restore moves otherwise stood as garbage until a collection, and the collections they caused cost the main thread.
    */
   read(loc: BlobLocation): Promise<Uint8Array>;
-  done(loc: BlobLocation): void;
+  /** the blob read at `loc` is written (or given up): `data`, what read() gave, is no longer used */
+  done(loc: BlobLocation, data: Uint8Array): void;
   /** bounds the writes in flight, so they cannot fill libuv's threads ahead of the pack reads */
   writes?: Semaphore;
 }
@@ -203,7 +204,7 @@ export async function writeFileContent(
         failed = true;
         throw err;
       } finally {
-        if (data) source.done(b.loc);
+        if (data) source.done(b.loc, data);
       }
     });
     // every blob settles before the file is given up: one still in flight would otherwise create it afterwards

@@ -7,13 +7,16 @@ import type { PackedBlob } from '../pack/blob.ts';
 
 /**
  * Opens (decrypts, decompresses, verifies) the blobs of one pack read: `bytes` holds the pack from `start` on.
- * Each result is the plaintext or the reason that blob could not be opened.
+ * Each result is the plaintext or the reason that blob could not be opened. `inPlace`: the blobs' bytes are the
+ * opener's to give up (nobody else reads them, and no two blobs overlap), so it may decrypt over them and hand out
+ * views of `bytes`.
  */
 export type OpenBlobs = (
   pack: ID,
   blobs: readonly PackedBlob[],
   bytes: Uint8Array,
   start: number,
+  inPlace: boolean,
 ) => Promise<(Uint8Array | Error)[]>;
 
 /** Blobs go to the workers in groups of about this many bytes: a few messages per read, and every worker busy. */
@@ -70,10 +73,13 @@ export function compact(plain: Uint8Array): Uint8Array {
 }
 
 export function openHere(repo: Repository): OpenBlobs {
-  return async (pack, blobs, bytes, start) =>
+  return async (pack, blobs, bytes, start, inPlace) =>
     blobs.map((b) => {
       try {
-        return compact(repo.openPackedBlob(pack, b, bytes.subarray(b.offset - start, b.offset - start + b.length)));
+        const sealed = bytes.subarray(b.offset - start, b.offset - start + b.length);
+        const plain = repo.openPackedBlob(pack, b, sealed, inPlace);
+        // decrypted in place: a view of the read, which its run's blobs share and the budget counts
+        return plain.buffer === bytes.buffer ? plain : compact(plain);
       } catch (err) {
         return err as Error;
       }

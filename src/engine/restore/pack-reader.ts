@@ -15,7 +15,7 @@ import { covers, cutRuns, share, type CachedRange, type Range, type Wanted } fro
 import type { ByteBudget } from './byte-budget.ts';
 import { release } from '../memory/release.ts';
 import { ShortObjectError } from '../backend/errors.ts';
-import { BlobPastPackEndError } from '../repository/errors.ts';
+import { BlobPastPackEndError, SharedOffsetError } from '../repository/errors.ts';
 
 /** Where a pack's data blobs lie (from the index), so a read may reach ahead without passing their end. */
 export type DataSpan = (pack: ID) => { start: number; end: number } | undefined;
@@ -60,6 +60,8 @@ export class PackReader {
   readonly #cache: CachedRange[] = [];
   /** each pack's data span, asked for once (the index computes spans for all packs at a time) */
   readonly #spans = new Map<ID, { start: number; end: number } | undefined>();
+  /** reads whose blobs were decrypted in place: the views still out and the plaintext budget they hold */
+  readonly #pinned = new Map<ArrayBufferLike, { views: number; plain: number }>();
   /** the sizes of packs found shorter than the index said: reads of them stop at their end */
   readonly #sizes = new Map<ID, number>();
   #cacheBytes = 0;
@@ -100,10 +102,20 @@ export class PackReader {
     return this.#want(loc, true);
   }
 
-  /** Gives back the budget of a blob handed over (once per read or readSealed that resolved), once done with it. */
-  done(loc: BlobLocation): void {
-    if (!this.#budget) return;
-    this.#budget.give(plainLength(loc));
+  /**
+   * Gives back the budget of a blob handed over (once per read or readSealed that resolved), once done with it
+   * (`data`: the plaintext it was given). A plaintext decrypted in place holds its whole read: the budget of the
+   * read's plaintexts comes back, and its memory goes, once the last of them is done with.
+   */
+  done(loc: BlobLocation, data?: Uint8Array): void {
+    const pin = data && this.#pinned.get(data.buffer);
+    if (pin) {
+      if (--pin.views > 0) return;
+      this.#pinned.delete(data.buffer);
+      // the writer's release() of a view that was the whole read freed it already
+      if (!(data.buffer as ArrayBuffer).detached) (data.buffer as ArrayBuffer).transfer(0);
+      this.#budget?.give(pin.plain);
+    } else this.#budget?.give(plainLength(loc));
     this.#schedule();
   }
 
@@ -116,6 +128,10 @@ export class PackReader {
         this.#pending.set(loc.pack, byOffset);
       }
       const wanted = byOffset.get(loc.offset);
+      // a waiter joins the blob wanted at its offset: it must be that very blob, or it would be handed the other's
+      // plaintext, checked against the other's id
+      if (wanted && !sameBlob(wanted.loc, loc))
+        throw new SharedOffsetError(loc.pack, loc.id, wanted.loc.id, loc.offset);
       if (wanted) wanted.waiters.push({ sealed, resolve, reject });
       else byOffset.set(loc.offset, { loc, waiters: [{ sealed, resolve, reject }] });
       this.#schedule();
@@ -190,7 +206,8 @@ export class PackReader {
       for (const run of cutRuns(wanted, this.#runPlain)) {
         if (!this.#reserve(run)) return false;
         for (const w of run) byOffset.delete(w.loc.offset);
-        void this.#deliver(pack, run, r.bytes, r.start);
+        // the kept read serves later blobs too: nothing is decrypted over it
+        void this.#deliver(pack, run, r.bytes, r.start, false);
       }
     }
     return true;
@@ -266,10 +283,17 @@ export class PackReader {
     }
     const asked = run.reduce((e, w) => Math.max(e, w.loc.offset + w.loc.length), range.start);
     const keptView = asked < range.end && this.#keep(range, bytes, asked);
-    await this.#deliver(range.pack, run, bytes, range.start);
-    // once its blobs are opened (into memory of their own), nothing refers to a read that handed out no sealed view
-    // and left no view in the cache: its memory goes now, not at the collection its size would otherwise bring on
-    if (!keptView && !run.some((w) => w.waiters.some((waiter) => waiter.sealed))) release(bytes);
+    // the bytes up to `asked` are this read's alone (the cache keeps only what lies past it); but a read kept as a view
+    // outlives its blobs, and their plaintext would then stay beyond the budget's account, in copies of their own;
+    // nor is a read that shares its memory (Node's pool of small Buffers), which must never be freed
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const handed = await this.#deliver(range.pack, run, bytes, range.start, !keptView && whole);
+    // once its blobs are opened, nothing refers to a read that handed out no sealed view and left no view in the
+    // cache but the plaintexts decrypted in place: its memory goes now (or once the last of those is written), not at
+    // the collection its size would otherwise bring on
+    if (keptView || handed.sealed) return;
+    if (handed.views === 0) release(bytes);
+    else this.#pinned.set(bytes.buffer, handed);
   }
 
   /**
@@ -301,14 +325,30 @@ export class PackReader {
     }
   }
 
-  /** Hands the blobs of a read to those who want them sealed, then opens the rest. */
-  async #deliver(pack: ID, run: Wanted[], bytes: Uint8Array, start: number): Promise<void> {
+  /**
+   * Hands the blobs of a read to those who want them sealed, then opens the rest: in place when `own` (nobody else
+   * reads these bytes), no blob was handed out sealed and none overlaps another (a lying index), since decrypting
+   * one blob over another's bytes would fail that one. Says whether sealed views of `bytes` were handed out, and how
+   * many plaintexts decrypted in place (each a view of `bytes`, each its waiter's to release once written).
+   */
+  async #deliver(
+    pack: ID,
+    run: Wanted[],
+    bytes: Uint8Array,
+    start: number,
+    own: boolean,
+  ): Promise<{ sealed: boolean; views: number; plain: number }> {
+    let sealed = false;
     for (const { loc, waiters } of run) {
-      for (const w of waiters)
-        if (w.sealed) w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
+      for (const w of waiters) {
+        if (!w.sealed) continue;
+        sealed = true;
+        w.resolve(bytes.subarray(loc.offset - start, loc.offset - start + loc.length));
+      }
     }
     const opening = run.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
-    if (opening.length === 0) return;
+    if (opening.length === 0) return { sealed, views: 0, plain: 0 };
+    const inPlace = own && !sealed && apart(opening);
     let results: (Uint8Array | Error)[];
     try {
       results = await this.#open(
@@ -316,6 +356,7 @@ export class PackReader {
         opening.map((w) => w.loc),
         bytes,
         start,
+        inPlace,
       );
     } catch (err) {
       results = opening.map(() => err as Error);
@@ -336,6 +377,9 @@ export class PackReader {
         }
       }
     });
+    // a second waiter of a blob gets a copy: one view per blob at most
+    const views = results.filter((r): r is Uint8Array => r instanceof Uint8Array && r.buffer === bytes.buffer);
+    return { sealed, views: views.length, plain: views.reduce((n, v) => n + v.byteLength, 0) };
   }
 
   /**
@@ -362,4 +406,15 @@ export class PackReader {
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;
     return whole;
   }
+}
+
+/** True when no two of the blobs (in offset order, as runs are) share a byte. */
+function apart(run: readonly Wanted[]): boolean {
+  for (let i = 1; i < run.length; i++)
+    if (run[i].loc.offset < run[i - 1].loc.offset + run[i - 1].loc.length) return false;
+  return true;
+}
+
+function sameBlob(a: BlobLocation, b: BlobLocation): boolean {
+  return a.id === b.id && a.length === b.length && a.uncompressedLength === b.uncompressedLength;
 }

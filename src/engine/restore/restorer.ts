@@ -115,7 +115,7 @@ class Restorer {
     this.#reader = reader;
     this.#source = {
       read: (loc) => reader.read(loc),
-      done: (loc) => reader.done(loc),
+      done: (loc, data) => reader.done(loc, data),
       writes: new Semaphore(writesInFlight),
     };
     this.#small = new SmallFileWriter(repo.key);

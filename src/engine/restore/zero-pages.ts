@@ -25,7 +25,14 @@ export function pageRuns(data: Uint8Array, offset: number): PageRuns {
   let pos = 0;
   while (pos < buf.length) {
     const next = Math.min(buf.length, pos + page - ((offset + pos) % page));
-    const isZero = next - pos === page && buf.compare(zeroPage, 0, page, pos, next) === 0;
+    // three bytes looked at first: a page of data almost always shows a non-zero one, and a call to compare costs
+    // about a microsecond, 0.26 CPU s for every GiB of data restored
+    const isZero =
+      next - pos === page &&
+      buf[pos] === 0 &&
+      buf[pos + page / 2] === 0 &&
+      buf[next - 1] === 0 &&
+      buf.compare(zeroPage, 0, page, pos, next) === 0;
     if (pos > 0 && isZero !== zero) {
       (zero ? runs.holes : runs.data).push([start, pos]);
       start = pos;

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { poly1305JS } from '../../../src/engine/crypto/poly1305-js.ts';
 import { poly1305Wasm } from '../../../src/engine/crypto/poly1305-wasm.ts';
+import { openssl } from '../../../src/engine/crypto/openssl.ts';
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'));
 const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -80,5 +81,21 @@ test('WebAssembly Poly1305 equals the JS reference across its 64 KiB copy window
     assert.equal(toHex(poly1305Wasm(msg, key)), toHex(poly1305JS(msg, key)), `size ${size}`);
     msg.fill(0xff);
     assert.equal(toHex(poly1305Wasm(msg, key)), toHex(poly1305JS(msg, key)), `all-ones size ${size}`);
+  }
+});
+
+test("OpenSSL's Poly1305 (through Node's own OpenSSL) matches the RFC 8439 vectors and the WebAssembly kernel", () => {
+  // the machines ferry ships to and tests on run Node's official builds, which export OpenSSL's symbols
+  const native = openssl();
+  assert.ok(native, 'Node exports no OpenSSL EVP symbols here');
+  const mac = native.poly1305.bind(native);
+  for (const v of rfc8439) assert.equal(toHex(mac(hex(v.msg), hex(v.key))), v.tag, `message ${v.msg}`);
+  for (const size of [0, 1, 15, 16, 17, 2047, 2048, 65537, 1 << 20]) {
+    const key = randomBytes(32);
+    const msg = randomBytes(size);
+    assert.equal(toHex(mac(msg, key)), toHex(poly1305Wasm(msg, key)), `size ${size}`);
+    msg.fill(0xff);
+    key.fill(0xff);
+    assert.equal(toHex(mac(msg, key)), toHex(poly1305Wasm(msg, key)), `all-ones size ${size}`);
   }
 });

@@ -15,3 +15,14 @@ export class CountingBackend extends MemBackend {
     return data;
   }
 }
+
+/** Keeps every pack read it hands out, to see which were freed or written over. */
+export class KeepingBackend extends CountingBackend {
+  reads: Uint8Array[] = [];
+
+  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
+    const data = await super.load(h, offset, length, signal);
+    if (h.type === 'pack') this.reads.push(data);
+    return data;
+  }
+}

@@ -60,9 +60,9 @@ test('the plaintext a restore of many files holds stays within its budget', { ti
   let most = 0;
   const held = (): number => handed.reduce((n, p) => n + p.byteLength, 0);
   const here = openHere(repo);
-  const open: OpenBlobs = async (pack, blobs, bytes, start) => {
+  const open: OpenBlobs = async (pack, blobs, bytes, start, inPlace) => {
     most = Math.max(most, held());
-    const opened = await here(pack, blobs, bytes, start);
+    const opened = await here(pack, blobs, bytes, start, inPlace);
     for (const p of opened) if (!(p instanceof Error)) handed.push(p);
     most = Math.max(most, held());
     return opened;

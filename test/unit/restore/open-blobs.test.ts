@@ -30,7 +30,7 @@ test('blobs go to the workers in groups of about 1 MiB, each a buffer of its own
       );
     },
   });
-  const results = await open(blobs[0].id, blobs, read, start);
+  const results = await open(blobs[0].id, blobs, read, start, false);
 
   assert.ok(posted.length >= 3, `${posted.length} groups`);
   for (const p of posted) {

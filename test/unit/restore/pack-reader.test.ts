@@ -8,9 +8,8 @@ import { ByteBudget } from '../../../src/engine/restore/byte-budget.ts';
 import type { Repository } from '../../../src/engine/repository/repository.ts';
 import { CorruptBlobError } from '../../../src/engine/repository/errors.ts';
 import { randomBytes, testRepo } from '../../support/repo.ts';
-import { CountingBackend } from './counting-backend.ts';
+import { CountingBackend, KeepingBackend } from './counting-backend.ts';
 import { release } from '../../../src/engine/memory/release.ts';
-import type { Handle } from '../../../src/engine/backend/backend.ts';
 
 /** A repository holding `count` blobs of `size` bytes in packs of about `packSize` bytes. */
 async function repoWithBlobs(
@@ -87,22 +86,12 @@ test('the same blob asked for twice costs one read and reaches both callers, eac
   const [a, b] = await Promise.all([reader.read(locate(repo, id)), reader.read(locate(repo, id))]);
   assert.ok(Buffer.from(a).equals(Buffer.from(blobs.get(id)!)) && Buffer.from(b).equals(Buffer.from(a)));
   assert.equal(backend.packReads, 1);
-  // a caller frees its plaintext once written (release); the other's must survive that
+  // a caller frees its plaintext once written (release, then done); the other's must survive that
   release(a);
+  reader.done(locate(repo, id), a);
   assert.equal(a.length, 0);
   assert.ok(Buffer.from(b).equals(Buffer.from(blobs.get(id)!)));
 });
-
-/** Keeps every pack read it hands out, to see which were freed. */
-class KeepingBackend extends CountingBackend {
-  reads: Uint8Array[] = [];
-
-  override async load(h: Handle, offset = 0, length = 0, signal?: AbortSignal): Promise<Uint8Array> {
-    const data = await super.load(h, offset, length, signal);
-    if (h.type === 'pack') this.reads.push(data);
-    return data;
-  }
-}
 
 test('a read whose blobs were all opened is freed once they are handed over; one a sealed blob came from is not', async () => {
   const backend = new KeepingBackend();
@@ -138,9 +127,9 @@ test('a blob asked for sealed comes as the pack stores it, sharing the read of t
   const ids = [...blobs.keys()];
   let opened = 0;
   const open = openHere(repo);
-  const reader = new PackReader(repo.backend, (pack, list, bytes, start) => {
+  const reader = new PackReader(repo.backend, (pack, list, bytes, start, inPlace) => {
     opened += list.length;
-    return open(pack, list, bytes, start);
+    return open(pack, list, bytes, start, inPlace);
   });
   // even blobs sealed, odd ones opened; the first also opened, by a second caller
   const got = await Promise.all([
@@ -334,9 +323,9 @@ test('blobs served from a kept read reach the opener in pack order, whatever ord
   const ids = [...blobs.keys()];
   const here = openHere(repo);
   const orders: number[][] = [];
-  const open: typeof here = (pack, bs, bytes, start) => {
+  const open: typeof here = (pack, bs, bytes, start, inPlace) => {
     orders.push(bs.map((b) => b.offset));
-    return here(pack, bs, bytes, start);
+    return here(pack, bs, bytes, start, inPlace);
   };
   const reader = new PackReader(repo.backend, open, { cache: 1 << 20, span: (pack) => repo.index.span(pack, 'data') });
   await reader.read(locate(repo, ids[0]));
