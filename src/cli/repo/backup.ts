@@ -3,13 +3,13 @@ import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
 import { startBackupAhead } from '../../engine/operations/ahead.ts';
-import { deviceSize, type BlockChanges, type BlockRead, type ByteRange } from '../../engine/operations/blocks.ts';
+import type { BlockRead } from '../../engine/operations/blocks.ts';
 import { findLatest, selectSnapshot, type SnapshotEntry } from '../../engine/operations/snapshots.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { list, repeated } from './common.ts';
-import { changedRangesFlag, readChangedRanges } from './changed-ranges.ts';
+import { changedRangesOption } from './changed-ranges.ts';
 import { lockArgs, locking } from './locking.ts';
 import { packSizeArgs, parsePackSize } from './pack-size.ts';
 
@@ -54,7 +54,7 @@ export default defineCommand({
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
     const packSize = parsePackSize(args['pack-size']);
     // checked before the repository is opened: a bad list writes nothing
-    const changed = await changedRanges(args['changed-ranges'], args.stream, args.parent, paths[0]);
+    const changed = await changedRangesOption(args['changed-ranges'], args.stream, args.parent, paths[0]);
     const lock = locking(args);
     // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
     startBackupAhead();
@@ -99,10 +99,7 @@ export default defineCommand({
       consola.log(`Dirs:  ${s.dirsNew} new, ${s.dirsChanged} changed, ${s.dirsUnmodified} unmodified`);
       consola.log(`Added to the repository: ${formatBytes(s.dataAdded)} (${formatBytes(s.dataAddedPacked)} stored)`);
       const read = result.archive.blockRead;
-      if (read)
-        consola.log(
-          `Read ${read.mode === 'changed' ? 'the changed ranges' : 'the whole device'}: ${formatBytes(read.bytesRead)} of ${formatBytes(read.size)}`,
-        );
+      if (read) consola.log(`Read ${readWhat[read.mode]}: ${formatBytes(read.bytesRead)} of ${formatBytes(read.size)}`);
       if (read?.reason) consola.warn(read.reason);
       consola.log(
         `processed ${s.totalFilesProcessed} files, ${formatBytes(s.totalBytesProcessed)} in ${formatDuration(Date.now() - started)}`,
@@ -113,34 +110,7 @@ export default defineCommand({
   },
 });
 
-/**
- * The device's size and its changed-block tracking for --changed-ranges (nothing without it): the ranges count as
- * changed since whichever parent the backup takes; with none, the device is read whole and the summary says why.
- */
-async function changedRanges(
-  file: string | undefined,
-  stream: string | undefined,
-  parent: string | undefined,
-  path: string,
-): Promise<{ size?: number; changes?: (parent: SnapshotEntry | undefined) => Promise<BlockChanges> }> {
-  if (file === undefined) return {};
-  if (stream === undefined) throw new UsageError(`${changedRangesFlag} needs --stream: it describes one device`);
-  if (parent === 'none')
-    throw new UsageError(`${changedRangesFlag} lists changes since a parent snapshot; --parent none leaves none`);
-  const size = await deviceSize(path).catch((err: Error) => {
-    throw new UsageError(`cannot read ${path}: ${err.message}`);
-  });
-  if (size === undefined)
-    throw new UsageError(`${changedRangesFlag} needs a block device or an image file; the size of ${path} is unknown`);
-  const ranges: ByteRange[] = await readChangedRanges(file, size);
-  return {
-    size,
-    changes: async (parentEntry) =>
-      parentEntry
-        ? { changed: { since: parentEntry.id, ranges } }
-        : { reason: `${changedRangesFlag} not used: no parent snapshot was found to compare against` },
-  };
-}
+const readWhat = { changed: 'the changed ranges', allocated: 'the allocated ranges', full: 'the whole device' };
 
 function snakeRead(read: BlockRead): Record<string, unknown> {
   return {

@@ -3,7 +3,8 @@
 // anything is read or written: a wrong list would silently leave changed bytes out of the backup, the one failure a
 // backup must not have. Unlike the engine (which merges what a driver sends), nothing is repaired here.
 import { readFile } from 'node:fs/promises';
-import type { ByteRange } from '../../engine/operations/blocks.ts';
+import { deviceSize, type BlockChanges, type ByteRange } from '../../engine/operations/blocks.ts';
+import type { SnapshotEntry } from '../../engine/operations/snapshots.ts';
 import { UsageError } from '../run.ts';
 
 export const changedRangesFlag = '--changed-ranges';
@@ -63,6 +64,35 @@ export async function readChangedRanges(file: string, size: number): Promise<Byt
     throw new UsageError(`${changedRangesFlag} ${file} cannot be read: ${(err as Error).message}`);
   }
   return parseChangedRanges(text, size, file);
+}
+
+/**
+ * The device's size and its changed-block tracking for --changed-ranges (nothing without it): the ranges count as
+ * changed since whichever parent the backup takes; with none, the device is read whole and the summary says why.
+ */
+export async function changedRangesOption(
+  file: string | undefined,
+  stream: string | undefined,
+  parent: string | undefined,
+  path: string,
+): Promise<{ size?: number; changes?: (parent: SnapshotEntry | undefined) => Promise<BlockChanges> }> {
+  if (file === undefined) return {};
+  if (stream === undefined) throw new UsageError(`${changedRangesFlag} needs --stream: it describes one device`);
+  if (parent === 'none')
+    throw new UsageError(`${changedRangesFlag} lists changes since a parent snapshot; --parent none leaves none`);
+  const size = await deviceSize(path).catch((err: Error) => {
+    throw new UsageError(`cannot read ${path}: ${err.message}`);
+  });
+  if (size === undefined)
+    throw new UsageError(`${changedRangesFlag} needs a block device or an image file; the size of ${path} is unknown`);
+  const ranges = await readChangedRanges(file, size);
+  return {
+    size,
+    changes: async (parentEntry) =>
+      parentEntry
+        ? { changed: { since: parentEntry.id, ranges } }
+        : { reason: `${changedRangesFlag} not used: no parent snapshot was found to compare against` },
+  };
 }
 
 function kindOf(v: unknown): string {
