@@ -12,7 +12,12 @@ import { planVolume } from '../dataset/plan.ts';
 import { measure, parseIo } from '../measure/child.ts';
 import { firstDifference } from '../measure/same-bytes.ts';
 import { ferrySummary } from '../peers/ferry.ts';
-import { blockIncrementalChecks, blockIncrementalSection, cbtRatio } from '../report/block-incremental.ts';
+import {
+  blockIncrementalChecks,
+  blockIncrementalSection,
+  cbtRatio,
+  cbtRatioWithoutOpening,
+} from '../report/block-incremental.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import type { Report } from '../report/markdown.ts';
 import { summarize } from '../report/summarize.ts';
@@ -147,6 +152,14 @@ test('the verdict: the tracked incremental against the full read, both ferry, me
     /\| incremental, changed ranges only \| ferry \| 1\.00 \| 1\.00 \| 30 \|  \| 25 \|  \| 5\.0% \|/,
   );
   assert.match(section, /\| incremental, reading the whole volume \| restic \| 40\.00 \| .* \| 200\.0% \|/);
+  assert.doesNotMatch(section, /Listing the snapshots/, 'no opening figure, no sentence about it');
+  const opened = summarize([...run(1), result('snapshots', 'ferry', 0.5)]);
+  assert.equal(cbtRatioWithoutOpening(opened, 'local'), 0.5 / 19.5);
+  assert.match(
+    blockIncrementalSection(opened).join('\n'),
+    /took ferry 0\.50 s; without it .* 2\.6% of the full read's time/,
+  );
+  assert.equal(cbtRatioWithoutOpening(summarize(run(1)), 'local'), undefined);
 });
 
 test('the report carries the verdict with the other targets, and D runs by default', () => {
