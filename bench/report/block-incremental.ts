@@ -46,8 +46,8 @@ export function blockIncrementalChecks(summaries: Summary[]): Check[] {
       measured:
         ratio === undefined
           ? '-'
-          : `${(ratio * 100).toFixed(1)}% (${secs(tracked?.wallSeconds)} s against ${secs(whole?.wallSeconds)} s; ` +
-            `read ${mib(tracked?.deviceBytesRead)} MiB of the device)`,
+          : `${(ratio * 100).toFixed(1)}% (${secs(tracked?.wallSeconds)} s against ${secs(whole?.wallSeconds)} s, ` +
+            `CPU ${secs(tracked?.cpuSeconds)} against ${secs(whole?.cpuSeconds)} s; read ${mib(tracked?.deviceBytesRead)} MiB of the device)`,
       met: ratio === undefined ? undefined : ratio <= cbtTarget,
     };
   });

@@ -140,7 +140,10 @@ test('the verdict: the tracked incremental against the full read, both ferry, me
   assert.equal(cbtRatio(summarize(run(1)), 'local'), 0.05);
   const [met] = blockIncrementalChecks(summarize(run(1)));
   assert.equal(met.met, true);
-  assert.match(met.measured, /^5\.0% \(1\.00 s against 20\.00 s; read 25 MiB of the device\)$/);
+  assert.match(
+    met.measured,
+    /^5\.0% \(1\.00 s against 20\.00 s, CPU 1\.00 against 20\.00 s; read 25 MiB of the device\)$/,
+  );
   assert.equal(blockIncrementalChecks(summarize(run(1.01)))[0].met, false);
   // the tracked run failed: no verdict rather than a false one
   const failed = run(1).map((r) => (r.op === 'block-incremental-cbt' ? { ...r, ok: false } : r));
