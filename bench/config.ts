@@ -12,12 +12,14 @@ export const fullScales: DatasetScales = {
   A: { randomBytes: GiB, randomFileMax: 64 * MiB, textBytes: 512 * MiB, textFileMax: 16 * MiB, smallFiles: 100_000 },
   B: { files: 1_000_000 },
   C: { size: 4 * GiB, dataFraction: 0.25 },
+  D: { size: 2 * GiB, holeFraction: 0.1 },
 };
 
 export const quickScales: DatasetScales = {
   A: { randomBytes: 128 * MiB, randomFileMax: 16 * MiB, textBytes: 64 * MiB, textFileMax: 4 * MiB, smallFiles: 10_000 },
   B: { files: 20_000 },
   C: { size: 512 * MiB, dataFraction: 0.25 },
+  D: { size: 512 * MiB, holeFraction: 0.1 },
 };
 
 export interface BenchConfig {
@@ -33,14 +35,16 @@ export interface BenchConfig {
   datasets: DatasetID[];
   peers: PeerName[];
   targets: TargetName[];
-  /** fraction of dataset A's files changed for the incremental run */
+  /** fraction of dataset A's files, and of dataset D's bytes, changed for the incremental run */
   changeFraction: number;
+  /** how many places of dataset D the change is spread over */
+  changePlaces: number;
   /** one command may take this long before it is killed and recorded as failed */
   timeoutSeconds: number;
   kernels: boolean;
 }
 
-export const usage = `bench/run.ts [--quick] [--reps N] [--seed N] [--datasets A,B,C] [--peers ferry,restic,kopia]
+export const usage = `bench/run.ts [--quick] [--reps N] [--seed N] [--datasets A,B,C,D] [--peers ferry,restic,kopia]
   [--targets local,minio] [--no-kernels]
 Runs the benchmark suite of issue 7 and writes bench/results/bench-<scale>-<time>.{json,md} and latest-<scale>.md.
 Data goes under $FERRY_BENCH_DIR (default /work/scratch/bench).`;
@@ -73,10 +77,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     seed: 1,
     dir,
     results: join(import.meta.dirname, 'results'),
-    datasets: ['A', 'B', 'C'],
+    datasets: ['A', 'B', 'C', 'D'],
     peers: ['ferry', 'restic', 'kopia'],
     targets: ['local', 'minio'],
     changeFraction: 0.01,
+    changePlaces: 5,
     timeoutSeconds: quick ? 900 : 4 * 3600,
     kernels: true,
   };
@@ -90,7 +95,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     if (flag === '--quick') continue;
     else if (flag === '--reps') config.reps = count(value(), flag);
     else if (flag === '--seed') config.seed = count(value(), flag);
-    else if (flag === '--datasets') config.datasets = list(value(), ['A', 'B', 'C'] as const, flag);
+    else if (flag === '--datasets') config.datasets = list(value(), ['A', 'B', 'C', 'D'] as const, flag);
     else if (flag === '--peers') config.peers = list(value(), ['ferry', 'restic', 'kopia'] as const, flag);
     else if (flag === '--targets') config.targets = list(value(), ['local', 'minio'] as const, flag);
     else if (flag === '--no-kernels') config.kernels = false;

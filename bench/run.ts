@@ -118,6 +118,7 @@ async function main(): Promise<void> {
     const ctx = {
       seed: config.seed,
       changeFraction: config.changeFraction,
+      changePlaces: config.changePlaces,
       timeoutSeconds: config.timeoutSeconds,
       log,
     };

@@ -1,6 +1,6 @@
-// The "1% of files changed" step of the incremental benchmark, and its undo: a few KiB inside each chosen file are
-// overwritten (new bytes, new mtime, same size), and afterwards the original bytes are put back, so the next round
-// starts from the dataset the seed describes.
+// The "1% changed" step of the incremental benchmarks, and its undo: a few KiB inside 1% of the files (new bytes, new
+// mtime, same size), or 1% of a block volume's bytes in a handful of places, are overwritten, and afterwards the
+// original bytes are put back, so the next round starts from the dataset the seed describes.
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { seededRandom } from '../../test/support/seeded.ts';
@@ -45,6 +45,55 @@ export async function changeFiles(dataset: Dataset, seed: number, fraction: numb
     const path = join(dataset.path, file.path);
     const original = await overwrite(path, offset, randomBytes(seed, `change-${round}/${file.path}`, length));
     changes.push({ path, offset, original });
+  }
+  return changes;
+}
+
+/** A block volume's change: where new bytes go, and the ranges a changed-block tracking driver would report. */
+export interface ImageChange {
+  writes: { offset: number; length: number }[];
+  /** the writes rounded out to whole blocks, sorted: what the driver lists */
+  reported: { offset: number; length: number }[];
+}
+
+/** a driver's block: CSI drivers report changes in whole blocks of their device */
+export const trackedBlock = 4096;
+
+/**
+ * `fraction` of an image of `size` bytes in `places` writes, one at a random place (not block aligned) inside each
+ * of `places` equal sections, so they are spread over the image and never touch; `round` makes each round differ.
+ */
+export function planImageChange(
+  size: number,
+  seed: number,
+  fraction: number,
+  places: number,
+  round: number,
+): ImageChange {
+  const random = seededRandom(subSeed(seed, `change-image-${round}`));
+  const length = Math.max(1, Math.floor((size * fraction) / places));
+  const section = Math.floor(size / places);
+  // a gap of two blocks keeps neighbouring reported ranges apart
+  if (length + 2 * trackedBlock > section)
+    throw new Error(`${places} changes of ${length} bytes do not fit apart in ${size} bytes`);
+  const writes = [];
+  for (let i = 0; i < places; i++) {
+    const slack = section - length - 2 * trackedBlock;
+    writes.push({ offset: i * section + trackedBlock + Math.floor(random() * (slack + 1)), length });
+  }
+  const reported = writes.map((w) => {
+    const offset = Math.floor(w.offset / trackedBlock) * trackedBlock;
+    return { offset, length: Math.min(size, Math.ceil((w.offset + w.length) / trackedBlock) * trackedBlock) - offset };
+  });
+  return { writes, reported };
+}
+
+/** Writes `change` into the image (new incompressible bytes); the originals come back for the undo. */
+export async function changeImage(path: string, seed: number, change: ImageChange, round: number): Promise<Change[]> {
+  const changes: Change[] = [];
+  for (const w of change.writes) {
+    const original = await overwrite(path, w.offset, randomBytes(seed, `change-image-${round}@${w.offset}`, w.length));
+    changes.push({ path, offset: w.offset, original });
   }
   return changes;
 }

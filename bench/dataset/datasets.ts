@@ -1,35 +1,39 @@
-// The three datasets of issue 7, generated once per (seed, scale) under the bench folder and reused: a marker file
+// The three datasets of issue 7 (and D, issue 34's block volume), generated once per (seed, scale) under the bench folder and reused: a marker file
 // written last says a dataset is complete, so an interrupted generation is redone rather than trusted.
 import { mkdirSync, openSync, closeSync, ftruncateSync, writeSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes, textBytes } from './content.ts';
-import { planImage, planMixed, planTiny } from './plan.ts';
-import type { Extent, ImageScale, MixedScale, PlannedFile } from './plan.ts';
+import { planImage, planMixed, planTiny, planVolume } from './plan.ts';
+import type { Extent, ImageScale, MixedScale, PlannedFile, VolumeScale } from './plan.ts';
 
 /** Bump when a generator changes, so cached datasets made by the old one are regenerated. */
 const generatorVersion = 2;
 
-export type DatasetID = 'A' | 'B' | 'C';
+export type DatasetID = 'A' | 'B' | 'C' | 'D';
+
+/** the datasets that are one block image (a stream to back up) */
+export const isImage = (id: DatasetID): boolean => id === 'C' || id === 'D';
 
 export interface DatasetScales {
   A: MixedScale;
   B: { files: number };
   C: ImageScale;
+  D: VolumeScale;
 }
 
 export interface Dataset {
   id: DatasetID;
   /** e.g. "A-quick-s1": the folder (or image file) name */
   name: string;
-  /** a folder for A and B, the image file for C */
+  /** a folder for A and B, the image file for C and D */
   path: string;
   /** logical bytes: what a backup reads and a restore writes */
   bytes: number;
   files: number;
-  /** A and B: the files; C: none */
+  /** A and B: the files; C and D: none */
   plan: PlannedFile[];
-  /** C: the data extents; A and B: none */
+  /** C and D: the data extents; A and B: none */
   extents: Extent[];
   describe: string;
 }
@@ -91,19 +95,20 @@ function writeImage(path: string, seed: number, size: number, extents: Extent[])
 
 /** The dataset's layout from the seed; nothing is written. */
 export function planDataset(id: DatasetID, name: string, dir: string, seed: number, scales: DatasetScales): Dataset {
-  if (id === 'C') {
-    const scale = scales.C;
-    const extents = planImage(seed, scale);
+  if (isImage(id)) {
+    const size = id === 'C' ? scales.C.size : scales.D.size;
+    const extents = id === 'C' ? planImage(seed, scales.C) : planVolume(seed, scales.D);
     const data = extents.reduce((n, e) => n + e.length, 0);
+    const what = id === 'C' ? 'sparse block image' : 'block volume';
     return {
       id,
       name,
       path: join(dir, `${name}.img`),
-      bytes: scale.size,
+      bytes: size,
       files: 1,
       plan: [],
       extents,
-      describe: `${fmt(scale.size)} sparse block image, ${fmt(data)} of data in ${extents.length} extents (half random, half text)`,
+      describe: `${fmt(size)} ${what}, ${fmt(data)} of data in ${extents.length} extents (half random, half text)`,
     };
   }
   const plan = id === 'A' ? planMixed(seed, scales.A) : planTiny(scales.B.files);
@@ -144,7 +149,7 @@ export async function ensureDataset(
   await rm(markerPath, { force: true });
   await rm(dataset.path, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  if (id === 'C') writeImage(dataset.path, seed, dataset.bytes, dataset.extents);
+  if (isImage(id)) writeImage(dataset.path, seed, dataset.bytes, dataset.extents);
   else writeTree(dataset.path, seed, dataset.plan);
   const done: Marker = { name, version: generatorVersion, bytes: dataset.bytes, files: dataset.files };
   await writeFile(markerPath, JSON.stringify(done));

@@ -120,3 +120,30 @@ export function planImage(seed: number, scale: ImageScale): Extent[] {
   }
   return extents;
 }
+
+export interface VolumeScale {
+  size: number;
+  /** fraction of the volume never written (holes); the rest is data, about half of it random, half text */
+  holeFraction: number;
+}
+
+/**
+ * Dataset D: a block volume in use, data written across it: each 1 MiB slot is random, text or (rarely) a hole,
+ * neighbours of the same kind joined into one extent.
+ */
+export function planVolume(seed: number, scale: VolumeScale): Extent[] {
+  const random = seededRandom(subSeed(seed, 'plan-D'));
+  const extents: Extent[] = [];
+  let last: Extent | undefined;
+  for (let s = 0; s < Math.floor(scale.size / MiB); s++) {
+    const pick = random();
+    if (pick < scale.holeFraction) {
+      last = undefined;
+      continue;
+    }
+    const content: Content = pick < scale.holeFraction + (1 - scale.holeFraction) / 2 ? 'random' : 'text';
+    if (last && last.content === content) last.length += MiB;
+    else extents.push((last = { offset: s * MiB, length: MiB, content }));
+  }
+  return extents;
+}

@@ -43,8 +43,30 @@ export const ferryPeer: Peer = {
       init: () => [run('init')],
       backup: (path) => run('backup', '--json', path),
       backupStream: (file, name) => run('backup', '--json', '--stream', name, file),
-      restore: (_source, target) => run('restore', '--json', 'latest', '--target', target),
+      backupChanged: (file, name, rangesFile) =>
+        run('backup', '--json', '--stream', name, '--changed-ranges', rangesFile, file),
+      restore: (source, target) => run('restore', '--json', source.snapshot ?? 'latest', '--target', target),
       snapshots: () => run('snapshots', '--json'),
     };
   },
 };
+
+/** What `ferry repo backup --json` printed last, as far as the suite reads it. */
+export interface FerrySummary {
+  snapshot_id: string;
+  data_blobs: number;
+  block_read?: { mode: string; bytes_read: number; size: number; reason?: string };
+}
+
+/** The summary document at the end of a `ferry repo backup --json` run's output (warnings may come before it). */
+export function ferrySummary(output: string): FerrySummary {
+  const start = output.lastIndexOf('\n{\n');
+  const text = start < 0 ? output.slice(output.indexOf('{')) : output.slice(start + 1);
+  try {
+    const doc = JSON.parse(text) as FerrySummary;
+    if (typeof doc.snapshot_id === 'string') return doc;
+  } catch {
+    // reported below with what was printed
+  }
+  throw new Error(`ferry printed no backup summary: ${output.slice(-400)}`);
+}

@@ -9,7 +9,8 @@ export type Place =
   | { kind: 'local'; dir: string }
   | { kind: 's3'; endpoint: string; bucket: string; accessKey: string; secretKey: string };
 
-export type Source = { path: string } | { stream: string };
+/** what was backed up; `snapshot` picks a snapshot by id where the peer can (else the latest) */
+export type Source = ({ path: string } | { stream: string }) & { snapshot?: string };
 
 export interface RepoCommands {
   /** unmeasured set-up commands that create the repository (and configure it, for kopia) */
@@ -17,6 +18,11 @@ export interface RepoCommands {
   backup(path: string): Command;
   /** one file (a block image) backed up as a stream named `name` */
   backupStream(file: string, name: string): Command;
+  /**
+   * the stream backed up again against the latest snapshot, reading only the byte ranges listed in `rangesFile`
+   * (changed-block tracking); only a peer that can
+   */
+  backupChanged?(file: string, name: string, rangesFile: string): Command;
   /** restores the latest snapshot of `source` (what was backed up) into the empty folder `target` */
   restore(source: Source, target: string): Command;
   /** lists the snapshots: little work beyond what every command pays first (start-up, key derivation) */

@@ -1,8 +1,9 @@
 // The markdown report of a run: machine, datasets, issue 7's targets checked, then one table per storage target.
 import type { KernelResult } from '../kernels.ts';
 import type { Machine } from './machine.ts';
-import type { Summary } from './summarize.ts';
+import { findSummary as find, type Summary } from './summarize.ts';
 import type { OpResult } from '../scenario.ts';
+import { blockIncrementalChecks, blockIncrementalSection } from './block-incremental.ts';
 
 export interface Report {
   scale: string;
@@ -30,6 +31,8 @@ const opTitles: Record<string, string> = {
   'backup-1pct-changed': 'backup, 1% of files changed',
   snapshots: 'list snapshots',
   restore: 'restore into an empty folder',
+  'block-incremental-full': 'backup, 1% of the volume changed, read whole',
+  'block-incremental-cbt': 'backup, 1% of the volume changed, changed ranges only',
 };
 
 function resultsTable(summaries: Summary[], target: string): string {
@@ -56,15 +59,11 @@ function resultsTable(summaries: Summary[], target: string): string {
   return lines.join('\n');
 }
 
-interface Check {
+export interface Check {
   target: string;
   goal: string;
   measured: string;
   met: boolean | undefined;
-}
-
-function find(summaries: Summary[], target: string, datasetID: string, op: string, peer: string): Summary | undefined {
-  return summaries.find((s) => s.target === target && s.datasetID === datasetID && s.op === op && s.peer === peer);
 }
 
 /** Issue 7's targets, each judged from the medians (undefined: not measured in this run). */
@@ -217,7 +216,7 @@ function withHeading(heading: string, lines: string[]): string[] {
 
 export function renderMarkdown(r: Report, imageDataBytes: number | undefined): string {
   const m = r.machine;
-  const checks = checkTargets(r.summaries, imageDataBytes);
+  const checks = [...checkTargets(r.summaries, imageDataBytes), ...blockIncrementalChecks(r.summaries)];
   const verdict = (c: Check): string => (c.met === undefined ? 'not measured' : c.met ? 'met' : '**not met**');
   const failures = r.results.filter((x) => !x.ok);
   return [
@@ -239,7 +238,7 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
       (m.pageReporting ? `Memory: ${m.pageReporting}. ` : '') +
       `Run took ${(r.seconds / 60).toFixed(1)} min.`,
     '',
-    '## Targets of issue 7',
+    '## Targets of issues 7 and 34',
     '',
     '| target | goal | measured (peer time / ferry time, or figure) | verdict |',
     '|---|---|---|---|',
@@ -249,6 +248,7 @@ export function renderMarkdown(r: Report, imageDataBytes: number | undefined): s
       'Every command first starts and opens the repository (start-up, key derivation); listing the snapshots measures that, and the ratios here leave it out of both sides:',
       openingCosts(r.summaries),
     ),
+    ...blockIncrementalSection(r.summaries),
     '## Local filesystem repository',
     '',
     resultsTable(r.summaries, 'local'),

@@ -16,6 +16,9 @@ export interface Summary {
   storedBytes?: number;
   s3Requests?: number;
   restoredAllocated?: number;
+  bytesRead?: number;
+  storageBytesRead?: number;
+  deviceBytesRead?: number;
   /** S3 requests per call, from the repetition closest to the median */
   s3ByName?: Record<string, number>;
   /** this peer's median time over ferry's: above 1, ferry is faster */
@@ -30,7 +33,16 @@ export function median(values: number[]): number | undefined {
 }
 
 type Figure =
-  'wallSeconds' | 'throughput' | 'cpuSeconds' | 'maxRssBytes' | 'storedBytes' | 's3Requests' | 'restoredAllocated';
+  | 'wallSeconds'
+  | 'throughput'
+  | 'cpuSeconds'
+  | 'maxRssBytes'
+  | 'storedBytes'
+  | 's3Requests'
+  | 'restoredAllocated'
+  | 'bytesRead'
+  | 'storageBytesRead'
+  | 'deviceBytesRead';
 const figures: Figure[] = [
   'wallSeconds',
   'throughput',
@@ -39,10 +51,24 @@ const figures: Figure[] = [
   'storedBytes',
   's3Requests',
   'restoredAllocated',
+  'bytesRead',
+  'storageBytesRead',
+  'deviceBytesRead',
 ];
 
 const key = (r: { dataset: string; op: string; target: string; peer: string }): string =>
   `${r.dataset}|${r.op}|${r.target}|${r.peer}`;
+
+/** The summary of one (target, dataset, operation, peer), if it ran. */
+export function findSummary(
+  summaries: Summary[],
+  target: string,
+  datasetID: string,
+  op: string,
+  peer: string,
+): Summary | undefined {
+  return summaries.find((s) => s.target === target && s.datasetID === datasetID && s.op === op && s.peer === peer);
+}
 
 export function summarize(results: OpResult[]): Summary[] {
   const groups = new Map<string, OpResult[]>();

@@ -19,6 +19,7 @@ const scales: DatasetScales = {
   A: { randomBytes: 3 * MiB, randomFileMax: 2 * MiB, textBytes: MiB, textFileMax: 256 * 1024, smallFiles: 200 },
   B: { files: 300 },
   C: { size: 32 * MiB, dataFraction: 0.25 },
+  D: { size: 16 * MiB, holeFraction: 0.1 },
 };
 
 test('content is a function of (seed, label): same bytes again, different for another label or seed', () => {

@@ -3,11 +3,13 @@ import { resolve } from 'node:path';
 import { defineCommand } from 'citty';
 import { consola } from '../console.ts';
 import { startBackupAhead } from '../../engine/operations/ahead.ts';
+import type { BlockRead } from '../../engine/operations/blocks.ts';
 import { findLatest, selectSnapshot, type SnapshotEntry } from '../../engine/operations/snapshots.ts';
 import { formatBytes, formatDuration, printJSON, progressReporter } from '../output.ts';
 import { UsageError } from '../run.ts';
 import { openRepo, repoArgs } from './options.ts';
 import { list, repeated } from './common.ts';
+import { changedRangesOption } from './changed-ranges.ts';
 import { lockArgs, locking } from './locking.ts';
 import { packSizeArgs, parsePackSize } from './pack-size.ts';
 
@@ -38,6 +40,12 @@ export default defineCommand({
       description: 'back up the single PATH (a block device, image or pipe) as one file with this name',
       valueHint: 'NAME',
     },
+    'changed-ranges': {
+      type: 'string',
+      description:
+        'with --stream: a JSON file of the byte ranges changed since the parent snapshot, [{"offset": N, "length": N}, ...] sorted, as changed-block tracking reports them; only those are read',
+      valueHint: 'FILE',
+    },
     ...packSizeArgs,
   },
   async run({ args, rawArgs }) {
@@ -45,6 +53,8 @@ export default defineCommand({
     if (paths.length === 0) throw new UsageError('nothing to back up: name at least one PATH');
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
     const packSize = parsePackSize(args['pack-size']);
+    // checked before the repository is opened: a bad list writes nothing
+    const changed = await changedRangesOption(args['changed-ranges'], args.stream, args.parent, paths[0]);
     const lock = locking(args);
     // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
     startBackupAhead();
@@ -63,7 +73,7 @@ export default defineCommand({
       tags,
       hostname,
       parent,
-      stream: args.stream ? { name: args.stream } : undefined,
+      stream: args.stream ? { name: args.stream, ...changed } : undefined,
       xattrs: args.xattrs,
       onWarning: (m) => consola.warn(m),
       writer: packSize === undefined ? undefined : { packSize },
@@ -81,12 +91,16 @@ export default defineCommand({
         packs_written: result.stats.packs,
         pack_bytes_written: result.stats.packBytes,
         packs_adopted: result.adopted.packs,
+        ...(result.archive.blockRead ? { block_read: snakeRead(result.archive.blockRead) } : {}),
         total_duration: (Date.now() - started) / 1000,
       });
     } else {
       consola.log(`Files: ${s.filesNew} new, ${s.filesChanged} changed, ${s.filesUnmodified} unmodified`);
       consola.log(`Dirs:  ${s.dirsNew} new, ${s.dirsChanged} changed, ${s.dirsUnmodified} unmodified`);
       consola.log(`Added to the repository: ${formatBytes(s.dataAdded)} (${formatBytes(s.dataAddedPacked)} stored)`);
+      const read = result.archive.blockRead;
+      if (read) consola.log(`Read ${readWhat[read.mode]}: ${formatBytes(read.bytesRead)} of ${formatBytes(read.size)}`);
+      if (read?.reason) consola.warn(read.reason);
       consola.log(
         `processed ${s.totalFilesProcessed} files, ${formatBytes(s.totalBytesProcessed)} in ${formatDuration(Date.now() - started)}`,
       );
@@ -95,6 +109,17 @@ export default defineCommand({
     await repo.close();
   },
 });
+
+const readWhat = { changed: 'the changed ranges', allocated: 'the allocated ranges', full: 'the whole device' };
+
+function snakeRead(read: BlockRead): Record<string, unknown> {
+  return {
+    mode: read.mode,
+    bytes_read: read.bytesRead,
+    size: read.size,
+    ...(read.reason ? { reason: read.reason } : {}),
+  };
+}
 
 /** The snapshot named by --parent, or else the latest of the same paths and host, among those listed under the lock. */
 function parentChoice(

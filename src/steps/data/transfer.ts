@@ -7,7 +7,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChangeTracking, DataDownload, DataUpload, FerryResource, TransferStats } from '../../shared/api/types.ts';
-import type { BlockRead } from '../../engine/operations/blocks.ts';
+import { deviceSize, type BlockRead } from '../../engine/operations/blocks.ts';
 import { phasesOf } from '../../shared/api/phases.ts';
 import { startBackupAhead, startRestoreAhead } from '../../engine/operations/ahead.ts';
 import { backup } from '../../engine/operations/backup.ts';
@@ -19,7 +19,7 @@ import { blockChanges } from './block-changes.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import type { Outcome, StepContext } from '../context.ts';
 import { dataStep } from './description.ts';
-import { deviceSize, exists } from './device.ts';
+import { exists } from './device.ts';
 import { StepFailure } from './failure.ts';
 import { finishedProgress, ProgressWriter, progressOf } from './progress-writer.ts';
 import { openRepository, stepLocking } from './repository.ts';
