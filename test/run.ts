@@ -4,8 +4,9 @@
 // Most of the end-to-end time is waiting: for a cron minute, an expiry sweep, a pod to start. The suites that only
 // touch their own namespaces, location and resources therefore run two at a time. A suite that stops or forges
 // something everyone shares (the dispatcher, a webhook, the apiserver, MinIO), counts cluster-wide metrics or
-// events, or kills processes by what they are rather than by the resource they serve runs alone: every suite in
-// test/e2e not named in `sideBySide` does, so a new suite is alone until someone has read it for this.
+// events, kills processes by what they are rather than by the resource they serve, or holds a step to a deadline of
+// seconds (cancel: Canceled within 10 s) runs alone: every suite in test/e2e not named in `sideBySide` does, so a
+// new suite is alone until someone has read it for this.
 import { globSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from 'node:test';
@@ -28,7 +29,6 @@ const sideBySide = [
   'long-names',
   'backup-restore',
   'block',
-  'cancel',
   'cli-location',
   'cli-readme',
   'dispatcher-steps',
