@@ -10,8 +10,15 @@ export interface LazyCommand {
 }
 
 // each command's own argument types are narrower than CommandDef's default; citty checks the arguments at run time
-export const lazy = (meta: CommandMeta, load: () => Promise<{ default: CommandDef<any> }>): LazyCommand =>
-  Object.assign(() => load().then((m) => m.default as CommandDef), { meta });
+type Load = () => Promise<{ default: CommandDef<any> }>;
+
+/** Sub-commands by name, each given by its description and how to load it. */
+export function lazyCommands(table: Record<string, [description: string, load: Load]>): Record<string, LazyCommand> {
+  const commands: Record<string, LazyCommand> = {};
+  for (const [name, [description, load]] of Object.entries(table))
+    commands[name] = Object.assign(() => load().then((m) => m.default as CommandDef), { meta: { name, description } });
+  return commands;
+}
 
 const isLazy = (sub: unknown): sub is LazyCommand => typeof sub === 'function' && 'meta' in sub;
 
