@@ -3,6 +3,7 @@
 import { renderUsage, runCommand, type CommandDef } from 'citty';
 import { consola, forStream } from './console.ts';
 import { knownFlags, unknownFlag } from './flags.ts';
+import { forUsage } from './lazy.ts';
 import { didYouMean } from './suggest.ts';
 
 export const exitCodes = { ok: 0, failed: 1, usage: 2, canceled: 3 } as const;
@@ -25,7 +26,7 @@ export async function runCli(main: CommandDef, rawArgs = process.argv.slice(2)):
   }
   if (rawArgs.includes('--help') || rawArgs.includes('-h') || rawArgs.length === 0) {
     const [cmd, parent] = await subCommandFor(main, rawArgs);
-    process.stdout.write(forStream(`${await renderUsage(cmd, parent)}\n\n`, process.stdout));
+    process.stdout.write(forStream(`${await renderUsage(await forUsage(cmd), parent)}\n\n`, process.stdout));
     return rawArgs.length === 0 ? exitCodes.usage : exitCodes.ok;
   }
   try {

@@ -5,7 +5,6 @@
 // ferry needs, or to say which in one line. And a TypeScript entry makes Node load its type stripper (a
 // WebAssembly module) before anything can turn the compile cache on; with the cache on first, the TypeScript
 // modules come out of the cache and nothing needs stripping.
-import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { dirname, join } from 'node:path';
@@ -19,13 +18,19 @@ function majorOf(version) {
   return Number(String(version).replace(/^v/, '').split('.')[0]);
 }
 
+// node:child_process (and node:net under it) loads only on the paths that start another Node: about 8 ms of CPU that
+// a command started on the right Node with the tunables set would pay for nothing
+const childProcess = () => nodeModule.createRequire(import.meta.url)('child_process');
+
 function versionOf(node) {
   try {
-    return execFileSync(node, ['--version'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      timeout: 10000,
-    }).trim();
+    return childProcess()
+      .execFileSync(node, ['--version'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 10000,
+      })
+      .trim();
   } catch {
     return undefined;
   }
@@ -69,7 +74,7 @@ function environment() {
 function startAgain(node, env) {
   const args = process.execArgv.concat(process.argv.slice(1));
   if (typeof process.execve === 'function') process.execve(node, [node].concat(args), env);
-  const child = spawn(node, args, { env, stdio: 'inherit' });
+  const child = childProcess().spawn(node, args, { env, stdio: 'inherit' });
   // Ctrl-C reaches the child from the terminal (one process group): passing it on would be a second SIGINT, and
   // a second one stops ferry before it releases its lock. SIGTERM and SIGHUP, which supervisors and `kill` send to
   // this process alone, are passed on.

@@ -54,10 +54,16 @@ export default defineCommand({
     if (args.stream !== undefined && paths.length !== 1) throw new UsageError('--stream backs up exactly one PATH');
     const packSize = parsePackSize(args['pack-size']);
     // checked before the repository is opened: a bad list writes nothing
-    const changed = await changedRangesOption(args['changed-ranges'], args.stream, args.parent, paths[0]);
+    const { readsLittle, ...changed } = await changedRangesOption(
+      args['changed-ranges'],
+      args.stream,
+      args.parent,
+      paths[0],
+    );
     const lock = locking(args);
-    // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool
-    startBackupAhead();
+    // the backup engine's modules load, and its first thread starts, while the key derives on the thread pool; a
+    // read of a few changed ranges runs on this thread, and a thread started for it would be CPU time for nothing
+    if (!readsLittle) startBackupAhead();
     const [repo, { backup }] = await Promise.all([openRepo(args), import('../../engine/operations/backup.ts')]);
     const hostname = args.host ?? undefined;
     const tags = list(repeated(rawArgs, 'tag'));

@@ -3,7 +3,7 @@
 // anything is read or written: a wrong list would silently leave changed bytes out of the backup, the one failure a
 // backup must not have. Unlike the engine (which merges what a driver sends), nothing is repaired here.
 import { readFile } from 'node:fs/promises';
-import { deviceSize, type BlockChanges, type ByteRange } from '../../engine/operations/blocks.ts';
+import { deviceSize, smallChangedRead, type BlockChanges, type ByteRange } from '../../engine/operations/blocks.ts';
 import type { SnapshotEntry } from '../../engine/operations/snapshots.ts';
 import { UsageError } from '../run.ts';
 
@@ -69,13 +69,18 @@ export async function readChangedRanges(file: string, size: number): Promise<Byt
 /**
  * The device's size and its changed-block tracking for --changed-ranges (nothing without it): the ranges count as
  * changed since whichever parent the backup takes; with none, the device is read whole and the summary says why.
+ * `readsLittle`: the ranges are few and small enough for the read to run without a worker thread.
  */
 export async function changedRangesOption(
   file: string | undefined,
   stream: string | undefined,
   parent: string | undefined,
   path: string,
-): Promise<{ size?: number; changes?: (parent: SnapshotEntry | undefined) => Promise<BlockChanges> }> {
+): Promise<{
+  size?: number;
+  changes?: (parent: SnapshotEntry | undefined) => Promise<BlockChanges>;
+  readsLittle?: boolean;
+}> {
   if (file === undefined) return {};
   if (stream === undefined) throw new UsageError(`${changedRangesFlag} needs --stream: it describes one device`);
   if (parent === 'none')
@@ -88,6 +93,7 @@ export async function changedRangesOption(
   const ranges = await readChangedRanges(file, size);
   return {
     size,
+    readsLittle: smallChangedRead(ranges),
     changes: async (parentEntry) =>
       parentEntry
         ? { changed: { since: parentEntry.id, ranges } }

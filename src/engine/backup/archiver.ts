@@ -22,7 +22,7 @@ import { lstatEntries } from '../fsmeta/lstat-entries.ts';
 import { listNames } from '../fsmeta/list-names.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { BackupPool } from './pool.ts';
-import { blockReadOf, planBlocks, type BlockChanges, type BlockRead } from '../blocks/plan.ts';
+import { blockReadOf, planBlocks, smallChangedRead, type BlockChanges, type BlockRead } from '../blocks/plan.ts';
 import { capHeapGrowth } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
@@ -146,6 +146,7 @@ export class Archiver {
           nodes: parentTree ? await this.#loadTree(parentTree) : undefined,
           name: Buffer.from(name),
         });
+      if (planned?.plan?.changed && smallChangedRead(planned.plan.changed)) await this.#pool.runHere();
       this.#progress.filesTotal = 1;
       this.#progress.bytesTotal = size;
       this.#progress.totalsFinal = true;

@@ -1,8 +1,8 @@
 // The main-thread side of the backup workers: hands out whole files, answers "is this chunk new?" from the
 // index, and passes sealed blobs to the pack writer (whose back-pressure reaches the workers through the replies).
 import type { BlockPlan } from '../blocks/plan.ts';
-import type { Worker } from 'node:worker_threads';
-import { startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { hasSpareThread, startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
 import type { PackWriter } from '../repository/pack-writer.ts';
 import type {
   BlobInRead,
@@ -29,8 +29,14 @@ interface Job {
   detach?: () => void;
 }
 
+/** What the pool uses of a worker: a thread, or a channel served on this thread (`runHere`). */
+interface WorkerPort {
+  postMessage(value: ToWorker, transfer?: ArrayBuffer[]): void;
+  terminate(): Promise<unknown>;
+}
+
 interface PoolWorker {
-  thread: Worker;
+  thread: WorkerPort;
   jobs: number;
   /** the thread's CPU time at the last look, to tell how busy it has been since */
   seen?: ThreadCpu;
@@ -41,7 +47,7 @@ interface PoolWorker {
 /** looks closer together than this say too little about how busy a thread is */
 const minLookMs = 1000;
 
-const workerModule = new URL('./worker.ts', import.meta.url);
+const workerModule = new URL('./worker-thread.ts', import.meta.url);
 const workerOptions = { resourceLimits: { maxYoungGenerationSizeMb: 8 } };
 
 /**
@@ -79,6 +85,8 @@ export class BackupPool {
   /** the main thread's CPU time at the last look */
   #mainSeen: ThreadCpu | undefined;
   #nextJob = 0;
+  /** set by runHere: the one worker serves a channel on this thread */
+  #here: ((port: MessagePort) => void) | undefined;
 
   /** `writer` receives new blobs of a backup; a pool used only to open blobs (restore) needs none */
   constructor(init: WorkerInit, size: number, writer?: PackWriter, growth = defaultGrowth) {
@@ -95,20 +103,51 @@ export class BackupPool {
   #pick(heavy: boolean): PoolWorker {
     const idle = this.#workers.find((w) => w.jobs === 0);
     if (idle) return idle;
-    if (this.#workers.length < this.#size && (heavy || this.#worthAnother())) {
-      const w: PoolWorker = { thread: startThread(workerModule, workerOptions), jobs: 0 };
-      w.thread.postMessage({ op: 'init', init: this.#init } satisfies ToWorker);
-      w.thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
-      w.thread.on('error', (err) => this.#failWorker(w, err));
+    if (this.#workers.length < (this.#here ? 1 : this.#size) && (heavy || this.#worthAnother())) {
+      const w = this.#here ? this.#startHere(this.#here) : this.#startThread();
+      w.thread.postMessage({ op: 'init', init: this.#init });
       this.#workers.push(w);
       return w;
     }
     return this.#workers.reduce((a, b) => (b.jobs < a.jobs ? b : a));
   }
 
-  /** Threads started so far. */
+  /**
+   * From now on the pool's one worker runs on this thread, unless a thread was already started for it (ahead of the
+   * backup, or by earlier work): for a read so small that starting a thread would cost more CPU time than the read
+   * itself (bench/README.md).
+   */
+  async runHere(): Promise<void> {
+    if (this.#workers.length > 0 || hasSpareThread(workerModule)) return;
+    this.#here = (await import('./worker.ts')).serve;
+  }
+
+  #startThread(): PoolWorker {
+    const thread = startThread(workerModule, workerOptions);
+    const w: PoolWorker = { thread, jobs: 0 };
+    thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
+    thread.on('error', (err) => this.#failWorker(w, err));
+    return w;
+  }
+
+  /** A worker served by `serve` on the far end of a channel, on this thread (it throws where it runs). */
+  #startHere(serve: (port: MessagePort) => void): PoolWorker {
+    const { port1, port2 } = new MessageChannel();
+    serve(port2);
+    const w: PoolWorker = {
+      thread: {
+        postMessage: (value, transfer) => port1.postMessage(value, transfer),
+        terminate: async () => port1.close(),
+      },
+      jobs: 0,
+    };
+    port1.on('message', (m: FromWorker) => void this.#onMessage(w, m));
+    return w;
+  }
+
+  /** Threads started so far (a worker run here is none). */
   get threads(): number {
-    return this.#workers.length;
+    return this.#here ? 0 : this.#workers.length;
   }
 
   /**

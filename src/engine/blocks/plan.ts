@@ -6,7 +6,7 @@ import type { ID } from '../ids/id.ts';
 import { plainLength } from '../pack/blob.ts';
 import type { Repository } from '../repository/repository.ts';
 import type { TreeNode } from '../tree/node.ts';
-import { normalizeRanges, type ByteRange } from './byte-ranges.ts';
+import { normalizeRanges, rangeBytes, type ByteRange } from './byte-ranges.ts';
 import { parentUnusable, type ParentBlob } from './changed-chunks.ts';
 
 /** What changed-block tracking told of the device, given once the backup's parent snapshot is known. */
@@ -81,6 +81,20 @@ export function blockReadOf(
     size,
     ...(planned.reason ? { reason: planned.reason } : {}),
   };
+}
+
+/**
+ * Below this much to read, a device's read runs on the main thread: a worker thread's start (0.1-0.15 s of CPU,
+ * its own copy of Node's and our modules) costs more than it saves by working beside the main thread
+ * (bench/README.md).
+ */
+const threadFrom = 64 << 20;
+/** each change is read again from the parent's cut before it to a cut both share after it: about a chunk each side */
+const readAroundChange = 2 << 20;
+
+/** Whether a read of the `changed` ranges (sorted, not overlapping) is too small to be worth a thread of its own. */
+export function smallChangedRead(changed: readonly ByteRange[]): boolean {
+  return rangeBytes(changed) + changed.length * readAroundChange < threadFrom;
 }
 
 /** The parent's device content with each blob's size from the index, or why it cannot be had. */

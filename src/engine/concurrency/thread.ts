@@ -48,3 +48,8 @@ export async function stopSpareThread(module: URL): Promise<void> {
   spares.delete(module.href);
   await spare?.terminate();
 }
+
+/** Whether a thread was started ahead for `module` and not taken yet. */
+export function hasSpareThread(module: URL): boolean {
+  return spares.has(module.href);
+}

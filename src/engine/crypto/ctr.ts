@@ -3,7 +3,7 @@
 
 import { createCipheriv, createSecretKey, type KeyObject } from 'node:crypto';
 import { ecbFor } from './ecb-cache.ts';
-import { openssl } from './openssl.ts';
+import { opensslFor } from './openssl.ts';
 
 // A cipher made from raw key bytes first builds a KeyObject (several times the rest of a small blob's cipher
 // set-up); one per key, kept as long as the key bytes live (they are treated as immutable, as in ecbFor).
@@ -35,7 +35,7 @@ export function aesCTR(key: Uint8Array, iv: Uint8Array, input: Uint8Array): Buff
  * short or without Node's OpenSSL at hand, in a new buffer as aesCTR makes. Returns the result.
  */
 export function aesCTRInPlace(key: Uint8Array, iv: Uint8Array, data: Uint8Array): Uint8Array {
-  const native = data.length > keystreamLimit ? openssl() : undefined;
+  const native = data.length > keystreamLimit ? opensslFor(data.length) : undefined;
   if (!native) return aesCTR(key, iv, data);
   native.aesCTRInPlace(key, iv, data);
   return data;

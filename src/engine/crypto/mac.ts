@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ecbFor } from './ecb-cache.ts';
 import type { MasterKey } from './key.ts';
 import { poly1305Wasm } from './poly1305-wasm.ts';
-import { openssl } from './openssl.ts';
+import { opensslFor } from './openssl.ts';
 
 export const macSize = 16;
 export const ivSize = 16;
@@ -25,7 +25,7 @@ const openSSLFrom = 2048;
 
 export function computeMAC(key: MasterKey, iv: Uint8Array, ciphertext: Uint8Array): Uint8Array {
   const oneTime = poly1305AESKey(key, iv);
-  const native = ciphertext.length >= openSSLFrom ? openssl() : undefined;
+  const native = ciphertext.length >= openSSLFrom ? opensslFor(ciphertext.length) : undefined;
   return native ? native.poly1305(ciphertext, oneTime) : poly1305Wasm(ciphertext, oneTime);
 }
 

@@ -3,8 +3,9 @@
 // WebAssembly kernel's 1.25 GB/s, and AES-CTR decrypting in place 0.14 ms per MiB against node:crypto's 0.62 (whose
 // update() returns a new buffer: most of that is allocating and faulting in fresh memory). They were the largest
 // per-byte costs of a restore. Each call crosses the FFI two or three times (about 1.7 us), so short messages stay
-// with the other kernels (mac.ts, ctr.ts). Bound once per thread on first use; where Node's OpenSSL symbols or koffi
-// cannot be reached it is undefined and the other kernels do all the work, with the same results.
+// with the other kernels (mac.ts, ctr.ts). Bound once per thread, once enough bytes came by to pay for it; where
+// Node's OpenSSL symbols or koffi cannot be reached it is undefined and the other kernels do all the work, with the
+// same results.
 import { createRequire } from 'node:module';
 
 export interface OpenSSL {
@@ -20,6 +21,20 @@ let bound: OpenSSL | null | undefined;
 export function openssl(): OpenSSL | undefined {
   if (bound === undefined) bound = bind();
   return bound ?? undefined;
+}
+
+/**
+ * Loading koffi and binding costs a thread about 10 ms of CPU, what the other kernels spend on some 10 MiB: a
+ * command that only reads a repository's small files (its snapshots, keys, index) never earns it back. So OpenSSL
+ * binds once this many bytes have gone through the other kernels in this thread.
+ */
+const bindAfter = 8 << 20;
+let bytesBefore = 0;
+
+/** Node's OpenSSL for a message of `length` bytes, once the thread's messages have made binding it worthwhile. */
+export function opensslFor(length: number): OpenSSL | undefined {
+  if (bound === undefined && (bytesBefore += length) < bindAfter) return undefined;
+  return openssl();
 }
 
 function bind(): OpenSSL | null {

@@ -2,13 +2,21 @@
 // V8 frees such off-heap memory only when a collection runs, and a thread whose JS heap stays small collects
 // rarely, so without help the process keeps hundreds of megabytes of garbage. Collecting after every few tens of
 // megabytes processed keeps peak memory flat for little CPU.
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import { PerformanceObserver } from 'node:perf_hooks';
-import { isMainThread } from 'node:worker_threads';
-import { runInNewContext } from 'node:vm';
+//
+// node:v8, node:perf_hooks, node:worker_threads and the context that hands out gc() come when first needed: a
+// command that reads a few small files of a repository (every repository command imports this) never needs them,
+// and loading them cost it about 10 ms of CPU.
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => void;
+type Collect = (options?: { type: 'minor' | 'major' }) => void;
+let collector: Collect | undefined;
+
+function gc(options: { type: 'minor' | 'major' }): void {
+  if (collector === undefined) {
+    process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
+    collector = process.getBuiltinModule('node:vm').runInNewContext('gc') as Collect;
+  }
+  collector(options);
+}
 
 const everyBytes = 32 << 20;
 
@@ -62,10 +70,11 @@ let capping = false;
  * collection sizes the heap, so setting them while running takes effect; worker threads have their own limits.
  */
 export function capHeapGrowth(): void {
-  if (!isMainThread || capping) return;
+  if (!process.getBuiltinModule('node:worker_threads').isMainThread || capping) return;
   capping = true;
+  const { getHeapSpaceStatistics, setFlagsFromString } = process.getBuiltinModule('node:v8');
   setFlagsFromString(`--heap-growing-percent=${oldGrowthPercent}`);
-  const observer = new PerformanceObserver(() => {
+  const observer = new (process.getBuiltinModule('node:perf_hooks').PerformanceObserver)(() => {
     const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
     if (young === undefined || young.space_size < youngCap) return;
     setFlagsFromString('--semi-space-growth-factor=1');

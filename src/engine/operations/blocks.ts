@@ -3,4 +3,4 @@
 // device.
 export { deviceSize } from '../blocks/device-size.ts';
 export { normalizeRanges, type ByteRange } from '../blocks/byte-ranges.ts';
-export type { BlockChanges, BlockRead } from '../blocks/plan.ts';
+export { smallChangedRead, type BlockChanges, type BlockRead } from '../blocks/plan.ts';

@@ -150,7 +150,7 @@ test('the boundary check sees through every form of import it guards', async () 
   const specifiers = new Set(all.filter((i) => layer(i.file) === 'engine').map((i) => i.specifier));
   // a static import, a dynamic import and a worker's module URL are all among what the engine is checked for
   assert.ok(specifiers.has('node:worker_threads'));
-  assert.ok(all.some((i) => i.file === 'engine/backup/pool.ts' && i.specifier === './worker.ts'));
+  assert.ok(all.some((i) => i.file === 'engine/backup/pool.ts' && i.specifier === './worker-thread.ts'));
   assert.ok(all.some((i) => layer(i.file) === 'shared' && i.specifier === '@kubernetes/client-node'));
   // the peers' rule sees the imports it allows the entry points
   assert.ok(all.some((i) => i.file === 'entry/step.ts' && i.target === 'steps/table.ts'));

@@ -87,3 +87,25 @@ test('whole files start a thread each while the others are occupied, up to the p
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a pool told to run here stores files on this thread, with the blobs a thread stores, and starts no thread', async () => {
+  const repo = await testRepo();
+  const { dir, paths } = await files(3, 3 << 20);
+  try {
+    const here = pool(repo, 1);
+    const threaded = pool(repo, 1);
+    try {
+      await here.runHere();
+      const onThisThread = await Promise.all(paths.map((path) => here.backupFile(path)));
+      // a file that cannot be read fails its job, not the process it runs in
+      await assert.rejects(here.backupFile(Buffer.from(join(dir, 'missing'))), /no such file/);
+      assert.equal(here.threads, 0);
+      assert.deepEqual(await Promise.all(paths.map((path) => threaded.backupFile(path))), onThisThread);
+      assert.equal(onThisThread[0].size, 3 << 20);
+    } finally {
+      await Promise.all([here.close(), threaded.close()]);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
