@@ -11,7 +11,7 @@ import type { ID } from '../ids/id.ts';
 import type { BlobLocation } from '../index/table.ts';
 import { plainLength } from '../pack/blob.ts';
 import type { OpenBlobs } from './open-blobs.ts';
-import { covers, cutRuns, share, type CachedRange, type Range, type Wanted } from './wanted-blobs.ts';
+import { apart, covers, cutRuns, sameBlob, share, type CachedRange, type Range, type Wanted } from './wanted-blobs.ts';
 import type { ByteBudget } from './byte-budget.ts';
 import { release } from '../memory/release.ts';
 import { ShortObjectError } from '../backend/errors.ts';
@@ -406,15 +406,4 @@ export class PackReader {
     while (this.#cacheBytes > this.#cacheCapacity) this.#cacheBytes -= this.#cache.shift()!.bytes.length;
     return whole;
   }
-}
-
-/** True when no two of the blobs (in offset order, as runs are) share a byte. */
-function apart(run: readonly Wanted[]): boolean {
-  for (let i = 1; i < run.length; i++)
-    if (run[i].loc.offset < run[i - 1].loc.offset + run[i - 1].loc.length) return false;
-  return true;
-}
-
-function sameBlob(a: BlobLocation, b: BlobLocation): boolean {
-  return a.id === b.id && a.length === b.length && a.uncompressedLength === b.uncompressedLength;
 }

@@ -54,3 +54,15 @@ export function cutRuns(wanted: Wanted[], runPlain: number): Wanted[][] {
   if (run.length > 0) runs.push(run);
   return runs;
 }
+
+/** True when no two of the blobs (in offset order, as runs are) share a byte. */
+export function apart(run: readonly Wanted[]): boolean {
+  for (let i = 1; i < run.length; i++)
+    if (run[i].loc.offset < run[i - 1].loc.offset + run[i - 1].loc.length) return false;
+  return true;
+}
+
+/** Whether two index entries name the same blob as stored (one offset of a pack holds one blob). */
+export function sameBlob(a: BlobLocation, b: BlobLocation): boolean {
+  return a.id === b.id && a.length === b.length && a.uncompressedLength === b.uncompressedLength;
+}
