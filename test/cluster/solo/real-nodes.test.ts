@@ -190,7 +190,11 @@ describe('real nodes', () => {
           : undefined,
       180_000,
     );
-    const fetchIt = `fetch('http://${service.spec.clusterIP}/').then((r) => r.text()).then(console.log, (e) => { console.error(e); process.exit(1); })`;
+    // A Ready pod is not yet a routed endpoint: the EndpointSlice and then kube-proxy's next sync follow it, and until
+    // then the ClusterIP's rule rejects. The client retries for 30 s, as any caller of a new Service must.
+    const fetchIt =
+      `const get = (left) => fetch('http://${service.spec.clusterIP}/').then((r) => r.text()).then(console.log, (e) => ` +
+      `left > 0 ? new Promise((ok) => setTimeout(ok, 1000)).then(() => get(left - 1)) : (console.error(e), process.exit(1))); get(30)`;
     const pod = await finishedPod('client', {
       nodeName: client,
       containers: [{ name: 'client', image: ferryImage, command: ['node', '-e', fetchIt] }],
