@@ -13,6 +13,7 @@ export const fullScales: DatasetScales = {
   B: { files: 1_000_000 },
   C: { size: 4 * GiB, dataFraction: 0.25 },
   D: { size: 2 * GiB, holeFraction: 0.1 },
+  E: { size: 4 * GiB },
 };
 
 export const quickScales: DatasetScales = {
@@ -20,6 +21,7 @@ export const quickScales: DatasetScales = {
   B: { files: 20_000 },
   C: { size: 512 * MiB, dataFraction: 0.25 },
   D: { size: 512 * MiB, holeFraction: 0.1 },
+  E: { size: GiB },
 };
 
 export interface BenchConfig {
@@ -44,7 +46,7 @@ export interface BenchConfig {
   kernels: boolean;
 }
 
-export const usage = `bench/run.ts [--quick] [--reps N] [--seed N] [--datasets A,B,C,D] [--peers ferry,restic,kopia]
+export const usage = `bench/run.ts [--quick] [--reps N] [--seed N] [--datasets A,B,C,D,E] [--peers ferry,restic,kopia]
   [--targets local,minio] [--no-kernels]
 Runs the benchmark suite of issue 7 and writes bench/results/bench-<scale>-<time>.{json,md} and latest-<scale>.md.
 Data goes under $FERRY_BENCH_DIR (default /work/scratch/bench).`;
@@ -77,7 +79,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     seed: 1,
     dir,
     results: join(import.meta.dirname, 'results'),
-    datasets: ['A', 'B', 'C', 'D'],
+    datasets: ['A', 'B', 'C', 'D', 'E'],
     peers: ['ferry', 'restic', 'kopia'],
     targets: ['local', 'minio'],
     changeFraction: 0.01,
@@ -95,7 +97,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     if (flag === '--quick') continue;
     else if (flag === '--reps') config.reps = count(value(), flag);
     else if (flag === '--seed') config.seed = count(value(), flag);
-    else if (flag === '--datasets') config.datasets = list(value(), ['A', 'B', 'C', 'D'] as const, flag);
+    else if (flag === '--datasets') config.datasets = list(value(), ['A', 'B', 'C', 'D', 'E'] as const, flag);
     else if (flag === '--peers') config.peers = list(value(), ['ferry', 'restic', 'kopia'] as const, flag);
     else if (flag === '--targets') config.targets = list(value(), ['local', 'minio'] as const, flag);
     else if (flag === '--no-kernels') config.kernels = false;

@@ -1,7 +1,8 @@
 // One repository's life for one peer on one dataset: the measured operations of issue 7, in order, each checked.
 // A: full backup, incremental with no change, incremental after changing 1% of files, listing the snapshots, full
 // restore.
-// B: backup and restore of a million tiny files. C: block image backup and restore, holes kept.
+// B: backup and restore of a million tiny files. C: block image backup and restore, holes kept. E (issue 34):
+// backup and restore of one large file.
 // D (issue 34): block volume backup, 1% of it changed, incremental through changed-block tracking (ferry given the
 // changed ranges) and reading the whole volume (every peer), and the incremental restored byte for byte.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -278,7 +279,7 @@ export async function runScenario(
   try {
     await setUp(run.repo.init(), work, ctx.timeoutSeconds);
     if (dataset.id === 'A') await mixedOps(run);
-    else if (dataset.id === 'B') await treeOps(run);
+    else if (dataset.id === 'B' || dataset.id === 'E') await treeOps(run);
     else if (dataset.id === 'D') await volumeOps(run);
     else await imageOps(run);
   } catch (err) {

@@ -1,5 +1,6 @@
-// The three datasets of issue 7 (and D, issue 34's block volume), generated once per (seed, scale) under the bench folder and reused: a marker file
-// written last says a dataset is complete, so an interrupted generation is redone rather than trusted.
+// The three datasets of issue 7 (and D and E, issue 34's block volume and single large file), generated once per
+// (seed, scale) under the bench folder and reused: a marker file written last says a dataset is complete, so an
+// interrupted generation is redone rather than trusted.
 import { mkdirSync, openSync, closeSync, ftruncateSync, writeSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -10,7 +11,7 @@ import type { Extent, ImageScale, MixedScale, PlannedFile, VolumeScale } from '.
 /** Bump when a generator changes, so cached datasets made by the old one are regenerated. */
 const generatorVersion = 2;
 
-export type DatasetID = 'A' | 'B' | 'C' | 'D';
+export type DatasetID = 'A' | 'B' | 'C' | 'D' | 'E';
 
 /** the datasets that are one block image (a stream to back up) */
 export const isImage = (id: DatasetID): boolean => id === 'C' || id === 'D';
@@ -20,20 +21,22 @@ export interface DatasetScales {
   B: { files: number };
   C: ImageScale;
   D: VolumeScale;
+  /** one incompressible file of this size in a folder */
+  E: { size: number };
 }
 
 export interface Dataset {
   id: DatasetID;
   /** e.g. "A-quick-s1": the folder (or image file) name */
   name: string;
-  /** a folder for A and B, the image file for C and D */
+  /** a folder for A, B and E, the image file for C and D */
   path: string;
   /** logical bytes: what a backup reads and a restore writes */
   bytes: number;
   files: number;
-  /** A and B: the files; C and D: none */
+  /** A, B and E: the files; C and D: none */
   plan: PlannedFile[];
-  /** C and D: the data extents; A and B: none */
+  /** C and D: the data extents; E: its one file's; A and B: none */
   extents: Extent[];
   describe: string;
 }
@@ -93,6 +96,9 @@ function writeImage(path: string, seed: number, size: number, extents: Extent[])
   }
 }
 
+/** E's one file, in its folder */
+const largeFile = 'large.bin';
+
 /** The dataset's layout from the seed; nothing is written. */
 export function planDataset(id: DatasetID, name: string, dir: string, seed: number, scales: DatasetScales): Dataset {
   if (isImage(id)) {
@@ -109,6 +115,19 @@ export function planDataset(id: DatasetID, name: string, dir: string, seed: numb
       plan: [],
       extents,
       describe: `${fmt(size)} ${what}, ${fmt(data)} of data in ${extents.length} extents (half random, half text)`,
+    };
+  }
+  if (id === 'E') {
+    const size = scales.E.size;
+    return {
+      id,
+      name,
+      path: join(dir, name),
+      bytes: size,
+      files: 1,
+      plan: [{ path: largeFile, size, content: 'random' }],
+      extents: [{ offset: 0, length: size, content: 'random' }],
+      describe: `one incompressible file of ${fmt(size)}`,
     };
   }
   const plan = id === 'A' ? planMixed(seed, scales.A) : planTiny(scales.B.files);
@@ -150,7 +169,11 @@ export async function ensureDataset(
   await rm(dataset.path, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   if (isImage(id)) writeImage(dataset.path, seed, dataset.bytes, dataset.extents);
-  else writeTree(dataset.path, seed, dataset.plan);
+  else if (id === 'E') {
+    // written in pieces, as an image is: fileContent would hold the whole file in memory
+    await mkdir(dataset.path);
+    writeImage(join(dataset.path, largeFile), seed, dataset.bytes, dataset.extents);
+  } else writeTree(dataset.path, seed, dataset.plan);
   const done: Marker = { name, version: generatorVersion, bytes: dataset.bytes, files: dataset.files };
   await writeFile(markerPath, JSON.stringify(done));
   log(`generated ${name} in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -4,6 +4,7 @@ import type { Machine } from './machine.ts';
 import { findSummary as find, type Summary } from './summarize.ts';
 import type { OpResult } from '../scenario.ts';
 import { blockIncrementalChecks, blockIncrementalSection } from './block-incremental.ts';
+import { restoreChecks } from './restore-targets.ts';
 
 export interface Report {
   scale: string;
@@ -216,7 +217,11 @@ function withHeading(heading: string, lines: string[]): string[] {
 
 export function renderMarkdown(r: Report, imageDataBytes: number | undefined): string {
   const m = r.machine;
-  const checks = [...checkTargets(r.summaries, imageDataBytes), ...blockIncrementalChecks(r.summaries)];
+  const checks = [
+    ...checkTargets(r.summaries, imageDataBytes),
+    ...restoreChecks(r.summaries),
+    ...blockIncrementalChecks(r.summaries),
+  ];
   const verdict = (c: Check): string => (c.met === undefined ? 'not measured' : c.met ? 'met' : '**not met**');
   const failures = r.results.filter((x) => !x.ok);
   return [

@@ -20,6 +20,7 @@ const scales: DatasetScales = {
   B: { files: 300 },
   C: { size: 32 * MiB, dataFraction: 0.25 },
   D: { size: 16 * MiB, holeFraction: 0.1 },
+  E: { size: 20 * MiB + 5 },
 };
 
 test('content is a function of (seed, label): same bytes again, different for another label or seed', () => {
@@ -104,6 +105,23 @@ test('generated datasets match their plans, are reused from the cache, and the 1
     const c = await ensureDataset('C', 'test', 5, scales, dir, () => {});
     const image = await countTree(dir);
     assert.ok(image.bytes >= c.bytes);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('dataset E is one incompressible file of the size asked, the same bytes for the same seed', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-bench-test-'));
+  try {
+    const e = await ensureDataset('E', 'test', 5, scales, dir, () => {});
+    const counted = await countTree(e.path);
+    assert.deepEqual([counted.files, counted.bytes, e.files, e.bytes], [1, 20 * MiB + 5, 1, 20 * MiB + 5]);
+    const bytes = await readFile(join(e.path, e.plan[0].path));
+    assert.ok(zstdCompressSync(bytes).length > bytes.length * 0.99, 'incompressible');
+    // its 16 MiB pieces differ, so nothing in the file deduplicates against the rest of it
+    assert.notDeepEqual(bytes.subarray(0, MiB), bytes.subarray(16 * MiB, 17 * MiB));
+    const again = await ensureDataset('E', 'again', 5, scales, dir, () => {});
+    assert.deepEqual(await readFile(join(again.path, again.plan[0].path)), bytes);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

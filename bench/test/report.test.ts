@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import { parseTimeLine } from '../measure/child.ts';
 import { imageSize } from '../measure/fresh-fs.ts';
 import { metricsToken, parseRequestCounts } from '../measure/minio-metrics.ts';
-import { checkTargets, openingCosts, restoresWentTo } from '../report/markdown.ts';
+import { checkTargets, openingCosts, restoresWentTo, type Check } from '../report/markdown.ts';
 import { median, summarize } from '../report/summarize.ts';
+import { restoreChecks } from '../report/restore-targets.ts';
 import type { OpResult } from '../scenario.ts';
 
 test('median of odd and even counts, none for an empty list', () => {
@@ -154,4 +155,35 @@ test('the metrics token is an HS512 JWT for the access key, signed with the secr
     iss: 'prometheus',
   });
   assert.equal(signature, createHmac('sha512', 'secret').update(`${header}.${claims}`).digest('base64url'));
+});
+
+test("issue 34's restore verdicts: A at 1.3x restic and ahead of kopia, E at 1.5x restic with more than a core busy", () => {
+  const restore = (d: 'A' | 'E', peer: string, wallSeconds: number, cpuSeconds: number): OpResult => ({
+    ...result(peer, 1, wallSeconds),
+    dataset: `${d}-x`,
+    datasetID: d,
+    op: 'restore',
+    cpuSeconds,
+  });
+  const checks = restoreChecks(
+    summarize([
+      restore('A', 'ferry', 10, 12),
+      restore('A', 'restic', 13.5, 14),
+      restore('A', 'kopia', 9, 20),
+      restore('E', 'ferry', 4, 6),
+      restore('E', 'restic', 5, 3),
+    ]),
+  );
+  const verdict = (goal: string): Check => checks.find((c) => c.goal.startsWith(goal))!;
+  assert.equal(verdict('A restore: >= 1.3x').met, true);
+  assert.equal(verdict('A restore: >= 1.3x').measured, '1.35x');
+  assert.equal(verdict('A restore: faster than kopia').met, false);
+  assert.equal(verdict('E restore (one large file)').met, false, '1.25x restic is not 1.5x');
+  assert.equal(verdict('E restore uses both cores').met, true);
+  assert.equal(verdict('E restore uses both cores').measured, '1.50 (6.00 CPU s in 4.00 s; restic 0.60)');
+  // not run: no verdict at all, and a dataset without its peer has no ratio
+  assert.deepEqual(restoreChecks(summarize([result('ferry', 1, 2)])), []);
+  const alone = restoreChecks(summarize([restore('E', 'ferry', 4, 3)]));
+  assert.equal(alone.find((c) => c.goal.startsWith('E restore (one'))!.met, undefined);
+  assert.equal(alone.find((c) => c.goal.startsWith('E restore uses'))!.met, false);
 });
