@@ -3,7 +3,7 @@
 // are exercised against MinIO by the backend contract (s3.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { signV4 } from '../../../src/engine/backend/s3-signed.ts';
+import { BodyCollector, signV4 } from '../../../src/engine/backend/s3-signed.ts';
 
 const credentials = {
   accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
@@ -54,4 +54,26 @@ test('any change to what is signed changes the signature', () => {
   assert.notEqual(signature({ ...base, query: 'list-type=2' }), reference);
   assert.notEqual(signature(base, 'eu-central-1'), reference);
   assert.notEqual(signature({ ...base, headers: { ...base.headers, 'x-amz-date': '20130524T000001Z' } }), reference);
+});
+
+test('a response body is gathered whole, whatever its announced length says', () => {
+  const data = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
+  const pieces = [data.subarray(0, 65_536), data.subarray(65_536, 200_000), data.subarray(200_000)];
+  const gathered = (announced: string | undefined, parts: Buffer[]): Buffer => {
+    const body = new BodyCollector(announced);
+    for (const p of parts) body.add(p);
+    return body.bytes();
+  };
+  // the announced length, exactly: one buffer of it, the pieces copied in (none of them kept)
+  const exact = gathered(String(data.length), pieces);
+  assert.deepEqual(exact, data);
+  assert.notEqual(exact.buffer, data.buffer);
+  // no length, a length in words, a small one: gathered as they come
+  for (const announced of [undefined, 'many', '10']) assert.deepEqual(gathered(announced, pieces), data);
+  // more than announced: nothing is lost, and the caller's range checks see the real length
+  assert.deepEqual(gathered(String(data.length - 100_000), pieces), data);
+  // less than announced (the connection ended early): only what came, never the buffer's unwritten tail
+  assert.deepEqual(gathered(String(data.length + 5), pieces), data);
+  assert.deepEqual(gathered(String(data.length), pieces.slice(0, 2)), data.subarray(0, 200_000));
+  assert.deepEqual(gathered('0', []), Buffer.alloc(0));
 });
