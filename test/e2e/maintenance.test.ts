@@ -177,9 +177,10 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
     );
     const asReconcile = w.cluster.kube.withToken(status.token);
     const template = (await w.cluster.kube.get(`${cronJobs}/${cronJobName(w.location, 'check')}`)).spec.jobTemplate;
-    const cronJob = (name: string, serviceAccountName = 'ferry-step-maintenance'): Obj => {
+    const cronJob = (name: string, serviceAccountName = 'ferry-step-maintenance', command?: string): Obj => {
       const jobTemplate = structuredClone(template);
       jobTemplate.spec.template.spec.serviceAccountName = serviceAccountName;
+      if (command) for (const c of jobTemplate.spec.template.spec.containers) c.args = [command, ...c.args.slice(1)];
       return {
         apiVersion: 'batch/v1',
         kind: 'CronJob',
@@ -212,9 +213,10 @@ describe('repository maintenance', { timeout: 60 * 60_000 }, () => {
       await refusal(cronJob(`ferry-maint-probe-${runId}`, 'ferry-dispatcher')),
       /must run its pods as ferry-step-maintenance, not ferry-dispatcher/,
     );
-    // a location's backup sync runs as its own account, and only that one
+    // a location's backup sync runs as its own account, and only that one (the probe runs the sync, so that the
+    // account is all that is wrong: two policies refusing one request name either reason, in no fixed order)
     assert.match(
-      await refusal(cronJob(`ferry-sync-probe-${runId}`)),
+      await refusal(cronJob(`ferry-sync-probe-${runId}`, 'ferry-step-maintenance', 'location-sync')),
       /must run its pods as ferry-step-sync, not ferry-step-maintenance/,
     );
     // within the policy: created (and deleted again by the admin)
