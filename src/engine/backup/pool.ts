@@ -27,6 +27,12 @@ interface Job {
   onBytes?: (n: number) => void;
   /** stops listening for cancellation once the job is over */
   detach?: () => void;
+  /** a file's chunks set aside for another worker, until each is in the pack writer */
+  aside?: Promise<void>[];
+  /** of those, the ones not yet in the pack writer */
+  asideOpen?: number;
+  /** this job seals one chunk set aside */
+  seal?: boolean;
 }
 
 /** What the pool uses of a worker: a thread, or a channel served on this thread (`runHere`). */
@@ -38,11 +44,20 @@ interface WorkerPort {
 interface PoolWorker {
   thread: WorkerPort;
   jobs: number;
+  /** of its jobs, the ones sealing another worker's chunk */
+  sealing: number;
   /** the thread's CPU time at the last look, to tell how busy it has been since */
   seen?: ThreadCpu;
   /** its CPU time as of its latest finished batch */
   latest?: ThreadCpu;
 }
+
+/**
+ * New chunks of one file in flight to other workers, and chunks one worker seals for others at once: enough to keep
+ * the helper busy while the file's worker reads and hashes on, few enough that the raw chunks in flight stay small
+ * (a chunk averages 1 MiB, 8 MiB at most).
+ */
+const asideLimit = 4;
 
 /** looks closer together than this say too little about how busy a thread is */
 const minLookMs = 1000;
@@ -85,6 +100,7 @@ export class BackupPool {
   /** the main thread's CPU time at the last look */
   #mainSeen: ThreadCpu | undefined;
   #nextJob = 0;
+  #setAside = 0;
   /** set by runHere: the one worker serves a channel on this thread */
   #here: ((port: MessagePort) => void) | undefined;
 
@@ -124,7 +140,7 @@ export class BackupPool {
 
   #startThread(): PoolWorker {
     const thread = startThread(workerModule, workerOptions);
-    const w: PoolWorker = { thread, jobs: 0 };
+    const w: PoolWorker = { thread, jobs: 0, sealing: 0 };
     thread.on('message', (m: FromWorker) => void this.#onMessage(w, m));
     thread.on('error', (err) => this.#failWorker(w, err));
     return w;
@@ -140,9 +156,15 @@ export class BackupPool {
         terminate: async () => port1.close(),
       },
       jobs: 0,
+      sealing: 0,
     };
     port1.on('message', (m: FromWorker) => void this.#onMessage(w, m));
     return w;
+  }
+
+  /** New chunks of files sealed by a worker other than their file's, so far. */
+  get setAside(): number {
+    return this.#setAside;
   }
 
   /** Threads started so far (a worker run here is none). */
@@ -247,6 +269,7 @@ export class BackupPool {
     if (!j) return undefined;
     this.#jobs.delete(job);
     j.worker.jobs--;
+    if (j.seal) j.worker.sealing--;
     j.detach?.();
     return j;
   }
@@ -259,10 +282,37 @@ export class BackupPool {
   async #onMessage(w: PoolWorker, m: FromWorker): Promise<void> {
     switch (m.op) {
       case 'chunk': {
-        this.#jobs.get(m.job)?.onBytes?.(m.length);
-        this.#answer(w, m.job, m.ask, this.#writer!.claim('data', m.id));
+        const j = this.#jobs.get(m.job);
+        j?.onBytes?.(m.length);
+        const need = this.#writer!.claim('data', m.id);
+        const aside = need && j !== undefined && (j.asideOpen ?? 0) < asideLimit && this.#helperFor(w) !== undefined;
+        if (aside) {
+          j.asideOpen = (j.asideOpen ?? 0) + 1;
+          this.#setAside++;
+        }
+        const msg: ToWorker = { op: 'answer', job: m.job, ask: m.ask, need, aside };
+        w.thread.postMessage(msg);
         return;
       }
+      case 'raw': {
+        const j = this.#jobs.get(m.job);
+        // by a helper, or by this worker when none is free any more (one took a file of its own)
+        const inWriter = this.#sealAside(this.#helperFor(w) ?? w, m.id, m.data).finally(() => {
+          if (j) j.asideOpen!--;
+        });
+        inWriter.catch(() => undefined); // the file's job fails with it once its worker is done
+        if (j) (j.aside ??= []).push(inWriter);
+        return;
+      }
+      case 'sealedAside':
+        try {
+          await this.#writer!.add(m.blob, m.length);
+          release(m.blob.sealed);
+          this.#finish(m.job)?.resolve(undefined);
+        } catch (err) {
+          this.#finish(m.job)?.reject(err as Error);
+        }
+        return;
       case 'sealed': {
         try {
           await this.#writer!.add(m.blob, m.length);
@@ -292,7 +342,13 @@ export class BackupPool {
         }
         return;
       case 'fileDone':
-        this.#finish(m.job)?.resolve({ content: m.content, size: m.size, bytesRead: m.bytesRead });
+        try {
+          // the file's content is stored once every chunk it set aside is in the pack writer
+          await Promise.all(this.#jobs.get(m.job)?.aside ?? []);
+          this.#finish(m.job)?.resolve({ content: m.content, size: m.size, bytesRead: m.bytesRead });
+        } catch (err) {
+          this.#finish(m.job)?.reject(err as Error);
+        }
         return;
       case 'opened':
         this.#finish(m.job)?.resolve(m.results);
@@ -301,6 +357,33 @@ export class BackupPool {
         this.#finish(m.job)?.reject(new FileReadError(m.message, m.code));
         return;
     }
+  }
+
+  /**
+   * A worker other than `w` that can seal a chunk of `w`'s file now: one with no file of its own and room for more
+   * seals, or a thread started for it while the pool has room. None on a pool of one (or run on this thread): the
+   * file's worker then seals its chunks itself, as it does while every other worker is busy with files of its own.
+   */
+  #helperFor(w: PoolWorker): PoolWorker | undefined {
+    let best: PoolWorker | undefined;
+    for (const o of this.#workers)
+      if (o !== w && o.jobs === o.sealing && o.sealing < asideLimit && (!best || o.sealing < best.sealing)) best = o;
+    if (best || this.#here || this.#closed || this.#workers.length >= this.#size) return best;
+    const started = this.#startThread();
+    started.thread.postMessage({ op: 'init', init: this.#init });
+    this.#workers.push(started);
+    return started;
+  }
+
+  /** Has `helper` seal a chunk set aside; settles once its blob is in the pack writer. */
+  #sealAside(helper: PoolWorker, id: string, data: Uint8Array): Promise<void> {
+    const job = this.#nextJob++;
+    return new Promise<void>((resolve, reject) => {
+      helper.jobs++;
+      helper.sealing++;
+      this.#jobs.set(job, { worker: helper, resolve: () => resolve(), reject, seal: true });
+      helper.thread.postMessage({ op: 'seal', job, id, data }, transferList([data]));
+    });
   }
 
   async #addAll(sealed: Uint8Array, blobs: SealedSmall[]): Promise<number> {

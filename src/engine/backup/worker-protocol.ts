@@ -1,6 +1,8 @@
 // Messages between the backup pool (main thread) and its workers. A worker chunks and hashes a whole file,
-// asks the main thread whether each chunk is new (the index lives there), and seals only the new ones. Small files
-// travel in batches: the worker reads and hashes a batch, asks once which of its blobs are new, and seals those.
+// asks the main thread whether each chunk is new (the index lives there), and seals only the new ones, or, told to
+// set a new chunk aside, hands it over for another worker to seal (a single large file then keeps two cores busy).
+// Small files travel in batches: the worker reads and hashes a batch, asks once which of its blobs are new, and
+// seals those.
 import type { MasterKey } from '../crypto/key.ts';
 import type { PreparedBlob } from '../pack/prepare.ts';
 import type { PackedPaths } from './packed-paths.ts';
@@ -43,7 +45,10 @@ export type ToWorker =
   | { op: 'file'; job: number; path: Uint8Array; blocks?: BlockPlan }
   /** read, hash and (once told which are new) seal whole small files, each stored as one blob */
   | { op: 'small'; job: number; paths: PackedPaths }
-  | { op: 'answer'; job: number; ask: number; need: boolean }
+  /** `aside`: the chunk is new, and goes back raw for another worker to seal */
+  | { op: 'answer'; job: number; ask: number; need: boolean; aside?: boolean }
+  /** seal one new chunk set aside by another worker's file; answered with `sealedAside` */
+  | { op: 'seal'; job: number; id: string; data: Uint8Array }
   /** which blobs of a `hashed` batch are new, in the batch's order */
   | { op: 'answerMany'; job: number; ask: number; need: boolean[] }
   /** decrypt, decompress and verify stored blobs read together (restore); offsets are into `bytes` */
@@ -62,6 +67,10 @@ export type FromWorker =
   | { op: 'chunk'; job: number; ask: number; id: string; length: number }
   /** a sealed chunk, sent only after the main thread said it is needed; acknowledged with an `answer` */
   | { op: 'sealed'; job: number; ask: number; blob: PreparedBlob; length: number }
+  /** a new chunk set aside, its bytes the worker's no longer; not acknowledged */
+  | { op: 'raw'; job: number; id: string; data: Uint8Array }
+  /** a `seal` job's blob; the job ends here */
+  | { op: 'sealedAside'; job: number; blob: PreparedBlob; length: number }
   /** `bytesRead` only for a block plan: what was really read of the device */
   | { op: 'fileDone'; job: number; content: string[]; size: number; bytesRead?: number }
   /** a small-file batch read and hashed; the worker waits for an `answerMany` before sealing the new blobs */

@@ -20,13 +20,16 @@ import { allocated } from '../memory/collect.ts';
 
 const readBufferSize = (1 << 20) + (64 << 10);
 
+/** what an ask resolves with: a chunk's need (or 'aside'), a batch's needs, or false once its job is canceled */
+type Answer = boolean | boolean[] | 'aside';
+
 class Service {
   readonly #port: MessagePort;
   /** from the pool's first message, which comes before any job (a thread may start before the key is known) */
   #init!: WorkerInit;
   #pol!: Polynomial;
   /** answers awaited from the main thread; a canceled job's are settled with `false` */
-  readonly #waiting = new Map<string, (need: boolean | boolean[]) => void>();
+  readonly #waiting = new Map<string, (need: Answer) => void>();
   #nextAsk = 0;
   /** idle chunkers; a worker runs a few files at once (their reads overlap), each needs its own */
   readonly #chunkers: Chunker[] = [];
@@ -43,14 +46,14 @@ class Service {
     this.#port.postMessage(msg, transfer);
   }
 
-  #ask<T extends boolean | boolean[]>(
+  #ask<T extends Answer>(
     job: number,
     send: (ask: number) => FromWorker,
     transfer: ArrayBuffer[] = [],
   ): Promise<T | false> {
     const n = this.#nextAsk++;
     return new Promise((resolve) => {
-      this.#waiting.set(`${job}:${n}`, resolve as (need: boolean | boolean[]) => void);
+      this.#waiting.set(`${job}:${n}`, resolve as (need: Answer) => void);
       this.#post(send(n), transfer);
     });
   }
@@ -88,8 +91,14 @@ class Service {
       const length = chunk.data.length;
       content.ids.push(id);
       content.size += length;
-      const need = await this.#ask<boolean>(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
+      const need = await this.#ask<boolean | 'aside'>(job, (n) => ({ op: 'chunk', job, ask: n, id, length }));
       if (!need) continue;
+      if (need === 'aside') {
+        // a buffer of its own, moved with the message: the chunk's bytes are the reader's, and reused
+        const data = new Uint8Array(chunk.data);
+        this.#post({ op: 'raw', job, id, data }, [data.buffer]);
+        continue;
+      }
       const blob = prepareBlob(this.#init.key, 'data', id, chunk.data, this.#init.compression);
       // sealing leaves one blob-sized buffer behind, the read-back (the sealed blob leaves for the main thread)
       allocated(blob.sealed.length);
@@ -141,9 +150,18 @@ class Service {
         const key = `${msg.job}:${msg.ask}`;
         const resolve = this.#waiting.get(key);
         this.#waiting.delete(key);
-        resolve?.(msg.need);
+        resolve?.(msg.op === 'answer' && msg.aside ? 'aside' : msg.need);
         return;
       }
+      case 'seal':
+        try {
+          const blob = prepareBlob(this.#init.key, 'data', msg.id, msg.data, this.#init.compression);
+          allocated(blob.sealed.length);
+          this.#post({ op: 'sealedAside', job: msg.job, blob, length: msg.data.length }, transferList([blob.sealed]));
+        } catch (err) {
+          this.#failed(msg.job)(err as NodeJS.ErrnoException);
+        }
+        return;
       case 'cancel':
         this.#canceled.add(msg.job);
         // a file waiting for an answer would never get one now

@@ -109,3 +109,60 @@ test('a pool told to run here stores files on this thread, with the blobs a thre
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('one large file keeps two threads busy: the other seals chunks it sets aside, and the content is the same', async () => {
+  const repo = await testRepo();
+  const { dir, paths } = await files(1, 24 << 20);
+  try {
+    const two = pool(repo, 1);
+    const one = new BackupPool(
+      { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: true },
+      1,
+      repo.writer(),
+    );
+    try {
+      const [aside, alone] = [await two.backupFile(paths[0]), await one.backupFile(paths[0])];
+      assert.deepEqual(aside, alone);
+      assert.ok(two.setAside > 0, 'some chunks were sealed by the other thread');
+      assert.equal(two.threads, 2);
+      assert.equal(one.setAside, 0, 'a pool of one seals its own');
+    } finally {
+      await Promise.all([two.close(), one.close()]);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a large file resolves only once every chunk it set aside is in the pack writer; a cancel still ends it', async () => {
+  const repo = await testRepo();
+  const { dir, paths } = await files(1, 24 << 20);
+  try {
+    const writer = repo.writer();
+    const p = new BackupPool(
+      { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: true },
+      2,
+      writer,
+    );
+    try {
+      const stored = await p.backupFile(paths[0]);
+      assert.ok(p.setAside > 0);
+      // every blob of the content was added, none merely claimed
+      assert.equal(writer.stats.dataBlobs, new Set(stored.content).size);
+      assert.equal(writer.stats.dataAdded, stored.size);
+      const canceled = new AbortController();
+      const other = await files(1, 24 << 20);
+      try {
+        const running = p.backupFile(other.paths[0], undefined, canceled.signal);
+        setTimeout(() => canceled.abort(), 50);
+        await assert.rejects(running, { name: 'AbortError' });
+      } finally {
+        await rm(other.dir, { recursive: true, force: true });
+      }
+    } finally {
+      await p.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
