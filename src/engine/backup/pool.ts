@@ -274,8 +274,8 @@ export class BackupPool {
     return j;
   }
 
-  #answer(w: PoolWorker, job: number, ask: number, need: boolean): void {
-    const msg: ToWorker = { op: 'answer', job, ask, need };
+  #answer(w: PoolWorker, job: number, ask: number, need: boolean, aside?: boolean): void {
+    const msg: ToWorker = { op: 'answer', job, ask, need, aside };
     w.thread.postMessage(msg);
   }
 
@@ -290,8 +290,7 @@ export class BackupPool {
           j.asideOpen = (j.asideOpen ?? 0) + 1;
           this.#setAside++;
         }
-        const msg: ToWorker = { op: 'answer', job: m.job, ask: m.ask, need, aside };
-        w.thread.postMessage(msg);
+        this.#answer(w, m.job, m.ask, need, aside);
         return;
       }
       case 'raw': {

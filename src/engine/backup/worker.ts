@@ -5,7 +5,7 @@ import { hashID, zeroID } from '../ids/id.ts';
 import type { MessagePort } from 'node:worker_threads';
 import { parsePolynomial, type Polynomial } from '../chunker/polynomial.ts';
 import { Chunker } from '../chunker/chunker.ts';
-import { openVerified, prepareBlob } from '../pack/prepare.ts';
+import { openVerified, prepareBlob, type PreparedBlob } from '../pack/prepare.ts';
 import { fileChunks, type FileChunk } from './file-chunks.ts';
 import type { BlockChunk } from '../blocks/changed-chunks.ts';
 import type { BlockPlan } from '../blocks/plan.ts';
@@ -71,6 +71,13 @@ class Service {
     this.#post({ op: 'fileDone', job, content: content.ids, size: content.size, bytesRead });
   }
 
+  #seal(id: string, data: Uint8Array): PreparedBlob {
+    const blob = prepareBlob(this.#init.key, 'data', id, data, this.#init.compression);
+    // sealing leaves one blob-sized buffer behind, the read-back (the sealed blob leaves for the main thread)
+    allocated(blob.sealed.length);
+    return blob;
+  }
+
   async #storeChunks(
     job: number,
     chunks: AsyncIterable<FileChunk | BlockChunk>,
@@ -99,9 +106,7 @@ class Service {
         this.#post({ op: 'raw', job, id, data }, [data.buffer]);
         continue;
       }
-      const blob = prepareBlob(this.#init.key, 'data', id, chunk.data, this.#init.compression);
-      // sealing leaves one blob-sized buffer behind, the read-back (the sealed blob leaves for the main thread)
-      allocated(blob.sealed.length);
+      const blob = this.#seal(id, chunk.data);
       await this.#ask<boolean>(job, (n) => ({ op: 'sealed', job, ask: n, blob, length }), transferList([blob.sealed]));
     }
   }
@@ -155,8 +160,7 @@ class Service {
       }
       case 'seal':
         try {
-          const blob = prepareBlob(this.#init.key, 'data', msg.id, msg.data, this.#init.compression);
-          allocated(blob.sealed.length);
+          const blob = this.#seal(msg.id, msg.data);
           this.#post({ op: 'sealedAside', job: msg.job, blob, length: msg.data.length }, transferList([blob.sealed]));
         } catch (err) {
           this.#failed(msg.job)(err as NodeJS.ErrnoException);

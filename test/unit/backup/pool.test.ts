@@ -21,9 +21,9 @@ async function files(count: number, size: number): Promise<{ dir: string; paths:
 }
 
 /** `busyAbove` 1: no thread is ever busy enough to start another; 0 (and no spare core asked for): any work is. */
-function pool(repo: Repository, busyAbove: number): BackupPool {
+function pool(repo: Repository, busyAbove: number, size = 2, writer = repo.writer()): BackupPool {
   const init = { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: true };
-  return new BackupPool(init, 2, repo.writer(), { busyAbove, spareAtLeast: busyAbove === 0 ? -Infinity : 0.5 });
+  return new BackupPool(init, size, writer, { busyAbove, spareAtLeast: busyAbove === 0 ? -Infinity : 0.5 });
 }
 
 /** Sends batches of `per` paths, `inFlight` at a time, as the archiver does. */
@@ -115,11 +115,7 @@ test('one large file keeps two threads busy: the other seals chunks it sets asid
   const { dir, paths } = await files(1, 24 << 20);
   try {
     const two = pool(repo, 1);
-    const one = new BackupPool(
-      { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: true },
-      1,
-      repo.writer(),
-    );
+    const one = pool(repo, 1, 1);
     try {
       const [aside, alone] = [await two.backupFile(paths[0]), await one.backupFile(paths[0])];
       assert.deepEqual(aside, alone);
@@ -139,11 +135,7 @@ test('a large file resolves only once every chunk it set aside is in the pack wr
   const { dir, paths } = await files(1, 24 << 20);
   try {
     const writer = repo.writer();
-    const p = new BackupPool(
-      { key: repo.key, polynomial: formatPolynomial(repo.config.chunkerPolynomial), compression: true },
-      2,
-      writer,
-    );
+    const p = pool(repo, 1, 2, writer);
     try {
       const stored = await p.backupFile(paths[0]);
       assert.ok(p.setAside > 0);
