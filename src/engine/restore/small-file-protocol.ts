@@ -57,9 +57,14 @@ export interface SmallFileResult {
   metadata?: string;
 }
 
-/** Only the files that failed are named (by their place in the batch): most batches have none. */
+/**
+ * The files of a batch before `done` are settled (a batch is answered in parts as the thread goes, so the restore can
+ * hand over more files while it writes the rest). Only the files that failed are named (by their place in the
+ * batch): most parts have none.
+ */
 export interface SmallFileReply {
   id: number;
+  done: number;
   failures: [number, SmallFileResult][];
 }
 

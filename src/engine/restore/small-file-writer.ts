@@ -45,7 +45,8 @@ export class SmallFileWriter {
   #thread: Worker | undefined;
   #jobs: SmallFile[] = [];
   #waiting: Pending[] = [];
-  readonly #sent = new Map<number, Pending[]>();
+  /** each batch in flight: its files, and how many of them the thread has answered */
+  readonly #sent = new Map<number, { waiting: Pending[]; done: number }>();
   #nextBatch = 0;
   /** the descriptor of the target folder, which paths are relative to */
   #root = -1;
@@ -124,7 +125,7 @@ export class SmallFileWriter {
     if (this.#closed) return this.#refuseQueued();
     const id = this.#nextBatch++;
     const batch: SmallFileBatch = { op: 'batch', id, root: this.#root, bytes: encodeBatch(this.#jobs) };
-    this.#sent.set(id, this.#waiting);
+    this.#sent.set(id, { waiting: this.#waiting, done: 0 });
     this.#jobs = [];
     this.#waiting = [];
     const thread = this.#start();
@@ -134,7 +135,7 @@ export class SmallFileWriter {
   }
 
   #settled(id: number): Pending[] {
-    const waiting = this.#sent.get(id) ?? [];
+    const waiting = this.#sent.get(id)?.waiting ?? [];
     this.#sent.delete(id);
     if (this.#sent.size === 0) {
       this.#thread?.unref();
@@ -149,9 +150,13 @@ export class SmallFileWriter {
     const thread = startThread(threadModule, threadOptions);
     thread.postMessage({ op: 'init', key: this.#key } satisfies ToSmallFileThread);
     thread.on('message', (reply: SmallFileReply) => {
-      const waiting = this.#settled(reply.id);
-      for (const [i, failure] of reply.failures) waiting[i].resolve(failure);
-      for (const w of waiting) w.resolve({});
+      const batch = this.#sent.get(reply.id);
+      if (!batch) return;
+      for (const [i, failure] of reply.failures) batch.waiting[i].resolve(failure);
+      // a file named among the failures is settled already; resolving it again changes nothing
+      for (let i = batch.done; i < reply.done; i++) batch.waiting[i].resolve({});
+      batch.done = reply.done;
+      if (batch.done === batch.waiting.length) this.#settled(reply.id);
     });
     const failAll = (err: Error): void => {
       for (const id of [...this.#sent.keys()]) for (const w of this.#settled(id)) w.reject(err);

@@ -13,6 +13,12 @@ import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
 import { sealSmallBlobs } from '../../../src/engine/backup/small-seal.ts';
 import { CorruptBlobError } from '../../../src/engine/repository/errors.ts';
 import type { BlobLocation } from '../../../src/engine/index/table.ts';
+import { startThread } from '../../../src/engine/concurrency/thread.ts';
+import {
+  encodeBatch,
+  type SmallFileReply,
+  type ToSmallFileThread,
+} from '../../../src/engine/restore/small-file-protocol.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'ferry-small-'));
 const key = newMasterKey();
@@ -212,6 +218,85 @@ test('small blobs a backup sealed as one batch restore together; a damaged one i
       assert.equal(r.status, 'fulfilled', `file ${i}`);
       assert.ok((await readFile(join(work, `run-${i}`))).equals(plains[i].data), `file ${i} content`);
     }
+  } finally {
+    await writer.close();
+  }
+});
+
+test('the thread answers a batch in parts as it writes, so the first files settle before the last are written', async () => {
+  const thread = startThread(new URL('../../../src/engine/restore/small-file-thread.ts', import.meta.url), {});
+  try {
+    // files 10 and 70 are in a folder that is not there
+    const files = Array.from({ length: 100 }, (_, i) => {
+      const path = i === 10 || i === 70 ? `gone/part-${i}` : `part-${i}`;
+      return { path: Buffer.from(path), data: Buffer.from(`content ${i}`), size: 8 + String(i).length };
+    });
+    const replies: SmallFileReply[] = [];
+    const answered = new Promise<void>((resolve, reject) => {
+      thread.on('error', reject);
+      thread.on('message', (reply: SmallFileReply) => {
+        replies.push(reply);
+        if (reply.done === files.length) resolve();
+      });
+    });
+    thread.postMessage({ op: 'init', key } satisfies ToSmallFileThread);
+    const bytes = encodeBatch(
+      files.map((f) => ({
+        kind: 'file',
+        path: f.path,
+        data: f.data,
+        size: f.size,
+        uid: 0,
+        gid: 0,
+        mode: 0o644,
+        times: Buffer.alloc(32),
+      })),
+    );
+    thread.postMessage({ op: 'batch', id: 7, root, bytes } satisfies ToSmallFileThread, [bytes.buffer]);
+    await answered;
+    assert.ok(replies.length > 1, `one batch of 100 files got ${replies.length} answer(s)`);
+    let before = 0;
+    for (const r of replies) {
+      assert.equal(r.id, 7);
+      assert.ok(r.done > before, 'each part answers files after the last part');
+      for (const [i] of r.failures) assert.ok(i >= before && i < r.done, `failure ${i} is answered in its own part`);
+      before = r.done;
+    }
+    const failed = replies.flatMap((r) => r.failures);
+    assert.deepEqual(
+      failed.map(([i, why]) => [i, /ENOENT/.test(why.content ?? '')]),
+      [
+        [10, true],
+        [70, true],
+      ],
+    );
+    assert.equal((await readFile(join(work, 'part-99'))).toString(), 'content 99');
+  } finally {
+    await thread.terminate();
+  }
+});
+
+test('answered in parts, each file of a batch settles as itself: the ones that failed name their paths, the rest are written', async () => {
+  const writer = newWriter();
+  try {
+    const node = newNode(Buffer.from('f'), 'file', { mode: 0o644 });
+    const results = await Promise.allSettled(
+      Array.from({ length: 150 }, (_, i) =>
+        writer.write(
+          Buffer.from(i % 40 === 39 ? `nowhere/many-${i}` : `many-${i}`),
+          Buffer.from(`m${i}`),
+          1 + String(i).length,
+          node,
+        ),
+      ),
+    );
+    results.forEach((r, i) => {
+      if (i % 40 === 39) {
+        assert.equal(r.status, 'rejected', `file ${i}`);
+        assert.match(((r as PromiseRejectedResult).reason as Error).message, new RegExp(`nowhere/many-${i}: ENOENT`));
+      } else assert.equal(r.status, 'fulfilled', `file ${i}`);
+    });
+    assert.equal((await readFile(join(work, 'many-149'))).toString(), 'm149');
   } finally {
     await writer.close();
   }
