@@ -3,13 +3,10 @@
 // peer); the verdict holds the tracked incremental's time against the full read's, both ferry's, same run.
 import type { Check } from './markdown.ts';
 import { findSummary, type Summary } from './summarize.ts';
+import { judge, mib, num as secs } from './format.ts';
 
 /** the tracked incremental may take at most this fraction of a full read's time */
 export const cbtTarget = 0.05;
-
-const MiB = 2 ** 20;
-const mib = (n: number | undefined): string => (n === undefined ? '' : (n / MiB).toFixed(n < 10 * MiB ? 1 : 0));
-const secs = (n: number | undefined): string => (n === undefined ? '' : n.toFixed(2));
 
 const find = (summaries: Summary[], target: string, op: string, peer: string): Summary | undefined =>
   findSummary(summaries, target, 'D', op, peer);
@@ -48,7 +45,7 @@ export function blockIncrementalChecks(summaries: Summary[]): Check[] {
           ? '-'
           : `${(ratio * 100).toFixed(1)}% (${secs(tracked?.wallSeconds)} s against ${secs(whole?.wallSeconds)} s, ` +
             `CPU ${secs(tracked?.cpuSeconds)} against ${secs(whole?.cpuSeconds)} s; read ${mib(tracked?.deviceBytesRead)} MiB of the device)`,
-      met: ratio === undefined ? undefined : ratio <= cbtTarget,
+      met: judge(ratio, (v) => v <= cbtTarget),
     };
   });
 }

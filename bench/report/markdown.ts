@@ -5,6 +5,7 @@ import { findSummary as find, type Summary } from './summarize.ts';
 import type { OpResult } from '../scenario.ts';
 import { blockIncrementalChecks, blockIncrementalSection } from './block-incremental.ts';
 import { restoreChecks } from './restore-targets.ts';
+import { judge, mbps, MiB, mib, num, times } from './format.ts';
 
 export interface Report {
   scale: string;
@@ -18,13 +19,6 @@ export interface Report {
   kernels: KernelResult[];
   loadAtEnd: number[];
 }
-
-const MiB = 2 ** 20;
-const mib = (n: number | undefined): string => (n === undefined ? '' : (n / MiB).toFixed(n < 10 * MiB ? 1 : 0));
-const num = (n: number | undefined, digits = 2): string => (n === undefined ? '' : n.toFixed(digits));
-/** a ratio, or a dash when the peer did not run */
-const times = (n: number | undefined): string => (n === undefined ? '-' : `${n.toFixed(2)}x`);
-const mbps = (n: number | undefined): string => (n === undefined ? '' : (n / 1e6).toFixed(n < 10e6 ? 2 : 0));
 
 const opTitles: Record<string, string> = {
   backup: 'backup (full)',
@@ -73,8 +67,6 @@ export function checkTargets(summaries: Summary[], imageDataBytes: number | unde
   const targets = [...new Set(summaries.map((s) => s.target))];
   const speedup = (t: string, d: string, op: string, peer: string): number | undefined =>
     find(summaries, t, d, op, peer)?.ferrySpeedup;
-  const judge = (v: number | undefined, ok: (v: number) => boolean): boolean | undefined =>
-    v === undefined ? undefined : ok(v);
   for (const t of targets) {
     const r = speedup(t, 'A', 'backup', 'restic');
     const k = speedup(t, 'A', 'backup', 'kopia');

@@ -2,6 +2,7 @@
 // file restored faster than restic with both cores at work. Each is judged from the medians of the same run.
 import type { Check } from './markdown.ts';
 import { findSummary, type Summary } from './summarize.ts';
+import { judge, times as ratio } from './format.ts';
 
 /** A's restore: at least this many times restic's speed, and faster than Kopia */
 export const mixedRestoreTarget = 1.3;
@@ -9,10 +10,6 @@ export const mixedRestoreTarget = 1.3;
 export const largeFileRestoreTarget = 1.5;
 /** E's restore uses both cores: ferry's CPU time over its wall time above this (more than one core on average) */
 export const coresBusyTarget = 1;
-
-const ratio = (n: number | undefined): string => (n === undefined ? '-' : `${n.toFixed(2)}x`);
-const judge = (v: number | undefined, ok: (v: number) => boolean): boolean | undefined =>
-  v === undefined ? undefined : ok(v);
 
 /** Issue 34's restore targets on each storage target that ran dataset A or E. */
 export function restoreChecks(summaries: Summary[]): Check[] {
