@@ -293,7 +293,7 @@ export class PackReader {
     // the collection its size would otherwise bring on
     if (keptView || handed.sealed) return;
     if (handed.views === 0) release(bytes);
-    else this.#pinned.set(bytes.buffer, handed);
+    else this.#pinned.set(handed.home!, { views: handed.views, plain: handed.plain });
   }
 
   /**
@@ -337,7 +337,7 @@ export class PackReader {
     bytes: Uint8Array,
     start: number,
     own: boolean,
-  ): Promise<{ sealed: boolean; views: number; plain: number }> {
+  ): Promise<{ sealed: boolean; views: number; plain: number; home?: ArrayBufferLike }> {
     let sealed = false;
     for (const { loc, waiters } of run) {
       for (const w of waiters) {
@@ -377,9 +377,13 @@ export class PackReader {
         }
       }
     });
-    // a second waiter of a blob gets a copy: one view per blob at most
-    const views = results.filter((r): r is Uint8Array => r instanceof Uint8Array && r.buffer === bytes.buffer);
-    return { sealed, views: views.length, plain: views.reduce((n, v) => n + v.byteLength, 0) };
+    // a second waiter of a blob gets a copy: one view per blob at most. A read opened on another thread came back
+    // moved (`bytes` is detached here): its plaintexts decrypted in place are views of the buffer that came back
+    const home = (bytes.buffer as ArrayBuffer).detached
+      ? results.find((r): r is Uint8Array => r instanceof Uint8Array && r.byteLength < r.buffer.byteLength)?.buffer
+      : bytes.buffer;
+    const views = results.filter((r): r is Uint8Array => r instanceof Uint8Array && r.buffer === home);
+    return { sealed, views: views.length, plain: views.reduce((n, v) => n + v.byteLength, 0), home };
   }
 
   /**

@@ -38,7 +38,7 @@ import {
 } from './file-writer.ts';
 import { SmallFileWriter } from './small-file-writer.ts';
 import { PackReader } from './pack-reader.ts';
-import { openHere, type OpenBlobs } from './open-blobs.ts';
+import { openHere, openSharing, type OpenBlobs } from './open-blobs.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { FileSlots } from './file-slots.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
@@ -55,8 +55,9 @@ export interface RestoreOptions {
   budget?: number;
   /**
    * What decrypts, decompresses and verifies the blobs of a pack read. By default this thread, which costs less CPU
-   * and memory than worker threads do on restores (each worker floats its own garbage buffers); the restore
-   * operation passes worker threads' when asked to.
+   * and memory than worker threads do on restores (each worker floats its own garbage buffers), or the small-file
+   * thread for a read that finds it idle, moved to it whole (no copy); the restore operation passes worker threads'
+   * when asked to.
    */
   open?: OpenBlobs;
   signal?: AbortSignal;
@@ -104,7 +105,9 @@ class Restorer {
     capHeapGrowth();
     this.#repo = repo;
     this.#opts = opts;
-    const reader = new PackReader(repo.backend, opts.open ?? openHere(repo), {
+    this.#small = new SmallFileWriter(repo.key);
+    // a read that finds the small-file thread idle is opened there (open-blobs.ts)
+    const reader = new PackReader(repo.backend, opts.open ?? openSharing(openHere(repo), this.#small), {
       reads: opts.loads,
       signal: opts.signal,
       maxRead: packRead,
@@ -118,7 +121,6 @@ class Restorer {
       done: (loc, data) => reader.done(loc, data),
       writes: new Semaphore(writesInFlight),
     };
-    this.#small = new SmallFileWriter(repo.key);
     this.#files = new FileSlots(filesInFlight);
     this.#tick = throttled(opts.onProgress, this.#progress);
     this.#meta = { xattrs: opts.xattrs === true };

@@ -44,8 +44,26 @@ export interface SmallFileBatch {
   bytes: Uint8Array<ArrayBuffer>;
 }
 
+/**
+ * The blobs of a pack read to open (decrypt, decompress, verify) while the thread has no small files to write:
+ * `bytes` is the read, moved to the thread, which decrypts over it; each blob's offset is into it.
+ */
+export interface OpenRequest {
+  op: 'open';
+  id: number;
+  bytes: Uint8Array<ArrayBuffer>;
+  blobs: { id: string; offset: number; length: number; uncompressedLength: number }[];
+}
+
 /** The first message a small-file thread gets carries the key that opens sealed files; batches follow. */
-export type ToSmallFileThread = { op: 'init'; key: MasterKey } | SmallFileBatch;
+export type ToSmallFileThread = { op: 'init'; key: MasterKey } | SmallFileBatch | OpenRequest;
+
+/** Each opened blob's plaintext (a stored-raw one a view of the read, moved back), or why it could not be trusted. */
+export interface OpenReply {
+  op: 'opened';
+  id: number;
+  results: (Uint8Array | string)[];
+}
 
 /**
  * `blob`: a sealed file's blob did not open or match its id (and no file was made); `content`: the file could not be
@@ -63,6 +81,7 @@ export interface SmallFileResult {
  * batch): most parts have none.
  */
 export interface SmallFileReply {
+  op: 'written';
   id: number;
   done: number;
   failures: [number, SmallFileResult][];

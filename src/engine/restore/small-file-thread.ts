@@ -8,7 +8,7 @@ import { fchmodSync, fchownSync, ftruncateSync, writeSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import type { MasterKey } from '../crypto/key.ts';
 import { bytesToID } from '../ids/id.ts';
-import { openVerifiedMany } from '../pack/prepare.ts';
+import { openVerified, openVerifiedMany } from '../pack/prepare.ts';
 import { closeDescriptor } from '../sys/beneath.ts';
 import { setTimes } from '../sys/attributes.ts';
 import { createFile, openFolder, removeFile } from './target-entries.ts';
@@ -16,6 +16,8 @@ import {
   decodeBatch,
   type SmallFile,
   type SmallFileReply,
+  type OpenReply,
+  type OpenRequest,
   type SmallFileResult,
   type ToSmallFileThread,
 } from './small-file-protocol.ts';
@@ -152,11 +154,22 @@ function openSealed(files: SmallFile[]): (Uint8Array | string | undefined)[] {
   return byFile;
 }
 
+/** Opens a read's blobs over its bytes, which are this thread's now; the buffers of the plaintexts go back moved. */
+function openRead(req: OpenRequest): void {
+  const results = req.blobs.map((b) =>
+    openVerified(key, req.bytes.subarray(b.offset, b.offset + b.length), b.uncompressedLength, b.id, true),
+  );
+  const buffers = new Set<ArrayBuffer>();
+  for (const r of results) if (typeof r !== 'string') buffers.add(r.buffer as ArrayBuffer);
+  port.postMessage({ op: 'opened', id: req.id, results } satisfies OpenReply, [...buffers]);
+}
+
 port.on('message', (batch: ToSmallFileThread) => {
   if (batch.op === 'init') {
     key = batch.key;
     return;
   }
+  if (batch.op === 'open') return openRead(batch);
   const files = decodeBatch(batch.bytes);
   for (let from = 0; from < files.length;) {
     const to = groupEnd(files, from);
@@ -166,7 +179,7 @@ port.on('message', (batch: ToSmallFileThread) => {
       const result = restoreOne(batch.root, files[i], opened[i - from]);
       if (Object.keys(result).length > 0) failures.push([i, result]);
     }
-    port.postMessage({ id: batch.id, done: to, failures } satisfies SmallFileReply);
+    port.postMessage({ op: 'written', id: batch.id, done: to, failures } satisfies SmallFileReply);
     from = to;
   }
 });

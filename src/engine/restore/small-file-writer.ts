@@ -12,6 +12,8 @@ import { posixPermissionsFromGoMode } from '../tree/mode.ts';
 import { nodeTimes } from '../fsmeta/restore.ts';
 import {
   encodeBatch,
+  type OpenReply,
+  type OpenRequest,
   type SmallFile,
   type SmallFileBatch,
   type SmallFileReply,
@@ -19,8 +21,8 @@ import {
   type ToSmallFileThread,
 } from './small-file-protocol.ts';
 
-interface Pending {
-  resolve(r: SmallFileResult): void;
+interface Pending<T = SmallFileResult> {
+  resolve(r: T): void;
   reject(err: Error): void;
 }
 
@@ -48,6 +50,8 @@ export class SmallFileWriter {
   /** each batch in flight: its files, and how many of them the thread has answered */
   readonly #sent = new Map<number, { waiting: Pending[]; done: number }>();
   #nextBatch = 0;
+  /** pack reads the thread is opening, by request */
+  readonly #opening = new Map<number, Pending<(Uint8Array | string)[]>>();
   /** the descriptor of the target folder, which paths are relative to */
   #root = -1;
   #closed = false;
@@ -102,11 +106,31 @@ export class SmallFileWriter {
       throw new Error(`could not restore the metadata of ${shown}: ${result.metadata}`);
   }
 
+  /**
+   * True while the thread has nothing to do: started, no small file waiting or being written, no read being opened.
+   * A restore then has it open a pack read (openRead) that its own thread would open while this one sat idle.
+   */
+  get idle(): boolean {
+    return this.#thread !== undefined && this.#jobs.length === 0 && this.#sent.size === 0 && this.#opening.size === 0;
+  }
+
+  /** Opens the blobs of a pack read (offsets into `bytes`) on the thread; `bytes` moves there (detached here). */
+  openRead(bytes: Uint8Array<ArrayBuffer>, blobs: OpenRequest['blobs']): Promise<(Uint8Array | string)[]> {
+    return new Promise((resolve, reject) => {
+      if (this.#closed) throw closedError();
+      const id = this.#nextBatch++;
+      this.#opening.set(id, { resolve, reject });
+      const thread = this.#start();
+      thread.ref();
+      thread.postMessage({ op: 'open', id, bytes, blobs } satisfies OpenRequest, [bytes.buffer]);
+    });
+  }
+
   /** Refuses files not yet handed to the thread, waits for those that were, and stops the thread. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#refuseQueued();
-    if (this.#sent.size > 0) {
+    if (this.#sent.size > 0 || this.#opening.size > 0) {
       this.#idle ??= Promise.withResolvers<void>();
       await this.#idle.promise;
     }
@@ -137,19 +161,31 @@ export class SmallFileWriter {
   #settled(id: number): Pending[] {
     const waiting = this.#sent.get(id)?.waiting ?? [];
     this.#sent.delete(id);
-    if (this.#sent.size === 0) {
+    this.#quiet();
+    return waiting;
+  }
+
+  /** Once nothing is owed, the thread no longer keeps the process alive, and close may go on. */
+  #quiet(): void {
+    if (this.#sent.size === 0 && this.#opening.size === 0) {
       this.#thread?.unref();
       this.#idle?.resolve();
       this.#idle = undefined;
     }
-    return waiting;
   }
 
   #start(): Worker {
     if (this.#thread) return this.#thread;
     const thread = startThread(threadModule, threadOptions);
     thread.postMessage({ op: 'init', key: this.#key } satisfies ToSmallFileThread);
-    thread.on('message', (reply: SmallFileReply) => {
+    thread.on('message', (reply: SmallFileReply | OpenReply) => {
+      if (reply.op === 'opened') {
+        const pending = this.#opening.get(reply.id);
+        this.#opening.delete(reply.id);
+        this.#quiet();
+        pending?.resolve(reply.results);
+        return;
+      }
       const batch = this.#sent.get(reply.id);
       if (!batch) return;
       for (const [i, failure] of reply.failures) batch.waiting[i].resolve(failure);
@@ -160,6 +196,10 @@ export class SmallFileWriter {
     });
     const failAll = (err: Error): void => {
       for (const id of [...this.#sent.keys()]) for (const w of this.#settled(id)) w.reject(err);
+      const opening = [...this.#opening.values()];
+      this.#opening.clear();
+      this.#quiet();
+      for (const w of opening) w.reject(err);
     };
     thread.on('error', failAll);
     thread.on('exit', () => {

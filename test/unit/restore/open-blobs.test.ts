@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BlobInRead } from '../../../src/engine/backup/worker-protocol.ts';
-import { openOnWorkers } from '../../../src/engine/restore/open-blobs.ts';
+import { openOnWorkers, openSharing } from '../../../src/engine/restore/open-blobs.ts';
 import { CorruptBlobError } from '../../../src/engine/repository/errors.ts';
 import type { PackedBlob } from '../../../src/engine/pack/blob.ts';
 import { randomBytes } from '../../support/repo.ts';
@@ -61,4 +61,49 @@ test('blobs go to the workers in groups of about 1 MiB, each a buffer of its own
     assert.ok(r instanceof Uint8Array, `blob ${i}`);
     assert.ok(Buffer.from(r).equals(read.subarray(b.offset - start, b.offset - start + b.length)), `blob ${i}`);
   });
+});
+
+test('a whole read the opener may give up goes to an idle helper, offsets into it; any other read is opened here', async () => {
+  const start = 8192;
+  const blob = (offset: number): PackedBlob => ({
+    type: 'data',
+    id: offset.toString(16).padStart(64, '0'),
+    offset,
+    length: 100,
+    uncompressedLength: 0,
+  });
+  const blobs = [blob(start), blob(start + 100)];
+  let idle = true;
+  const moved: { bytes: Uint8Array; offsets: number[] }[] = [];
+  const here: string[] = [];
+  const open = openSharing(
+    async (_pack, bs) => {
+      here.push(bs.map((b) => b.offset).join());
+      return bs.map(() => new Uint8Array(1));
+    },
+    {
+      get idle() {
+        return idle;
+      },
+      async openRead(bytes, inRead) {
+        moved.push({ bytes, offsets: inRead.map((b) => b.offset) });
+        return inRead.map((b) => (b.offset === 100 ? 'ciphertext verification failed' : new Uint8Array(2)));
+      },
+    },
+  );
+  const whole = new Uint8Array(300);
+  const results = await open('ab'.repeat(32), blobs, whole, start, true);
+  assert.equal(moved.length, 1);
+  assert.equal(moved[0].bytes, whole, 'the read itself, not a copy');
+  assert.deepEqual(moved[0].offsets, [0, 100], 'offsets into the read');
+  assert.equal((results[0] as Uint8Array).length, 2);
+  assert.ok(results[1] instanceof CorruptBlobError && results[1].message.includes(blobs[1].id));
+
+  // not the opener's to give up, a view of a larger buffer, or a helper at work: opened here
+  await open('ab'.repeat(32), blobs, new Uint8Array(300), start, false);
+  await open('ab'.repeat(32), blobs, new Uint8Array(400).subarray(50, 350), start, true);
+  idle = false;
+  await open('ab'.repeat(32), blobs, new Uint8Array(300), start, true);
+  assert.equal(moved.length, 1);
+  assert.equal(here.length, 3);
 });

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { hashID } from '../../../src/engine/ids/id.ts';
 import { prepareBlob } from '../../../src/engine/pack/prepare.ts';
 import { PackReader } from '../../../src/engine/restore/pack-reader.ts';
-import { openHere } from '../../../src/engine/restore/open-blobs.ts';
+import { openHere, openSharing } from '../../../src/engine/restore/open-blobs.ts';
+import { SmallFileWriter } from '../../../src/engine/restore/small-file-writer.ts';
+import { closeSync, constants, openSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ByteBudget } from '../../../src/engine/restore/byte-budget.ts';
 import type { Repository } from '../../../src/engine/repository/repository.ts';
 import { CorruptBlobError } from '../../../src/engine/repository/errors.ts';
@@ -384,4 +389,43 @@ test('a small part kept from a read is copied out: it does not hold the whole re
   rest.forEach((data, i) =>
     assert.ok(Buffer.from(data).equals(Buffer.from(blobs.get(ids[36 + i].id)!)), `blob ${36 + i}`),
   );
+});
+
+test('a read opened on the small-file thread moves there and back: its plaintexts stay whole until the last is done with, then its memory goes', async () => {
+  const backend = new KeepingBackend();
+  const { repo, blobs } = await repoWithBlobs(16, 1 << 20, 4 << 20, backend);
+  const ids = [...blobs.keys()];
+  const folder = await mkdtemp(join(tmpdir(), 'ferry-moved-'));
+  const root = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY);
+  const thread = new SmallFileWriter(repo.key);
+  try {
+    thread.start(root);
+    const reader = new PackReader(repo.backend, openSharing(openHere(repo), thread));
+    const locs = ids.map((id) => locate(repo, id));
+    // pack by pack, so that each read finds the thread idle
+    const got: Uint8Array[] = [];
+    for (const pack of new Set(locs.map((l) => l.pack)))
+      got.push(...(await Promise.all(locs.filter((l) => l.pack === pack).map((loc) => reader.read(loc)))));
+    const order = [...new Set(locs.map((l) => l.pack))].flatMap((pack) => locs.filter((l) => l.pack === pack));
+    locs.splice(0, locs.length, ...order);
+    ids.splice(0, ids.length, ...order.map((l) => l.id));
+    ids.forEach((id, i) => assert.ok(Buffer.from(got[i]).equals(Buffer.from(blobs.get(id)!)), `blob ${i}`));
+    // a read opened on the thread comes back as a new buffer, none of those the backend handed over; its stored-raw
+    // plaintexts are views of it (once the thread's OpenSSL is bound, after its first 8 MiB)
+    const read = new Set<ArrayBufferLike>(backend.reads.map((r) => r.buffer));
+    const back = got.map((g) => g.buffer).filter((b, i) => !read.has(b) && got[i].byteLength < b.byteLength);
+    assert.ok(back.length > 1, 'plaintexts of a read opened on the thread');
+    const home = back.at(-1) as ArrayBuffer;
+    const sharing = got.flatMap((g, i) => (g.buffer === home ? [i] : []));
+    assert.ok(sharing.length > 1, 'plaintexts decrypted in place share the buffer that came back');
+    for (const i of sharing.slice(0, -1)) reader.done(locs[i], got[i]);
+    assert.ok(!home.detached, 'held while a plaintext of it is not done with');
+    assert.ok(Buffer.from(got[sharing.at(-1)!]).equals(Buffer.from(blobs.get(ids[sharing.at(-1)!])!)));
+    reader.done(locs[sharing.at(-1)!], got[sharing.at(-1)!]);
+    assert.ok(home.detached, 'freed once the last is done with');
+  } finally {
+    await thread.close();
+    closeSync(root);
+    await rm(folder, { recursive: true, force: true });
+  }
 });
