@@ -157,6 +157,8 @@ class Restorer {
       const st = await stat(target).catch(() => undefined);
       if (st?.isDirectory())
         throw new RestoreError(`target ${this.#opts.target} is a directory; name the file or device to write`);
+      // the small-file thread helps open the blobs (openSharing), unless the caller chose how they are opened
+      if (!this.#opts.open) this.#small.startForReads();
       await this.#writeFile(start.node, target, { existing: st?.isBlockDevice() === true });
       this.#progress.filesDone++;
     } else {

@@ -72,6 +72,14 @@ export class SmallFileWriter {
     if (!this.#closed) this.#start().unref();
   }
 
+  /**
+   * Starts the thread to open reads only (see `idle`): a restore of one file, such as a block volume's stream, has no
+   * small files, and its one thread would otherwise open every blob alone.
+   */
+  startForReads(): void {
+    if (!this.#closed) this.#start().unref();
+  }
+
   /** Writes `data` as the file `path` (relative to the root folder; extended to `size`), then the node's owner, mode and times. */
   write(path: Buffer, data: Uint8Array, size: number, node: TreeNode): Promise<void> {
     return this.#submit(job('file', path, data, size, node));
