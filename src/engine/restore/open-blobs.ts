@@ -84,8 +84,22 @@ export function openSharing(here: OpenBlobs, helper: ReadOpener): OpenBlobs {
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     if (!inPlace || !whole || !helper.idle || !(bytes.buffer instanceof ArrayBuffer))
       return here(pack, blobs, bytes, start, inPlace);
-    const opened = await helper.openRead(
-      bytes as Uint8Array<ArrayBuffer>,
+    const opened = await moved(helper, pack, blobs, bytes as Uint8Array<ArrayBuffer>, start);
+    return opened.map((r, i) => (typeof r === 'string' ? new CorruptBlobError(pack, blobs[i].id, r) : r));
+  };
+}
+
+/** The helper's answers for a moved read; a helper that fails (stopped, closed) fails each blob, naming it. */
+async function moved(
+  helper: ReadOpener,
+  pack: ID,
+  blobs: readonly PackedBlob[],
+  bytes: Uint8Array<ArrayBuffer>,
+  start: number,
+): Promise<(Uint8Array | string | Error)[]> {
+  try {
+    return await helper.openRead(
+      bytes,
       blobs.map((b) => ({
         id: b.id,
         offset: b.offset - start,
@@ -93,8 +107,10 @@ export function openSharing(here: OpenBlobs, helper: ReadOpener): OpenBlobs {
         uncompressedLength: b.uncompressedLength,
       })),
     );
-    return opened.map((r, i) => (typeof r === 'string' ? new CorruptBlobError(pack, blobs[i].id, r) : r));
-  };
+  } catch (err) {
+    // the read moved (or was refused): nothing is left here to open, and each blob says why it did not come
+    return blobs.map((b) => new Error(`blob ${b.id} of pack ${pack} was not opened: ${(err as Error).message}`));
+  }
 }
 
 /**

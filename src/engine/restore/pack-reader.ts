@@ -60,7 +60,10 @@ export class PackReader {
   readonly #cache: CachedRange[] = [];
   /** each pack's data span, asked for once (the index computes spans for all packs at a time) */
   readonly #spans = new Map<ID, { start: number; end: number } | undefined>();
-  /** reads whose blobs were decrypted in place: the views still out and the plaintext budget they hold */
+  /**
+   * reads whose blobs were decrypted in place (here, or on another thread and moved back): the views still out and
+   * the plaintext budget they hold
+   */
   readonly #pinned = new Map<ArrayBufferLike, { views: number; plain: number }>();
   /** the sizes of packs found shorter than the index said: reads of them stop at their end */
   readonly #sizes = new Map<ID, number>();
@@ -329,7 +332,8 @@ export class PackReader {
    * Hands the blobs of a read to those who want them sealed, then opens the rest: in place when `own` (nobody else
    * reads these bytes), no blob was handed out sealed and none overlaps another (a lying index), since decrypting
    * one blob over another's bytes would fail that one. Says whether sealed views of `bytes` were handed out, and how
-   * many plaintexts decrypted in place (each a view of `bytes`, each its waiter's to release once written).
+   * many plaintexts decrypted in place (each a view of the read, each its waiter's to release once written), and the
+   * buffer they share.
    */
   async #deliver(
     pack: ID,
@@ -378,7 +382,8 @@ export class PackReader {
       }
     });
     // a second waiter of a blob gets a copy: one view per blob at most. A read opened on another thread came back
-    // moved (`bytes` is detached here): its plaintexts decrypted in place are views of the buffer that came back
+    // moved (`bytes` is detached here): its plaintexts decrypted in place are views of the buffer that came back,
+    // the only plaintexts shorter than their buffers (the thread gives every other one a buffer of its own)
     const home = (bytes.buffer as ArrayBuffer).detached
       ? results.find((r): r is Uint8Array => r instanceof Uint8Array && r.byteLength < r.buffer.byteLength)?.buffer
       : bytes.buffer;

@@ -55,10 +55,13 @@ export interface OpenRequest {
   blobs: { id: string; offset: number; length: number; uncompressedLength: number }[];
 }
 
-/** The first message a small-file thread gets carries the key that opens sealed files; batches follow. */
+/** The first message a small-file thread gets carries the key that opens sealed files; batches and reads follow. */
 export type ToSmallFileThread = { op: 'init'; key: MasterKey } | SmallFileBatch | OpenRequest;
 
-/** Each opened blob's plaintext (a stored-raw one a view of the read, moved back), or why it could not be trusted. */
+/**
+ * Each opened blob's plaintext, or why it could not be trusted. A plaintext is either a view of the read (decrypted
+ * in place; the read moves back) or a buffer of its own.
+ */
 export interface OpenReply {
   op: 'opened';
   id: number;

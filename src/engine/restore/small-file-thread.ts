@@ -154,14 +154,22 @@ function openSealed(files: SmallFile[]): (Uint8Array | string | undefined)[] {
   return byFile;
 }
 
-/** Opens a read's blobs over its bytes, which are this thread's now; the buffers of the plaintexts go back moved. */
+/**
+ * Opens a read's blobs over its bytes, which are this thread's now. What goes back is moved, not cloned: the read
+ * itself, when plaintexts decrypted in place are views of it, and every other plaintext as a buffer of its own (a
+ * small one may be a view of Node's shared pool of small buffers, which cannot be moved, or of a few bytes more than
+ * it holds): so every plaintext that is not a view of the read owns its buffer, which the pack reader relies on.
+ */
 function openRead(req: OpenRequest): void {
-  const results = req.blobs.map((b) =>
-    openVerified(key, req.bytes.subarray(b.offset, b.offset + b.length), b.uncompressedLength, b.id, true),
-  );
-  const buffers = new Set<ArrayBuffer>();
-  for (const r of results) if (typeof r !== 'string') buffers.add(r.buffer as ArrayBuffer);
-  port.postMessage({ op: 'opened', id: req.id, results } satisfies OpenReply, [...buffers]);
+  const read = req.bytes.buffer;
+  const results = req.blobs.map((b) => {
+    const r = openVerified(key, req.bytes.subarray(b.offset, b.offset + b.length), b.uncompressedLength, b.id, true);
+    if (typeof r === 'string' || r.buffer === read) return r;
+    return r.byteOffset === 0 && r.byteLength === r.buffer.byteLength ? r : new Uint8Array(r);
+  });
+  const moved = new Set<ArrayBuffer>();
+  for (const r of results) if (typeof r !== 'string') moved.add(r.buffer as ArrayBuffer);
+  port.postMessage({ op: 'opened', id: req.id, results } satisfies OpenReply, [...moved]);
 }
 
 port.on('message', (batch: ToSmallFileThread) => {

@@ -1,7 +1,8 @@
 // Hands small files (content in memory, as plaintext or as their one sealed blob) to a thread that writes them with
 // their metadata, in batches: the files ready in one turn of the event loop travel in one message. The thread starts
 // on first use. Every file handed over settles: written, failed, or refused because the writer closed; close waits
-// for the batches in flight, so no file is written (or left half-made) after it returns.
+// for the batches in flight (and the reads the thread is opening), so no file is written (or left half-made) after
+// it returns.
 import type { Worker } from 'node:worker_threads';
 import { startThread, startThreadAhead, stopSpareThread } from '../concurrency/thread.ts';
 import type { MasterKey } from '../crypto/key.ts';
@@ -55,7 +56,7 @@ export class SmallFileWriter {
   /** the descriptor of the target folder, which paths are relative to */
   #root = -1;
   #closed = false;
-  /** settles once no batch is in flight */
+  /** settles once no batch or read is in flight (for close) */
   #idle: { promise: Promise<void>; resolve(): void } | undefined;
 
   /** `key` opens the sealed files. */
@@ -119,7 +120,13 @@ export class SmallFileWriter {
    * A restore then has it open a pack read (openRead) that its own thread would open while this one sat idle.
    */
   get idle(): boolean {
-    return this.#thread !== undefined && this.#jobs.length === 0 && this.#sent.size === 0 && this.#opening.size === 0;
+    return (
+      !this.#closed &&
+      this.#thread !== undefined &&
+      this.#jobs.length === 0 &&
+      this.#sent.size === 0 &&
+      this.#opening.size === 0
+    );
   }
 
   /** Opens the blobs of a pack read (offsets into `bytes`) on the thread; `bytes` moves there (detached here). */
@@ -127,10 +134,11 @@ export class SmallFileWriter {
     return new Promise((resolve, reject) => {
       if (this.#closed) throw closedError();
       const id = this.#nextBatch++;
-      this.#opening.set(id, { resolve, reject });
       const thread = this.#start();
-      thread.ref();
+      // posted first: a read the message cannot take fails here, owing nothing (the answer comes in a later turn)
       thread.postMessage({ op: 'open', id, bytes, blobs } satisfies OpenRequest, [bytes.buffer]);
+      this.#opening.set(id, { resolve, reject });
+      thread.ref();
     });
   }
 

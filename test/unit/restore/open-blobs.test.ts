@@ -107,3 +107,28 @@ test('a whole read the opener may give up goes to an idle helper, offsets into i
   assert.equal(moved.length, 1);
   assert.equal(here.length, 3);
 });
+
+test('a helper that fails a moved read fails each of its blobs, naming the blob and its pack', async () => {
+  const start = 0;
+  const blobs: PackedBlob[] = [0, 100].map((offset) => ({
+    type: 'data',
+    id: String(offset).padStart(64, '0'),
+    offset,
+    length: 100,
+    uncompressedLength: 0,
+  }));
+  const open = openSharing(async () => assert.fail('the read goes to the helper'), {
+    idle: true,
+    openRead: async () => {
+      throw new Error('the thread writing small files stopped');
+    },
+  });
+  const results = await open('cd'.repeat(32), blobs, new Uint8Array(200), start, true);
+  results.forEach((r, i) => {
+    assert.ok(r instanceof Error);
+    assert.match(
+      r.message,
+      new RegExp(`blob ${blobs[i].id} of pack ${'cd'.repeat(32)} .*thread writing small files stopped`),
+    );
+  });
+});
