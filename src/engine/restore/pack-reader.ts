@@ -295,8 +295,8 @@ export class PackReader {
     // cache but the plaintexts decrypted in place: its memory goes now (or once the last of those is written), not at
     // the collection its size would otherwise bring on
     if (keptView || handed.sealed) return;
+    // (a read whose plaintexts are views of it was pinned as they were handed over)
     if (handed.views === 0) release(bytes);
-    else this.#pinned.set(handed.home!, { views: handed.views, plain: handed.plain });
   }
 
   /**
@@ -332,8 +332,8 @@ export class PackReader {
    * Hands the blobs of a read to those who want them sealed, then opens the rest: in place when `own` (nobody else
    * reads these bytes), no blob was handed out sealed and none overlaps another (a lying index), since decrypting
    * one blob over another's bytes would fail that one. Says whether sealed views of `bytes` were handed out, and how
-   * many plaintexts decrypted in place (each a view of the read, each its waiter's to release once written), and the
-   * buffer they share.
+   * many plaintexts decrypted in place (each a view of the read, each its waiter's to release once written; the
+   * buffer they share is pinned until the last is done with).
    */
   async #deliver(
     pack: ID,
@@ -341,7 +341,7 @@ export class PackReader {
     bytes: Uint8Array,
     start: number,
     own: boolean,
-  ): Promise<{ sealed: boolean; views: number; plain: number; home?: ArrayBufferLike }> {
+  ): Promise<{ sealed: boolean; views: number }> {
     let sealed = false;
     for (const { loc, waiters } of run) {
       for (const w of waiters) {
@@ -351,7 +351,7 @@ export class PackReader {
       }
     }
     const opening = run.filter((w) => w.waiters.some((waiter) => !waiter.sealed));
-    if (opening.length === 0) return { sealed, views: 0, plain: 0 };
+    if (opening.length === 0) return { sealed, views: 0 };
     const inPlace = own && !sealed && apart(opening);
     let results: (Uint8Array | Error)[];
     try {
@@ -365,6 +365,16 @@ export class PackReader {
     } catch (err) {
       results = opening.map(() => err as Error);
     }
+    // a second waiter of a blob gets a copy: one view per blob at most. A read opened on another thread came back
+    // moved (`bytes` is detached here): its plaintexts decrypted in place are views of the buffer that came back,
+    // the only plaintexts shorter than their buffers (the thread gives every other one a buffer of its own)
+    const home = (bytes.buffer as ArrayBuffer).detached
+      ? results.find((r): r is Uint8Array => r instanceof Uint8Array && r.byteLength < r.buffer.byteLength)?.buffer
+      : bytes.buffer;
+    const views = results.filter((r): r is Uint8Array => r instanceof Uint8Array && r.buffer === home);
+    // pinned before any waiter runs: one whose file failed meanwhile gives its view back at once, and must find it
+    if (views.length > 0)
+      this.#pinned.set(home!, { views: views.length, plain: views.reduce((n, v) => n + v.byteLength, 0) });
     opening.forEach((w, i) => {
       const r = results[i];
       let handed = false;
@@ -381,14 +391,7 @@ export class PackReader {
         }
       }
     });
-    // a second waiter of a blob gets a copy: one view per blob at most. A read opened on another thread came back
-    // moved (`bytes` is detached here): its plaintexts decrypted in place are views of the buffer that came back,
-    // the only plaintexts shorter than their buffers (the thread gives every other one a buffer of its own)
-    const home = (bytes.buffer as ArrayBuffer).detached
-      ? results.find((r): r is Uint8Array => r instanceof Uint8Array && r.byteLength < r.buffer.byteLength)?.buffer
-      : bytes.buffer;
-    const views = results.filter((r): r is Uint8Array => r instanceof Uint8Array && r.buffer === home);
-    return { sealed, views: views.length, plain: views.reduce((n, v) => n + v.byteLength, 0), home };
+    return { sealed, views: views.length };
   }
 
   /**

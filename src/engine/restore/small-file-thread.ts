@@ -170,6 +170,9 @@ function openRead(req: OpenRequest): void {
   const moved = new Set<ArrayBuffer>();
   for (const r of results) if (typeof r !== 'string') moved.add(r.buffer as ArrayBuffer);
   port.postMessage({ op: 'opened', id: req.id, results } satisfies OpenReply, [...moved]);
+  // a read no plaintext is a view of (compressed blobs, short ones) is dead here: its memory goes now, as a read
+  // opened on the restore's own thread does, not at this thread's next full collection
+  if (!moved.has(read)) read.transfer(0);
 }
 
 port.on('message', (batch: ToSmallFileThread) => {

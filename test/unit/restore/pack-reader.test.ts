@@ -429,3 +429,27 @@ test('a read opened on the small-file thread moves there and back: its plaintext
     await rm(folder, { recursive: true, force: true });
   }
 });
+
+test('plaintexts given back the moment they arrive (their file failed meanwhile) still free their read and all its budget', async () => {
+  const backend = new KeepingBackend();
+  const { repo, blobs } = await repoWithBlobs(16, 1 << 20, 8 << 20, backend);
+  const budget = new ByteBudget(64 << 20);
+  const reader = new PackReader(repo.backend, openHere(repo), { budget });
+  const locs = [...blobs.keys()].map((id) => locate(repo, id));
+  const packs = [...new Set(locs.map((l) => l.pack))];
+  assert.ok(packs.length >= 2);
+  // the first pack binds this thread's OpenSSL (after 8 MiB), so the next is decrypted in place, its plaintexts views
+  // of the read
+  const first = locs.filter((l) => l.pack === packs[0]);
+  (await Promise.all(first.map((l) => reader.read(l)))).forEach((data, i) => reader.done(first[i], data));
+  backend.reads = [];
+  const second = locs.filter((l) => l.pack === packs[1]);
+  // each given back in the turn it arrives, as a file writer does with a blob of a file that has already failed
+  await Promise.all(second.map((l) => reader.read(l).then((data) => reader.done(l, data))));
+  assert.ok(backend.reads.length > 0);
+  assert.ok(
+    backend.reads.every((r) => (r.buffer as ArrayBuffer).detached),
+    'the reads are freed',
+  );
+  assert.ok(budget.tryTake(budget.capacity), 'all of the budget came back');
+});
