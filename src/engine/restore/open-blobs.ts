@@ -25,10 +25,15 @@ const groupBytes = 1 << 20;
 
 /** Threads that open blobs (the backup's worker pool is one): each answer is the plaintext or why it is corrupt. */
 export interface BlobThreads {
-  openBlobs(
-    bytes: Uint8Array,
-    blobs: { id: ID; offset: number; length: number; uncompressedLength: number }[],
-  ): Promise<(Uint8Array | string)[]>;
+  openBlobs(bytes: Uint8Array, blobs: BlobInRead[]): Promise<(Uint8Array | string)[]>;
+}
+
+/** A blob as a thread opening a read is told of it: its offset is into the bytes it is given. */
+export interface BlobInRead {
+  id: ID;
+  offset: number;
+  length: number;
+  uncompressedLength: number;
 }
 
 export function openOnWorkers(pool: BlobThreads): OpenBlobs {
@@ -50,28 +55,36 @@ export function openOnWorkers(pool: BlobThreads): OpenBlobs {
         // a copy of just this group, which the message then moves: a view (Buffer#slice makes one) cannot be moved,
         // so posting it cloned the whole read, 17 MiB for every 1 MiB group
         const part = new Uint8Array(bytes.subarray(from - start, to - start));
-        return pool.openBlobs(
-          part,
-          g.map((b) => ({
-            id: b.id,
-            offset: b.offset - from,
-            length: b.length,
-            uncompressedLength: b.uncompressedLength,
-          })),
-        );
+        return pool.openBlobs(part, placedIn(g, from));
       }),
     );
-    return opened.flat().map((r, i) => (typeof r === 'string' ? new CorruptBlobError(pack, blobs[i].id, r) : r));
+    return named(pack, blobs, opened.flat());
   };
+}
+
+/** Each blob placed in a buffer that starts at pack offset `from`, as a thread opening it is told. */
+function placedIn(blobs: readonly PackedBlob[], from: number): BlobInRead[] {
+  return blobs.map((b) => ({
+    id: b.id,
+    offset: b.offset - from,
+    length: b.length,
+    uncompressedLength: b.uncompressedLength,
+  }));
+}
+
+/** A thread's answers, each reason a blob could not be trusted made an error naming its pack and id. */
+function named(
+  pack: ID,
+  blobs: readonly PackedBlob[],
+  opened: (Uint8Array | string | Error)[],
+): (Uint8Array | Error)[] {
+  return opened.map((r, i) => (typeof r === 'string' ? new CorruptBlobError(pack, blobs[i].id, r) : r));
 }
 
 /** A thread that opens a whole pack read, given to it (see SmallFileWriter). */
 export interface ReadOpener {
   readonly idle: boolean;
-  openRead(
-    bytes: Uint8Array<ArrayBuffer>,
-    blobs: { id: ID; offset: number; length: number; uncompressedLength: number }[],
-  ): Promise<(Uint8Array | string)[]>;
+  openRead(bytes: Uint8Array<ArrayBuffer>, blobs: BlobInRead[]): Promise<(Uint8Array | string)[]>;
 }
 
 /**
@@ -84,8 +97,7 @@ export function openSharing(here: OpenBlobs, helper: ReadOpener): OpenBlobs {
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     if (!inPlace || !whole || !helper.idle || !(bytes.buffer instanceof ArrayBuffer))
       return here(pack, blobs, bytes, start, inPlace);
-    const opened = await moved(helper, pack, blobs, bytes as Uint8Array<ArrayBuffer>, start);
-    return opened.map((r, i) => (typeof r === 'string' ? new CorruptBlobError(pack, blobs[i].id, r) : r));
+    return named(pack, blobs, await moved(helper, pack, blobs, bytes as Uint8Array<ArrayBuffer>, start));
   };
 }
 
@@ -98,15 +110,7 @@ async function moved(
   start: number,
 ): Promise<(Uint8Array | string | Error)[]> {
   try {
-    return await helper.openRead(
-      bytes,
-      blobs.map((b) => ({
-        id: b.id,
-        offset: b.offset - start,
-        length: b.length,
-        uncompressedLength: b.uncompressedLength,
-      })),
-    );
+    return await helper.openRead(bytes, placedIn(blobs, start));
   } catch (err) {
     // the read moved (or was refused): nothing is left here to open, and each blob says why it did not come
     return blobs.map((b) => new Error(`blob ${b.id} of pack ${pack} was not opened: ${(err as Error).message}`));
