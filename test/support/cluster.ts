@@ -140,28 +140,83 @@ async function withFirstSiteFrozen<T>(fn: () => Promise<T>): Promise<T> {
   const record = await readRecord();
   const frozen = (record?.daemons ?? []).filter((d) => firstSiteServices.includes(d.name));
   if (frozen.length !== firstSiteServices.length) throw new Error('the box records no first site to stop');
+  const served = await withKube(record!, servedServices);
   for (const d of frozen) process.kill(d.pid, 'SIGSTOP');
   try {
     return await fn();
   } finally {
     for (const d of frozen) process.kill(d.pid, 'SIGCONT');
-    await firstSiteReady(record!);
+    const resumed = Date.now();
+    await withKube(record!, (kube) => firstSiteReady(kube, served, resumed));
   }
 }
 
-/** Back from a stop, the apiserver is ready again within seconds; a suite that looked before would restart the box. */
-async function firstSiteReady(record: BoxRecord): Promise<void> {
+async function withKube<T>(record: BoxRecord, fn: (kube: Kube) => Promise<T>): Promise<T> {
   const kube = new Kube(adminAccess(record));
   try {
-    for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 500))) {
-      const ready = await kube.get('/readyz').then(
-        () => true,
-        () => false,
-      );
-      if (ready) return;
-      if (Date.now() > deadline) throw new Error("the first site's apiserver is not ready 2 minutes after it resumed");
-    }
+    return await fn(kube);
   } finally {
     kube.close();
   }
+}
+
+/** Services (`namespace/name`) with at least one ready endpoint. */
+async function servedServices(kube: Kube): Promise<Set<string>> {
+  const slices = (await kube.get('/apis/discovery.k8s.io/v1/endpointslices')).items as {
+    metadata: { namespace: string; labels?: Record<string, string> };
+    endpoints?: { conditions?: { ready?: boolean } }[];
+  }[];
+  const served = new Set<string>();
+  for (const slice of slices) {
+    const service = slice.metadata.labels?.['kubernetes.io/service-name'];
+    if (service && slice.endpoints?.some((e) => e.conditions?.ready !== false))
+      served.add(`${slice.metadata.namespace}/${service}`);
+  }
+  return served;
+}
+
+/**
+ * Back from a stop the apiserver answers within seconds, but the node lifecycle controller may then find the nodes'
+ * leases older than its grace period before the kubelets renew them: it marks the nodes and every pod on them not
+ * ready, which takes the pods out of their Services (ferry's webhook refuses connections) until the kubelets report
+ * again. The suite goes on once the leases were renewed after the stop, the controller has looked at them (two of
+ * its 5 s periods), and every Service served before the stop is served again.
+ */
+async function firstSiteReady(kube: Kube, before: Set<string>, resumed: number): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  const waitFor = async (what: () => string, check: () => Promise<boolean>): Promise<void> => {
+    while (!(await check().catch(() => false))) {
+      if (Date.now() > deadline) throw new Error(`5 minutes after the first site resumed, ${what()}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  };
+  let stale: string[] = [];
+  await waitFor(
+    () => `these nodes renewed no lease: ${stale.join(', ')}`,
+    async () => {
+      const leases = (await kube.get('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases')).items as {
+        metadata: { name: string };
+        spec: { renewTime?: string };
+      }[];
+      stale = leases.filter((l) => !(Date.parse(l.spec.renewTime ?? '') > resumed)).map((l) => l.metadata.name);
+      return leases.length > 0 && stale.length === 0;
+    },
+  );
+  await new Promise((r) => setTimeout(r, 10_000));
+  let missing: string[] = [];
+  await waitFor(
+    () => `these are not served: ${missing.join(', ')}`,
+    async () => {
+      const nodes = (await kube.get('/api/v1/nodes')).items as {
+        metadata: { name: string };
+        status: { conditions?: { type: string; status: string }[] };
+      }[];
+      const notReady = nodes.filter(
+        (n) => !n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      const now = await servedServices(kube);
+      missing = [...notReady.map((n) => `node ${n.metadata.name}`), ...[...before].filter((s) => !now.has(s))];
+      return missing.length === 0;
+    },
+  );
 }
