@@ -8,6 +8,7 @@ import { Agent as HttpAgent, request as httpRequest } from '../net/http.ts';
 import type { IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { S3Credentials } from './s3-settings.ts';
+import { HttpGetter } from '../net/http-get.ts';
 import { xmlElements, xmlText } from './s3-xml.ts';
 
 export interface SignedS3Options {
@@ -89,6 +90,8 @@ export class SignedS3 implements S3Requests {
   readonly #opts: SignedS3Options;
   readonly #url: URL;
   readonly #agent: HttpAgent;
+  /** objects' GETs, whose bodies are read straight into their buffers (net/http-get.ts) */
+  readonly #getter: HttpGetter;
 
   constructor(opts: SignedS3Options) {
     this.#opts = opts;
@@ -97,6 +100,18 @@ export class SignedS3 implements S3Requests {
       this.#url.protocol === 'https:'
         ? new HttpsAgent({ keepAlive: true, maxSockets: opts.maxSockets, ca: opts.ca })
         : new HttpAgent({ keepAlive: true, maxSockets: opts.maxSockets });
+    this.#getter = new HttpGetter({
+      protocol: this.#url.protocol === 'https:' ? 'https:' : 'http:',
+      hostname: (opts.pathStyle ? this.#url.hostname : `${opts.bucket}.${this.#url.hostname}`).replace(
+        /^\[(.*)\]$/,
+        '$1',
+      ),
+      port: Number(this.#url.port) || (this.#url.protocol === 'https:' ? 443 : 80),
+      ca: opts.ca,
+      maxSockets: opts.maxSockets,
+      connectTimeoutMs: opts.connectTimeoutMs,
+      idleTimeoutMs: opts.idleTimeoutMs,
+    });
   }
 
   async get(
@@ -105,7 +120,9 @@ export class SignedS3 implements S3Requests {
     signal?: AbortSignal,
     versionId?: string,
   ): Promise<{ bytes: Buffer; contentRange?: string }> {
-    const res = await this.#send('GET', key, versioned(versionId), range ? { range } : {}, undefined, signal);
+    const { path, headers } = this.#sign('GET', key, versioned(versionId), range ? { range } : {});
+    const res = await this.#getter.get(path, headers, signal, rangeLength(range));
+    if (res.status >= 300) throw s3Error(res);
     const contentRange = res.headers['content-range'];
     return { bytes: res.body, contentRange: typeof contentRange === 'string' ? contentRange : undefined };
   }
@@ -199,18 +216,18 @@ export class SignedS3 implements S3Requests {
 
   close(): void {
     this.#agent.destroy();
+    this.#getter.close();
   }
 
-  /** `key` undefined: a request on the bucket itself. */
-  #send(
+  /** The path (with its query) and the headers of a request signed with SigV4. */
+  #sign(
     method: string,
     key: string | undefined,
     query: Record<string, string>,
     extra: Record<string, string>,
     body?: Uint8Array,
-    signal?: AbortSignal,
     sha256?: string,
-  ): Promise<Response> {
+  ): { path: string; headers: Record<string, string> } {
     const { bucket, pathStyle } = this.#opts;
     const base = this.#url.pathname.replace(/\/+$/, '');
     const objectPath = key === undefined ? '' : `/${key}`;
@@ -235,6 +252,21 @@ export class SignedS3 implements S3Requests {
       this.#opts.credentials,
       this.#opts.region,
     );
+    return { path: canonicalQuery ? `${canonicalPath}?${canonicalQuery}` : canonicalPath, headers };
+  }
+
+  /** `key` undefined: a request on the bucket itself. */
+  #send(
+    method: string,
+    key: string | undefined,
+    query: Record<string, string>,
+    extra: Record<string, string>,
+    body?: Uint8Array,
+    signal?: AbortSignal,
+    sha256?: string,
+  ): Promise<Response> {
+    const { path, headers } = this.#sign(method, key, query, extra, body, sha256);
+    const { bucket, pathStyle } = this.#opts;
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = send(
@@ -243,7 +275,7 @@ export class SignedS3 implements S3Requests {
           hostname: pathStyle ? this.#url.hostname : `${bucket}.${this.#url.hostname}`,
           port: this.#url.port,
           method,
-          path: canonicalQuery ? `${canonicalPath}?${canonicalQuery}` : canonicalPath,
+          path,
           headers,
           agent: this.#agent,
           signal,
@@ -345,7 +377,13 @@ function uriEncode(s: string): string {
 }
 
 /** An error answer as the SDK would raise it: the S3 error code as name (HEAD answers carry none). */
-function s3Error(res: Response): Error {
+/** The length of a range of `bytes=a-b`, or undefined (no range, or one open at its end). */
+function rangeLength(range: string | undefined): number | undefined {
+  const m = range && /^bytes=(\d+)-(\d+)$/.exec(range);
+  return m ? Number(m[2]) - Number(m[1]) + 1 : undefined;
+}
+
+function s3Error(res: { status: number; body: Buffer }): Error {
   const text = res.body.toString('utf8');
   const code = xmlText(text, 'Code');
   const message = xmlText(text, 'Message') ?? `HTTP ${res.status}`;

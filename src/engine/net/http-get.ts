@@ -1,0 +1,263 @@
+// HTTP/1.1 GETs whose bodies the kernel reads straight into the buffer the caller gets. Through node:http a body
+// arrives as 64 KiB chunks, each a new buffer passed through the parser's callbacks and a stream and then copied
+// into the body: about 1 CPU s per GiB of a restore from S3 on the thread that decides its time, where a socket told
+// where to read (`onread`) costs a third of that (bench/README.md, 2026-11-30). Only GETs come here; the head of a
+// response is parsed here, bounded, and anything this client did not ask for (a longer body than announced, bytes
+// after a response, an unknown transfer coding) ends the connection with an error rather than being guessed at.
+import { isIP, connect as netConnect, type OnReadOpts, type Socket } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { BodyReader, HttpGetError, parseHead, headLimit, type Head } from './http-response.ts';
+
+export { HttpGetError };
+
+export interface GetEndpoint {
+  protocol: 'http:' | 'https:';
+  hostname: string;
+  port: number;
+  /** trusted CAs for https, in place of Node's */
+  ca?: Buffer;
+  /** connections open at once; further GETs wait for one */
+  maxSockets: number;
+  connectTimeoutMs: number;
+  /** a connection silent this long during a GET is given up */
+  idleTimeoutMs: number;
+}
+
+export interface GetResponse {
+  status: number;
+  /** names in lower case; a header sent more than once has its values joined by ", " */
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** One connection and the GET it is serving, if any. */
+interface Connection {
+  socket: Socket;
+  /** where the next bytes are read: the head's buffer, or the body's once it has a length */
+  into: () => Uint8Array;
+  onBytes: (n: number) => void;
+  onEnd: (err?: Error) => void;
+  /** whether a GET was ever answered on it: a reused connection the server closed meanwhile is tried again */
+  used: boolean;
+}
+
+export class HttpGetter {
+  readonly #endpoint: GetEndpoint;
+  readonly #idle: Connection[] = [];
+  readonly #waiting: (() => void)[] = [];
+  #open = 0;
+  #closed = false;
+
+  constructor(endpoint: GetEndpoint) {
+    this.#endpoint = endpoint;
+  }
+
+  /**
+   * GETs `path` (with its query) with `headers` (host included by the caller). `maxBody` bounds the body of a
+   * partial answer (206, to a ranged GET); an error response's body is kept up to 1 MiB, for its message.
+   */
+  async get(
+    path: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+    maxBody?: number,
+  ): Promise<GetResponse> {
+    const request = Buffer.from(
+      `GET ${path} HTTP/1.1\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n`,
+      'latin1',
+    );
+    signal?.throwIfAborted();
+    await this.#slot(signal);
+    try {
+      for (;;) {
+        let reused = this.#idle.pop();
+        // one the server is closing (its end came, its close not yet) would take the request and drop it
+        while (reused && !reused.socket.writable) {
+          reused.socket.destroy();
+          reused = this.#idle.pop();
+        }
+        const conn = reused ?? (await this.#connect(signal));
+        try {
+          return await this.#exchange(conn, request, signal, maxBody);
+        } catch (err) {
+          // a connection kept for reuse that the server had closed answers nothing: the GET goes on a new one
+          if (reused && err instanceof Unanswered && !signal?.aborted) continue;
+          throw err instanceof Unanswered ? err.cause : err;
+        }
+      }
+    } finally {
+      this.#release();
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const conn of this.#idle.splice(0)) conn.socket.destroy();
+  }
+
+  async #slot(signal?: AbortSignal): Promise<void> {
+    if (this.#open < this.#endpoint.maxSockets) {
+      this.#open++;
+      return;
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    const wake = (): void => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    };
+    const abort = (): void => {
+      this.#waiting.splice(this.#waiting.indexOf(wake), 1);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', abort, { once: true });
+    this.#waiting.push(wake);
+    await promise;
+  }
+
+  /** A slot given back goes to the next waiter, who takes it over (the count of slots taken stays). */
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#open--;
+  }
+
+  #connect(signal?: AbortSignal): Promise<Connection> {
+    const { protocol, hostname, port, ca, connectTimeoutMs } = this.#endpoint;
+    const head = Buffer.allocUnsafe(headLimit);
+    // the socket asks where to read as soon as it exists, before it is known here
+    const conn: Connection = {
+      socket: undefined as unknown as Socket,
+      into: () => head,
+      onBytes: () => conn.socket.destroy(new HttpGetError('bytes arrived on a connection with no GET', 'EPROTO')),
+      onEnd: () => undefined,
+      used: false,
+    };
+    const onread: OnReadOpts = {
+      buffer: () => conn.into(),
+      callback: (n) => {
+        conn.onBytes(n);
+        return true;
+      },
+    };
+    // TLS sockets take onread too (the types do not say so)
+    const tls: ConnectionOptions & { onread: OnReadOpts } = { host: hostname, port, ca, onread };
+    // a name for SNI, never an address (RFC 6066)
+    if (!isIP(hostname)) tls.servername = hostname;
+    const socket = protocol === 'https:' ? tlsConnect(tls) : netConnect({ host: hostname, port, onread });
+    conn.socket = socket;
+    socket.on('end', () => conn.onEnd());
+    socket.on('error', (err) => conn.onEnd(err));
+    socket.on('close', () => {
+      conn.onEnd(new HttpGetError(`the connection to ${hostname}:${port} closed`, 'ECONNRESET'));
+      const i = this.#idle.indexOf(conn);
+      if (i >= 0) this.#idle.splice(i, 1);
+    });
+    return new Promise((resolve, reject) => {
+      const fail = (err: Error): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
+        socket.destroy();
+        reject(err);
+      };
+      const timer = setTimeout(
+        () => fail(new HttpGetError(`cannot connect to ${hostname}:${port}`, 'ETIMEDOUT')),
+        connectTimeoutMs,
+      );
+      const abort = (): void => fail(signal!.reason as Error);
+      signal?.addEventListener('abort', abort, { once: true });
+      conn.onEnd = (err) => fail(err ?? new HttpGetError(`${hostname}:${port} closed the connection`, 'ECONNRESET'));
+      socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', abort);
+        conn.onEnd = () => undefined;
+        resolve(conn);
+      });
+    });
+  }
+
+  /** One GET on `conn`: settles with the response, or fails with Unanswered when not a byte of it came. */
+  #exchange(conn: Connection, request: Buffer, signal?: AbortSignal, maxBody?: number): Promise<GetResponse> {
+    const { socket } = conn;
+    const { idleTimeoutMs, hostname, port } = this.#endpoint;
+    const head = conn.into();
+    let headBytes = 0;
+    let got = false;
+    let parsed: Head | undefined;
+    let body: BodyReader | undefined;
+    return new Promise<GetResponse>((resolve, reject) => {
+      const finish = (err: Error | undefined, res?: GetResponse): void => {
+        socket.setTimeout(0);
+        socket.removeListener('timeout', timeout);
+        signal?.removeEventListener('abort', abort);
+        conn.into = () => head;
+        conn.onBytes = () => socket.destroy(new HttpGetError('bytes arrived on a connection with no GET', 'EPROTO'));
+        conn.onEnd = () => undefined;
+        if (err) {
+          socket.destroy();
+          reject(got || !conn.used ? err : new Unanswered(err));
+          return;
+        }
+        conn.used = true;
+        if (body!.reusable && !this.#closed) {
+          socket.unref();
+          this.#idle.push(conn);
+        } else socket.destroy();
+        resolve(res!);
+      };
+      const timeout = (): void =>
+        finish(new HttpGetError(`no answer from ${hostname}:${port} for ${idleTimeoutMs} ms`, 'ETIMEDOUT'));
+      const abort = (): void => finish(signal!.reason as Error);
+      const done = (): void =>
+        finish(undefined, { status: parsed!.status, headers: parsed!.headers, body: body!.bytes() });
+      conn.into = () => (body ? body.into() : head.subarray(headBytes));
+      conn.onBytes = (n) => {
+        got = true;
+        try {
+          if (body) {
+            if (body.add(n)) done();
+            return;
+          }
+          headBytes += n;
+          for (;;) {
+            const at = parseHead(head.subarray(0, headBytes));
+            if (!at) return;
+            // an interim answer (100 Continue, 103 Early Hints) comes before the one that counts
+            if (at.head.status < 200) {
+              head.copyWithin(0, at.end, headBytes);
+              headBytes -= at.end;
+              continue;
+            }
+            parsed = at.head;
+            // a range's length bounds a partial answer; an error's body is read for its message only
+            body = new BodyReader(parsed, parsed.status === 206 ? maxBody : parsed.status < 300 ? undefined : 1 << 20);
+            // what came after the head in the same read is the body's start
+            if (body.take(head.subarray(at.end, headBytes))) done();
+            return;
+          }
+        } catch (err) {
+          finish(err as Error);
+        }
+      };
+      conn.onEnd = (err) => {
+        if (body && !err && body.endsAtClose) return done();
+        finish(
+          err ?? new HttpGetError(`${hostname}:${port} closed the connection before the response ended`, 'ECONNRESET'),
+        );
+      };
+      signal?.addEventListener('abort', abort, { once: true });
+      socket.setTimeout(idleTimeoutMs);
+      socket.on('timeout', timeout);
+      socket.ref();
+      socket.write(request);
+    });
+  }
+}
+
+/** A GET on a reused connection that ended before any byte of an answer: safe to send again. */
+class Unanswered extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+  }
+}
