@@ -62,13 +62,16 @@ export class HttpGetter {
     signal?: AbortSignal,
     maxBody?: number,
   ): Promise<GetResponse> {
+    // a line break in a value would end the request early and start another
+    for (const [k, v] of [['path', path], ...Object.entries(headers)])
+      if (/[\r\n\0]/.test(k) || /[\r\n\0]/.test(v)) throw new TypeError(`a line break or NUL in the GET's ${k}`);
     const request = Buffer.from(
       `GET ${path} HTTP/1.1\r\n${Object.entries(headers)
         .map(([k, v]) => `${k}: ${v}\r\n`)
         .join('')}\r\n`,
       'latin1',
     );
-    signal?.throwIfAborted();
+    if (signal?.aborted) throw aborted(signal);
     await this.#slot(signal);
     try {
       for (;;) {
@@ -109,7 +112,7 @@ export class HttpGetter {
     };
     const abort = (): void => {
       this.#waiting.splice(this.#waiting.indexOf(wake), 1);
-      reject(signal!.reason);
+      reject(aborted(signal!));
     };
     signal?.addEventListener('abort', abort, { once: true });
     this.#waiting.push(wake);
@@ -165,8 +168,9 @@ export class HttpGetter {
         () => fail(new HttpGetError(`cannot connect to ${hostname}:${port}`, 'ETIMEDOUT')),
         connectTimeoutMs,
       );
-      const abort = (): void => fail(signal!.reason as Error);
+      const abort = (): void => fail(aborted(signal!));
       signal?.addEventListener('abort', abort, { once: true });
+      if (signal?.aborted) abort();
       conn.onEnd = (err) => fail(err ?? new HttpGetError(`${hostname}:${port} closed the connection`, 'ECONNRESET'));
       socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
@@ -177,40 +181,64 @@ export class HttpGetter {
     });
   }
 
-  /** One GET on `conn`: settles with the response, or fails with Unanswered when not a byte of it came. */
+  /**
+   * One GET on `conn`: settles with the response, or fails with Unanswered when the connection was reused and ended
+   * (or failed) before a byte of an answer came.
+   */
   #exchange(conn: Connection, request: Buffer, signal?: AbortSignal, maxBody?: number): Promise<GetResponse> {
     const { socket } = conn;
     const { idleTimeoutMs, hostname, port } = this.#endpoint;
     const head = conn.into();
     let headBytes = 0;
+    let interim = 0;
     let got = false;
+    let settled = false;
     let parsed: Head | undefined;
     let body: BodyReader | undefined;
     return new Promise<GetResponse>((resolve, reject) => {
-      const finish = (err: Error | undefined, res?: GetResponse): void => {
+      const cleanup = (): void => {
         socket.setTimeout(0);
         socket.removeListener('timeout', timeout);
         signal?.removeEventListener('abort', abort);
         conn.into = () => head;
         conn.onBytes = () => socket.destroy(new HttpGetError('bytes arrived on a connection with no GET', 'EPROTO'));
         conn.onEnd = () => undefined;
-        if (err) {
-          socket.destroy();
-          reject(got || !conn.used ? err : new Unanswered(err));
-          return;
-        }
-        conn.used = true;
-        if (body!.reusable && !this.#closed) {
-          socket.unref();
-          this.#idle.push(conn);
-        } else socket.destroy();
-        resolve(res!);
+      };
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        cleanup();
+        socket.destroy();
+        // a timeout is not a dropped connection: the server may be slow, and the retry wrapper decides
+        const dropped = !got && conn.used && !signal?.aborted && (err as HttpGetError).code !== 'ETIMEDOUT';
+        reject(dropped ? new Unanswered(err) : err);
       };
       const timeout = (): void =>
-        finish(new HttpGetError(`no answer from ${hostname}:${port} for ${idleTimeoutMs} ms`, 'ETIMEDOUT'));
-      const abort = (): void => finish(signal!.reason as Error);
-      const done = (): void =>
-        finish(undefined, { status: parsed!.status, headers: parsed!.headers, body: body!.bytes() });
+        fail(new HttpGetError(`no answer from ${hostname}:${port} for ${idleTimeoutMs} ms`, 'ETIMEDOUT'));
+      const abort = (): void => fail(aborted(signal!));
+      /**
+       * Bytes past the response, read right after it, would be taken for the next GET's answer on this connection:
+       * the GET settles once what arrived with its response is read (libuv reads all a socket holds before the
+       * loop's immediates run), and fails if that was more than the response.
+       */
+      const done = (): void => {
+        const res = { status: parsed!.status, headers: parsed!.headers, body: body!.bytes() };
+        let ended = false;
+        conn.into = () => head;
+        conn.onBytes = () => fail(new HttpGetError("bytes came after the end of the server's response", 'EPROTO'));
+        conn.onEnd = () => (ended = true);
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          cleanup();
+          conn.used = true;
+          if (body!.reusable && !ended && !socket.destroyed && !this.#closed) {
+            socket.unref();
+            this.#idle.push(conn);
+          } else socket.destroy();
+          resolve(res);
+        });
+      };
       conn.into = () => (body ? body.into() : head.subarray(headBytes));
       conn.onBytes = (n) => {
         got = true;
@@ -219,14 +247,20 @@ export class HttpGetter {
             if (body.add(n)) done();
             return;
           }
+          // the head's end may straddle the last read: search from just before it
+          let from = Math.max(0, headBytes - 3);
           headBytes += n;
           for (;;) {
-            const at = parseHead(head.subarray(0, headBytes));
+            const at = parseHead(head.subarray(0, headBytes), from);
             if (!at) return;
-            // an interim answer (100 Continue, 103 Early Hints) comes before the one that counts
+            // an interim answer (100 Continue, 103 Early Hints) comes before the one that counts; a switch of
+            // protocols nobody asked for, or interim answers without end, are no answer to a GET
             if (at.head.status < 200) {
+              if (at.head.status === 101 || ++interim > 8)
+                throw new HttpGetError(`the server answered a GET with ${at.head.status}`, 'EPROTO');
               head.copyWithin(0, at.end, headBytes);
               headBytes -= at.end;
+              from = 0;
               continue;
             }
             parsed = at.head;
@@ -237,22 +271,31 @@ export class HttpGetter {
             return;
           }
         } catch (err) {
-          finish(err as Error);
+          fail(err as Error);
         }
       };
       conn.onEnd = (err) => {
         if (body && !err && body.endsAtClose) return done();
-        finish(
+        fail(
           err ?? new HttpGetError(`${hostname}:${port} closed the connection before the response ended`, 'ECONNRESET'),
         );
       };
       signal?.addEventListener('abort', abort, { once: true });
+      if (signal?.aborted) return abort();
       socket.setTimeout(idleTimeoutMs);
       socket.on('timeout', timeout);
       socket.ref();
       socket.write(request);
     });
   }
+}
+
+/** What node:http rejects an aborted request with, the reason as its cause. */
+function aborted(signal: AbortSignal): Error {
+  return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), {
+    name: 'AbortError',
+    code: 'ABORT_ERR',
+  });
 }
 
 /** A GET on a reused connection that ended before any byte of an answer: safe to send again. */

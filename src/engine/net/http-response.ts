@@ -31,10 +31,13 @@ const token = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const protocolError = (what: string): HttpGetError =>
   new HttpGetError(`the server's response is not HTTP/1.1: ${what}`, 'EPROTO');
 
-/** The head at the start of `bytes` and where it ends, or undefined while it is not all there. */
-export function parseHead(bytes: Uint8Array): { head: Head; end: number } | undefined {
+/**
+ * The head at the start of `bytes` and where it ends, or undefined while it is not all there; its end is searched
+ * for from `from` on (a head read a byte at a time is not searched from the start each time).
+ */
+export function parseHead(bytes: Uint8Array, from = 0): { head: Head; end: number } | undefined {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const at = b.indexOf('\r\n\r\n');
+  const at = b.indexOf('\r\n\r\n', from);
   if (at < 0) {
     if (b.length >= headLimit) throw protocolError(`its head is longer than ${headLimit} bytes`);
     return undefined;
@@ -62,6 +65,9 @@ function framing(head: Head, max: number): Framing {
   const { status, headers } = head;
   if (status === 204 || status === 304) return { kind: 'length', length: 0 };
   const coding = headers['transfer-encoding'];
+  // framed both ways, a response reads differently to whoever takes the other way (RFC 9112, 6.3)
+  if (coding !== undefined && headers['content-length'] !== undefined)
+    throw protocolError('both transfer-encoding and content-length');
   if (coding !== undefined) {
     if (coding.toLowerCase() !== 'chunked') throw protocolError(`transfer coding "${coding}"`);
     return { kind: 'chunked' };

@@ -3,7 +3,8 @@
 // are exercised against MinIO by the backend contract (s3.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BodyCollector, signV4 } from '../../../src/engine/backend/s3-signed.ts';
+import { signV4 } from '../../../src/engine/backend/s3-signed.ts';
+import { BodyCollector } from '../../../src/engine/net/body-collector.ts';
 
 const credentials = {
   accessKeyId: 'AKIAIOSFODNN7EXAMPLE',

@@ -219,6 +219,21 @@ const hostile: { name: string; answer: string | Buffer; error: RegExp; maxBody?:
     error: /content-length/,
   },
   {
+    name: 'a body framed both by chunks and by a length',
+    answer: 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 5\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+    error: /both transfer-encoding and content-length/,
+  },
+  {
+    name: 'a switch of protocols',
+    answer: 'HTTP/1.1 101 Switching Protocols\r\n\r\n',
+    error: /answered a GET with 101/,
+  },
+  {
+    name: 'interim answers without end',
+    answer: 'HTTP/1.1 100 Continue\r\n\r\n'.repeat(9),
+    error: /answered a GET with 100/,
+  },
+  {
     name: 'a transfer coding other than chunked',
     answer: 'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n',
     error: /transfer coding "gzip"/,
@@ -281,6 +296,37 @@ for (const h of hostile) {
   });
 }
 
+test("bytes after a response fail its GET and are never taken for the next one's answer", async () => {
+  const server = await scripted(async (socket, _request, n) => {
+    if (n > 0 || server.accepted > 1) return void socket.write(ok('real'));
+    socket.write('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n');
+    await sleep(20);
+    socket.write('helloHTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nEVIL');
+  });
+  const client = getter(server.port);
+  try {
+    await assert.rejects(client.get('/a', host), (err: HttpGetError) => {
+      assert.equal(err.code, 'EPROTO');
+      assert.match(err.message, /bytes came after the end of the server's response/);
+      return true;
+    });
+    assert.equal((await client.get('/b', host)).body.toString(), 'real');
+    assert.equal(server.accepted, 2, 'the second GET went on the connection the extra bytes came on');
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+test('a line break in what a GET sends is refused before anything is sent', async () => {
+  const client = getter(1);
+  await assert.rejects(
+    client.get('/x', { ...host, range: 'bytes=0-1\r\nx-evil: 1' }),
+    /line break or NUL in the GET's range/,
+  );
+  await assert.rejects(client.get('/x HTTP/1.1\r\n', host), /line break or NUL in the GET's path/);
+});
+
 test('a connection that ends inside the body fails the GET; no short body is handed over', async () => {
   const server = await scripted((socket) => void socket.end('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly this'));
   const client = getter(server.port);
@@ -323,8 +369,25 @@ test('an abort stops a GET at once and closes its connection', async () => {
     await sleep(50);
     const reason = new Error('canceled by the user');
     controller.abort(reason);
-    await assert.rejects(get, (err) => err === reason);
+    // as node:http rejects: an AbortError whose cause is the reason
+    await assert.rejects(get, (err: Error) => err.name === 'AbortError' && err.cause === reason);
     await server.allClosed();
+    await assert.rejects(client.get('/y', host, controller.signal), { name: 'AbortError' });
+  } finally {
+    client.close();
+    await server.close();
+  }
+});
+
+test('a kept connection that goes silent is given up after the idle timeout, not sent the GET again', async () => {
+  const server = await scripted((socket, _request, n) => {
+    if (n === 0) socket.write(ok('first'));
+  });
+  const client = getter(server.port, { idleTimeoutMs: 300 });
+  try {
+    assert.equal((await client.get('/a', host)).body.toString(), 'first');
+    await assert.rejects(client.get('/b', host), { code: 'ETIMEDOUT' });
+    assert.equal(server.accepted, 1, 'the GET that timed out was sent again on a new connection');
   } finally {
     client.close();
     await server.close();
