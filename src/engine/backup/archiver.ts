@@ -23,7 +23,7 @@ import { listNames } from '../fsmeta/list-names.ts';
 import { XattrReader, xattrUnsupportedReason } from '../fsmeta/xattr.ts';
 import { BackupPool } from './pool.ts';
 import { blockReadOf, planBlocks, smallChangedRead, type BlockChanges, type BlockRead } from '../blocks/plan.ts';
-import { capHeapGrowth } from '../memory/collect.ts';
+import { capHeapGrowth, youngCap } from '../memory/collect.ts';
 import { SmallBatches } from './small-batches.ts';
 import type { SmallFileRead } from './worker-protocol.ts';
 import { newProgress, throttled, type Progress, type ProgressFn } from '../concurrency/progress.ts';
@@ -104,7 +104,7 @@ export class Archiver {
       },
     );
     this.#tick = throttled(opts.onProgress, this.#progress);
-    capHeapGrowth();
+    capHeapGrowth(youngCap.backup);
   }
 
   /** Archives absolute `paths` under a root tree that mirrors their parent directories, as restic does. */

@@ -42,7 +42,7 @@ import { openHere, openSharing, type OpenBlobs } from './open-blobs.ts';
 import { ByteBudget } from './byte-budget.ts';
 import { FileSlots } from './file-slots.ts';
 import { Semaphore } from '../concurrency/semaphore.ts';
-import { capHeapGrowth } from '../memory/collect.ts';
+import { capHeapGrowth, youngCap } from '../memory/collect.ts';
 import { defaultBudget, filesInFlight, packRead, readAhead, smallFile, writesInFlight } from './tuning.ts';
 
 export interface RestoreOptions {
@@ -102,7 +102,7 @@ class Restorer {
   constructor(repo: Repository, opts: RestoreOptions) {
     // the walk keeps tree nodes and files in flight alive across scavenges, which grows the young generation to its
     // maximum (more peak memory) for no gain in speed, and V8 would let the old generation grow up to 4x
-    capHeapGrowth();
+    capHeapGrowth(youngCap.restore);
     this.#repo = repo;
     this.#opts = opts;
     this.#small = new SmallFileWriter(repo.key);
