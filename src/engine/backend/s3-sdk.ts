@@ -11,7 +11,7 @@ import {
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from './s3-client.ts';
 import type { S3ClientOptions } from './s3-settings.ts';
-import type { S3Listing, S3Requests } from './s3-signed.ts';
+import { wholeAnswer, type S3Listing, type S3Requests } from './s3-signed.ts';
 
 export class SdkRequests implements S3Requests {
   readonly client: S3Client;
@@ -30,7 +30,9 @@ export class SdkRequests implements S3Requests {
     const res = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key, Range: range }), {
       abortSignal: signal,
     });
-    return { bytes: (await res.Body?.transformToByteArray()) ?? new Uint8Array(), contentRange: res.ContentRange };
+    const bytes = (await res.Body?.transformToByteArray()) ?? new Uint8Array();
+    if (range && res.$metadata.httpStatusCode === 200) return wholeAnswer(range, bytes);
+    return { bytes, contentRange: res.ContentRange };
   }
 
   async put(key: string, body: Uint8Array, signal?: AbortSignal): Promise<void> {

@@ -124,6 +124,7 @@ export class SignedS3 implements S3Requests {
     const { path, headers } = this.#sign('GET', key, versioned(versionId), range ? { range } : {});
     const res = await this.#getter.get(path, headers, signal, rangeLength(range));
     if (res.status >= 300) throw s3Error(res);
+    if (range && res.status === 200) return wholeAnswer(range, res.body);
     const contentRange = res.headers['content-range'];
     return { bytes: res.body, contentRange: typeof contentRange === 'string' ? contentRange : undefined };
   }
@@ -378,6 +379,20 @@ function uriEncode(s: string): string {
 }
 
 /** An error answer as the SDK would raise it: the S3 error code as name (HEAD answers carry none). */
+/**
+ * What a server that ignores Range (200 with the whole object) answered, as the range it was asked for: the range cut
+ * from the body, and a Content-Range giving the object's size, by which the backend judges a range past the end.
+ */
+export function wholeAnswer<B extends Uint8Array>(range: string, whole: B): { bytes: B; contentRange: string } {
+  const m = /^bytes=(\d+)-(\d*)$/.exec(range);
+  if (!m) throw new TypeError(`not a range of bytes: ${range}`);
+  const start = Number(m[1]);
+  const end = Math.min(m[2] ? Number(m[2]) + 1 : whole.length, whole.length);
+  const size = whole.length;
+  if (start >= end) return { bytes: whole.subarray(0, 0) as B, contentRange: `bytes */${size}` };
+  return { bytes: whole.subarray(start, end) as B, contentRange: `bytes ${start}-${end - 1}/${size}` };
+}
+
 /** The length of a range of `bytes=a-b`, or undefined (no range, or one open at its end). */
 function rangeLength(range: string | undefined): number | undefined {
   const m = range && /^bytes=(\d+)-(\d+)$/.exec(range);
