@@ -33,6 +33,8 @@ export interface GetResponse {
 /** One connection and the GET it is serving, if any. */
 interface Connection {
   socket: Socket;
+  /** where a response's head is read */
+  head: Buffer;
   /** where the next bytes are read: the head's buffer, or the body's once it has a length */
   into: () => Uint8Array;
   onBytes: (n: number) => void;
@@ -128,12 +130,12 @@ export class HttpGetter {
 
   #connect(signal?: AbortSignal): Promise<Connection> {
     const { protocol, hostname, port, ca, connectTimeoutMs } = this.#endpoint;
-    const head = Buffer.allocUnsafe(headLimit);
     // the socket asks where to read as soon as it exists, before it is known here
     const conn: Connection = {
       socket: undefined as unknown as Socket,
-      into: () => head,
-      onBytes: () => conn.socket.destroy(new HttpGetError('bytes arrived on a connection with no GET', 'EPROTO')),
+      head: Buffer.allocUnsafe(headLimit),
+      into: () => conn.head,
+      onBytes: () => undefined,
       onEnd: () => undefined,
       used: false,
     };
@@ -150,6 +152,7 @@ export class HttpGetter {
     if (!isIP(hostname)) tls.servername = hostname;
     const socket = protocol === 'https:' ? tlsConnect(tls) : netConnect({ host: hostname, port, onread });
     conn.socket = socket;
+    park(conn);
     socket.on('end', () => conn.onEnd());
     socket.on('error', (err) => conn.onEnd(err));
     socket.on('close', () => {
@@ -175,7 +178,7 @@ export class HttpGetter {
       socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', abort);
-        conn.onEnd = () => undefined;
+        park(conn);
         resolve(conn);
       });
     });
@@ -186,9 +189,8 @@ export class HttpGetter {
    * (or failed) before a byte of an answer came.
    */
   #exchange(conn: Connection, request: Buffer, signal?: AbortSignal, maxBody?: number): Promise<GetResponse> {
-    const { socket } = conn;
+    const { socket, head } = conn;
     const { idleTimeoutMs, hostname, port } = this.#endpoint;
-    const head = conn.into();
     let headBytes = 0;
     let interim = 0;
     let got = false;
@@ -200,9 +202,7 @@ export class HttpGetter {
         socket.setTimeout(0);
         socket.removeListener('timeout', timeout);
         signal?.removeEventListener('abort', abort);
-        conn.into = () => head;
-        conn.onBytes = () => socket.destroy(new HttpGetError('bytes arrived on a connection with no GET', 'EPROTO'));
-        conn.onEnd = () => undefined;
+        park(conn);
       };
       const fail = (err: Error): void => {
         if (settled) return;
@@ -288,6 +288,13 @@ export class HttpGetter {
       socket.write(request);
     });
   }
+}
+
+/** A connection between GETs: whatever arrives on it was not asked for, and ends it. */
+function park(conn: Connection): void {
+  conn.into = () => conn.head;
+  conn.onBytes = () => conn.socket.destroy(new HttpGetError('bytes arrived on a connection with no GET', 'EPROTO'));
+  conn.onEnd = () => undefined;
 }
 
 /** What node:http rejects an aborted request with, the reason as its cause. */
