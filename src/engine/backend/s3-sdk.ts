@@ -11,7 +11,8 @@ import {
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from './s3-client.ts';
 import type { S3ClientOptions } from './s3-settings.ts';
-import { wholeAnswer, type S3Listing, type S3Requests } from './s3-signed.ts';
+import type { S3Listing, S3Requests } from './s3-signed.ts';
+import { wholeAnswer } from './s3-range.ts';
 
 export class SdkRequests implements S3Requests {
   readonly client: S3Client;

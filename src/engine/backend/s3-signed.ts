@@ -10,6 +10,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { S3Credentials } from './s3-settings.ts';
 import { HttpGetter } from '../net/http-get.ts';
 import { BodyCollector } from '../net/body-collector.ts';
+import { rangeLength, wholeAnswer } from './s3-range.ts';
 import { xmlElements, xmlText } from './s3-xml.ts';
 
 export interface SignedS3Options {
@@ -91,6 +92,8 @@ export class SignedS3 implements S3Requests {
   readonly #opts: SignedS3Options;
   readonly #url: URL;
   readonly #agent: HttpAgent;
+  /** the endpoint's host, or the bucket's below it (virtual-hosted style) */
+  readonly #hostname: string;
   /** objects' GETs, whose bodies are read straight into their buffers (net/http-get.ts) */
   readonly #getter: HttpGetter;
 
@@ -101,12 +104,11 @@ export class SignedS3 implements S3Requests {
       this.#url.protocol === 'https:'
         ? new HttpsAgent({ keepAlive: true, maxSockets: opts.maxSockets, ca: opts.ca })
         : new HttpAgent({ keepAlive: true, maxSockets: opts.maxSockets });
+    this.#hostname = opts.pathStyle ? this.#url.hostname : `${opts.bucket}.${this.#url.hostname}`;
     this.#getter = new HttpGetter({
       protocol: this.#url.protocol === 'https:' ? 'https:' : 'http:',
-      hostname: (opts.pathStyle ? this.#url.hostname : `${opts.bucket}.${this.#url.hostname}`).replace(
-        /^\[(.*)\]$/,
-        '$1',
-      ),
+      // a socket takes an IPv6 address without the URL's brackets
+      hostname: this.#hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(this.#url.port) || (this.#url.protocol === 'https:' ? 443 : 80),
       ca: opts.ca,
       maxSockets: opts.maxSockets,
@@ -268,13 +270,12 @@ export class SignedS3 implements S3Requests {
     sha256?: string,
   ): Promise<Response> {
     const { path, headers } = this.#sign(method, key, query, extra, body, sha256);
-    const { bucket, pathStyle } = this.#opts;
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = send(
         {
           protocol: this.#url.protocol,
-          hostname: pathStyle ? this.#url.hostname : `${bucket}.${this.#url.hostname}`,
+          hostname: this.#hostname,
           port: this.#url.port,
           method,
           path,
@@ -379,26 +380,6 @@ function uriEncode(s: string): string {
 }
 
 /** An error answer as the SDK would raise it: the S3 error code as name (HEAD answers carry none). */
-/**
- * What a server that ignores Range (200 with the whole object) answered, as the range it was asked for: the range cut
- * from the body, and a Content-Range giving the object's size, by which the backend judges a range past the end.
- */
-export function wholeAnswer<B extends Uint8Array>(range: string, whole: B): { bytes: B; contentRange: string } {
-  const m = /^bytes=(\d+)-(\d*)$/.exec(range);
-  if (!m) throw new TypeError(`not a range of bytes: ${range}`);
-  const start = Number(m[1]);
-  const end = Math.min(m[2] ? Number(m[2]) + 1 : whole.length, whole.length);
-  const size = whole.length;
-  if (start >= end) return { bytes: whole.subarray(0, 0) as B, contentRange: `bytes */${size}` };
-  return { bytes: whole.subarray(start, end) as B, contentRange: `bytes ${start}-${end - 1}/${size}` };
-}
-
-/** The length of a range of `bytes=a-b`, or undefined (no range, or one open at its end). */
-function rangeLength(range: string | undefined): number | undefined {
-  const m = range && /^bytes=(\d+)-(\d+)$/.exec(range);
-  return m ? Number(m[2]) - Number(m[1]) + 1 : undefined;
-}
-
 function s3Error(res: { status: number; body: Buffer }): Error {
   const text = res.body.toString('utf8');
   const code = xmlText(text, 'Code');
