@@ -1,6 +1,6 @@
 // The ways a restore opens the blobs of one pack read: on worker threads (decryption and hashing are most of a
 // restore's CPU), on this thread (a stream restore, which writes one file and has no pool), or on this thread and,
-// for a read that finds it idle, on the restore's small-file thread.
+// for a read that finds it free, on the restore's small-file thread.
 import type { ID } from '../ids/id.ts';
 import type { Repository } from '../repository/repository.ts';
 import { CorruptBlobError } from '../repository/errors.ts';
@@ -83,19 +83,20 @@ function named(
 
 /** A thread that opens a whole pack read, given to it (see SmallFileWriter). */
 export interface ReadOpener {
-  readonly idle: boolean;
+  /** whether it takes a read now (it has nothing else to do, and little queued) */
+  readonly takesReads: boolean;
   openRead(bytes: Uint8Array<ArrayBuffer>, blobs: BlobInRead[]): Promise<(Uint8Array | string)[]>;
 }
 
 /**
- * Opens on `here`, except a read that is the opener's to give up, whole, while `helper` is idle: that read moves to
- * the helper (no copy), which opens it, and this thread goes on to the next. A restore's small-file thread is such a
+ * Opens on `here`, except a read that is the opener's to give up, whole, while `helper` takes reads: that read moves
+ * to the helper (no copy), which opens it, and this thread goes on to the next. A restore's small-file thread is such a
  * helper: with no small files to write it sat idle while its restore opened large files alone on one core.
  */
 export function openSharing(here: OpenBlobs, helper: ReadOpener): OpenBlobs {
   return async (pack, blobs, bytes, start, inPlace) => {
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-    if (!inPlace || !whole || !helper.idle || !(bytes.buffer instanceof ArrayBuffer))
+    if (!inPlace || !whole || !helper.takesReads || !(bytes.buffer instanceof ArrayBuffer))
       return here(pack, blobs, bytes, start, inPlace);
     return named(pack, blobs, await moved(helper, pack, blobs, bytes as Uint8Array<ArrayBuffer>, start));
   };

@@ -56,7 +56,7 @@ export interface RestoreOptions {
   /**
    * What decrypts, decompresses and verifies the blobs of a pack read. By default this thread, which costs less CPU
    * and memory than worker threads do on restores (each worker floats its own garbage buffers), or the small-file
-   * thread for a read that finds it idle, moved to it whole (no copy); the restore operation passes worker threads'
+   * thread for a read that finds it free, moved to it whole (no copy); the restore operation passes worker threads'
    * when asked to.
    */
   open?: OpenBlobs;
@@ -106,7 +106,7 @@ class Restorer {
     this.#repo = repo;
     this.#opts = opts;
     this.#small = new SmallFileWriter(repo.key);
-    // a read that finds the small-file thread idle is opened there (open-blobs.ts)
+    // a read that finds the small-file thread free is opened there (open-blobs.ts)
     const reader = new PackReader(repo.backend, opts.open ?? openSharing(openHere(repo), this.#small), {
       reads: opts.loads,
       signal: opts.signal,

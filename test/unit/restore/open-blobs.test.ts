@@ -63,7 +63,7 @@ test('blobs go to the workers in groups of about 1 MiB, each a buffer of its own
   });
 });
 
-test('a whole read the opener may give up goes to an idle helper, offsets into it; any other read is opened here', async () => {
+test('a whole read the opener may give up goes to a helper that takes reads, offsets into it; any other read is opened here', async () => {
   const start = 8192;
   const blob = (offset: number): PackedBlob => ({
     type: 'data',
@@ -73,7 +73,7 @@ test('a whole read the opener may give up goes to an idle helper, offsets into i
     uncompressedLength: 0,
   });
   const blobs = [blob(start), blob(start + 100)];
-  let idle = true;
+  let free = true;
   const moved: { bytes: Uint8Array; offsets: number[] }[] = [];
   const here: string[] = [];
   const open = openSharing(
@@ -82,8 +82,8 @@ test('a whole read the opener may give up goes to an idle helper, offsets into i
       return bs.map(() => new Uint8Array(1));
     },
     {
-      get idle() {
-        return idle;
+      get takesReads() {
+        return free;
       },
       async openRead(bytes, inRead) {
         moved.push({ bytes, offsets: inRead.map((b) => b.offset) });
@@ -99,10 +99,10 @@ test('a whole read the opener may give up goes to an idle helper, offsets into i
   assert.equal((results[0] as Uint8Array).length, 2);
   assert.ok(results[1] instanceof CorruptBlobError && results[1].message.includes(blobs[1].id));
 
-  // not the opener's to give up, a view of a larger buffer, or a helper at work: opened here
+  // not the opener's to give up, a view of a larger buffer, or a helper that takes no more: opened here
   await open('ab'.repeat(32), blobs, new Uint8Array(300), start, false);
   await open('ab'.repeat(32), blobs, new Uint8Array(400).subarray(50, 350), start, true);
-  idle = false;
+  free = false;
   await open('ab'.repeat(32), blobs, new Uint8Array(300), start, true);
   assert.equal(moved.length, 1);
   assert.equal(here.length, 3);
@@ -118,7 +118,7 @@ test('a helper that fails a moved read fails each of its blobs, naming the blob 
     uncompressedLength: 0,
   }));
   const open = openSharing(async () => assert.fail('the read goes to the helper'), {
-    idle: true,
+    takesReads: true,
     openRead: async () => {
       throw new Error('the thread writing small files stopped');
     },

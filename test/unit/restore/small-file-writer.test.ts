@@ -339,9 +339,21 @@ test('a read opened on the thread comes back whole: small compressed and raw blo
       );
       if (round === 2) assert.ok(views.length >= 2, 'raw blobs decrypted in place');
     }
-    assert.ok(writer.idle, 'idle again once the reads are answered');
+    assert.ok(writer.takesReads, 'takes reads again once they are answered');
+    // one read being opened and one waiting behind it, no more: the restore's own thread opens the rest
+    const first = writer.openRead(new Uint8Array(bytes), blobs);
+    assert.ok(writer.takesReads, 'a second read may wait behind the first');
+    const second = writer.openRead(new Uint8Array(bytes), blobs);
+    assert.equal(writer.takesReads, false, 'a third may not');
+    await Promise.all([first, second]);
+    assert.ok(writer.takesReads);
+    // small files come first: a thread with files to write takes no read
+    const file = writer.write(Buffer.from('while-reading'), Buffer.from('w'), 1, newNode(Buffer.from('f'), 'file', {}));
+    assert.equal(writer.takesReads, false, 'no read while a small file waits');
+    await file;
+    assert.ok(writer.takesReads);
   } finally {
     await writer.close();
   }
-  assert.equal(writer.idle, false, 'a closed writer takes no reads');
+  assert.equal(writer.takesReads, false, 'a closed writer takes no reads');
 });
