@@ -31,5 +31,7 @@ export function decodeUnpacked(key: MasterKey, sealed: Uint8Array, version: numb
   const first = plain[0];
   if (first === 0x7b || first === 0x5b) return plain;
   if (first !== compressedMarker) throw new Error(`unknown encoding ${first} of an unpacked file`);
-  return decompress(plain.subarray(1));
+  const out = decompress(plain.subarray(1));
+  release(plain);
+  return out;
 }
