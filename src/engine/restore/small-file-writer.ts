@@ -81,8 +81,8 @@ export class SmallFileWriter {
   }
 
   /**
-   * Starts the thread to open reads only (see `takesReads`): a restore of one file, such as a block volume's stream, has no
-   * small files, and its one thread would otherwise open every blob alone.
+   * Starts the thread to open reads only (see `takesReads`): a restore of one file, such as a block volume's stream,
+   * has no small files, and its one thread would otherwise open every blob alone.
    */
   startForReads(): void {
     if (!this.#closed) this.#start().unref();
